@@ -1,0 +1,200 @@
+//! The command line, as clap sees it.
+//!
+//! These types describe flags and nothing else: they keep the original
+//! tool's short flags so existing command lines work, parse numbers and
+//! durations into typed values, and are turned into a validated
+//! [`crate::config::RunPlan`] before any connection is made. Nothing past
+//! `config` sees a clap type.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Parser, ValueEnum};
+
+/// The operations, in the spelling of the command line. The original tool's
+/// underscore spellings stay accepted as aliases.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum OperationArg {
+    Insert,
+    #[value(alias = "copy_mem")]
+    CopyMem,
+    #[value(alias = "copy_file")]
+    CopyFile,
+    Procedure,
+    Select,
+    Update,
+}
+
+#[derive(Parser, Debug, Clone)]
+#[command(
+    name = "ysql-bench",
+    version,
+    about = "Load, read and update a table in YugabyteDB YSQL or PostgreSQL, and report throughput and latency.",
+    after_help = "Examples:\n  ysql-bench --sandbox -o insert,select -t 4 -r 100000 --time 10s\n  ysql-bench -u 'host=yb1 port=5433 user=yugabyte dbname=yugabyte' -o copy-mem,update -t 8 --tablets 6\n\nExit codes: 0 ok, 1 the run failed, 2 bad usage, 130 interrupted."
+)]
+pub struct Cli {
+    /// Connection: libpq key=value string or postgres:// URI. Default: $YSQLBENCH_URL, then the PG* variables (PGHOST, PGPORT, PGUSER, PGPASSWORD, PGDATABASE, PGSSLMODE) with psql's defaults.
+    #[arg(short = 'u', long = "url", value_name = "URL", conflicts_with = "sandbox")]
+    pub url: Option<String>,
+
+    /// Start a throwaway local PostgreSQL for this run (initdb in a temp dir, a free port on 127.0.0.1), removed afterwards.
+    #[arg(long)]
+    pub sandbox: bool,
+
+    /// Operations to run, in order, comma separated.
+    #[arg(
+        short = 'o',
+        long,
+        value_name = "LIST",
+        value_delimiter = ',',
+        required = true
+    )]
+    pub operations: Vec<OperationArg>,
+
+    /// Concurrent workers, each on its own connection.
+    #[arg(short = 't', long, value_name = "N", default_value = "1", value_parser = parse_positive::<usize>)]
+    pub threads: usize,
+
+    /// Rows in the table: loads write ids 0..N-1 split across the threads; select and update pick ids from 0..N-1.
+    #[arg(short = 'r', long, value_name = "N", default_value = "100000", value_parser = parse_count::<u64>)]
+    pub rows: u64,
+
+    /// Rows per batch: one INSERT statement, one COPY, or one commit of the procedure.
+    #[arg(short = 'b', long = "batch-size", value_name = "N", default_value = "200", value_parser = parse_positive::<usize>)]
+    pub batch_size: usize,
+
+    /// Length of each of the four text fields, in characters.
+    #[arg(short = 'f', long = "fields-length", value_name = "N", default_value = "24", value_parser = parse_positive::<usize>)]
+    pub fields_length: usize,
+
+    /// YugabyteDB: set yb_disable_transactional_writes for the loads (refused on PostgreSQL).
+    #[arg(short = 'n', long)]
+    pub nontransactional: bool,
+
+    /// YugabyteDB: create the table split into N tablets (ignored with a warning on PostgreSQL).
+    #[arg(long, value_name = "N", value_parser = parse_positive::<u32>)]
+    pub tablets: Option<u32>,
+
+    /// Drop the table first (only a table that ysql-bench created, unless --force).
+    #[arg(long)]
+    pub drop: bool,
+
+    /// Allow truncating or dropping a table that ysql-bench did not create.
+    #[arg(long)]
+    pub force: bool,
+
+    /// Send SQL text with literal values (simple query protocol) instead of prepared statements.
+    #[arg(long)]
+    pub no_prepared: bool,
+
+    /// Table to load and query; always quoted as an identifier.
+    #[arg(long, value_name = "NAME", default_value = "test_table")]
+    pub table_name: String,
+
+    /// After the operations, print the average stored row size over a sample of rows.
+    #[arg(long)]
+    pub show_rowsize: bool,
+
+    /// Seed for the generated data and the chosen ids, for reproducible runs.
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+
+    /// Directory of the CSV files for copy-file (on the database server's host).
+    #[arg(long, value_name = "DIR", default_value = "/tmp")]
+    pub csv_dir: PathBuf,
+
+    /// How long select and update run, e.g. 30s, 5m.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, conflicts_with = "runtime_select")]
+    pub time: Option<Duration>,
+
+    /// The original tool's run time of select and update, in minutes (same as --time).
+    #[arg(long, value_name = "MINUTES", value_parser = parse_minutes)]
+    pub runtime_select: Option<Duration>,
+}
+
+/// A whole number of at least 1, with a message that says so.
+pub fn parse_positive<T>(s: &str) -> Result<T, String>
+where
+    T: std::str::FromStr + PartialOrd + From<u8>,
+{
+    let v = parse_count::<T>(s)?;
+    if v < T::from(1u8) {
+        return Err("must be 1 or more".to_string());
+    }
+    Ok(v)
+}
+
+/// A whole number of at least 0, with a message that says so.
+pub fn parse_count<T: std::str::FromStr>(s: &str) -> Result<T, String> {
+    let t = s.trim().replace('_', "");
+    if t.starts_with('-') {
+        return Err("must not be negative".to_string());
+    }
+    t.parse::<T>()
+        .map_err(|_| format!("'{s}' is not a whole number (write digits, e.g. 1000)"))
+}
+
+/// A duration such as `30s`, `5m`, `1h30m` or a plain number of seconds.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let t = s.trim();
+    if let Ok(secs) = t.parse::<f64>() {
+        return seconds(secs).ok_or_else(|| format!("'{s}' is not a valid number of seconds"));
+    }
+    humantime::parse_duration(t)
+        .map_err(|_| format!("'{s}' is not a duration (write e.g. 30s, 5m, 1h or 90)"))
+}
+
+fn parse_minutes(s: &str) -> Result<Duration, String> {
+    let minutes: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}' is not a number of minutes (write e.g. 1 or 0.5)"))?;
+    seconds(minutes * 60.0).ok_or_else(|| format!("'{s}' is not a valid number of minutes"))
+}
+
+fn seconds(secs: f64) -> Option<Duration> {
+    if secs.is_finite() && secs >= 0.0 && secs < 1e9 {
+        Some(Duration::from_secs_f64(secs))
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_refuse_negative_zero_and_text() {
+        assert_eq!(parse_positive::<usize>("4"), Ok(4));
+        assert_eq!(parse_positive::<usize>("1_000"), Ok(1000));
+        assert!(parse_positive::<usize>("0").unwrap_err().contains("1 or more"));
+        assert!(parse_positive::<usize>("-3").unwrap_err().contains("negative"));
+        assert!(parse_positive::<usize>("ten").unwrap_err().contains("whole number"));
+        assert_eq!(parse_count::<u64>("0"), Ok(0));
+    }
+
+    #[test]
+    fn durations_take_units_or_seconds() {
+        assert_eq!(parse_duration("30s"), Ok(Duration::from_secs(30)));
+        assert_eq!(parse_duration("5m"), Ok(Duration::from_secs(300)));
+        assert_eq!(parse_duration("1.5"), Ok(Duration::from_millis(1500)));
+        assert!(parse_duration("soon").is_err());
+        assert!(parse_duration("-1").is_err());
+        assert_eq!(parse_minutes("0.5"), Ok(Duration::from_secs(30)));
+    }
+
+    #[test]
+    fn operations_accept_original_spellings() {
+        let cli = Cli::try_parse_from(["ysql-bench", "-o", "copy_mem,copy-file,select"]).unwrap();
+        assert_eq!(
+            cli.operations,
+            vec![
+                OperationArg::CopyMem,
+                OperationArg::CopyFile,
+                OperationArg::Select
+            ]
+        );
+        assert!(Cli::try_parse_from(["ysql-bench", "-o", "insert,delete"]).is_err());
+    }
+}

@@ -1,0 +1,271 @@
+//! The validated run plan: everything a run needs, checked once, before any
+//! connection is made.
+//!
+//! `RunPlan::from_cli` is the only place where flags meet each other: limits
+//! that depend on two flags (rows and operations, batch size and bind
+//! parameters, field length and memory) are checked here, so a bad
+//! combination is refused with one line and exit 2 instead of failing
+//! mid-run. Workers see plain numbers and enums, never clap types.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::cli::{Cli, OperationArg};
+use crate::db::connect::ConnTarget;
+use crate::error::{Error, Result};
+use crate::workload::OpKind;
+
+/// PostgreSQL's limit on bind parameters in one statement (a 16-bit count).
+pub const MAX_BIND_PARAMS: usize = 65_535;
+/// Columns bound per row by the multi-row INSERT.
+pub const INSERT_COLUMNS: usize = 5;
+/// The largest batch one prepared multi-row INSERT can bind.
+pub const MAX_INSERT_BATCH: usize = MAX_BIND_PARAMS / INSERT_COLUMNS;
+/// ids are `int` (int4): the table holds at most 2^31 rows, ids 0..2^31-1.
+pub const MAX_ROWS: u64 = 1 << 31;
+/// The longest field we generate (10 MiB); PostgreSQL's own limit is 1 GB.
+pub const MAX_FIELD_LEN: usize = 10 << 20;
+/// The most memory one batch of generated rows may take in a worker.
+pub const MAX_BATCH_BYTES: usize = 256 << 20;
+/// PostgreSQL truncates identifiers to 63 bytes (NAMEDATALEN - 1).
+pub const MAX_IDENTIFIER_LEN: usize = 63;
+/// The default run time of select and update.
+pub const DEFAULT_RUN_TIME: Duration = Duration::from_secs(60);
+
+/// A table name, validated; [`TableName::quoted`] is the only way it enters SQL.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TableName(String);
+
+impl TableName {
+    pub fn new(name: &str) -> Result<Self> {
+        if name.is_empty() {
+            return Err(Error::usage(
+                "--table-name is empty: give a table name, e.g. --table-name test_table",
+            ));
+        }
+        if name.len() > MAX_IDENTIFIER_LEN {
+            return Err(Error::usage(format!(
+                "--table-name is {} bytes long; PostgreSQL keeps only {MAX_IDENTIFIER_LEN}: use a shorter name",
+                name.len()
+            )));
+        }
+        if name.contains('\0') {
+            return Err(Error::usage(
+                "--table-name contains a NUL character: use printable characters",
+            ));
+        }
+        Ok(TableName(name.to_string()))
+    }
+
+    /// The name as written by the user.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The name as a quoted SQL identifier: `"my ""odd"" table"`.
+    pub fn quoted(&self) -> String {
+        quote_ident(&self.0)
+    }
+}
+
+/// Quotes an SQL identifier, doubling embedded double quotes.
+pub fn quote_ident(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+/// Quotes an SQL string literal, doubling embedded single quotes.
+pub fn quote_literal(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "''"))
+}
+
+/// Everything a run needs, validated.
+#[derive(Clone, Debug)]
+pub struct RunPlan {
+    pub target: ConnTarget,
+    pub operations: Vec<OpKind>,
+    pub threads: usize,
+    pub rows: u64,
+    pub batch_size: usize,
+    pub field_len: usize,
+    pub nontransactional: bool,
+    pub tablets: Option<u32>,
+    pub drop: bool,
+    pub force: bool,
+    pub prepared: bool,
+    pub table: TableName,
+    pub show_rowsize: bool,
+    /// The seed actually used (drawn at random when not given), so that a
+    /// run can be repeated from its report.
+    pub seed: u64,
+    pub seed_given: bool,
+    pub csv_dir: PathBuf,
+    /// How long select and update run.
+    pub run_time: Duration,
+}
+
+impl RunPlan {
+    /// Validates the command line into a plan. Reads the environment for
+    /// the connection when no URL is given.
+    pub fn from_cli(cli: Cli) -> Result<Self> {
+        let target = if cli.sandbox {
+            ConnTarget::Sandbox
+        } else {
+            ConnTarget::resolve(cli.url.as_deref())?
+        };
+        let operations: Vec<OpKind> = cli.operations.iter().map(|o| OpKind::from(*o)).collect();
+        let table = TableName::new(&cli.table_name)?;
+
+        if cli.rows > MAX_ROWS {
+            return Err(Error::usage(format!(
+                "--rows {} is more than the table can hold: ids are int, so at most {MAX_ROWS} rows",
+                cli.rows
+            )));
+        }
+        let queries = operations.iter().any(|o| !o.is_load());
+        if queries && cli.rows == 0 {
+            return Err(Error::usage(
+                "--rows 0 leaves select and update nothing to read: give the number of rows in the table, e.g. -r 100000",
+            ));
+        }
+        if cli.fields_length > MAX_FIELD_LEN {
+            return Err(Error::usage(format!(
+                "--fields-length {} is too large: the limit is {MAX_FIELD_LEN} characters",
+                cli.fields_length
+            )));
+        }
+        let batch_bytes = cli
+            .batch_size
+            .saturating_mul(cli.fields_length.saturating_mul(4));
+        if operations.iter().any(|o| o.generates_batches()) && batch_bytes > MAX_BATCH_BYTES {
+            return Err(Error::usage(format!(
+                "--batch-size {} with --fields-length {} makes batches of {} MiB: keep batch-size x 4 x fields-length under {} MiB",
+                cli.batch_size,
+                cli.fields_length,
+                batch_bytes >> 20,
+                MAX_BATCH_BYTES >> 20
+            )));
+        }
+        let prepared = !cli.no_prepared;
+        if prepared && operations.contains(&OpKind::Insert) && cli.batch_size > MAX_INSERT_BATCH {
+            return Err(Error::usage(format!(
+                "--batch-size {} is too large for insert: one prepared INSERT binds at most {MAX_BIND_PARAMS} parameters ({MAX_INSERT_BATCH} rows of {INSERT_COLUMNS} columns); use --batch-size {MAX_INSERT_BATCH} or less, --no-prepared, or copy-mem",
+                cli.batch_size
+            )));
+        }
+        let run_time = cli
+            .time
+            .or(cli.runtime_select)
+            .unwrap_or(DEFAULT_RUN_TIME);
+        if run_time.is_zero() {
+            return Err(Error::usage(
+                "--time 0 would run nothing: give a duration such as 10s or 5m",
+            ));
+        }
+        let seed = cli.seed.unwrap_or_else(rand::random::<u64>);
+
+        Ok(RunPlan {
+            target,
+            operations,
+            threads: cli.threads,
+            rows: cli.rows,
+            batch_size: cli.batch_size,
+            field_len: cli.fields_length,
+            nontransactional: cli.nontransactional,
+            tablets: cli.tablets,
+            drop: cli.drop,
+            force: cli.force,
+            prepared,
+            table,
+            show_rowsize: cli.show_rowsize,
+            seed,
+            seed_given: cli.seed.is_some(),
+            csv_dir: cli.csv_dir,
+            run_time,
+        })
+    }
+}
+
+impl From<OperationArg> for OpKind {
+    fn from(o: OperationArg) -> Self {
+        match o {
+            OperationArg::Insert => OpKind::Insert,
+            OperationArg::CopyMem => OpKind::CopyMem,
+            OperationArg::CopyFile => OpKind::CopyFile,
+            OperationArg::Procedure => OpKind::Procedure,
+            OperationArg::Select => OpKind::Select,
+            OperationArg::Update => OpKind::Update,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    fn plan(args: &[&str]) -> Result<RunPlan> {
+        let mut all = vec!["ysql-bench", "--sandbox"];
+        all.extend_from_slice(args);
+        RunPlan::from_cli(Cli::try_parse_from(all).expect("clap accepts the flags"))
+    }
+
+    fn usage_message(args: &[&str]) -> String {
+        match plan(args) {
+            Err(Error::Usage(m)) => m,
+            other => panic!("expected a usage error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn identifiers_and_literals_are_quoted() {
+        assert_eq!(quote_ident("test_table"), "\"test_table\"");
+        assert_eq!(quote_ident("a\"b; drop"), "\"a\"\"b; drop\"");
+        assert_eq!(quote_literal("/tmp/it's"), "'/tmp/it''s'");
+        assert_eq!(
+            TableName::new("My Table").unwrap().quoted(),
+            "\"My Table\""
+        );
+    }
+
+    #[test]
+    fn bad_table_names_are_refused() {
+        assert!(usage_message(&["-o", "insert", "--table-name", ""]).contains("empty"));
+        let long = "x".repeat(64);
+        assert!(usage_message(&["-o", "insert", "--table-name", &long]).contains("63"));
+    }
+
+    #[test]
+    fn combinations_are_checked_before_running() {
+        assert!(usage_message(&["-o", "select", "-r", "0"]).contains("--rows 0"));
+        assert!(plan(&["-o", "insert", "-r", "0"]).is_ok());
+        assert!(usage_message(&["-o", "insert", "-b", "20000"]).contains("13107"));
+        assert!(plan(&["-o", "insert", "-b", "20000", "--no-prepared"]).is_ok());
+        assert!(plan(&["-o", "copy-mem", "-b", "20000"]).is_ok());
+        assert!(usage_message(&["-o", "select", "--time", "0"]).contains("--time 0"));
+        assert!(usage_message(&["-o", "insert", "-r", "3000000000"]).contains("int"));
+        assert!(usage_message(&["-o", "insert", "-f", "100000000"]).contains("too large"));
+        assert!(usage_message(&["-o", "insert", "-f", "1000000", "-b", "1000"]).contains("MiB"));
+    }
+
+    #[test]
+    fn run_time_comes_from_time_or_minutes() {
+        assert_eq!(plan(&["-o", "select"]).unwrap().run_time, DEFAULT_RUN_TIME);
+        assert_eq!(
+            plan(&["-o", "select", "--time", "5s"]).unwrap().run_time,
+            Duration::from_secs(5)
+        );
+        assert_eq!(
+            plan(&["-o", "select", "--runtime-select", "2"])
+                .unwrap()
+                .run_time,
+            Duration::from_secs(120)
+        );
+    }
+
+    #[test]
+    fn a_given_seed_is_kept() {
+        let p = plan(&["-o", "insert", "--seed", "42"]).unwrap();
+        assert_eq!(p.seed, 42);
+        assert!(p.seed_given);
+    }
+}

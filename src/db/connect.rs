@@ -1,0 +1,215 @@
+//! Where to connect, and the pool that hands each worker its connection.
+//!
+//! The target is resolved the way psql users expect: `-u` (a libpq
+//! key=value string or a postgres:// URI), else `$YSQLBENCH_URL`, else the
+//! PG* environment variables with psql's defaults. The password is kept
+//! inside `tokio_postgres::Config` only; [`describe`] is what is shown.
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
+use tokio_postgres::config::Host;
+use tokio_postgres::{Config, NoTls};
+
+use crate::error::{Error, Result};
+
+/// The environment variable that may hold the connection string.
+pub const URL_ENV: &str = "YSQLBENCH_URL";
+/// How long to wait for a connection to be established.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Where the run connects.
+#[derive(Clone, Debug)]
+pub enum ConnTarget {
+    /// A server given by URL or environment.
+    Server(Box<Config>),
+    /// A throwaway server started for this run; its address is known only
+    /// once it runs.
+    Sandbox,
+}
+
+impl ConnTarget {
+    /// Resolves `-u`, then `$YSQLBENCH_URL`, then the PG* variables.
+    pub fn resolve(url: Option<&str>) -> Result<Self> {
+        let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+        let config = match url {
+            Some(u) => parse_url(u, "--url")?,
+            None => match env(URL_ENV) {
+                Some(u) => parse_url(&u, URL_ENV)?,
+                None => from_pg_env(env),
+            },
+        };
+        Ok(ConnTarget::Server(Box::new(complete(config, env))))
+    }
+}
+
+/// Parses a libpq key=value string or a postgres:// URI.
+pub fn parse_url(url: &str, source: &str) -> Result<Config> {
+    Config::from_str(url).map_err(|e| {
+        Error::usage(format!(
+            "{source} is not a valid connection string ({e}): write key=value pairs such as 'host=127.0.0.1 port=5433 user=yugabyte dbname=yugabyte', or a URI such as postgres://yugabyte@127.0.0.1:5433/yugabyte"
+        ))
+    })
+}
+
+/// Builds a configuration from the PG* variables, as psql does.
+fn from_pg_env(env: impl Fn(&str) -> Option<String>) -> Config {
+    let mut c = Config::new();
+    if let Some(hosts) = env("PGHOST") {
+        for h in hosts.split(',') {
+            c.host(h.trim());
+        }
+    }
+    if let Some(ports) = env("PGPORT") {
+        for p in ports.split(',') {
+            if let Ok(p) = p.trim().parse::<u16>() {
+                c.port(p);
+            }
+        }
+    }
+    if let Some(u) = env("PGUSER") {
+        c.user(&u);
+    }
+    if let Some(p) = env("PGPASSWORD") {
+        c.password(p);
+    }
+    if let Some(d) = env("PGDATABASE") {
+        c.dbname(&d);
+    }
+    if let Some(m) = env("PGSSLMODE") {
+        if let Ok(parsed) = Config::from_str(&format!("sslmode={m}")) {
+            c.ssl_mode(parsed.get_ssl_mode());
+        }
+    }
+    c
+}
+
+/// Fills what libpq would default: host (the local socket directory when it
+/// exists, else localhost), port 5432, user from PGUSER or the OS user,
+/// application name, connect timeout.
+fn complete(mut c: Config, env: impl Fn(&str) -> Option<String>) -> Config {
+    if c.get_hosts().is_empty() {
+        let socket_dir = "/var/run/postgresql";
+        if std::path::Path::new(socket_dir).is_dir() {
+            c.host(socket_dir);
+        } else {
+            c.host("localhost");
+        }
+    }
+    if c.get_user().is_none() {
+        let user = env("PGUSER")
+            .or_else(|| env("USER"))
+            .unwrap_or_else(|| "postgres".to_string());
+        c.user(&user);
+    }
+    if c.get_dbname().is_none() {
+        if let Some(d) = env("PGDATABASE") {
+            c.dbname(&d);
+        }
+    }
+    if c.get_application_name().is_none() {
+        c.application_name("ysql-bench");
+    }
+    if c.get_connect_timeout().is_none() {
+        c.connect_timeout(DEFAULT_CONNECT_TIMEOUT);
+    }
+    c
+}
+
+/// The target as shown to users: hosts, ports, user and database, never
+/// the password.
+pub fn describe(c: &Config) -> String {
+    let hosts: Vec<String> = c
+        .get_hosts()
+        .iter()
+        .map(|h| match h {
+            Host::Tcp(name) => name.clone(),
+            Host::Unix(path) => path.display().to_string(),
+        })
+        .collect();
+    let ports: Vec<String> = c.get_ports().iter().map(|p| p.to_string()).collect();
+    let ports = if ports.is_empty() {
+        "5432".to_string()
+    } else {
+        ports.join(",")
+    };
+    format!(
+        "host={} port={} user={} dbname={}",
+        hosts.join(","),
+        ports,
+        c.get_user().unwrap_or("?"),
+        c.get_dbname().or(c.get_user()).unwrap_or("?")
+    )
+}
+
+/// A pool of `size` connections; each worker takes one for its whole run.
+pub fn pool(config: &Config, size: usize) -> Result<Pool> {
+    let manager = Manager::from_config(
+        config.clone(),
+        NoTls,
+        ManagerConfig {
+            recycling_method: RecyclingMethod::Fast,
+        },
+    );
+    Pool::builder(manager)
+        .max_size(size.max(1))
+        .runtime(Runtime::Tokio1)
+        .build()
+        .map_err(|e| Error::run(format!("cannot build the connection pool: {e}")))
+}
+
+/// Takes a connection from the pool, with a message that names the target.
+pub async fn get(pool: &Pool, config: &Config) -> Result<deadpool_postgres::Object> {
+    pool.get().await.map_err(|e| match e {
+        deadpool_postgres::PoolError::Backend(pg) => {
+            Error::db(format!("cannot connect to {}", describe(config)), pg)
+        }
+        other => Error::run(format!("cannot connect to {}: {other}", describe(config))),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn key_value_and_uri_both_parse() {
+        let kv = parse_url("host=h1 port=5433 user=yugabyte dbname=db", "--url").unwrap();
+        assert_eq!(kv.get_ports(), &[5433]);
+        let uri = parse_url("postgres://yugabyte:secret@h1:5433/db", "--url").unwrap();
+        assert_eq!(uri.get_user(), Some("yugabyte"));
+        assert_eq!(uri.get_password(), Some(&b"secret"[..]));
+        let err = parse_url("host=h1 port=notaport", "--url").unwrap_err();
+        assert!(err.to_string().contains("not a valid connection string"));
+    }
+
+    #[test]
+    fn pg_variables_fill_the_config_and_defaults_complete_it() {
+        let vars = [
+            ("PGHOST", "db1,db2"),
+            ("PGPORT", "5433,5434"),
+            ("PGUSER", "alice"),
+            ("PGPASSWORD", "pw"),
+        ];
+        let env = |k: &str| {
+            vars.iter()
+                .find(|(n, _)| *n == k)
+                .map(|(_, v)| v.to_string())
+        };
+        let c = complete(from_pg_env(env), env);
+        assert_eq!(c.get_hosts().len(), 2);
+        assert_eq!(c.get_ports(), &[5433, 5434]);
+        assert_eq!(c.get_user(), Some("alice"));
+        assert_eq!(c.get_application_name(), Some("ysql-bench"));
+        assert_eq!(c.get_connect_timeout(), Some(&DEFAULT_CONNECT_TIMEOUT));
+    }
+
+    #[test]
+    fn the_description_never_shows_the_password() {
+        let c = parse_url("postgres://bob:s3cr3t@h1:5433/db", "--url").unwrap();
+        let d = describe(&c);
+        assert!(!d.contains("s3cr3t"));
+        assert_eq!(d, "host=h1 port=5433 user=bob dbname=db");
+    }
+}

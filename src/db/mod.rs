@@ -1,0 +1,10 @@
+//! Everything that talks to the server about something other than the
+//! workload: where to connect and the pool ([`connect`]), the SQL that
+//! differs between YugabyteDB and PostgreSQL ([`dialect`]), the benchmark
+//! table's life cycle ([`schema`]) and the throwaway local server
+//! ([`sandbox`]) that `--sandbox` and the tests use.
+
+pub mod connect;
+pub mod dialect;
+pub mod sandbox;
+pub mod schema;

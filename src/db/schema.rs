@@ -1,0 +1,230 @@
+//! The server and the table: detect the flavour, create, check, truncate
+//! and drop the benchmark table, and measure its row size.
+//!
+//! The tool only ever truncates or drops a table it created itself (marked
+//! with a table comment at creation) and whose columns have the expected
+//! shape; any other table is refused before the first write unless the user
+//! says `--force`. A benchmark must never destroy data it does not own.
+
+use tokio_postgres::Client;
+
+use super::dialect::{self, COLUMNS, Flavor, TABLE_MARK};
+use crate::config::{RunPlan, TableName};
+use crate::error::{Error, Result};
+
+/// What the run learned about the server.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct ServerInfo {
+    pub flavor: Flavor,
+    /// The full `version()` string.
+    pub version: String,
+}
+
+/// Asks the server what it is.
+pub async fn detect(client: &Client) -> Result<ServerInfo> {
+    let row = client
+        .query_one("select version()", &[])
+        .await
+        .map_err(|e| Error::db("cannot read the server version", e))?;
+    let version: String = row.get(0);
+    Ok(ServerInfo {
+        flavor: Flavor::from_version(&version),
+        version,
+    })
+}
+
+/// What stands under the table's name.
+#[derive(Debug, PartialEq, Eq)]
+pub enum TableState {
+    Missing,
+    /// Created by ysql-bench, with the expected columns.
+    Ours,
+    /// Another table: why it is not ours.
+    Foreign { shape_ok: bool, why: String },
+}
+
+/// Looks at the table without touching it.
+pub async fn inspect(client: &Client, table: &TableName) -> Result<TableState> {
+    let ctx = || format!("cannot inspect table {}", table.quoted());
+    let row = client
+        .query_opt(
+            "select c.oid, coalesce(obj_description(c.oid, 'pg_class'), ''), c.relkind::text \
+             from pg_class c where c.oid = to_regclass($1)",
+            &[&table.quoted()],
+        )
+        .await
+        .map_err(|e| Error::db(ctx(), e))?;
+    let Some(row) = row else {
+        return Ok(TableState::Missing);
+    };
+    let oid: u32 = row.get(0);
+    let comment: String = row.get(1);
+    let relkind: String = row.get(2);
+    let columns: Vec<(String, String)> = client
+        .query(
+            "select attname::text, format_type(atttypid, atttypmod) from pg_attribute \
+             where attrelid = $1 and attnum > 0 and not attisdropped order by attnum",
+            &[&oid],
+        )
+        .await
+        .map_err(|e| Error::db(ctx(), e))?
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect();
+    Ok(classify(&relkind, &columns, &comment))
+}
+
+/// Decides from the catalog facts whether the table is ours.
+fn classify(relkind: &str, columns: &[(String, String)], comment: &str) -> TableState {
+    let expected: Vec<(String, String)> = COLUMNS
+        .iter()
+        .map(|(n, t)| (n.to_string(), t.to_string()))
+        .collect();
+    if relkind != "r" && relkind != "p" {
+        return TableState::Foreign {
+            shape_ok: false,
+            why: "it is not a table (a view, sequence or index has that name)".to_string(),
+        };
+    }
+    if columns != expected.as_slice() {
+        let have: Vec<String> = columns.iter().map(|(n, t)| format!("{n} {t}")).collect();
+        return TableState::Foreign {
+            shape_ok: false,
+            why: format!(
+                "it has other columns ({}) than ysql-bench's (id integer, f1..f4 text)",
+                have.join(", ")
+            ),
+        };
+    }
+    if comment != TABLE_MARK {
+        return TableState::Foreign {
+            shape_ok: true,
+            why: format!("it was not created by ysql-bench (its comment is not '{TABLE_MARK}')"),
+        };
+    }
+    TableState::Ours
+}
+
+/// Drops (with `--drop`) and creates the table as the plan says, refusing
+/// any table that is not ours before anything is written. `writes` tells
+/// whether the operations will write into an existing table.
+pub async fn prepare_table(
+    client: &Client,
+    plan: &RunPlan,
+    flavor: Flavor,
+    writes: bool,
+) -> Result<()> {
+    let t = plan.table.quoted();
+    let mut state = inspect(client, &plan.table).await?;
+    let refuse = |why: &str, action: &str| {
+        Error::usage(format!(
+            "refusing to {action} table {t}: {why}; use another --table-name, or add --force if its data may be lost"
+        ))
+    };
+    if plan.drop && state != TableState::Missing {
+        if let TableState::Foreign { why, .. } = &state {
+            if !plan.force {
+                return Err(refuse(why, "drop"));
+            }
+        }
+        eprintln!(">> drop table {t}");
+        client
+            .batch_execute(&format!("drop table {t}"))
+            .await
+            .map_err(|e| Error::db(format!("cannot drop table {t}"), e))?;
+        state = TableState::Missing;
+    }
+    match state {
+        TableState::Missing => {
+            eprintln!(">> create table {t}");
+            let ddl = dialect::create_table(flavor, &plan.table, plan.tablets);
+            client
+                .batch_execute(&ddl)
+                .await
+                .map_err(|e| Error::db(format!("cannot create table {t}"), e))?;
+            client
+                .batch_execute(&dialect::comment_table(&plan.table))
+                .await
+                .map_err(|e| Error::db(format!("cannot mark table {t}"), e))?;
+        }
+        TableState::Ours => {}
+        TableState::Foreign { shape_ok, why } => {
+            if !shape_ok {
+                return Err(Error::usage(format!(
+                    "refusing to use table {t}: {why}; use another --table-name, or --drop --force to replace it"
+                )));
+            }
+            if writes && !plan.force {
+                return Err(refuse(&why, "write into"));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Empties the table before a load.
+pub async fn truncate(client: &Client, table: &TableName) -> Result<()> {
+    let t = table.quoted();
+    client
+        .batch_execute(&format!("truncate table {t}"))
+        .await
+        .map_err(|e| Error::db(format!("cannot truncate table {t}"), e))
+}
+
+/// The average stored row size over a sample of at most `sample` rows, or
+/// `None` for an empty table.
+pub async fn average_row_size(
+    client: &Client,
+    table: &TableName,
+    sample: i64,
+) -> Result<Option<(f64, i64)>> {
+    let t = table.quoted();
+    let row = client
+        .query_one(
+            &format!(
+                "select avg(pg_column_size(s.*))::float8, count(*) from (select * from {t} limit $1) s"
+            ),
+            &[&sample],
+        )
+        .await
+        .map_err(|e| Error::db(format!("cannot measure the row size of {t}"), e))?;
+    let avg: Option<f64> = row.get(0);
+    let n: i64 = row.get(1);
+    Ok(avg.map(|a| (a, n)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cols(list: &[(&str, &str)]) -> Vec<(String, String)> {
+        list.iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn only_a_marked_table_of_the_right_shape_is_ours() {
+        let good = cols(&COLUMNS);
+        assert_eq!(classify("r", &good, TABLE_MARK), TableState::Ours);
+        assert!(matches!(
+            classify("r", &good, ""),
+            TableState::Foreign { shape_ok: true, .. }
+        ));
+        let other = cols(&[("id", "integer"), ("name", "text")]);
+        match classify("r", &other, TABLE_MARK) {
+            TableState::Foreign { shape_ok, why } => {
+                assert!(!shape_ok);
+                assert!(why.contains("name text"));
+            }
+            s => panic!("{s:?}"),
+        }
+        assert!(matches!(
+            classify("v", &good, TABLE_MARK),
+            TableState::Foreign {
+                shape_ok: false,
+                ..
+            }
+        ));
+    }
+}

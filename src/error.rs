@@ -1,0 +1,122 @@
+//! The one error type of the tool and the exit code each kind maps to.
+//!
+//! Two kinds matter to a user: bad input (exit 2: nothing was run, fix the
+//! command line) and a failed run (exit 1: something ran and went wrong).
+//! Every variant carries the context a user needs to act on it (which
+//! operation, which file, which SQLSTATE); it is printed once, by `main`.
+
+use std::fmt::Write as _;
+
+/// Exit code of a successful run.
+pub const EXIT_OK: i32 = 0;
+/// Exit code of a run that started and failed.
+pub const EXIT_FAILED: i32 = 1;
+/// Exit code of bad usage: nothing was run.
+pub const EXIT_USAGE: i32 = 2;
+/// Exit code after an interrupt (128 + SIGINT), as shells report it.
+pub const EXIT_INTERRUPTED: i32 = 130;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Bad input: one line saying what is wrong and how to fix it.
+    #[error("{0}")]
+    Usage(String),
+    /// A server error, with what the tool was doing when it happened.
+    #[error("{context}: {}", describe_pg(.source))]
+    Db {
+        context: String,
+        #[source]
+        source: tokio_postgres::Error,
+    },
+    /// A local I/O error (files, processes), with the path or action.
+    #[error("{context}: {source}")]
+    Io {
+        context: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// Any other failure of the run, already phrased for the user.
+    #[error("{0}")]
+    Run(String),
+}
+
+impl Error {
+    pub fn usage(msg: impl Into<String>) -> Self {
+        Error::Usage(msg.into())
+    }
+
+    pub fn run(msg: impl Into<String>) -> Self {
+        Error::Run(msg.into())
+    }
+
+    pub fn db(context: impl Into<String>, source: tokio_postgres::Error) -> Self {
+        Error::Db {
+            context: context.into(),
+            source,
+        }
+    }
+
+    pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
+        Error::Io {
+            context: context.into(),
+            source,
+        }
+    }
+
+    /// The process exit code for this error.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Error::Usage(_) => EXIT_USAGE,
+            _ => EXIT_FAILED,
+        }
+    }
+
+    /// The SQLSTATE of a server error, if this is one.
+    pub fn sqlstate(&self) -> Option<&str> {
+        match self {
+            Error::Db { source, .. } => source.code().map(|c| c.code()),
+            _ => None,
+        }
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// One line for a tokio-postgres error: the SQLSTATE and the server's
+/// message, detail and hint when the server sent them, otherwise the
+/// client-side cause (connection refused, timeout, closed connection).
+pub fn describe_pg(e: &tokio_postgres::Error) -> String {
+    if let Some(db) = e.as_db_error() {
+        let mut s = format!("{} (SQLSTATE {})", db.message(), db.code().code());
+        if let Some(detail) = db.detail() {
+            let _ = write!(s, "; detail: {detail}");
+        }
+        if let Some(hint) = db.hint() {
+            let _ = write!(s, "; hint: {hint}");
+        }
+        return s;
+    }
+    let mut s = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(cause) = source {
+        let text = cause.to_string();
+        if !s.contains(&text) {
+            let _ = write!(s, ": {text}");
+        }
+        source = cause.source();
+    }
+    s
+}
+
+/// The key under which an error is counted in the statistics: the SQLSTATE
+/// for server errors, a short client-side class otherwise.
+pub fn error_class(e: &tokio_postgres::Error) -> String {
+    if let Some(code) = e.code() {
+        return code.code().to_string();
+    }
+    if e.is_closed() {
+        "connection-closed".to_string()
+    } else {
+        "client".to_string()
+    }
+}

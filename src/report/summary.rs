@@ -1,0 +1,247 @@
+//! The text summary of an operation, in the original tool's layout.
+//!
+//! [`Figures`] holds the arithmetic (pure, unit-tested); [`write_summary`]
+//! lays it out. Loads report per row (`wallclock tm/row`, `db tm/row`,
+//! rows/s); select and update report per query. `tot db time` is the sum
+//! of all workers' time inside timed units, so with T threads it can reach
+//! T x 100% of the wallclock: that means every thread was always waiting on
+//! the database.
+
+use std::io::{self, Write};
+use std::time::Duration;
+
+use crate::stats::OpResult;
+
+/// The derived numbers of an operation's summary.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Figures {
+    pub wallclock: Duration,
+    pub db_time: Duration,
+    /// db time as a percentage of wallclock (up to threads x 100).
+    pub db_pct: f64,
+    pub units: u64,
+    pub rows: u64,
+    /// Average rows (loads) or queries per thread.
+    pub per_thread_avg: f64,
+    pub per_thread_min: u64,
+    pub per_thread_max: u64,
+    /// Wallclock divided by rows (loads) or queries.
+    pub wallclock_per_item: Duration,
+    /// Database time divided by rows (loads) or queries.
+    pub db_per_item: Duration,
+    /// Rows/s (loads) or queries/s, over the wallclock.
+    pub rate: f64,
+}
+
+impl Figures {
+    pub fn of(r: &OpResult) -> Figures {
+        let items = if r.kind.is_load() {
+            r.total.rows
+        } else {
+            r.total.ops
+        };
+        let per_thread: Vec<u64> = if r.kind.is_load() {
+            r.thread_rows.clone()
+        } else {
+            // Queries per thread are not kept per thread; spread evenly.
+            vec![]
+        };
+        let threads = r.threads.max(1) as f64;
+        let wall = r.wallclock.as_secs_f64();
+        Figures {
+            wallclock: r.wallclock,
+            db_time: r.total.busy,
+            db_pct: if wall > 0.0 {
+                100.0 * r.total.busy.as_secs_f64() / wall
+            } else {
+                0.0
+            },
+            units: r.total.ops,
+            rows: r.total.rows,
+            per_thread_avg: items as f64 / threads,
+            per_thread_min: per_thread.iter().copied().min().unwrap_or(0),
+            per_thread_max: per_thread.iter().copied().max().unwrap_or(0),
+            wallclock_per_item: per(r.wallclock, items),
+            db_per_item: per(r.total.busy, items),
+            rate: if wall > 0.0 { items as f64 / wall } else { 0.0 },
+        }
+    }
+}
+
+fn per(d: Duration, n: u64) -> Duration {
+    if n == 0 {
+        Duration::ZERO
+    } else {
+        Duration::from_secs_f64(d.as_secs_f64() / n as f64)
+    }
+}
+
+/// A duration with a unit that keeps three or four significant digits.
+pub fn human(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s >= 1.0 {
+        format!("{s:.3} s")
+    } else if s >= 1e-3 {
+        format!("{:.3} ms", s * 1e3)
+    } else {
+        format!("{:.3} us", s * 1e6)
+    }
+}
+
+const W: usize = 22;
+
+fn line(w: &mut dyn Write, label: &str, value: impl std::fmt::Display) -> io::Result<()> {
+    writeln!(w, "{label:<W$}: {value}")
+}
+
+/// Writes the summary of one operation.
+pub fn write_summary(w: &mut dyn Write, r: &OpResult) -> io::Result<()> {
+    let f = Figures::of(r);
+    writeln!(w, "== {} ==", r.kind)?;
+    line(w, "wallclock time", human(f.wallclock))?;
+    line(
+        w,
+        "tot db time",
+        format!("{} ({:.1}% of wallclock)", human(f.db_time), f.db_pct),
+    )?;
+    if r.kind.is_load() {
+        let spread = if f.per_thread_min == f.per_thread_max {
+            String::new()
+        } else {
+            format!(" ({}..{})", f.per_thread_min, f.per_thread_max)
+        };
+        line(w, "rows per thread", format!("{:.1}{spread}", f.per_thread_avg))?;
+        line(w, "threads", r.threads)?;
+        line(w, "batch", r.batch_size)?;
+        line(w, "total rows", f.rows)?;
+        line(w, "nontransactional", r.nontransactional)?;
+        line(w, "wallclock tm/row", human(f.wallclock_per_item))?;
+        line(w, "db tm/row", human(f.db_per_item))?;
+        line(w, "rows/s", format!("{:.1}", f.rate))?;
+        line(w, r.kind.units(), f.units)?;
+    } else {
+        line(w, "threads", r.threads)?;
+        line(w, "nr queries", f.units)?;
+        line(w, "queries per thread", format!("{:.1}", f.per_thread_avg))?;
+        line(w, "avg wallclock/query", human(f.wallclock_per_item))?;
+        line(w, "avg db time/query", human(f.db_per_item))?;
+        line(w, "queries/s", format!("{:.1}", f.rate))?;
+        line(w, "missing rows", r.total.missing)?;
+    }
+    let failed = r.total.failed();
+    if failed > 0 {
+        let by_code: Vec<String> = r
+            .total
+            .errors
+            .iter()
+            .map(|(k, v)| format!("{k}: {v}"))
+            .collect();
+        line(w, "failed", format!("{failed} ({})", by_code.join(", ")))?;
+    }
+    if let Some(why) = &r.failure {
+        line(w, "FAILED", why)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::Stats;
+    use crate::workload::{OpKind, Outcome};
+
+    fn load(rows_per_batch: &[u64], threads: usize, wall_ms: u64) -> OpResult {
+        let mut total = Stats::default();
+        for r in rows_per_batch {
+            total.record(
+                Duration::from_millis(10),
+                Outcome {
+                    rows: *r,
+                    missing: 0,
+                },
+            );
+        }
+        OpResult {
+            kind: OpKind::Insert,
+            threads,
+            batch_size: 200,
+            table_rows: rows_per_batch.iter().sum(),
+            nontransactional: false,
+            wallclock: Duration::from_millis(wall_ms),
+            total,
+            thread_rows: vec![334, 334, 333],
+            failure: None,
+        }
+    }
+
+    #[test]
+    fn load_figures_are_per_row() {
+        // 1001 rows in 6 batches of 10 ms each, 3 threads, 25 ms wallclock.
+        let r = load(&[200, 134, 200, 134, 200, 133], 3, 25);
+        let f = Figures::of(&r);
+        assert_eq!(f.rows, 1001);
+        assert_eq!(f.units, 6);
+        assert_eq!(f.db_time, Duration::from_millis(60));
+        assert!((f.db_pct - 240.0).abs() < 1e-9);
+        assert!((f.per_thread_avg - 333.666).abs() < 0.001);
+        assert_eq!((f.per_thread_min, f.per_thread_max), (333, 334));
+        assert!((f.rate - 1001.0 / 0.025).abs() < 1e-6);
+        let expect = 0.025 / 1001.0;
+        assert!((f.wallclock_per_item.as_secs_f64() - expect).abs() < 1e-9);
+    }
+
+    #[test]
+    fn query_figures_are_per_query() {
+        let mut r = load(&[1, 1, 1, 0], 2, 100);
+        r.kind = OpKind::Select;
+        r.total.missing = 1;
+        let f = Figures::of(&r);
+        assert_eq!(f.units, 4);
+        assert!((f.rate - 40.0).abs() < 1e-9);
+        assert_eq!(f.db_per_item, Duration::from_millis(10));
+        assert_eq!(f.per_thread_avg, 2.0);
+    }
+
+    #[test]
+    fn nothing_done_gives_zeros_not_nan() {
+        let r = load(&[], 1, 0);
+        let f = Figures::of(&r);
+        assert_eq!(f.rate, 0.0);
+        assert_eq!(f.db_pct, 0.0);
+        assert_eq!(f.wallclock_per_item, Duration::ZERO);
+    }
+
+    #[test]
+    fn the_summary_has_the_original_labels() {
+        let r = load(&[200, 134, 200, 134, 200, 133], 3, 25);
+        let mut out = Vec::new();
+        write_summary(&mut out, &r).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        for label in [
+            "wallclock time",
+            "tot db time",
+            "rows per thread",
+            "threads",
+            "batch",
+            "total rows",
+            "nontransactional",
+            "wallclock tm/row",
+            "db tm/row",
+            "rows/s",
+        ] {
+            assert!(
+                text.lines().any(|l| l.starts_with(label)),
+                "{label} missing in\n{text}"
+            );
+        }
+        assert!(text.contains("total rows            : 1001"));
+        assert!(text.contains("(333..334)"));
+    }
+
+    #[test]
+    fn durations_pick_a_readable_unit() {
+        assert_eq!(human(Duration::from_millis(1500)), "1.500 s");
+        assert_eq!(human(Duration::from_micros(2500)), "2.500 ms");
+        assert_eq!(human(Duration::from_nanos(42_500)), "42.500 us");
+    }
+}

@@ -1,0 +1,207 @@
+//! `insert`: each batch is one multi-row INSERT, autocommitted.
+//!
+//! Prepared (the default): one statement for the full batch size and, when
+//! the thread's share does not divide evenly, one for its shorter last
+//! batch, both prepared before timing starts. `--no-prepared`: the batch is
+//! sent as SQL text with literal values over the simple query protocol,
+//! which has no bind-parameter limit and works through any pooler.
+
+use std::fmt::Write as _;
+
+use tokio_postgres::types::ToSql;
+use tokio_postgres::{Client, SimpleQueryMessage, Statement};
+
+use super::partition::{Batches, thread_range};
+use super::rowgen::{FIELDS, RowGen};
+use super::{Operation, Outcome};
+use crate::config::RunPlan;
+use crate::error::{Error, Result};
+
+pub struct Insert {
+    table: String,
+    batches: Batches,
+    batch_size: usize,
+    /// Rows in this thread's last batch when shorter than `batch_size`.
+    last_size: Option<usize>,
+    rows: RowGen,
+    prepared: bool,
+    full: Option<Statement>,
+    short: Option<Statement>,
+    ids: Vec<i32>,
+    fields: Vec<u8>,
+    sql: String,
+}
+
+impl Insert {
+    pub fn new(plan: &RunPlan, thread: usize) -> Self {
+        let range = thread_range(plan.rows, plan.threads, thread);
+        let len = (range.end - range.start) as usize;
+        let rem = len % plan.batch_size;
+        Insert {
+            table: plan.table.quoted(),
+            batches: Batches::new(range, plan.batch_size),
+            batch_size: plan.batch_size,
+            last_size: (rem != 0 && len > 0).then_some(rem),
+            rows: RowGen::new(plan.seed, plan.field_len),
+            prepared: plan.prepared,
+            full: None,
+            short: None,
+            ids: Vec::new(),
+            fields: Vec::new(),
+            sql: String::new(),
+        }
+    }
+}
+
+/// The prepared multi-row INSERT for `rows` rows: `($1,$2,$3,$4,$5),($6,...`.
+pub fn insert_sql(table: &str, rows: usize) -> String {
+    let mut sql = format!("insert into {table} (id, f1, f2, f3, f4) values ");
+    for r in 0..rows {
+        let p = r * 5;
+        if r > 0 {
+            sql.push(',');
+        }
+        let _ = write!(
+            sql,
+            "(${},${},${},${},${})",
+            p + 1,
+            p + 2,
+            p + 3,
+            p + 4,
+            p + 5
+        );
+    }
+    sql
+}
+
+impl Operation for Insert {
+    async fn prepare(&mut self, client: &Client) -> Result<()> {
+        if !self.prepared {
+            return Ok(());
+        }
+        let prep = |n: usize| {
+            let sql = insert_sql(&self.table, n);
+            async move {
+                client
+                    .prepare(&sql)
+                    .await
+                    .map_err(|e| Error::db(format!("cannot prepare the INSERT of {n} rows"), e))
+            }
+        };
+        let whole_batches = self.batches.clone().any(|b| (b.end - b.start) as usize == self.batch_size);
+        if whole_batches {
+            self.full = Some(prep(self.batch_size).await?);
+        }
+        if let Some(n) = self.last_size {
+            self.short = Some(prep(n).await?);
+        }
+        Ok(())
+    }
+
+    fn stage(&mut self) -> bool {
+        let Some(batch) = self.batches.next() else {
+            return false;
+        };
+        self.ids.clear();
+        self.fields.clear();
+        for id in batch {
+            self.ids.push(id as i32);
+            self.rows.fields(id, &mut self.fields);
+        }
+        if !self.prepared {
+            self.sql.clear();
+            let _ = write!(self.sql, "insert into {} (id, f1, f2, f3, f4) values ", self.table);
+            let len = self.rows.field_len();
+            for (i, (id, row)) in self
+                .ids
+                .iter()
+                .zip(self.fields.chunks(len * FIELDS))
+                .enumerate()
+            {
+                if i > 0 {
+                    self.sql.push(',');
+                }
+                let _ = write!(self.sql, "({id}");
+                for f in row.chunks(len) {
+                    // Alphanumeric bytes: valid UTF-8 and nothing to escape.
+                    self.sql.push_str(",'");
+                    self.sql.push_str(&String::from_utf8_lossy(f));
+                    self.sql.push('\'');
+                }
+                self.sql.push(')');
+            }
+        }
+        true
+    }
+
+    async fn execute(&mut self, client: &Client) -> Result<Outcome> {
+        let n = self.ids.len();
+        let affected = if self.prepared {
+            let stmt = if n == self.batch_size {
+                self.full.as_ref()
+            } else {
+                self.short.as_ref()
+            };
+            let stmt = stmt.ok_or_else(|| Error::run(format!("no INSERT prepared for {n} rows")))?;
+            let text = std::str::from_utf8(&self.fields)
+                .map_err(|_| Error::run("generated fields are not UTF-8"))?;
+            let len = self.rows.field_len();
+            let fields: Vec<&str> = (0..n * FIELDS)
+                .map(|k| &text[k * len..(k + 1) * len])
+                .collect();
+            let mut params: Vec<&(dyn ToSql + Sync)> = Vec::with_capacity(n * (FIELDS + 1));
+            for (i, id) in self.ids.iter().enumerate() {
+                params.push(id);
+                for f in &fields[i * FIELDS..(i + 1) * FIELDS] {
+                    params.push(f);
+                }
+            }
+            client
+                .execute(stmt, &params)
+                .await
+                .map_err(|e| Error::db("INSERT failed", e))?
+        } else {
+            command_rows(
+                &client
+                    .simple_query(&self.sql)
+                    .await
+                    .map_err(|e| Error::db("INSERT failed", e))?,
+            )
+        };
+        if affected != n as u64 {
+            return Err(Error::run(format!(
+                "INSERT of {n} rows reported {affected} rows inserted"
+            )));
+        }
+        Ok(Outcome {
+            rows: affected,
+            missing: 0,
+        })
+    }
+}
+
+/// The row count of the last command in a simple-query response.
+pub fn command_rows(messages: &[SimpleQueryMessage]) -> u64 {
+    messages
+        .iter()
+        .rev()
+        .find_map(|m| match m {
+            SimpleQueryMessage::CommandComplete(n) => Some(*n),
+            _ => None,
+        })
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_insert_binds_five_parameters_per_row() {
+        assert_eq!(
+            insert_sql("\"t\"", 2),
+            "insert into \"t\" (id, f1, f2, f3, f4) values ($1,$2,$3,$4,$5),($6,$7,$8,$9,$10)"
+        );
+        assert!(insert_sql("\"t\"", 13107).ends_with("$65535)"));
+    }
+}

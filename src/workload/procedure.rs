@@ -1,0 +1,77 @@
+//! `procedure`: rows generated on the server by a plpgsql procedure that
+//! commits every batch-size rows; one timed CALL per thread.
+//!
+//! The procedure and its random-text function are created (or replaced)
+//! once before the workers start, by [`install`]. The CALL goes over the
+//! simple query protocol so that the procedure's COMMITs run at top level.
+
+use tokio_postgres::Client;
+
+use super::partition::thread_range;
+use super::{Operation, Outcome};
+use crate::config::{RunPlan, TableName};
+use crate::db::dialect::{procedure_call, procedure_ddl};
+use crate::error::{Error, Result};
+
+/// Creates or replaces the server-side generator.
+pub async fn install(client: &Client) -> Result<()> {
+    for ddl in procedure_ddl() {
+        client
+            .batch_execute(ddl)
+            .await
+            .map_err(|e| Error::db("cannot create the load procedure", e))?;
+    }
+    Ok(())
+}
+
+pub struct Procedure {
+    table: TableName,
+    first: u64,
+    end: u64,
+    batch: usize,
+    field_len: usize,
+    staged: bool,
+}
+
+impl Procedure {
+    pub fn new(plan: &RunPlan, thread: usize) -> Self {
+        let range = thread_range(plan.rows, plan.threads, thread);
+        Procedure {
+            table: plan.table.clone(),
+            first: range.start,
+            end: range.end,
+            batch: plan.batch_size,
+            field_len: plan.field_len,
+            staged: false,
+        }
+    }
+}
+
+impl Operation for Procedure {
+    async fn prepare(&mut self, _client: &Client) -> Result<()> {
+        Ok(())
+    }
+
+    fn stage(&mut self) -> bool {
+        // A thread with no rows has nothing to call.
+        self.first < self.end && !std::mem::replace(&mut self.staged, true)
+    }
+
+    async fn execute(&mut self, client: &Client) -> Result<Outcome> {
+        let call = procedure_call(
+            &self.table,
+            self.first,
+            self.end,
+            self.batch,
+            self.field_len,
+        );
+        client
+            .simple_query(&call)
+            .await
+            .map_err(|e| Error::db("CALL of the load procedure failed", e))?;
+        Ok(Outcome {
+            rows: self.end - self.first,
+            missing: 0,
+        })
+    }
+}

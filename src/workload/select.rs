@@ -1,0 +1,75 @@
+//! `select`: point reads by primary key of ids drawn uniformly from
+//! 0..rows, until the run time is up. A missing row is counted, not fatal.
+
+use tokio_postgres::{Client, SimpleQueryMessage, Statement};
+
+use super::{IdPicker, Operation, Outcome};
+use crate::config::RunPlan;
+use crate::error::{Error, Result};
+
+pub struct Select {
+    table: String,
+    ids: IdPicker,
+    prepared: bool,
+    statement: Option<Statement>,
+    id: i32,
+}
+
+impl Select {
+    pub fn new(plan: &RunPlan, thread: usize) -> Self {
+        Select {
+            table: plan.table.quoted(),
+            ids: IdPicker::new(plan.seed, thread, plan.rows),
+            prepared: plan.prepared,
+            statement: None,
+            id: 0,
+        }
+    }
+}
+
+impl Operation for Select {
+    async fn prepare(&mut self, client: &Client) -> Result<()> {
+        if self.prepared {
+            let sql = format!("select f1, f2, f3, f4 from {} where id = $1", self.table);
+            self.statement = Some(
+                client
+                    .prepare(&sql)
+                    .await
+                    .map_err(|e| Error::db("cannot prepare the SELECT", e))?,
+            );
+        }
+        Ok(())
+    }
+
+    fn stage(&mut self) -> bool {
+        self.id = self.ids.next_id();
+        true
+    }
+
+    async fn execute(&mut self, client: &Client) -> Result<Outcome> {
+        let found = match &self.statement {
+            Some(s) => client
+                .query(s, &[&self.id])
+                .await
+                .map_err(|e| Error::db("SELECT failed", e))?
+                .len() as u64,
+            None => {
+                let sql = format!(
+                    "select f1, f2, f3, f4 from {} where id = {}",
+                    self.table, self.id
+                );
+                client
+                    .simple_query(&sql)
+                    .await
+                    .map_err(|e| Error::db("SELECT failed", e))?
+                    .iter()
+                    .filter(|m| matches!(m, SimpleQueryMessage::Row(_)))
+                    .count() as u64
+            }
+        };
+        Ok(Outcome {
+            rows: found,
+            missing: u64::from(found == 0),
+        })
+    }
+}

@@ -1,0 +1,92 @@
+//! `update`: rewrites the four fields of a row chosen uniformly from
+//! 0..rows, until the run time is up. New values are made in `stage`, and
+//! their length (`--fields-length`) may differ from the load's. A missing
+//! row is counted, not fatal.
+
+use tokio_postgres::{Client, Statement};
+
+use super::insert::command_rows;
+use super::rowgen::{FIELDS, fill_alphanumeric};
+use super::{IdPicker, Operation, Outcome};
+use crate::config::RunPlan;
+use crate::error::{Error, Result};
+
+pub struct Update {
+    table: String,
+    ids: IdPicker,
+    field_len: usize,
+    prepared: bool,
+    statement: Option<Statement>,
+    id: i32,
+    fields: Vec<u8>,
+}
+
+impl Update {
+    pub fn new(plan: &RunPlan, thread: usize) -> Self {
+        Update {
+            table: plan.table.quoted(),
+            ids: IdPicker::new(plan.seed, thread, plan.rows),
+            field_len: plan.field_len,
+            prepared: plan.prepared,
+            statement: None,
+            id: 0,
+            fields: Vec::with_capacity(plan.field_len * FIELDS),
+        }
+    }
+
+    fn field(&self, i: usize) -> Result<&str> {
+        std::str::from_utf8(&self.fields[i * self.field_len..(i + 1) * self.field_len])
+            .map_err(|_| Error::run("generated fields are not UTF-8"))
+    }
+}
+
+impl Operation for Update {
+    async fn prepare(&mut self, client: &Client) -> Result<()> {
+        if self.prepared {
+            let sql = format!(
+                "update {} set f1 = $2, f2 = $3, f3 = $4, f4 = $5 where id = $1",
+                self.table
+            );
+            self.statement = Some(
+                client
+                    .prepare(&sql)
+                    .await
+                    .map_err(|e| Error::db("cannot prepare the UPDATE", e))?,
+            );
+        }
+        Ok(())
+    }
+
+    fn stage(&mut self) -> bool {
+        self.id = self.ids.next_id();
+        self.fields.clear();
+        fill_alphanumeric(self.ids.rng(), &mut self.fields, self.field_len * FIELDS);
+        true
+    }
+
+    async fn execute(&mut self, client: &Client) -> Result<Outcome> {
+        let (f1, f2, f3, f4) = (self.field(0)?, self.field(1)?, self.field(2)?, self.field(3)?);
+        let affected = match &self.statement {
+            Some(s) => client
+                .execute(s, &[&self.id, &f1, &f2, &f3, &f4])
+                .await
+                .map_err(|e| Error::db("UPDATE failed", e))?,
+            None => {
+                let sql = format!(
+                    "update {} set f1 = '{f1}', f2 = '{f2}', f3 = '{f3}', f4 = '{f4}' where id = {}",
+                    self.table, self.id
+                );
+                command_rows(
+                    &client
+                        .simple_query(&sql)
+                        .await
+                        .map_err(|e| Error::db("UPDATE failed", e))?,
+                )
+            }
+        };
+        Ok(Outcome {
+            rows: affected,
+            missing: u64::from(affected == 0),
+        })
+    }
+}
