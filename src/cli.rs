@@ -29,12 +29,18 @@ pub enum OperationArg {
 #[command(
     name = "ysql-bench",
     version,
+    allow_negative_numbers = true,
     about = "Load, read and update a table in YugabyteDB YSQL or PostgreSQL, and report throughput and latency.",
     after_help = "Examples:\n  ysql-bench --sandbox -o insert,select -t 4 -r 100000 --time 10s\n  ysql-bench -u 'host=yb1 port=5433 user=yugabyte dbname=yugabyte' -o copy-mem,update -t 8 --tablets 6\n\nExit codes: 0 ok, 1 the run failed, 2 bad usage, 130 interrupted."
 )]
 pub struct Cli {
     /// Connection: libpq key=value string or postgres:// URI. Default: $YSQLBENCH_URL, then the PG* variables (PGHOST, PGPORT, PGUSER, PGPASSWORD, PGDATABASE, PGSSLMODE) with psql's defaults.
-    #[arg(short = 'u', long = "url", value_name = "URL", conflicts_with = "sandbox")]
+    #[arg(
+        short = 'u',
+        long = "url",
+        value_name = "URL",
+        conflicts_with = "sandbox"
+    )]
     pub url: Option<String>,
 
     /// Start a throwaway local PostgreSQL for this run (initdb in a temp dir, a free port on 127.0.0.1), removed afterwards.
@@ -153,7 +159,7 @@ fn parse_minutes(s: &str) -> Result<Duration, String> {
 }
 
 fn seconds(secs: f64) -> Option<Duration> {
-    if secs.is_finite() && secs >= 0.0 && secs < 1e9 {
+    if secs.is_finite() && (0.0..1e9).contains(&secs) {
         Some(Duration::from_secs_f64(secs))
     } else {
         None
@@ -168,9 +174,21 @@ mod tests {
     fn numbers_refuse_negative_zero_and_text() {
         assert_eq!(parse_positive::<usize>("4"), Ok(4));
         assert_eq!(parse_positive::<usize>("1_000"), Ok(1000));
-        assert!(parse_positive::<usize>("0").unwrap_err().contains("1 or more"));
-        assert!(parse_positive::<usize>("-3").unwrap_err().contains("negative"));
-        assert!(parse_positive::<usize>("ten").unwrap_err().contains("whole number"));
+        assert!(
+            parse_positive::<usize>("0")
+                .unwrap_err()
+                .contains("1 or more")
+        );
+        assert!(
+            parse_positive::<usize>("-3")
+                .unwrap_err()
+                .contains("negative")
+        );
+        assert!(
+            parse_positive::<usize>("ten")
+                .unwrap_err()
+                .contains("whole number")
+        );
         assert_eq!(parse_count::<u64>("0"), Ok(0));
     }
 

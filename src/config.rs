@@ -152,10 +152,7 @@ impl RunPlan {
                 cli.batch_size
             )));
         }
-        let run_time = cli
-            .time
-            .or(cli.runtime_select)
-            .unwrap_or(DEFAULT_RUN_TIME);
+        let run_time = cli.time.or(cli.runtime_select).unwrap_or(DEFAULT_RUN_TIME);
         if run_time.is_zero() {
             return Err(Error::usage(
                 "--time 0 would run nothing: give a duration such as 10s or 5m",
@@ -221,10 +218,7 @@ mod tests {
         assert_eq!(quote_ident("test_table"), "\"test_table\"");
         assert_eq!(quote_ident("a\"b; drop"), "\"a\"\"b; drop\"");
         assert_eq!(quote_literal("/tmp/it's"), "'/tmp/it''s'");
-        assert_eq!(
-            TableName::new("My Table").unwrap().quoted(),
-            "\"My Table\""
-        );
+        assert_eq!(TableName::new("My Table").unwrap().quoted(), "\"My Table\"");
     }
 
     #[test]

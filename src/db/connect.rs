@@ -77,10 +77,10 @@ fn from_pg_env(env: impl Fn(&str) -> Option<String>) -> Config {
     if let Some(d) = env("PGDATABASE") {
         c.dbname(&d);
     }
-    if let Some(m) = env("PGSSLMODE") {
-        if let Ok(parsed) = Config::from_str(&format!("sslmode={m}")) {
-            c.ssl_mode(parsed.get_ssl_mode());
-        }
+    if let Some(m) = env("PGSSLMODE")
+        && let Ok(parsed) = Config::from_str(&format!("sslmode={m}"))
+    {
+        c.ssl_mode(parsed.get_ssl_mode());
     }
     c
 }
@@ -103,10 +103,10 @@ fn complete(mut c: Config, env: impl Fn(&str) -> Option<String>) -> Config {
             .unwrap_or_else(|| "postgres".to_string());
         c.user(&user);
     }
-    if c.get_dbname().is_none() {
-        if let Some(d) = env("PGDATABASE") {
-            c.dbname(&d);
-        }
+    if c.get_dbname().is_none()
+        && let Some(d) = env("PGDATABASE")
+    {
+        c.dbname(&d);
     }
     if c.get_application_name().is_none() {
         c.application_name("ysql-bench");

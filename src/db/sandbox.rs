@@ -217,14 +217,14 @@ impl Sandbox {
         self.child = Some(child);
         let deadline = Instant::now() + READY_TIMEOUT;
         loop {
-            if let Some(child) = self.child.as_mut() {
-                if let Ok(Some(status)) = child.try_wait() {
-                    self.child = None;
-                    return Err(Error::run(format!(
-                        "postgres exited with {status}: {}",
-                        log_tail(&self.log_path())
-                    )));
-                }
+            if let Some(child) = self.child.as_mut()
+                && let Ok(Some(status)) = child.try_wait()
+            {
+                self.child = None;
+                return Err(Error::run(format!(
+                    "postgres exited with {status}: {}",
+                    log_tail(&self.log_path())
+                )));
             }
             if postmaster_ready(&self.data_dir()) {
                 return Ok(());
@@ -369,7 +369,12 @@ fn free_port() -> Result<u16> {
 /// connections (PostgreSQL 10 and later).
 fn postmaster_ready(data_dir: &Path) -> bool {
     fs::read_to_string(data_dir.join("postmaster.pid"))
-        .map(|s| s.lines().nth(7).map(|l| l.trim() == "ready").unwrap_or(false))
+        .map(|s| {
+            s.lines()
+                .nth(7)
+                .map(|l| l.trim() == "ready")
+                .unwrap_or(false)
+        })
         .unwrap_or(false)
 }
 

@@ -40,7 +40,10 @@ pub enum TableState {
     /// Created by ysql-bench, with the expected columns.
     Ours,
     /// Another table: why it is not ours.
-    Foreign { shape_ok: bool, why: String },
+    Foreign {
+        shape_ok: bool,
+        why: String,
+    },
 }
 
 /// Looks at the table without touching it.
@@ -122,10 +125,10 @@ pub async fn prepare_table(
         ))
     };
     if plan.drop && state != TableState::Missing {
-        if let TableState::Foreign { why, .. } = &state {
-            if !plan.force {
-                return Err(refuse(why, "drop"));
-            }
+        if let TableState::Foreign { why, .. } = &state
+            && !plan.force
+        {
+            return Err(refuse(why, "drop"));
         }
         eprintln!(">> drop table {t}");
         client

@@ -110,7 +110,11 @@ pub fn write_summary(w: &mut dyn Write, r: &OpResult) -> io::Result<()> {
         } else {
             format!(" ({}..{})", f.per_thread_min, f.per_thread_max)
         };
-        line(w, "rows per thread", format!("{:.1}{spread}", f.per_thread_avg))?;
+        line(
+            w,
+            "rows per thread",
+            format!("{:.1}{spread}", f.per_thread_avg),
+        )?;
         line(w, "threads", r.threads)?;
         line(w, "batch", r.batch_size)?;
         line(w, "total rows", f.rows)?;

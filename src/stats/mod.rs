@@ -25,9 +25,8 @@ pub const SIGFIG: u8 = 3;
 pub fn new_histogram() -> Histogram<u64> {
     // The bounds are constants that hdrhistogram accepts (low >= 1,
     // high >= 2 * low, sigfig <= 5), so this cannot fail.
-    Histogram::new_with_bounds(1, MAX_LATENCY_NS, SIGFIG).unwrap_or_else(|_| {
-        unreachable!("constant histogram bounds are valid")
-    })
+    Histogram::new_with_bounds(1, MAX_LATENCY_NS, SIGFIG)
+        .unwrap_or_else(|_| unreachable!("constant histogram bounds are valid"))
 }
 
 /// Nanoseconds of a duration, saturating.
@@ -77,9 +76,9 @@ impl Stats {
         self.missing += outcome.missing;
         self.busy += latency;
         self.latency.saturating_record(ns);
-        if outcome.rows > 0 {
+        if let Some(per_row) = ns.checked_div(outcome.rows) {
             self.row_latency
-                .saturating_record((ns / outcome.rows).clamp(1, MAX_LATENCY_NS));
+                .saturating_record(per_row.clamp(1, MAX_LATENCY_NS));
         }
     }
 

@@ -90,7 +90,12 @@ impl Operation for CopyFile {
             self.table,
             quote_literal(&self.path.to_string_lossy())
         );
-        let rows = command_rows(&client.simple_query(&sql).await.map_err(|e| self.explain(e))?);
+        let rows = command_rows(
+            &client
+                .simple_query(&sql)
+                .await
+                .map_err(|e| self.explain(e))?,
+        );
         if rows != self.expected_rows {
             return Err(Error::run(format!(
                 "copy-file: {} held {rows} rows where {} were expected: remake it with `{}`",

@@ -33,7 +33,10 @@ impl CopyMem {
                 "copy {} (id, f1, f2, f3, f4) from stdin",
                 plan.table.quoted()
             ),
-            batches: Batches::new(thread_range(plan.rows, plan.threads, thread), plan.batch_size),
+            batches: Batches::new(
+                thread_range(plan.rows, plan.threads, thread),
+                plan.batch_size,
+            ),
             rows: RowGen::new(plan.seed, plan.field_len),
             prepared: plan.prepared,
             statement: None,

@@ -88,7 +88,10 @@ impl Operation for Insert {
                     .map_err(|e| Error::db(format!("cannot prepare the INSERT of {n} rows"), e))
             }
         };
-        let whole_batches = self.batches.clone().any(|b| (b.end - b.start) as usize == self.batch_size);
+        let whole_batches = self
+            .batches
+            .clone()
+            .any(|b| (b.end - b.start) as usize == self.batch_size);
         if whole_batches {
             self.full = Some(prep(self.batch_size).await?);
         }
@@ -110,7 +113,11 @@ impl Operation for Insert {
         }
         if !self.prepared {
             self.sql.clear();
-            let _ = write!(self.sql, "insert into {} (id, f1, f2, f3, f4) values ", self.table);
+            let _ = write!(
+                self.sql,
+                "insert into {} (id, f1, f2, f3, f4) values ",
+                self.table
+            );
             let len = self.rows.field_len();
             for (i, (id, row)) in self
                 .ids
@@ -142,7 +149,8 @@ impl Operation for Insert {
             } else {
                 self.short.as_ref()
             };
-            let stmt = stmt.ok_or_else(|| Error::run(format!("no INSERT prepared for {n} rows")))?;
+            let stmt =
+                stmt.ok_or_else(|| Error::run(format!("no INSERT prepared for {n} rows")))?;
             let text = std::str::from_utf8(&self.fields)
                 .map_err(|_| Error::run("generated fields are not UTF-8"))?;
             let len = self.rows.field_len();

@@ -15,6 +15,7 @@ use crate::error::Result;
 
 pub mod copy_file;
 pub mod copy_mem;
+pub mod csv_gen;
 pub mod insert;
 pub mod partition;
 pub mod procedure;

@@ -74,7 +74,11 @@ mod tests {
             (100_003, 7, 999),
         ] {
             let ids = all_ids(rows, threads, batch);
-            assert_eq!(ids, (0..rows).collect::<Vec<_>>(), "{rows} {threads} {batch}");
+            assert_eq!(
+                ids,
+                (0..rows).collect::<Vec<_>>(),
+                "{rows} {threads} {batch}"
+            );
         }
     }
 

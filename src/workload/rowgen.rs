@@ -144,7 +144,11 @@ mod tests {
         for ch in ALPHANUMERIC {
             let c = counts[*ch as usize];
             // Expected 1000 each; 5 standard deviations is about 160.
-            assert!((800..1200).contains(&c), "{} appeared {c} times", *ch as char);
+            assert!(
+                (800..1200).contains(&c),
+                "{} appeared {c} times",
+                *ch as char
+            );
         }
         assert_eq!(out.len(), 62_000);
     }

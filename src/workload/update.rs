@@ -65,7 +65,12 @@ impl Operation for Update {
     }
 
     async fn execute(&mut self, client: &Client) -> Result<Outcome> {
-        let (f1, f2, f3, f4) = (self.field(0)?, self.field(1)?, self.field(2)?, self.field(3)?);
+        let (f1, f2, f3, f4) = (
+            self.field(0)?,
+            self.field(1)?,
+            self.field(2)?,
+            self.field(3)?,
+        );
         let affected = match &self.statement {
             Some(s) => client
                 .execute(s, &[&self.id, &f1, &f2, &f3, &f4])

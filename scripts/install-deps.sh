@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs the system packages the tests and the quick start need, when
+# missing: PostgreSQL's server binaries (for the sandbox servers), haproxy
+# and PgBouncer (for the multi-node and pooler tests). Debian/Ubuntu only;
+# elsewhere it says what to install and carries on.
+set -euo pipefail
+
+missing=()
+have_pg_server() {
+    command -v initdb >/dev/null 2>&1 && command -v postgres >/dev/null 2>&1 && return 0
+    ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1
+}
+have_pg_server || missing+=(postgresql)
+command -v psql >/dev/null 2>&1 || missing+=(postgresql-client)
+command -v haproxy >/dev/null 2>&1 || missing+=(haproxy)
+command -v pgbouncer >/dev/null 2>&1 || missing+=(pgbouncer)
+
+if [ ${#missing[@]} -eq 0 ]; then
+    exit 0
+fi
+echo "installing: ${missing[*]}" >&2
+if ! command -v apt-get >/dev/null 2>&1; then
+    echo "warning: no apt-get here; install ${missing[*]} with your package manager" >&2
+    exit 0
+fi
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null 2>&1; then sudo="sudo"; else
+        echo "warning: not root and no sudo; install ${missing[*]} yourself" >&2
+        exit 0
+    fi
+fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,83 @@
+//! `csv_generator`: writes the CSV files that `ysql-bench -o copy-file`
+//! loads, one per thread, with the same ids and rows as the loads.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use clap::Parser;
+use ysql_bench::cli::{parse_count, parse_positive};
+use ysql_bench::error::EXIT_OK;
+use ysql_bench::workload::csv_gen::{CsvSpec, write_all};
+
+/// Write the CSV files for `ysql-bench -o copy-file`: one per thread,
+/// named ysql_bench-t{T}-r{R}-f{F}--nr{n}.csv.
+#[derive(Parser, Debug)]
+#[command(name = "csv_generator", version, allow_negative_numbers = true)]
+struct Args {
+    /// Rows in all files together (ids 0..N-1), as ysql-bench -r.
+    #[arg(short = 'r', long, value_name = "N", default_value = "100000", value_parser = parse_count::<u64>)]
+    rows: u64,
+    /// Threads of the copy-file load: one file each, as ysql-bench -t.
+    #[arg(short = 't', long, value_name = "N", default_value = "1", value_parser = parse_positive::<usize>)]
+    threads: usize,
+    /// Length of each of the four text fields, as ysql-bench -f.
+    #[arg(short = 'f', long = "fields-length", value_name = "N", default_value = "24", value_parser = parse_positive::<usize>)]
+    fields_length: usize,
+    /// Directory to write to; must be readable by the database server.
+    #[arg(short = 'd', long, value_name = "DIR", default_value = "/tmp")]
+    dir: PathBuf,
+    /// Seed of the data; the same seed gives the rows `ysql-bench --seed` loads.
+    #[arg(long, value_name = "N")]
+    seed: Option<u64>,
+    /// Files written at once (default: the number of cores).
+    #[arg(short = 'j', long, value_name = "N", value_parser = parse_positive::<usize>)]
+    jobs: Option<usize>,
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    if args.rows > ysql_bench::config::MAX_ROWS {
+        eprintln!(
+            "error: --rows {} is more than the table can hold (ids are int): at most {}",
+            args.rows,
+            ysql_bench::config::MAX_ROWS
+        );
+        return ExitCode::from(2);
+    }
+    let seed = args.seed.unwrap_or_else(rand::random::<u64>);
+    let spec = CsvSpec {
+        dir: args.dir,
+        rows: args.rows,
+        threads: args.threads,
+        field_len: args.fields_length,
+        seed,
+        parallel: args.jobs.unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1)
+        }),
+    };
+    let start = Instant::now();
+    match write_all(&spec) {
+        Ok((paths, bytes)) => {
+            let secs = start.elapsed().as_secs_f64();
+            for p in &paths {
+                println!("{}", p.display());
+            }
+            eprintln!(
+                "wrote {} rows in {} files, {:.1} MB in {:.3} s ({:.1} MB/s), seed {seed}",
+                spec.rows,
+                paths.len(),
+                bytes as f64 / 1e6,
+                secs,
+                bytes as f64 / 1e6 / secs.max(1e-9)
+            );
+            ExitCode::from(EXIT_OK as u8)
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(e.exit_code() as u8)
+        }
+    }
+}

@@ -1,0 +1,134 @@
+//! The test harness: throwaway PostgreSQL servers (the same code as
+//! `--sandbox`), in-process runs, and the facts a test checks in the table.
+#![allow(dead_code)]
+
+use std::process::{Command, Output};
+
+use clap::Parser;
+use tokio_postgres::{Client, NoTls};
+use ysql_bench::cli::Cli;
+use ysql_bench::config::RunPlan;
+use ysql_bench::db::sandbox::{Sandbox, SandboxOptions};
+use ysql_bench::{RunReport, run};
+
+/// A fresh server, fsync off (tests measure correctness, not speed).
+pub fn sandbox() -> Sandbox {
+    sandbox_with(Vec::new())
+}
+
+pub fn sandbox_with(settings: Vec<(String, String)>) -> Sandbox {
+    Sandbox::start(SandboxOptions {
+        settings,
+        fast: true,
+    })
+    .expect("the sandbox server starts (PostgreSQL server binaries installed?)")
+}
+
+/// The plan for `args` against `sb`.
+pub fn plan(sb: &Sandbox, args: &[&str]) -> RunPlan {
+    let url = sb.url();
+    let mut all = vec!["ysql-bench", "-u", url.as_str()];
+    all.extend_from_slice(args);
+    RunPlan::from_cli(Cli::try_parse_from(all).expect("flags parse")).expect("plan is valid")
+}
+
+/// Runs in process; returns the report and what was written to stdout.
+pub async fn run_args(sb: &Sandbox, args: &[&str]) -> (RunReport, String) {
+    let mut out = Vec::new();
+    let report = run(plan(sb, args), &mut out)
+        .await
+        .expect("the run completes");
+    (report, String::from_utf8(out).expect("utf-8 summary"))
+}
+
+pub async fn client(sb: &Sandbox) -> Client {
+    let (client, conn) = sb.config().connect(NoTls).await.expect("connect");
+    tokio::spawn(conn);
+    client
+}
+
+/// What a load must leave behind.
+#[derive(Debug, PartialEq, Eq)]
+pub struct TableFacts {
+    pub count: i64,
+    pub distinct: i64,
+    pub min: Option<i32>,
+    pub max: Option<i32>,
+    pub min_len: Option<i32>,
+    pub max_len: Option<i32>,
+}
+
+pub async fn facts(c: &Client, quoted_table: &str) -> TableFacts {
+    let r = c
+        .query_one(
+            &format!(
+                "select count(*), count(distinct id), min(id), max(id), \
+                 least(min(length(f1)), min(length(f2)), min(length(f3)), min(length(f4))), \
+                 greatest(max(length(f1)), max(length(f2)), max(length(f3)), max(length(f4))) \
+                 from {quoted_table}"
+            ),
+            &[],
+        )
+        .await
+        .expect("facts query");
+    TableFacts {
+        count: r.get(0),
+        distinct: r.get(1),
+        min: r.get(2),
+        max: r.get(3),
+        min_len: r.get(4),
+        max_len: r.get(5),
+    }
+}
+
+/// The facts of a complete load of `rows` rows with fields of `len`.
+pub fn loaded(rows: i64, len: i32) -> TableFacts {
+    TableFacts {
+        count: rows,
+        distinct: rows,
+        min: (rows > 0).then_some(0),
+        max: (rows > 0).then_some(rows as i32 - 1),
+        min_len: (rows > 0).then_some(len),
+        max_len: (rows > 0).then_some(len),
+    }
+}
+
+/// A digest of the whole table's content, to compare two loads.
+pub async fn digest(c: &Client, quoted_table: &str) -> String {
+    c.query_one(
+        &format!(
+            "select md5(string_agg(id || ',' || f1 || ',' || f2 || ',' || f3 || ',' || f4, ';' order by id)) from {quoted_table}"
+        ),
+        &[],
+    )
+    .await
+    .expect("digest query")
+    .get(0)
+}
+
+/// Runs one of the crate's binaries.
+pub fn bin(name: &str, args: &[&str]) -> Output {
+    let path = match name {
+        "ysql-bench" => env!("CARGO_BIN_EXE_ysql-bench"),
+        "csv_generator" => env!("CARGO_BIN_EXE_csv_generator"),
+        other => panic!("unknown binary {other}"),
+    };
+    Command::new(path)
+        .args(args)
+        .env_remove("YSQLBENCH_URL")
+        .output()
+        .expect("the binary runs")
+}
+
+pub fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// A directory the server's own user can read (tests run as root, the
+/// server as postgres).
+pub fn shared_dir() -> tempfile::TempDir {
+    use std::os::unix::fs::PermissionsExt;
+    let d = tempfile::tempdir().expect("tempdir");
+    std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    d
+}
