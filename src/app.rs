@@ -1,13 +1,15 @@
 //! One whole run: connect, check the server and the table, run the
-//! operations in order, and write their summaries.
+//! operations in order, and write their summaries and reports.
 //!
 //! This is the library's entry point; `main` only parses flags, builds the
-//! runtime and maps the result to an exit code. Tests call [`run`] in
-//! process against their own sandbox servers.
+//! runtime, turns signals into a [`Control`] and maps the result to an exit
+//! code. Tests call [`run`] in process against their own sandbox servers.
 
-use std::io::Write;
+use std::fs::File;
+use std::io::{BufWriter, Write};
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::SystemTime;
 
 use crate::config::RunPlan;
 use crate::db::connect::{self, ConnTarget};
@@ -15,33 +17,61 @@ use crate::db::dialect::Flavor;
 use crate::db::sandbox::{Sandbox, SandboxOptions};
 use crate::db::schema::{self, ServerInfo};
 use crate::error::{Error, Result};
+use crate::report::histogram::write_histogram;
 use crate::report::summary::write_summary;
-use crate::runner::{self, RunCtx};
+use crate::report::{csv as csv_report, json, plot};
+use crate::runner::{self, RunCtx, latency_log};
 use crate::stats::OpResult;
 
 /// How many rows `--show-rowsize` samples.
 pub const ROWSIZE_SAMPLE: i64 = 10_000;
 
+/// How a run is told from outside to stop.
+#[derive(Clone, Debug, Default)]
+pub struct Control {
+    /// Workers stop after their unit in flight.
+    pub stop: Arc<AtomicBool>,
+    /// Set with `stop` by an interrupt (Ctrl-C, SIGTERM).
+    pub interrupted: Arc<AtomicBool>,
+}
+
+impl Control {
+    /// Asks the run to stop as after Ctrl-C.
+    pub fn interrupt(&self) {
+        self.interrupted.store(true, Ordering::Relaxed);
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
 /// What a run did.
 #[derive(Debug)]
 pub struct RunReport {
+    pub started_at: SystemTime,
     pub server: ServerInfo,
     pub operations: Vec<OpResult>,
+    pub interrupted: bool,
 }
 
 impl RunReport {
     /// Whether every operation ran to its end without a failed unit.
     pub fn succeeded(&self) -> bool {
-        self.operations.iter().all(|o| o.succeeded())
+        !self.interrupted && self.operations.iter().all(|o| o.succeeded())
     }
 }
 
-/// Runs the plan, writing each operation's summary to `out` as soon as it
-/// ends. Errors before the first operation are returned as errors; an
-/// operation that fails ends the run, and is in the report.
+/// Runs the plan with no outside control.
 pub async fn run(plan: RunPlan, out: &mut dyn Write) -> Result<RunReport> {
+    run_with(plan, out, Control::default()).await
+}
+
+/// Runs the plan, writing each operation's summary to `out` as soon as it
+/// ends, then the report files. Errors before the first operation are
+/// returned as errors; an operation that fails ends the run and is in the
+/// report, as is an interrupt.
+pub async fn run_with(plan: RunPlan, out: &mut dyn Write, control: Control) -> Result<RunReport> {
+    let started_at = SystemTime::now();
     // Kept alive for the whole run; dropped (server stopped, directory
-    // removed) when the run ends or its future is dropped on Ctrl-C.
+    // removed) when the run ends or its future is dropped.
     let mut _sandbox = None;
     let config = match &plan.target {
         ConnTarget::Server(c) => (**c).clone(),
@@ -53,7 +83,8 @@ pub async fn run(plan: RunPlan, out: &mut dyn Write) -> Result<RunReport> {
             c
         }
     };
-    eprintln!(">> connect {}", connect::describe(&config));
+    let target = connect::describe(&config);
+    eprintln!(">> connect {target}");
     let pool = connect::pool(&config, plan.threads)?;
     let client = connect::get(&pool, &config).await?;
     let server = schema::detect(&client).await?;
@@ -72,33 +103,129 @@ pub async fn run(plan: RunPlan, out: &mut dyn Write) -> Result<RunReport> {
     schema::prepare_table(&client, &plan, server.flavor, writes).await?;
     drop(client);
 
+    let (log_sink, log_thread) = match &plan.output.latency_log {
+        Some(p) => {
+            let (s, t) = latency_log::create(p)?;
+            (Some(s), Some(t))
+        }
+        None => (None, None),
+    };
+    let plan = Arc::new(plan);
     let ctx = RunCtx {
-        plan: Arc::new(plan),
+        plan: plan.clone(),
         pool,
         config: Arc::new(config),
-        stop: Arc::new(AtomicBool::new(false)),
+        stop: control.stop.clone(),
+        interrupted: control.interrupted.clone(),
+        latency_log: log_sink,
     };
     let mut report = RunReport {
+        started_at,
         server,
         operations: Vec::new(),
+        interrupted: false,
     };
-    for &kind in &ctx.plan.operations {
+    let stamp = humantime::format_rfc3339_seconds(started_at)
+        .to_string()
+        .replace([':', '-'], "")
+        .trim_end_matches('Z')
+        .to_string();
+    let server_name = format!(
+        "{} {}",
+        report.server.flavor.name(),
+        short_version(&report.server.version)
+    );
+    let write_err = |e| Error::io("cannot write the summary", e);
+    for &kind in &plan.operations {
         eprintln!(">> {kind}");
         let result = runner::run_operation(&ctx, kind).await;
-        write_summary(out, &result).map_err(|e| Error::io("cannot write the summary", e))?;
+        write_summary(out, &result).map_err(write_err)?;
+        if plan.output.print_histogram {
+            if kind.is_load() {
+                writeln!(
+                    out,
+                    "histogram is per {} ({} rows)",
+                    kind.unit(),
+                    plan.batch_size
+                )
+                .map_err(write_err)?;
+            } else {
+                writeln!(out, "histogram is per {}", kind.unit()).map_err(write_err)?;
+            }
+            write_histogram(
+                out,
+                &result.total.latency,
+                plan.output.histogram_buckets,
+                plan.output.histogram_scale,
+            )
+            .map_err(write_err)?;
+        }
+        if let Some(g) = &plan.output.graph {
+            match plot::draw(&result, g, &stamp, &server_name) {
+                Ok(paths) => {
+                    for p in paths {
+                        eprintln!(">> wrote {}", p.display());
+                    }
+                }
+                Err(e) => eprintln!("warning: {e}"),
+            }
+        }
         let ok = result.succeeded();
+        let interrupted = result.interrupted;
         report.operations.push(result);
+        if interrupted {
+            report.interrupted = true;
+            break;
+        }
         if !ok && kind.is_load() {
             break;
         }
     }
-    if ctx.plan.show_rowsize {
+    if plan.show_rowsize && !report.interrupted {
         let client = connect::get(&ctx.pool, &ctx.config).await?;
-        let line = match schema::average_row_size(&client, &ctx.plan.table, ROWSIZE_SAMPLE).await? {
+        let size = schema::average_row_size(&client, &plan.table, ROWSIZE_SAMPLE).await?;
+        let line = match size {
             Some((avg, n)) => format!("{avg:.1} bytes (average over {n} rows)"),
             None => "empty table".to_string(),
         };
-        writeln!(out, "{:<22}: {line}", "row size").map_err(|e| Error::io("cannot write", e))?;
+        writeln!(out, "{:<22}: {line}", "row size").map_err(write_err)?;
     }
+    // The workers' log writers are gone; the sink in ctx is the last one.
+    drop(ctx);
+    if let Some(t) = log_thread {
+        t.close()?;
+    }
+    write_files(&plan, &target, &report)?;
     Ok(report)
+}
+
+fn write_files(plan: &RunPlan, target: &str, report: &RunReport) -> Result<()> {
+    let create = |p: &std::path::Path| {
+        File::create(p)
+            .map(BufWriter::new)
+            .map_err(|e| Error::io(format!("cannot create {}", p.display()), e))
+    };
+    if let Some(p) = &plan.output.json {
+        let doc = json::build(plan, target, report)?;
+        json::write_json(create(p)?, &doc)?;
+        eprintln!(">> wrote {}", p.display());
+    }
+    if let Some(p) = &plan.output.csv {
+        csv_report::write_csv(create(p)?, &report.operations)?;
+        eprintln!(">> wrote {}", p.display());
+    }
+    Ok(())
+}
+
+/// "15.19" out of "PostgreSQL 15.19 (Debian ...) on x86_64 ...", or
+/// "2.20.1.0" out of a YugabyteDB version string.
+pub fn short_version(version: &str) -> String {
+    if let Some(yb) = version.split("-YB-").nth(1) {
+        return yb.split(['-', ' ']).next().unwrap_or(yb).to_string();
+    }
+    version
+        .split_whitespace()
+        .nth(1)
+        .unwrap_or(version)
+        .to_string()
 }

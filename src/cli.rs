@@ -11,6 +11,8 @@ use std::time::Duration;
 
 use clap::{Parser, ValueEnum};
 
+pub use crate::runner::schedule::Distribution;
+
 /// The operations, in the spelling of the command line. The original tool's
 /// underscore spellings stay accepted as aliases.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -109,13 +111,111 @@ pub struct Cli {
     #[arg(long, value_name = "DIR", default_value = "/tmp")]
     pub csv_dir: PathBuf,
 
-    /// How long select and update run, e.g. 30s, 5m.
+    /// How long select and update run (default 60s), e.g. 30s, 5m; also bounds a load, which then stops issuing batches and reports what it loaded.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, conflicts_with = "runtime_select")]
     pub time: Option<Duration>,
 
     /// The original tool's run time of select and update, in minutes (same as --time).
     #[arg(long, value_name = "MINUTES", value_parser = parse_minutes)]
     pub runtime_select: Option<Duration>,
+
+    /// Run select and update this long first and discard what it measured, e.g. 10s.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub warmup: Option<Duration>,
+
+    /// Target rate over all threads: queries/s for select and update, batches/s for insert and copy-mem. Latency then counts from each unit's scheduled start.
+    #[arg(long, value_name = "N", value_parser = parse_rate)]
+    pub rate: Option<f64>,
+
+    /// Spacing of the --rate schedule.
+    #[arg(long, value_name = "KIND", default_value = "fixed", requires = "rate")]
+    pub rate_distribution: Distribution,
+
+    /// Count units slower than this many milliseconds as late; under --rate, select and update skip (and count) units already later than this when due.
+    #[arg(long, value_name = "MS", value_parser = parse_millis)]
+    pub latency_limit: Option<Duration>,
+
+    /// Print a progress line on stderr every SECONDS (rate, latency percentiles, errors, lag).
+    #[arg(short = 'P', long, value_name = "SECONDS", value_parser = parse_duration)]
+    pub report_interval: Option<Duration>,
+
+    /// Print an ASCII histogram of the latency of each operation.
+    #[arg(short = 'p', long)]
+    pub print_histogram: bool,
+
+    /// Rows of the ASCII histogram.
+    #[arg(long, value_name = "N", default_value = "10", value_parser = parse_positive::<usize>)]
+    pub histogram_buckets: usize,
+
+    /// Bucket spacing of the ASCII histogram: log keeps a long tail from squashing everything into the first row.
+    #[arg(long, value_name = "SCALE", default_value = "linear")]
+    pub histogram_scale: HistogramScale,
+
+    /// Write PNG scatterplots of latency over time per thread, and of throughput and p99 per interval.
+    #[arg(long)]
+    pub graph: bool,
+
+    /// Size of the PNGs, WIDTHxHEIGHT.
+    #[arg(long, value_name = "WxH", default_value = "1024x768", value_parser = parse_size)]
+    pub graph_size: (u32, u32),
+
+    /// Logarithmic latency axis in the scatterplots.
+    #[arg(long)]
+    pub graph_log_y: bool,
+
+    /// Directory of the PNGs.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub graph_dir: PathBuf,
+
+    /// Write the whole run as JSON: configuration, server, per operation counts, percentiles and HDR histograms.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+
+    /// Write one CSV row per interval (1 s, or --report-interval) per operation.
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+
+    /// Write every timed unit (operation, thread, start, latency, rows) as CSV.
+    #[arg(long, value_name = "FILE")]
+    pub latency_log: Option<PathBuf>,
+}
+
+/// Bucket spacing of the ASCII histogram.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HistogramScale {
+    Linear,
+    Log,
+}
+
+fn parse_rate(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(r) if r.is_finite() && r > 0.0 => Ok(r),
+        _ => Err(format!(
+            "'{s}' is not a positive rate (write operations per second, e.g. 2000)"
+        )),
+    }
+}
+
+fn parse_millis(s: &str) -> Result<Duration, String> {
+    match s.trim().parse::<f64>() {
+        Ok(ms) if ms.is_finite() && ms > 0.0 && ms < 3.6e6 => Ok(Duration::from_secs_f64(ms / 1e3)),
+        _ => Err(format!(
+            "'{s}' is not a positive number of milliseconds (e.g. 50)"
+        )),
+    }
+}
+
+fn parse_size(s: &str) -> Result<(u32, u32), String> {
+    let bad =
+        || format!("'{s}' is not a size: write WIDTHxHEIGHT, e.g. 1024x768 (each 100 to 10000)");
+    let (w, h) = s.trim().split_once(['x', 'X']).ok_or_else(bad)?;
+    let w: u32 = w.trim().parse().map_err(|_| bad())?;
+    let h: u32 = h.trim().parse().map_err(|_| bad())?;
+    if !(100..=10_000).contains(&w) || !(100..=10_000).contains(&h) {
+        return Err(bad());
+    }
+    Ok((w, h))
 }
 
 /// A whole number of at least 1, with a message that says so.
@@ -200,6 +300,13 @@ mod tests {
         assert!(parse_duration("soon").is_err());
         assert!(parse_duration("-1").is_err());
         assert_eq!(parse_minutes("0.5"), Ok(Duration::from_secs(30)));
+        assert_eq!(parse_millis("2.5"), Ok(Duration::from_micros(2500)));
+        assert!(parse_millis("0").is_err());
+        assert_eq!(parse_rate("2000"), Ok(2000.0));
+        assert!(parse_rate("-1").is_err());
+        assert_eq!(parse_size("800x600"), Ok((800, 600)));
+        assert!(parse_size("800").is_err());
+        assert!(parse_size("10x10").is_err());
     }
 
     #[test]

@@ -10,7 +10,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::cli::{Cli, OperationArg};
+use crate::cli::{Cli, Distribution, HistogramScale, OperationArg};
 use crate::db::connect::ConnTarget;
 use crate::error::{Error, Result};
 use crate::workload::OpKind;
@@ -101,6 +101,78 @@ pub struct RunPlan {
     pub csv_dir: PathBuf,
     /// How long select and update run.
     pub run_time: Duration,
+    /// `--time` as given: it also bounds loads.
+    pub load_time: Option<Duration>,
+    /// Select and update run this long first, unmeasured.
+    pub warmup: Option<Duration>,
+    /// Units per second over all threads.
+    pub rate: Option<f64>,
+    pub rate_distribution: Distribution,
+    pub latency_limit: Option<Duration>,
+    /// Progress lines every so often.
+    pub report_interval: Option<Duration>,
+    pub output: OutputOptions,
+}
+
+/// What the run writes besides the summary.
+#[derive(Clone, Debug)]
+pub struct OutputOptions {
+    pub print_histogram: bool,
+    pub histogram_buckets: usize,
+    pub histogram_scale: HistogramScale,
+    pub graph: Option<GraphOptions>,
+    pub json: Option<PathBuf>,
+    pub csv: Option<PathBuf>,
+    pub latency_log: Option<PathBuf>,
+}
+
+/// The PNG scatterplots.
+#[derive(Clone, Debug)]
+pub struct GraphOptions {
+    pub dir: PathBuf,
+    pub width: u32,
+    pub height: u32,
+    pub log_y: bool,
+}
+
+impl RunPlan {
+    /// The length of the per-interval figures (CSV rows, progress lines).
+    pub fn interval(&self) -> Duration {
+        self.report_interval.unwrap_or(Duration::from_secs(1))
+    }
+}
+
+/// Refuses an output file that exists and was not written by ysql-bench
+/// (`ours` recognises the tool's own files by their first bytes), and one
+/// whose directory does not exist. Nothing is overwritten that the tool
+/// did not create.
+pub fn check_output_file(path: &std::path::Path, flag: &str, ours: fn(&str) -> bool) -> Result<()> {
+    let shown = path.display();
+    if path.is_dir() {
+        return Err(Error::usage(format!(
+            "{flag} {shown} is a directory: give a file name"
+        )));
+    }
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty())
+        && !parent.is_dir()
+    {
+        return Err(Error::usage(format!(
+            "{flag} {shown}: the directory {} does not exist; create it first",
+            parent.display()
+        )));
+    }
+    if path.exists() {
+        let mut head = vec![0u8; 4096];
+        let n = std::fs::File::open(path)
+            .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
+            .unwrap_or(0);
+        if !ours(&String::from_utf8_lossy(&head[..n])) {
+            return Err(Error::usage(format!(
+                "{flag} {shown} exists and was not written by ysql-bench: choose another file name, or move it away"
+            )));
+        }
+    }
+    Ok(())
 }
 
 impl RunPlan {
@@ -152,13 +224,49 @@ impl RunPlan {
                 cli.batch_size
             )));
         }
-        let run_time = cli.time.or(cli.runtime_select).unwrap_or(DEFAULT_RUN_TIME);
+        let given_time = cli.time.or(cli.runtime_select);
+        let run_time = given_time.unwrap_or(DEFAULT_RUN_TIME);
         if run_time.is_zero() {
             return Err(Error::usage(
                 "--time 0 would run nothing: give a duration such as 10s or 5m",
             ));
         }
         let seed = cli.seed.unwrap_or_else(rand::random::<u64>);
+        if cli
+            .report_interval
+            .is_some_and(|d| d < Duration::from_millis(10))
+        {
+            return Err(Error::usage(
+                "--report-interval must be at least 0.01 s: write e.g. -P 5 for every 5 seconds",
+            ));
+        }
+        if let Some(p) = &cli.json {
+            check_output_file(p, "--json", crate::report::json::is_ours)?;
+        }
+        if let Some(p) = &cli.csv {
+            check_output_file(p, "--csv", crate::report::csv::is_ours)?;
+        }
+        if let Some(p) = &cli.latency_log {
+            check_output_file(p, "--latency-log", |head: &str| {
+                head.starts_with(crate::runner::latency_log::HEADER)
+            })?;
+        }
+        let graph = if cli.graph {
+            std::fs::create_dir_all(&cli.graph_dir).map_err(|e| {
+                Error::usage(format!(
+                    "--graph-dir {} cannot be created ({e}): give a writable directory",
+                    cli.graph_dir.display()
+                ))
+            })?;
+            Some(GraphOptions {
+                dir: cli.graph_dir.clone(),
+                width: cli.graph_size.0,
+                height: cli.graph_size.1,
+                log_y: cli.graph_log_y,
+            })
+        } else {
+            None
+        };
 
         Ok(RunPlan {
             target,
@@ -178,6 +286,21 @@ impl RunPlan {
             seed_given: cli.seed.is_some(),
             csv_dir: cli.csv_dir,
             run_time,
+            load_time: given_time,
+            warmup: cli.warmup.filter(|d| !d.is_zero()),
+            rate: cli.rate,
+            rate_distribution: cli.rate_distribution,
+            latency_limit: cli.latency_limit,
+            report_interval: cli.report_interval,
+            output: OutputOptions {
+                print_histogram: cli.print_histogram,
+                histogram_buckets: cli.histogram_buckets,
+                histogram_scale: cli.histogram_scale,
+                graph,
+                json: cli.json,
+                csv: cli.csv,
+                latency_log: cli.latency_log,
+            },
         })
     }
 }
@@ -254,6 +377,27 @@ mod tests {
                 .run_time,
             Duration::from_secs(120)
         );
+    }
+
+    #[test]
+    fn output_files_not_written_by_the_tool_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let precious = dir.path().join("notes.json");
+        std::fs::write(&precious, "my own notes").unwrap();
+        let p = precious.to_str().unwrap();
+        assert!(
+            usage_message(&["-o", "insert", "--json", p]).contains("not written by ysql-bench")
+        );
+        let ours = dir.path().join("run.json");
+        std::fs::write(&ours, "{\n  \"tool\": \"ysql-bench\",\n").unwrap();
+        assert!(plan(&["-o", "insert", "--json", ours.to_str().unwrap()]).is_ok());
+        let nodir = dir.path().join("missing/run.csv");
+        assert!(
+            usage_message(&["-o", "insert", "--csv", nodir.to_str().unwrap()])
+                .contains("does not exist")
+        );
+        let fresh = dir.path().join("new.csv");
+        assert!(plan(&["-o", "insert", "--csv", fresh.to_str().unwrap()]).is_ok());
     }
 
     #[test]

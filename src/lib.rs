@@ -16,5 +16,5 @@ pub mod runner;
 pub mod stats;
 pub mod workload;
 
-pub use app::{RunReport, run};
+pub use app::{Control, RunReport, run, run_with};
 pub use error::{Error, Result};

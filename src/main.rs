@@ -1,18 +1,29 @@
 //! The `ysql-bench` binary: parse, validate, run, map the outcome to an
 //! exit code. Everything else lives in the library.
+//!
+//! The first Ctrl-C or SIGTERM asks the run to stop: workers finish their
+//! unit in flight (for at most a few seconds), the partial summary and the
+//! reports are written, and the exit code is 130. A second one exits at
+//! once, after stopping any sandbox server.
 
 use std::process::ExitCode;
 
 use clap::Parser;
+use tokio::signal::unix::{SignalKind, signal};
 use ysql_bench::cli::Cli;
 use ysql_bench::config::RunPlan;
+use ysql_bench::db::sandbox;
 use ysql_bench::error::{EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK};
+use ysql_bench::{Control, run_with};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let plan = match RunPlan::from_cli(cli) {
         Ok(p) => p,
-        Err(e) => return fail(&e),
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(e.exit_code() as u8);
+        }
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -25,28 +36,49 @@ fn main() -> ExitCode {
         }
     };
     let code = runtime.block_on(async {
+        let control = Control::default();
+        if let Err(e) = watch_signals(control.clone()) {
+            eprintln!("warning: cannot watch for Ctrl-C: {e}");
+        }
         let mut stdout = std::io::stdout();
-        tokio::select! {
-            r = ysql_bench::run(plan, &mut stdout) => match r {
-                Ok(report) if report.succeeded() => EXIT_OK,
-                Ok(_) => EXIT_FAILED,
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    e.exit_code()
-                }
-            },
-            _ = tokio::signal::ctrl_c() => {
-                eprintln!("interrupted");
-                EXIT_INTERRUPTED
+        match run_with(plan, &mut stdout, control).await {
+            Ok(report) if report.interrupted => EXIT_INTERRUPTED,
+            Ok(report) if report.succeeded() => EXIT_OK,
+            Ok(_) => EXIT_FAILED,
+            Err(e) => {
+                eprintln!("error: {e}");
+                e.exit_code()
             }
         }
     });
-    // Workers still in flight after an interrupt are not waited for.
+    // Workers abandoned after the stop grace are not waited for.
     runtime.shutdown_background();
     ExitCode::from(code as u8)
 }
 
-fn fail(e: &ysql_bench::Error) -> ExitCode {
-    eprintln!("error: {e}");
-    ExitCode::from(e.exit_code() as u8)
+/// Turns the first SIGINT/SIGTERM into a stop, the second into an exit.
+fn watch_signals(control: Control) -> std::io::Result<()> {
+    let mut int = signal(SignalKind::interrupt())?;
+    let mut term = signal(SignalKind::terminate())?;
+    tokio::spawn(async move {
+        let mut count = 0;
+        loop {
+            tokio::select! {
+                _ = int.recv() => {}
+                _ = term.recv() => {}
+            }
+            count += 1;
+            if count == 1 {
+                eprintln!(
+                    "interrupted: finishing the units in flight and writing the summary (press Ctrl-C again to quit at once)"
+                );
+                control.interrupt();
+            } else {
+                eprintln!("interrupted again: quitting");
+                sandbox::stop_all_now();
+                std::process::exit(EXIT_INTERRUPTED);
+            }
+        }
+    });
+    Ok(())
 }

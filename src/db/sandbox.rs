@@ -28,6 +28,47 @@ const READY_TIMEOUT: Duration = Duration::from_secs(60);
 const STOP_TIMEOUT: Duration = Duration::from_secs(20);
 const SUPERUSER: &str = "postgres";
 
+/// Servers running now, for [`stop_all_now`]: pid and sandbox directory.
+static LIVE: std::sync::Mutex<Vec<(u32, PathBuf)>> = std::sync::Mutex::new(Vec::new());
+
+/// Stops every sandbox server at once and removes its directory: for an
+/// exit that cannot wait for destructors (a second Ctrl-C).
+pub fn stop_all_now() {
+    let live = match LIVE.lock() {
+        Ok(mut l) => std::mem::take(&mut *l),
+        Err(_) => return,
+    };
+    for (pid, dir) in live {
+        let pid = pid as libc::pid_t;
+        // SAFETY: signalling and reaping our own child process by its pid.
+        unsafe {
+            libc::kill(pid, libc::SIGQUIT);
+        }
+        let deadline = Instant::now() + Duration::from_secs(3);
+        while Instant::now() < deadline {
+            // SAFETY: as above; WNOHANG never blocks.
+            let r = unsafe { libc::waitpid(pid, std::ptr::null_mut(), libc::WNOHANG) };
+            if r != 0 {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let _ = fs::remove_dir_all(dir);
+    }
+}
+
+fn register(pid: u32, dir: &Path) {
+    if let Ok(mut l) = LIVE.lock() {
+        l.push((pid, dir.to_path_buf()));
+    }
+}
+
+fn unregister(pid: u32) {
+    if let Ok(mut l) = LIVE.lock() {
+        l.retain(|(p, _)| *p != pid);
+    }
+}
+
 /// How the sandbox server is set up.
 #[derive(Clone, Debug, Default)]
 pub struct SandboxOptions {
@@ -214,12 +255,14 @@ impl Sandbox {
         let child = cmd
             .spawn()
             .map_err(|e| Error::io("cannot start the sandbox server", e))?;
+        register(child.id(), self.root());
         self.child = Some(child);
         let deadline = Instant::now() + READY_TIMEOUT;
         loop {
             if let Some(child) = self.child.as_mut()
                 && let Ok(Some(status)) = child.try_wait()
             {
+                unregister(child.id());
                 self.child = None;
                 return Err(Error::run(format!(
                     "postgres exited with {status}: {}",
@@ -247,6 +290,7 @@ impl Sandbox {
         let Some(mut child) = self.child.take() else {
             return;
         };
+        unregister(child.id());
         let pid = child.id() as libc::pid_t;
         // SAFETY: signalling our own child process by its pid.
         unsafe {

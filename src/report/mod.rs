@@ -1,6 +1,11 @@
 //! Presentation: turns measurements into what people and tools read.
 //!
-//! Nothing here measures or talks to the server. Every writer takes any
-//! `Write`, so each format is tested on a buffer.
+//! Nothing here measures or talks to the server. Text writers take any
+//! `Write`, so each format is tested on a buffer; the pictures are tested by
+//! decoding the PNGs they write.
 
+pub mod csv;
+pub mod histogram;
+pub mod json;
+pub mod plot;
 pub mod summary;

@@ -10,7 +10,7 @@
 use std::io::{self, Write};
 use std::time::Duration;
 
-use crate::stats::OpResult;
+use crate::stats::{OpResult, Percentiles};
 
 /// The derived numbers of an operation's summary.
 #[derive(Clone, Debug, PartialEq)]
@@ -94,6 +94,43 @@ fn line(w: &mut dyn Write, label: &str, value: impl std::fmt::Display) -> io::Re
     writeln!(w, "{label:<W$}: {value}")
 }
 
+/// `min .. max` of a latency histogram (nanoseconds) on one line.
+pub fn percentile_line(h: &hdrhistogram::Histogram<u64>) -> String {
+    let p = Percentiles::of(h);
+    let d = Duration::from_nanos;
+    format!(
+        "min {}, p50 {}, p90 {}, p95 {}, p99 {}, p99.9 {}, max {}",
+        human(d(p.min)),
+        human(d(p.p50)),
+        human(d(p.p90)),
+        human(d(p.p95)),
+        human(d(p.p99)),
+        human(d(p.p999)),
+        human(d(p.max))
+    )
+}
+
+/// A warning when a rate-limited operation fell clearly short of its
+/// target or ran well behind its schedule.
+pub fn keep_up_note(r: &OpResult) -> Option<String> {
+    let target = r.rate?.per_second;
+    let wall = r.wallclock.as_secs_f64();
+    if wall <= 0.0 {
+        return None;
+    }
+    let achieved = r.total.ops as f64 / wall;
+    let behind = r.total.lag_max > Duration::from_secs(1);
+    if achieved < 0.95 * target || behind {
+        Some(format!(
+            "the server (or client) did not keep up with the rate: {:.0}% of the target achieved, schedule lag up to {}",
+            100.0 * achieved / target,
+            human(r.total.lag_max)
+        ))
+    } else {
+        None
+    }
+}
+
 /// Writes the summary of one operation.
 pub fn write_summary(w: &mut dyn Write, r: &OpResult) -> io::Result<()> {
     let f = Figures::of(r);
@@ -132,6 +169,84 @@ pub fn write_summary(w: &mut dyn Write, r: &OpResult) -> io::Result<()> {
         line(w, "queries/s", format!("{:.1}", f.rate))?;
         line(w, "missing rows", r.total.missing)?;
     }
+    let t = &r.total;
+    let unit = r.kind.unit();
+    if t.ops > 0 {
+        line(
+            w,
+            &format!("latency per {unit}"),
+            percentile_line(&t.latency),
+        )?;
+        if r.rate.is_some() {
+            line(
+                w,
+                &format!("service per {unit}"),
+                percentile_line(&t.service),
+            )?;
+        }
+        if r.kind.is_load() && r.kind.generates_batches() {
+            line(w, "latency per row", percentile_line(&t.row_latency))?;
+        }
+    }
+    if let Some(target) = r.rate {
+        line(
+            w,
+            "rate",
+            format!(
+                "target {:.1} {}/s, achieved {:.1}/s",
+                target.per_second,
+                r.kind.units(),
+                f.units as f64 / r.wallclock.as_secs_f64().max(1e-9)
+            ),
+        )?;
+        let lag_avg = if t.ops > 0 {
+            t.lag_total / t.ops as u32
+        } else {
+            Duration::ZERO
+        };
+        line(
+            w,
+            "schedule lag",
+            format!("avg {}, max {}", human(lag_avg), human(t.lag_max)),
+        )?;
+        if let Some(note) = keep_up_note(r) {
+            line(w, "note", note)?;
+        }
+    }
+    if let Some(limit) = r.latency_limit {
+        line(
+            w,
+            &format!("late (> {})", human(limit)),
+            format!(
+                "{} of {} {}, skipped {}",
+                t.late,
+                t.ops,
+                r.kind.units(),
+                t.skipped
+            ),
+        )?;
+    }
+    if let Some(wu) = r.warmup {
+        line(
+            w,
+            "warmup",
+            format!("{} ran first, not measured", human(wu)),
+        )?;
+    }
+    if r.timed_out {
+        line(
+            w,
+            "stopped by --time",
+            format!("{} of {} rows loaded", t.rows, r.table_rows),
+        )?;
+    }
+    if r.interrupted {
+        line(
+            w,
+            "interrupted",
+            "yes: these figures cover the run until the interrupt",
+        )?;
+    }
     let failed = r.total.failed();
     if failed > 0 {
         let by_code: Vec<String> = r
@@ -158,24 +273,20 @@ mod tests {
         let mut total = Stats::default();
         for r in rows_per_batch {
             total.record(
-                Duration::from_millis(10),
+                crate::stats::Timing::unscheduled(Duration::from_millis(10)),
                 Outcome {
                     rows: *r,
                     missing: 0,
                 },
             );
         }
-        OpResult {
-            kind: OpKind::Insert,
-            threads,
-            batch_size: 200,
-            table_rows: rows_per_batch.iter().sum(),
-            nontransactional: false,
-            wallclock: Duration::from_millis(wall_ms),
-            total,
-            thread_rows: vec![334, 334, 333],
-            failure: None,
-        }
+        let mut r = OpResult::new(OpKind::Insert, threads);
+        r.batch_size = 200;
+        r.table_rows = rows_per_batch.iter().sum();
+        r.wallclock = Duration::from_millis(wall_ms);
+        r.total = total;
+        r.thread_rows = vec![334, 334, 333];
+        r
     }
 
     #[test]
@@ -240,6 +351,31 @@ mod tests {
         }
         assert!(text.contains("total rows            : 1001"));
         assert!(text.contains("(333..334)"));
+        // HDR values are within 0.1% (3 significant digits) of the 10 ms recorded.
+        assert!(
+            text.contains("latency per batch     : min 9.994 ms, p50 10.002 ms"),
+            "{text}"
+        );
+        assert!(text.contains("latency per row"), "{text}");
+    }
+
+    #[test]
+    fn a_rate_that_was_not_kept_is_called_out() {
+        let mut r = load(&[1; 50], 1, 1000);
+        r.kind = OpKind::Select;
+        r.rate = Some(crate::stats::RateTarget { per_second: 100.0 });
+        let note = keep_up_note(&r).unwrap();
+        assert!(note.contains("50% of the target"), "{note}");
+        r.rate = Some(crate::stats::RateTarget { per_second: 50.0 });
+        assert_eq!(keep_up_note(&r), None);
+        let mut out = Vec::new();
+        write_summary(&mut out, &r).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(
+            text.contains("rate                  : target 50.0 queries/s, achieved 50.0/s"),
+            "{text}"
+        );
+        assert!(text.contains("schedule lag"), "{text}");
     }
 
     #[test]

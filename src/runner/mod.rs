@@ -3,29 +3,47 @@
 //!
 //! Every operation runs through [`worker_loop`]: take a connection, prepare,
 //! wait for the others at a barrier (so that connecting and preparing are
-//! not in the wallclock), then stage and execute units until the share is
-//! done, the time is up or the run is told to stop. Only `execute` is
-//! timed. Each worker owns its [`Stats`]; the coordinator merges them.
+//! not in the wallclock), optionally warm up unmeasured, then stage and
+//! execute units until the share is done, the time is up or the run is told
+//! to stop. Only `execute` is timed; under `--rate` the wait for a unit's
+//! slot is not service time but does count in its latency. Each worker owns
+//! its [`Stats`], [`Scatter`] sample and interval recorder; the coordinator
+//! merges them, and a collector task turns interval pieces into figures
+//! (and progress lines) while the operation runs.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use deadpool_postgres::Pool;
-use tokio::sync::Barrier;
+use tokio::sync::{Barrier, mpsc};
+use tokio::task::JoinSet;
 use tokio_postgres::Config;
 
 use crate::config::RunPlan;
 use crate::db::{connect, schema};
 use crate::error::{Error, Result};
-use crate::stats::{OpResult, Stats};
+use crate::stats::{OpResult, RateTarget, Scatter, Stats, Timing, nanos};
 use crate::workload::copy_file::CopyFile;
 use crate::workload::copy_mem::CopyMem;
 use crate::workload::insert::Insert;
 use crate::workload::procedure::{self, Procedure};
 use crate::workload::select::Select;
 use crate::workload::update::Update;
-use crate::workload::{OpKind, Operation};
+use crate::workload::{OpKind, Operation, worker_seed};
+
+pub mod intervals;
+pub mod latency_log;
+pub mod progress;
+pub mod schedule;
+
+use intervals::{IntervalRecorder, OnInterval};
+use latency_log::{LogRecord, LogSink, LogWriter};
+use schedule::Schedule;
+
+/// How long workers may take to finish their unit in flight once told to
+/// stop; after that they are abandoned and their measurements are lost.
+pub const STOP_GRACE: Duration = Duration::from_secs(5);
 
 /// What the operations of a run share.
 #[derive(Clone)]
@@ -36,6 +54,9 @@ pub struct RunCtx {
     /// Set to make every worker stop after its current unit (an error in a
     /// load, or an interrupt).
     pub stop: Arc<AtomicBool>,
+    /// Set (with `stop`) by Ctrl-C or SIGTERM.
+    pub interrupted: Arc<AtomicBool>,
+    pub latency_log: Option<LogSink>,
 }
 
 /// Runs one operation to its end and returns what it measured. Failures of
@@ -43,17 +64,15 @@ pub struct RunCtx {
 /// [`OpResult::failure`], with whatever was measured until then.
 pub async fn run_operation(ctx: &RunCtx, kind: OpKind) -> OpResult {
     let plan = &ctx.plan;
-    let mut result = OpResult {
-        kind,
-        threads: plan.threads,
-        batch_size: plan.batch_size,
-        table_rows: plan.rows,
-        nontransactional: plan.nontransactional,
-        wallclock: Duration::ZERO,
-        total: Stats::default(),
-        thread_rows: vec![0; plan.threads],
-        failure: None,
-    };
+    let mut result = OpResult::new(kind, plan.threads);
+    result.batch_size = plan.batch_size;
+    result.table_rows = plan.rows;
+    result.nontransactional = plan.nontransactional;
+    result.rate = plan.rate.map(|r| RateTarget { per_second: r });
+    result.latency_limit = plan.latency_limit;
+    if !kind.is_load() {
+        result.warmup = plan.warmup;
+    }
     if let Err(e) = set_up(ctx, kind).await {
         result.failure = Some(e.to_string());
         return result;
@@ -67,10 +86,14 @@ pub async fn run_operation(ctx: &RunCtx, kind: OpKind) -> OpResult {
         OpKind::Update => run_workers(ctx, kind, Update::new).await,
     };
     result.wallclock = outcome.wallclock;
-    for (t, stats) in outcome.workers.iter().enumerate() {
-        result.thread_rows[t] = stats.rows;
-        result.total.add(stats);
+    for (t, w) in outcome.workers.into_iter().enumerate() {
+        result.thread_rows[t] = w.stats.rows;
+        result.total.add(&w.stats);
+        result.scatter.push(w.scatter);
+        result.timed_out |= w.timed_out;
     }
+    result.intervals = outcome.intervals;
+    result.interrupted = ctx.interrupted.load(Ordering::Relaxed);
     result.failure = outcome.failure;
     result
 }
@@ -89,52 +112,141 @@ async fn set_up(ctx: &RunCtx, kind: OpKind) -> Result<()> {
     Ok(())
 }
 
+/// What one worker hands back.
+struct WorkerOutput {
+    stats: Stats,
+    scatter: Scatter,
+    /// `--time` ended the worker's share early.
+    timed_out: bool,
+    error: Option<Error>,
+}
+
 struct WorkersOutcome {
     wallclock: Duration,
-    workers: Vec<Stats>,
+    workers: Vec<WorkerOutput>,
+    intervals: Vec<crate::stats::IntervalFigures>,
     failure: Option<String>,
 }
 
-/// Starts one worker per thread, waits for all of them, and collects their
-/// stats in thread order.
+/// How a worker runs, the same for all workers of an operation.
+#[derive(Clone)]
+struct Pace {
+    kind: OpKind,
+    /// Measurement ends this long after it starts.
+    run_time: Option<Duration>,
+    warmup: Option<Duration>,
+    rate: Option<f64>,
+    latency_limit: Option<Duration>,
+    /// Stop the whole operation at the first error (loads).
+    stop_on_error: bool,
+    interval: Duration,
+}
+
+/// Starts one worker per thread, waits for all of them (or, once stopped,
+/// at most [`STOP_GRACE`]), and collects their output in thread order.
 async fn run_workers<O, F>(ctx: &RunCtx, kind: OpKind, make: F) -> WorkersOutcome
 where
     O: Operation,
     F: Fn(&RunPlan, usize) -> O,
 {
-    let threads = ctx.plan.threads;
+    let plan = &ctx.plan;
+    let threads = plan.threads;
+    let pace = Pace {
+        kind,
+        run_time: if kind.is_load() {
+            plan.load_time
+        } else {
+            Some(plan.run_time)
+        },
+        warmup: if kind.is_load() { None } else { plan.warmup },
+        rate: plan.rate,
+        latency_limit: plan.latency_limit,
+        stop_on_error: kind.is_load(),
+        interval: plan.interval(),
+    };
     // The coordinator waits at the barrier too, to note when work starts.
     let barrier = Arc::new(Barrier::new(threads + 1));
-    let run_time = (!kind.is_load()).then_some(ctx.plan.run_time);
-    let stop_on_error = kind.is_load();
-    let mut handles = Vec::with_capacity(threads);
+    let (tx, rx) = mpsc::unbounded_channel();
+    let rows_done = Arc::new(AtomicU64::new(0));
+    let mut set = JoinSet::new();
     for t in 0..threads {
-        let op = make(&ctx.plan, t);
+        let op = make(plan, t);
         let ctx = ctx.clone();
         let barrier = barrier.clone();
-        handles.push(tokio::spawn(async move {
-            worker_loop(op, &ctx, &barrier, run_time, stop_on_error).await
-        }));
+        let pace = pace.clone();
+        let tx = tx.clone();
+        let rows_done = rows_done.clone();
+        set.spawn(async move {
+            let out = worker_loop(op, &ctx, &barrier, t, &pace, tx, &rows_done).await;
+            (t, out)
+        });
     }
+    drop(tx);
     barrier.wait().await;
-    let start = Instant::now();
-    let mut workers = Vec::with_capacity(threads);
+    let start = Instant::now() + pace.warmup.unwrap_or_default();
+    if let Some(w) = pace.warmup {
+        eprintln!(
+            ">> {kind}: warming up for {}",
+            humantime::format_duration(w)
+        );
+    }
+    let on_interval: Option<OnInterval> = plan.report_interval.map(|_| {
+        let rate_limited = plan.rate.is_some();
+        Box::new(move |f: &crate::stats::IntervalFigures| {
+            eprintln!("{}", progress::progress_line(kind, f, rate_limited));
+        }) as OnInterval
+    });
+    let collector = tokio::spawn(intervals::collect(
+        rx,
+        threads,
+        start,
+        pace.interval,
+        on_interval,
+    ));
+    let bar = (kind.is_load() && plan.report_interval.is_none())
+        .then(|| progress::LoadBar::start(kind, plan.rows, rows_done.clone()))
+        .flatten();
+
+    let mut outputs: Vec<Option<WorkerOutput>> = (0..threads).map(|_| None).collect();
     let mut failures = Vec::new();
-    for (t, h) in handles.into_iter().enumerate() {
-        match h.await {
-            Ok((stats, err)) => {
-                if let Some(e) = err {
-                    failures.push(format!("thread {}: {e}", t + 1));
-                }
-                workers.push(stats);
-            }
-            Err(e) => {
-                failures.push(format!("thread {} stopped: {e}", t + 1));
-                workers.push(Stats::default());
+    let grace = stopped_for(ctx.stop.clone(), STOP_GRACE);
+    tokio::pin!(grace);
+    loop {
+        tokio::select! {
+            joined = set.join_next() => match joined {
+                None => break,
+                Some(Ok((t, out))) => outputs[t] = Some(out),
+                Some(Err(e)) => failures.push(format!("a worker stopped: {e}")),
+            },
+            _ = &mut grace => {
+                let left = set.len();
+                set.abort_all();
+                failures.push(format!(
+                    "{left} worker(s) did not finish their unit within {} s of the stop; their measurements are not included",
+                    STOP_GRACE.as_secs()
+                ));
+                break;
             }
         }
     }
     let wallclock = start.elapsed();
+    if let Some(b) = bar {
+        b.finish();
+    }
+    let intervals = collector.await.unwrap_or_default();
+    let mut workers = Vec::with_capacity(threads);
+    for (t, out) in outputs.into_iter().enumerate() {
+        let out = out.unwrap_or_else(|| WorkerOutput {
+            stats: Stats::default(),
+            scatter: Scatter::new(0),
+            timed_out: false,
+            error: None,
+        });
+        if let Some(e) = &out.error {
+            failures.push(format!("thread {}: {e}", t + 1));
+        }
+        workers.push(out);
+    }
     let failure = match failures.len() {
         0 => None,
         1 => failures.pop(),
@@ -143,20 +255,36 @@ where
     WorkersOutcome {
         wallclock,
         workers,
+        intervals,
         failure,
     }
 }
 
-/// The one worker loop. Returns what the worker measured and, if it
-/// stopped on an error, that error.
+/// Resolves `grace` after `stop` is set.
+async fn stopped_for(stop: Arc<AtomicBool>, grace: Duration) {
+    while !stop.load(Ordering::Relaxed) {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    tokio::time::sleep(grace).await;
+}
+
+/// The one worker loop.
 async fn worker_loop<O: Operation>(
     mut op: O,
     ctx: &RunCtx,
     barrier: &Barrier,
-    run_time: Option<Duration>,
-    stop_on_error: bool,
-) -> (Stats, Option<Error>) {
-    let mut stats = Stats::default();
+    thread: usize,
+    pace: &Pace,
+    tx: mpsc::UnboundedSender<intervals::IntervalMsg>,
+    rows_done: &AtomicU64,
+) -> WorkerOutput {
+    let seed = worker_seed(ctx.plan.seed, thread, 2);
+    let mut out = WorkerOutput {
+        stats: Stats::default(),
+        scatter: Scatter::new(seed),
+        timed_out: false,
+        error: None,
+    };
     let ready = async {
         let client = connect::get(&ctx.pool, &ctx.config).await?;
         if ctx.plan.nontransactional {
@@ -176,37 +304,191 @@ async fn worker_loop<O: Operation>(
         Ok(c) => c,
         Err(e) => {
             ctx.stop.store(true, Ordering::Relaxed);
-            return (stats, Some(e));
+            out.error = Some(e);
+            return out;
         }
     };
-    let deadline = run_time.map(|d| Instant::now() + d);
-    loop {
-        if ctx.stop.load(Ordering::Relaxed) {
-            break;
+    let began = Instant::now();
+    let mut schedule = pace.rate.map(|r| {
+        Schedule::new(
+            began,
+            r,
+            ctx.plan.threads,
+            thread,
+            ctx.plan.rate_distribution,
+            seed,
+        )
+    });
+    let mut phase = Phase {
+        ctx,
+        pace,
+        thread,
+        client: &client,
+        rows_done,
+        schedule: schedule.as_mut(),
+    };
+    if let Some(w) = pace.warmup {
+        let mut discard = WorkerOutput {
+            stats: Stats::default(),
+            scatter: Scatter::new(seed),
+            timed_out: false,
+            error: None,
+        };
+        phase
+            .units(&mut op, Some(began + w), None, &mut discard)
+            .await;
+        if discard.error.is_some() {
+            out.error = discard.error;
+            return out;
         }
-        if deadline.is_some_and(|d| Instant::now() >= d) {
-            break;
-        }
-        if !op.stage() {
-            break;
-        }
-        let t0 = Instant::now();
-        let res = op.execute(&client).await;
-        let latency = t0.elapsed();
-        match res {
-            Ok(outcome) => stats.record(latency, outcome),
-            Err(e) => {
-                stats.record_error(&error_class(&e));
-                if stop_on_error || client.is_closed() {
-                    if stop_on_error {
-                        ctx.stop.store(true, Ordering::Relaxed);
+    }
+    let start = began + pace.warmup.unwrap_or_default();
+    let recorder = IntervalRecorder::new(thread, start, pace.interval, pace.run_time, tx);
+    let deadline = pace.run_time.map(|d| start + d);
+    let mut rec = Recording {
+        start,
+        intervals: recorder,
+        log: ctx.latency_log.as_ref().map(LogSink::writer),
+    };
+    phase
+        .units(&mut op, deadline, Some(&mut rec), &mut out)
+        .await;
+    if let Some(log) = rec.log.as_mut() {
+        log.flush().await;
+    }
+    rec.intervals.finish();
+    out
+}
+
+/// Where a measured phase records, besides the worker's [`Stats`].
+struct Recording {
+    start: Instant,
+    intervals: IntervalRecorder,
+    log: Option<LogWriter>,
+}
+
+/// The loop of one phase (warmup, or measurement) of one worker.
+struct Phase<'a> {
+    ctx: &'a RunCtx,
+    pace: &'a Pace,
+    thread: usize,
+    client: &'a deadpool_postgres::Object,
+    rows_done: &'a AtomicU64,
+    schedule: Option<&'a mut Schedule>,
+}
+
+impl Phase<'_> {
+    /// Runs units until the deadline, the end of the share or a stop;
+    /// `rec` is `None` during warmup, whose figures are thrown away.
+    async fn units<O: Operation>(
+        &mut self,
+        op: &mut O,
+        deadline: Option<Instant>,
+        mut rec: Option<&mut Recording>,
+        out: &mut WorkerOutput,
+    ) {
+        let skip_late = !self.pace.kind.is_load();
+        loop {
+            if self.ctx.stop.load(Ordering::Relaxed) {
+                return;
+            }
+            let now = Instant::now();
+            if deadline.is_some_and(|d| now >= d) {
+                out.timed_out = self.pace.kind.is_load();
+                return;
+            }
+            let due = match self.schedule.as_deref_mut() {
+                Some(s) => {
+                    let due = s.next_due();
+                    if deadline.is_some_and(|d| due >= d) {
+                        // The next slot is past the end: wait for the end
+                        // so the wallclock is the asked time, then stop.
+                        if let Some(d) = deadline {
+                            schedule::wait_until(d).await;
+                        }
+                        continue;
                     }
-                    return (stats, Some(e));
+                    if skip_late
+                        && let Some(limit) = self.pace.latency_limit
+                        && now > due + limit
+                    {
+                        out.stats.skipped += 1;
+                        continue;
+                    }
+                    Some(due)
+                }
+                None => None,
+            };
+            if !op.stage() {
+                return;
+            }
+            if let Some(due) = due {
+                schedule::wait_until(due).await;
+            }
+            let sent = Instant::now();
+            let res = op.execute(self.client).await;
+            let end = Instant::now();
+            let timing = Timing {
+                latency: end - due.unwrap_or(sent).min(sent),
+                service: end - sent,
+            };
+            match res {
+                Ok(outcome) => {
+                    self.rows_done.fetch_add(outcome.rows, Ordering::Relaxed);
+                    if self.pace.latency_limit.is_some_and(|l| timing.latency > l) {
+                        out.stats.late += 1;
+                    }
+                    out.stats.record(timing, outcome);
+                    if let Some(rec) = rec.as_deref_mut() {
+                        let since = end.saturating_duration_since(rec.start);
+                        out.scatter.record(nanos(since), nanos(timing.latency));
+                        rec.intervals.record(end, timing, outcome);
+                        if let Some(log) = rec.log.as_mut() {
+                            log.push(self.log_record(rec.start, end, timing, outcome.rows, true))
+                                .await;
+                        }
+                    }
+                }
+                Err(e) => {
+                    out.stats.record_error(&error_class(&e));
+                    if let Some(rec) = rec.as_deref_mut() {
+                        rec.intervals.record_error(end);
+                        if let Some(log) = rec.log.as_mut() {
+                            log.push(self.log_record(rec.start, end, timing, 0, false))
+                                .await;
+                        }
+                    }
+                    if self.pace.stop_on_error || self.client.is_closed() {
+                        if self.pace.stop_on_error {
+                            self.ctx.stop.store(true, Ordering::Relaxed);
+                        }
+                        out.error = Some(e);
+                        return;
+                    }
                 }
             }
         }
     }
-    (stats, None)
+
+    fn log_record(
+        &self,
+        start: Instant,
+        end: Instant,
+        timing: Timing,
+        rows: u64,
+        ok: bool,
+    ) -> LogRecord {
+        let due = end - timing.latency;
+        LogRecord {
+            op: self.pace.kind.name(),
+            thread: self.thread as u32 + 1,
+            start_us: due.saturating_duration_since(start).as_micros() as u64,
+            latency_us: timing.latency.as_micros() as u64,
+            service_us: timing.service.as_micros() as u64,
+            rows,
+            ok,
+        }
+    }
 }
 
 fn error_class(e: &Error) -> String {

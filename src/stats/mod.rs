@@ -5,9 +5,16 @@
 //! are plain data: turning them into text, pictures or JSON is the
 //! business of [`crate::report`].
 //!
-//! Latency is kept in an HDR histogram in nanoseconds with three
-//! significant digits (at most 0.1% error on any percentile), from 1 ns to
-//! one hour; slower units are clamped to one hour and still counted.
+//! Latency is kept in HDR histograms in nanoseconds with three significant
+//! digits (at most 0.1% error on any percentile). They grow with the
+//! largest value recorded, so a run of fast queries keeps small histograms;
+//! values are clamped at one hour and still counted.
+//!
+//! Two latencies are kept per unit. `latency` counts from when the unit
+//! was *due*: under `--rate` that is its slot in the schedule, so a stalled
+//! server shows in it even though the client sent nothing while it waited
+//! (no coordinated omission). `service` counts from when the unit was
+//! actually sent. Without a rate both are the same.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -16,22 +23,60 @@ use hdrhistogram::Histogram;
 
 use crate::workload::{OpKind, Outcome};
 
+pub mod interval;
+pub mod scatter;
+
+pub use interval::IntervalFigures;
+pub use scatter::{Point, Scatter};
+
 /// The highest latency the histograms hold: one hour, in nanoseconds.
 pub const MAX_LATENCY_NS: u64 = 3_600_000_000_000;
 /// Significant digits of the histograms.
 pub const SIGFIG: u8 = 3;
 
-/// A latency histogram in nanoseconds.
+/// A latency histogram in nanoseconds that grows as needed.
 pub fn new_histogram() -> Histogram<u64> {
-    // The bounds are constants that hdrhistogram accepts (low >= 1,
-    // high >= 2 * low, sigfig <= 5), so this cannot fail.
-    Histogram::new_with_bounds(1, MAX_LATENCY_NS, SIGFIG)
-        .unwrap_or_else(|_| unreachable!("constant histogram bounds are valid"))
+    // sigfig 3 is within hdrhistogram's 0..=5, so this cannot fail.
+    Histogram::new(SIGFIG).unwrap_or_else(|_| unreachable!("3 significant digits are valid"))
+}
+
+/// Records a latency, clamped to 1 ns ..= one hour.
+pub fn record_ns(h: &mut Histogram<u64>, ns: u64) {
+    let v = ns.clamp(1, MAX_LATENCY_NS);
+    // `record` grows the histogram (saturating_record would not); should
+    // growing ever fail, count the value at the top rather than lose it.
+    if h.record(v).is_err() {
+        h.saturating_record(v);
+    }
 }
 
 /// Nanoseconds of a duration, saturating.
 pub fn nanos(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+/// The timing of one executed unit.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Timing {
+    /// From when the unit was due to its result.
+    pub latency: Duration,
+    /// From when it was sent to its result.
+    pub service: Duration,
+}
+
+impl Timing {
+    /// A unit with no schedule: due when sent.
+    pub fn unscheduled(d: Duration) -> Timing {
+        Timing {
+            latency: d,
+            service: d,
+        }
+    }
+
+    /// How late the unit was sent compared with its schedule.
+    pub fn lag(&self) -> Duration {
+        self.latency.saturating_sub(self.service)
+    }
 }
 
 /// What one worker (or, after merging, all workers) measured.
@@ -43,12 +88,21 @@ pub struct Stats {
     pub rows: u64,
     /// Rows looked for and not found (select, update).
     pub missing: u64,
-    /// Time spent in successful units: the "database time".
+    /// Service time of successful units summed: the "database time".
     pub busy: Duration,
-    /// Latency of each successful unit.
+    /// Latency of each successful unit, from when it was due.
     pub latency: Histogram<u64>,
+    /// Service time of each successful unit, from when it was sent.
+    pub service: Histogram<u64>,
     /// Latency per row of each successful unit (loads: batch time / rows).
     pub row_latency: Histogram<u64>,
+    /// Schedule lag summed and at most (under `--rate`).
+    pub lag_total: Duration,
+    pub lag_max: Duration,
+    /// Units whose latency exceeded `--latency-limit`.
+    pub late: u64,
+    /// Units skipped because they were already later than the limit when due.
+    pub skipped: u64,
     /// Failed units, by SQLSTATE or client-side class.
     pub errors: BTreeMap<String, u64>,
 }
@@ -61,7 +115,12 @@ impl Default for Stats {
             missing: 0,
             busy: Duration::ZERO,
             latency: new_histogram(),
+            service: new_histogram(),
             row_latency: new_histogram(),
+            lag_total: Duration::ZERO,
+            lag_max: Duration::ZERO,
+            late: 0,
+            skipped: 0,
             errors: BTreeMap::new(),
         }
     }
@@ -69,17 +128,20 @@ impl Default for Stats {
 
 impl Stats {
     /// Records a successful unit.
-    pub fn record(&mut self, latency: Duration, outcome: Outcome) {
-        let ns = nanos(latency).clamp(1, MAX_LATENCY_NS);
+    pub fn record(&mut self, timing: Timing, outcome: Outcome) {
+        let ns = nanos(timing.latency);
         self.ops += 1;
         self.rows += outcome.rows;
         self.missing += outcome.missing;
-        self.busy += latency;
-        self.latency.saturating_record(ns);
+        self.busy += timing.service;
+        record_ns(&mut self.latency, ns);
+        record_ns(&mut self.service, nanos(timing.service));
         if let Some(per_row) = ns.checked_div(outcome.rows) {
-            self.row_latency
-                .saturating_record(per_row.clamp(1, MAX_LATENCY_NS));
+            record_ns(&mut self.row_latency, per_row);
         }
+        let lag = timing.lag();
+        self.lag_total += lag;
+        self.lag_max = self.lag_max.max(lag);
     }
 
     /// Counts a failed unit under its error class.
@@ -98,13 +160,58 @@ impl Stats {
         self.rows += other.rows;
         self.missing += other.missing;
         self.busy += other.busy;
-        // Both histograms have the same bounds, so adding cannot fail.
+        // Auto-resizing histograms of equal precision always add.
         let _ = self.latency.add(&other.latency);
+        let _ = self.service.add(&other.service);
         let _ = self.row_latency.add(&other.row_latency);
+        self.lag_total += other.lag_total;
+        self.lag_max = self.lag_max.max(other.lag_max);
+        self.late += other.late;
+        self.skipped += other.skipped;
         for (k, v) in &other.errors {
             *self.errors.entry(k.clone()).or_insert(0) += v;
         }
     }
+}
+
+/// Percentiles of a histogram in nanoseconds, as reports show them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Percentiles {
+    pub min: u64,
+    pub mean: f64,
+    pub p50: u64,
+    pub p90: u64,
+    pub p95: u64,
+    pub p99: u64,
+    pub p999: u64,
+    pub max: u64,
+    pub stdev: f64,
+}
+
+impl Percentiles {
+    pub fn of(h: &Histogram<u64>) -> Percentiles {
+        if h.is_empty() {
+            return Percentiles::default();
+        }
+        Percentiles {
+            min: h.min(),
+            mean: h.mean(),
+            p50: h.value_at_quantile(0.50),
+            p90: h.value_at_quantile(0.90),
+            p95: h.value_at_quantile(0.95),
+            p99: h.value_at_quantile(0.99),
+            p999: h.value_at_quantile(0.999),
+            max: h.max(),
+            stdev: h.stdev(),
+        }
+    }
+}
+
+/// What a rate-limited operation aimed at.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub struct RateTarget {
+    /// Units per second over all threads.
+    pub per_second: f64,
 }
 
 /// Everything measured about one operation of a run.
@@ -116,17 +223,54 @@ pub struct OpResult {
     /// Rows the table was to hold (loads) or ids were drawn from (queries).
     pub table_rows: u64,
     pub nontransactional: bool,
-    /// From the moment all workers were ready to the end of the last one.
+    /// From the start of measurement (after connecting, preparing and any
+    /// warmup) to the end of the last worker.
     pub wallclock: Duration,
+    /// The warmup that ran before measurement, if any.
+    pub warmup: Option<Duration>,
+    /// The target rate, if the operation was rate-limited.
+    pub rate: Option<RateTarget>,
+    /// `--latency-limit`, if given.
+    pub latency_limit: Option<Duration>,
     /// All workers merged.
     pub total: Stats,
     /// Rows done by each thread, in thread order.
     pub thread_rows: Vec<u64>,
+    /// Each thread's bounded latency sample, for the scatterplot.
+    pub scatter: Vec<Scatter>,
+    /// Per-interval figures, in time order.
+    pub intervals: Vec<IntervalFigures>,
+    /// Whether the run was interrupted during this operation.
+    pub interrupted: bool,
+    /// Whether `--time` ended a load before all its rows were written.
+    pub timed_out: bool,
     /// Why the operation failed, if it did.
     pub failure: Option<String>,
 }
 
 impl OpResult {
+    /// An operation that has not run yet.
+    pub fn new(kind: OpKind, threads: usize) -> OpResult {
+        OpResult {
+            kind,
+            threads,
+            batch_size: 0,
+            table_rows: 0,
+            nontransactional: false,
+            wallclock: Duration::ZERO,
+            warmup: None,
+            rate: None,
+            latency_limit: None,
+            total: Stats::default(),
+            thread_rows: vec![0; threads],
+            scatter: Vec::new(),
+            intervals: Vec::new(),
+            interrupted: false,
+            timed_out: false,
+            failure: None,
+        }
+    }
+
     pub fn succeeded(&self) -> bool {
         self.failure.is_none() && self.total.failed() == 0
     }
@@ -140,6 +284,10 @@ mod tests {
         Outcome { rows, missing: 0 }
     }
 
+    fn t(d: Duration) -> Timing {
+        Timing::unscheduled(d)
+    }
+
     #[test]
     fn merged_stats_equal_one_worker_that_did_everything() {
         let mut a = Stats::default();
@@ -148,8 +296,8 @@ mod tests {
         for i in 1..=100u64 {
             let d = Duration::from_micros(i * 10);
             let s = if i % 2 == 0 { &mut a } else { &mut b };
-            s.record(d, outcome(2));
-            all.record(d, outcome(2));
+            s.record(t(d), outcome(2));
+            all.record(t(d), outcome(2));
         }
         b.record_error("40001");
         a.record_error("40001");
@@ -158,7 +306,8 @@ mod tests {
         assert_eq!(a.ops, all.ops);
         assert_eq!(a.rows, 200);
         assert_eq!(a.busy, all.busy);
-        assert_eq!(a.latency, all.latency);
+        assert_eq!(Percentiles::of(&a.latency), Percentiles::of(&all.latency));
+        assert_eq!(a.latency.len(), all.latency.len());
         assert_eq!(a.errors.get("40001"), Some(&2));
         assert_eq!(a.failed(), 3);
     }
@@ -167,31 +316,68 @@ mod tests {
     fn percentiles_of_a_uniform_distribution_are_within_a_tenth_of_a_percent() {
         let mut s = Stats::default();
         for us in 1..=10_000u64 {
-            s.record(Duration::from_micros(us), outcome(1));
+            s.record(t(Duration::from_micros(us)), outcome(1));
         }
-        for (q, expect_us) in [(50.0, 5_000.0), (99.0, 9_900.0), (99.9, 9_990.0)] {
-            let got = s.latency.value_at_quantile(q / 100.0) as f64 / 1000.0;
+        let p = Percentiles::of(&s.latency);
+        for (got, expect_us) in [
+            (p.p50, 5_000.0),
+            (p.p90, 9_000.0),
+            (p.p99, 9_900.0),
+            (p.p999, 9_990.0),
+        ] {
+            let got = got as f64 / 1000.0;
             assert!(
                 (got - expect_us).abs() / expect_us < 0.001,
-                "p{q}: {got} vs {expect_us}"
+                "{got} vs {expect_us}"
             );
         }
-        assert_eq!(s.latency.min(), 1_000);
-        assert!((s.latency.max() as f64 - 10_000_000.0).abs() / 1e7 < 0.001);
+        assert_eq!(p.min, 1_000);
+        assert!((p.max as f64 - 1e7).abs() / 1e7 < 0.001);
+        assert!((p.mean / 1000.0 - 5_000.5).abs() < 5.0);
+    }
+
+    #[test]
+    fn percentiles_of_a_bimodal_distribution_find_the_tail() {
+        let mut s = Stats::default();
+        for _ in 0..980 {
+            s.record(t(Duration::from_micros(100)), outcome(1));
+        }
+        for _ in 0..20 {
+            s.record(t(Duration::from_millis(50)), outcome(1));
+        }
+        let p = Percentiles::of(&s.latency);
+        assert!((p.p95 as f64 - 100_000.0).abs() < 100.0);
+        assert!((p.p99 as f64 - 50_000_000.0).abs() / 5e7 < 0.001);
     }
 
     #[test]
     fn row_latency_divides_the_batch_time_by_its_rows() {
         let mut s = Stats::default();
-        s.record(Duration::from_millis(2), outcome(200));
+        s.record(t(Duration::from_millis(2)), outcome(200));
         let per_row = s.row_latency.max();
         assert!((9_990..=10_010).contains(&per_row), "{per_row}");
     }
 
     #[test]
+    fn lag_is_latency_minus_service() {
+        let mut s = Stats::default();
+        s.record(
+            Timing {
+                latency: Duration::from_millis(30),
+                service: Duration::from_millis(1),
+            },
+            outcome(1),
+        );
+        assert_eq!(s.lag_max, Duration::from_millis(29));
+        assert_eq!(s.busy, Duration::from_millis(1));
+        assert!(s.latency.max() > 29_000_000);
+        assert!(s.service.max() < 1_100_000);
+    }
+
+    #[test]
     fn an_hour_long_unit_is_clamped_not_lost() {
         let mut s = Stats::default();
-        s.record(Duration::from_secs(7200), outcome(1));
+        s.record(t(Duration::from_secs(7200)), outcome(1));
         assert_eq!(s.latency.len(), 1);
         assert_eq!(s.ops, 1);
     }

@@ -1,0 +1,68 @@
+//! `--csv FILE`: one row per interval per operation, for spreadsheets and
+//! plotting tools. Latencies are in microseconds, measured from when each
+//! unit was due.
+
+use std::io::Write;
+
+use crate::error::{Error, Result};
+use crate::stats::OpResult;
+
+/// The header row; also how the tool recognises its own file.
+pub const HEADER: [&str; 15] = [
+    "operation",
+    "elapsed_s",
+    "interval_s",
+    "count",
+    "rows",
+    "rate",
+    "rows_per_s",
+    "min_us",
+    "mean_us",
+    "p50_us",
+    "p95_us",
+    "p99_us",
+    "p999_us",
+    "max_us",
+    "errors",
+];
+
+/// Whether a file starting with `head` was written by this module.
+pub fn is_ours(head: &str) -> bool {
+    head.starts_with(&HEADER.join(","))
+}
+
+fn us(ns: u64) -> String {
+    format!("{:.1}", ns as f64 / 1000.0)
+}
+
+/// Writes the intervals of every operation.
+pub fn write_csv<W: Write>(w: W, ops: &[OpResult]) -> Result<()> {
+    let fail = |e: csv::Error| Error::run(format!("cannot write the CSV report: {e}"));
+    let mut out = csv::Writer::from_writer(w);
+    out.write_record(HEADER).map_err(fail)?;
+    for op in ops {
+        for f in &op.intervals {
+            let l = &f.latency;
+            out.write_record([
+                op.kind.name().to_string(),
+                format!("{:.3}", f.end_s),
+                format!("{:.3}", f.seconds),
+                f.ops.to_string(),
+                f.rows.to_string(),
+                format!("{:.1}", f.ops_per_s),
+                format!("{:.1}", f.rows_per_s),
+                us(l.min),
+                format!("{:.1}", l.mean / 1000.0),
+                us(l.p50),
+                us(l.p95),
+                us(l.p99),
+                us(l.p999),
+                us(l.max),
+                f.errors.to_string(),
+            ])
+            .map_err(fail)?;
+        }
+    }
+    out.flush()
+        .map_err(|e| Error::io("cannot write the CSV report", e))
+}

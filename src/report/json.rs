@@ -1,0 +1,254 @@
+//! `--json FILE`: the whole run, for other tools and for later comparison.
+//!
+//! It keeps the configuration (never the password), the server, and per
+//! operation the counts, errors, throughput, percentiles, per-interval
+//! figures and the HDR histograms themselves, serialised in HdrHistogram's
+//! V2 compressed encoding and base64 (the encoding of HdrHistogram log
+//! files), so that runs can be merged and re-plotted later with any
+//! HdrHistogram library. Field meanings are documented in the README.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+
+use base64::Engine;
+use hdrhistogram::Histogram;
+use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
+use serde::{Deserialize, Serialize};
+
+use crate::app::RunReport;
+use crate::config::RunPlan;
+use crate::db::connect::ConnTarget;
+use crate::error::{Error, Result};
+use crate::report::summary::Figures;
+use crate::stats::{IntervalFigures, OpResult, Percentiles, nanos};
+
+/// The report, as written.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct JsonReport {
+    /// Always "ysql-bench": how the tool recognises its own files.
+    pub tool: String,
+    pub version: String,
+    /// When the run started, RFC 3339, UTC.
+    pub started_at: String,
+    pub config: JsonConfig,
+    pub server: JsonServer,
+    pub operations: Vec<JsonOperation>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct JsonConfig {
+    /// Where the run connected; hosts, ports, user, database; no password.
+    pub target: String,
+    pub operations: Vec<String>,
+    pub threads: usize,
+    pub rows: u64,
+    pub batch_size: usize,
+    pub fields_length: usize,
+    pub nontransactional: bool,
+    pub tablets: Option<u32>,
+    pub prepared: bool,
+    pub table: String,
+    pub seed: u64,
+    pub time_s: f64,
+    pub warmup_s: Option<f64>,
+    pub rate: Option<f64>,
+    pub rate_distribution: String,
+    pub latency_limit_ms: Option<f64>,
+    pub interval_s: f64,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct JsonServer {
+    /// "postgres" or "yugabyte".
+    pub flavor: String,
+    pub version: String,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct JsonOperation {
+    pub operation: String,
+    pub succeeded: bool,
+    pub failure: Option<String>,
+    pub interrupted: bool,
+    pub timed_out: bool,
+    pub threads: usize,
+    pub wallclock_s: f64,
+    pub db_time_s: f64,
+    pub warmup_s: Option<f64>,
+    /// Timed units that succeeded: batches, files, calls or queries.
+    pub units: u64,
+    pub unit: String,
+    pub rows: u64,
+    pub missing_rows: u64,
+    pub failed: u64,
+    /// Failed units by SQLSTATE (or client-side class).
+    pub errors: BTreeMap<String, u64>,
+    pub units_per_s: f64,
+    pub rows_per_s: f64,
+    /// Per unit, from when it was due (equal to service time without --rate).
+    pub latency_ns: Percentiles,
+    /// Per unit, from when it was sent.
+    pub service_ns: Percentiles,
+    /// Per row (unit latency / rows of the unit), for loads.
+    pub row_latency_ns: Option<Percentiles>,
+    pub rate_target: Option<f64>,
+    pub lag_avg_ns: u64,
+    pub lag_max_ns: u64,
+    pub late: u64,
+    pub skipped: u64,
+    pub thread_rows: Vec<u64>,
+    pub intervals: Vec<IntervalFigures>,
+    /// Base64 of HdrHistogram V2 compressed encodings, in nanoseconds.
+    pub histograms: JsonHistograms,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct JsonHistograms {
+    pub latency: String,
+    pub service: String,
+    pub row_latency: String,
+}
+
+/// Whether a file starting with `head` was written by this module.
+pub fn is_ours(head: &str) -> bool {
+    head.trim_start().starts_with('{') && head.contains("\"tool\": \"ysql-bench\"")
+}
+
+/// Encodes a histogram as base64 of its V2 compressed form.
+pub fn encode_histogram(h: &Histogram<u64>) -> Result<String> {
+    let mut buf = Vec::new();
+    V2DeflateSerializer::new()
+        .serialize(h, &mut buf)
+        .map_err(|e| Error::run(format!("cannot encode a histogram: {e:?}")))?;
+    Ok(base64::engine::general_purpose::STANDARD.encode(buf))
+}
+
+/// Decodes what [`encode_histogram`] made.
+pub fn decode_histogram(text: &str) -> Result<Histogram<u64>> {
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(text)
+        .map_err(|e| Error::run(format!("a histogram is not base64: {e}")))?;
+    Deserializer::new()
+        .deserialize(&mut &bytes[..])
+        .map_err(|e| Error::run(format!("cannot decode a histogram: {e:?}")))
+}
+
+/// Builds the report of a finished run.
+pub fn build(plan: &RunPlan, target: &str, report: &RunReport) -> Result<JsonReport> {
+    let mut operations = Vec::new();
+    for op in &report.operations {
+        operations.push(operation(op)?);
+    }
+    Ok(JsonReport {
+        tool: "ysql-bench".to_string(),
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        started_at: humantime::format_rfc3339_seconds(report.started_at).to_string(),
+        config: JsonConfig {
+            target: match &plan.target {
+                ConnTarget::Sandbox => format!("sandbox ({target})"),
+                ConnTarget::Server(_) => target.to_string(),
+            },
+            operations: plan
+                .operations
+                .iter()
+                .map(|o| o.name().to_string())
+                .collect(),
+            threads: plan.threads,
+            rows: plan.rows,
+            batch_size: plan.batch_size,
+            fields_length: plan.field_len,
+            nontransactional: plan.nontransactional,
+            tablets: plan.tablets,
+            prepared: plan.prepared,
+            table: plan.table.as_str().to_string(),
+            seed: plan.seed,
+            time_s: plan.run_time.as_secs_f64(),
+            warmup_s: plan.warmup.map(|d| d.as_secs_f64()),
+            rate: plan.rate,
+            rate_distribution: format!("{:?}", plan.rate_distribution).to_lowercase(),
+            latency_limit_ms: plan.latency_limit.map(|d| d.as_secs_f64() * 1e3),
+            interval_s: plan.interval().as_secs_f64(),
+        },
+        server: JsonServer {
+            flavor: format!("{:?}", report.server.flavor).to_lowercase(),
+            version: report.server.version.clone(),
+        },
+        operations,
+    })
+}
+
+fn operation(op: &OpResult) -> Result<JsonOperation> {
+    let f = Figures::of(op);
+    let t = &op.total;
+    let wall = op.wallclock.as_secs_f64();
+    Ok(JsonOperation {
+        operation: op.kind.name().to_string(),
+        succeeded: op.succeeded(),
+        failure: op.failure.clone(),
+        interrupted: op.interrupted,
+        timed_out: op.timed_out,
+        threads: op.threads,
+        wallclock_s: wall,
+        db_time_s: f.db_time.as_secs_f64(),
+        warmup_s: op.warmup.map(|d| d.as_secs_f64()),
+        units: t.ops,
+        unit: op.kind.unit().to_string(),
+        rows: t.rows,
+        missing_rows: t.missing,
+        failed: t.failed(),
+        errors: t.errors.clone(),
+        units_per_s: if wall > 0.0 { t.ops as f64 / wall } else { 0.0 },
+        rows_per_s: if wall > 0.0 {
+            t.rows as f64 / wall
+        } else {
+            0.0
+        },
+        latency_ns: Percentiles::of(&t.latency),
+        service_ns: Percentiles::of(&t.service),
+        row_latency_ns: op.kind.is_load().then(|| Percentiles::of(&t.row_latency)),
+        rate_target: op.rate.map(|r| r.per_second),
+        lag_avg_ns: nanos(t.lag_total).checked_div(t.ops).unwrap_or(0),
+        lag_max_ns: nanos(t.lag_max),
+        late: t.late,
+        skipped: t.skipped,
+        thread_rows: op.thread_rows.clone(),
+        intervals: op.intervals.clone(),
+        histograms: JsonHistograms {
+            latency: encode_histogram(&t.latency)?,
+            service: encode_histogram(&t.service)?,
+            row_latency: encode_histogram(&t.row_latency)?,
+        },
+    })
+}
+
+/// Writes the report, pretty-printed.
+pub fn write_json<W: Write>(w: W, report: &JsonReport) -> Result<()> {
+    serde_json::to_writer_pretty(w, report)
+        .map_err(|e| Error::run(format!("cannot write the JSON report: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::{new_histogram, record_ns};
+
+    #[test]
+    fn histograms_survive_the_round_trip() {
+        let mut h = new_histogram();
+        for v in [1_000u64, 2_500, 50_000, 50_000, 9_000_000_000] {
+            record_ns(&mut h, v);
+        }
+        let back = decode_histogram(&encode_histogram(&h).unwrap()).unwrap();
+        assert_eq!(back.len(), 5);
+        assert_eq!(back.max(), h.max());
+        assert_eq!(back.value_at_quantile(0.5), h.value_at_quantile(0.5));
+        assert!(decode_histogram("not base64!").is_err());
+    }
+
+    #[test]
+    fn the_tool_recognises_its_own_json() {
+        assert!(is_ours("{\n  \"tool\": \"ysql-bench\",\n  \"version\""));
+        assert!(!is_ours("{\"tool\": \"other\"}"));
+        assert!(!is_ours("hello"));
+    }
+}

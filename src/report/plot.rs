@@ -1,0 +1,212 @@
+//! `--graph`: PNG pictures of an operation, made with plotters and a
+//! bundled font (DejaVu Sans), so no system font library is needed.
+//!
+//! Two pictures per operation: a scatterplot of latency over time, one
+//! colour per thread (the points are each worker's bounded sample: every
+//! time slice's fastest and slowest unit and a few random ones, see
+//! [`crate::stats::scatter`]); and throughput and p99 latency per interval.
+//! File names carry the run's start time and the operation, and an
+//! existing file is never overwritten: a number is added instead.
+
+use std::path::{Path, PathBuf};
+use std::sync::Once;
+
+use plotters::prelude::*;
+use plotters::style::FontStyle;
+
+use crate::config::GraphOptions;
+use crate::error::{Error, Result};
+use crate::stats::OpResult;
+
+const FONT: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
+const FAMILY: &str = "sans-serif";
+/// Threads named in the legend; more would hide the picture.
+const LEGEND_MAX: usize = 16;
+
+fn register_font() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        // The bundled font is valid; if it were not, text would be missing
+        // from the pictures, which the tests would show.
+        let _ = plotters::style::register_font(FAMILY, FontStyle::Normal, FONT);
+    });
+}
+
+fn err<E: std::fmt::Display>(what: &Path) -> impl Fn(E) -> Error + '_ {
+    move |e| Error::run(format!("cannot draw {}: {e}", what.display()))
+}
+
+/// A path in `dir` named `stem.png` that does not exist yet.
+pub fn free_path(dir: &Path, stem: &str) -> PathBuf {
+    let first = dir.join(format!("{stem}.png"));
+    if !first.exists() {
+        return first;
+    }
+    (2..)
+        .map(|n| dir.join(format!("{stem}-{n}.png")))
+        .find(|p| !p.exists())
+        .unwrap_or(first)
+}
+
+/// Draws both pictures of `op`; returns their paths.
+pub fn draw(
+    op: &OpResult,
+    opts: &GraphOptions,
+    run_stamp: &str,
+    server: &str,
+) -> Result<Vec<PathBuf>> {
+    register_font();
+    let stem = format!("ysql-bench-{run_stamp}-{}", op.kind);
+    let latency = free_path(&opts.dir, &format!("{stem}-latency"));
+    draw_scatter(op, opts, server, &latency)?;
+    let throughput = free_path(&opts.dir, &format!("{stem}-throughput"));
+    draw_throughput(op, opts, server, &throughput)?;
+    Ok(vec![latency, throughput])
+}
+
+fn title(op: &OpResult, server: &str) -> String {
+    let mut t = format!("{}: {} threads", op.kind, op.threads);
+    if op.kind.generates_batches() {
+        t.push_str(&format!(", batch {}", op.batch_size));
+    }
+    t.push_str(&format!(", {} rows, {server}", op.table_rows));
+    t
+}
+
+fn draw_scatter(op: &OpResult, opts: &GraphOptions, server: &str, path: &Path) -> Result<()> {
+    let e = err(path);
+    let root = BitMapBackend::new(path, (opts.width, opts.height)).into_drawing_area();
+    root.fill(&WHITE).map_err(&e)?;
+    let threads: Vec<Vec<(f64, f64)>> = op
+        .scatter
+        .iter()
+        .map(|s| {
+            s.points()
+                .iter()
+                .map(|p| (p.t_ns as f64 / 1e9, p.latency_ns as f64 / 1e3))
+                .collect()
+        })
+        .collect();
+    let all = threads.iter().flatten();
+    let x_max = all
+        .clone()
+        .map(|p| p.0)
+        .fold(op.wallclock.as_secs_f64(), f64::max)
+        .max(1e-3);
+    let (lo, hi) = all.fold((f64::MAX, 0f64), |(lo, hi), p| (lo.min(p.1), hi.max(p.1)));
+    let (lo, hi) = if lo > hi { (1.0, 10.0) } else { (lo, hi) };
+    // A log axis is drawn as log10 of the value with labels put back.
+    let f = |v: f64| if opts.log_y { v.max(1e-3).log10() } else { v };
+    let (y_lo, y_hi) = if opts.log_y {
+        (f(lo) - 0.1, f(hi) + 0.1)
+    } else {
+        (0.0, hi * 1.05 + 1e-3)
+    };
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            format!("latency per {}: {}", op.kind.unit(), title(op, server)),
+            (FAMILY, 20),
+        )
+        .margin(12)
+        .x_label_area_size(45)
+        .y_label_area_size(80)
+        .build_cartesian_2d(0f64..x_max * 1.01, y_lo..y_hi)
+        .map_err(&e)?;
+    let log_y = opts.log_y;
+    chart
+        .configure_mesh()
+        .x_desc("seconds since start")
+        .y_desc(if log_y {
+            "latency (us, log scale)"
+        } else {
+            "latency (us)"
+        })
+        .y_label_formatter(&move |v: &f64| {
+            let us = if log_y { 10f64.powf(*v) } else { *v };
+            if us >= 100.0 {
+                format!("{us:.0}")
+            } else {
+                format!("{us:.1}")
+            }
+        })
+        .label_style((FAMILY, 14))
+        .draw()
+        .map_err(&e)?;
+    for (t, pts) in threads.iter().enumerate() {
+        let color = Palette99::pick(t).to_rgba();
+        let series = chart
+            .draw_series(
+                pts.iter()
+                    .map(|(x, y)| Circle::new((*x, f(*y)), 2, color.filled())),
+            )
+            .map_err(&e)?;
+        if t < LEGEND_MAX {
+            series
+                .label(format!("thread {}", t + 1))
+                .legend(move |(x, y)| Circle::new((x, y), 4, color.filled()));
+        }
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .label_font((FAMILY, 14))
+        .position(SeriesLabelPosition::UpperRight)
+        .draw()
+        .map_err(&e)?;
+    root.present().map_err(&e)?;
+    Ok(())
+}
+
+fn draw_throughput(op: &OpResult, opts: &GraphOptions, server: &str, path: &Path) -> Result<()> {
+    let e = err(path);
+    let root = BitMapBackend::new(path, (opts.width, opts.height)).into_drawing_area();
+    root.fill(&WHITE).map_err(&e)?;
+    let root = root.titled(&title(op, server), (FAMILY, 20)).map_err(&e)?;
+    let (top, bottom) = root.split_vertically(opts.height as i32 / 2 - 15);
+    let x_max = op
+        .intervals
+        .last()
+        .map(|f| f.end_s)
+        .unwrap_or(1.0)
+        .max(1e-3);
+    // Each interval is drawn at its middle.
+    let mid = |f: &crate::stats::IntervalFigures| f.end_s - f.seconds / 2.0;
+    let rate: Vec<(f64, f64)> = op.intervals.iter().map(|f| (mid(f), f.ops_per_s)).collect();
+    let p99: Vec<(f64, f64)> = op
+        .intervals
+        .iter()
+        .filter(|f| f.ops > 0)
+        .map(|f| (mid(f), f.latency.p99 as f64 / 1e6))
+        .collect();
+    for (area, points, what, color) in [
+        (&top, &rate, format!("{} per second", op.kind.units()), BLUE),
+        (&bottom, &p99, "p99 latency (ms)".to_string(), RED),
+    ] {
+        let y_hi = points.iter().map(|p| p.1).fold(0f64, f64::max) * 1.1 + 1e-3;
+        let mut chart = ChartBuilder::on(area)
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(80)
+            .build_cartesian_2d(0f64..x_max * 1.01, 0f64..y_hi)
+            .map_err(&e)?;
+        chart
+            .configure_mesh()
+            .x_desc("seconds since start")
+            .y_desc(what.as_str())
+            .label_style((FAMILY, 14))
+            .draw()
+            .map_err(&e)?;
+        chart
+            .draw_series(LineSeries::new(
+                points.iter().copied(),
+                color.stroke_width(2),
+            ))
+            .map_err(&e)?;
+        chart
+            .draw_series(points.iter().map(|p| Circle::new(*p, 3, color.filled())))
+            .map_err(&e)?;
+    }
+    root.present().map_err(&e)?;
+    Ok(())
+}

@@ -1,0 +1,274 @@
+//! Per-interval figures while an operation runs: the workers' side
+//! ([`IntervalRecorder`]) and the collector that merges their pieces.
+//!
+//! A worker records each unit into the interval in which it ended, and
+//! sends the interval's stats to the collector when it moves on to a later
+//! interval (about once per interval, so the channel is quiet). The
+//! collector finishes interval i when every worker still running has moved
+//! past it, or, so that one long unit cannot hold up the progress lines,
+//! when a grace period after the interval's end has passed; pieces that
+//! arrive later are counted in the oldest interval still open. A finished
+//! interval is reduced to its figures and its histogram dropped.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use tokio::sync::mpsc;
+
+use crate::stats::interval::{IntervalFigures, IntervalStats};
+use crate::stats::{Timing, nanos};
+use crate::workload::Outcome;
+
+/// A piece of an interval, from one worker.
+pub struct IntervalMsg {
+    worker: usize,
+    index: u64,
+    stats: IntervalStats,
+    /// The worker has no more units.
+    done: bool,
+}
+
+/// The worker's side.
+pub struct IntervalRecorder {
+    worker: usize,
+    start: Instant,
+    len_ns: u64,
+    index: u64,
+    /// Units that end after a timed run's end (in flight at the deadline)
+    /// count in its last interval instead of making a sliver of their own.
+    last_index: Option<u64>,
+    current: IntervalStats,
+    tx: mpsc::UnboundedSender<IntervalMsg>,
+}
+
+impl IntervalRecorder {
+    /// `run_time`, when known, is how long measurement lasts.
+    pub fn new(
+        worker: usize,
+        start: Instant,
+        len: Duration,
+        run_time: Option<Duration>,
+        tx: mpsc::UnboundedSender<IntervalMsg>,
+    ) -> Self {
+        let len_ns = nanos(len).max(1);
+        IntervalRecorder {
+            worker,
+            start,
+            len_ns,
+            index: 0,
+            last_index: run_time.map(|d| nanos(d).div_ceil(len_ns).saturating_sub(1)),
+            current: IntervalStats::default(),
+            tx,
+        }
+    }
+
+    fn move_to(&mut self, at: Instant) {
+        let mut index = nanos(at.saturating_duration_since(self.start)) / self.len_ns;
+        if let Some(last) = self.last_index {
+            index = index.min(last);
+        }
+        if index != self.index {
+            self.send(false);
+            self.index = index;
+        }
+    }
+
+    fn send(&mut self, done: bool) {
+        let stats = std::mem::take(&mut self.current);
+        // A closed collector means the operation is being torn down.
+        let _ = self.tx.send(IntervalMsg {
+            worker: self.worker,
+            index: self.index,
+            stats,
+            done,
+        });
+    }
+
+    /// Records a successful unit that ended at `end`.
+    pub fn record(&mut self, end: Instant, timing: Timing, outcome: Outcome) {
+        self.move_to(end);
+        self.current.record(timing, outcome);
+    }
+
+    /// Counts a failed unit that ended at `end`.
+    pub fn record_error(&mut self, end: Instant) {
+        self.move_to(end);
+        self.current.errors += 1;
+    }
+
+    /// Hands over the last piece.
+    pub fn finish(mut self) {
+        self.send(true);
+    }
+}
+
+/// Called with each finished interval (progress lines).
+pub type OnInterval = Box<dyn FnMut(&IntervalFigures) + Send>;
+
+/// Merges the workers' pieces until every recorder is gone; returns the
+/// figures of every interval, in order. `end` is read when the channel
+/// closes, to give the last, partial interval its true length.
+pub async fn collect(
+    mut rx: mpsc::UnboundedReceiver<IntervalMsg>,
+    workers: usize,
+    start: Instant,
+    len: Duration,
+    mut on_interval: Option<OnInterval>,
+) -> Vec<IntervalFigures> {
+    let grace = (len / 2).min(Duration::from_secs(1));
+    let len_ns = nanos(len).max(1);
+    let mut pending: BTreeMap<u64, IntervalStats> = BTreeMap::new();
+    let mut position = vec![0u64; workers];
+    let mut done = vec![false; workers];
+    let mut next = 0u64;
+    let mut out = Vec::new();
+    let mut tick = tokio::time::interval(
+        (len / 4).clamp(Duration::from_millis(10), Duration::from_millis(250)),
+    );
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            msg = rx.recv() => {
+                let Some(m) = msg else { break };
+                let index = m.index.max(next);
+                pending.entry(index).or_default().add(&m.stats);
+                // A worker sends interval k's piece when it moves past k.
+                if let Some(p) = position.get_mut(m.worker) {
+                    *p = (*p).max(m.index + 1);
+                }
+                if m.done && let Some(d) = done.get_mut(m.worker) {
+                    *d = true;
+                }
+            }
+            _ = tick.tick() => {}
+        }
+        let elapsed = nanos(start.elapsed());
+        // Intervals that have ended, and those past the grace period.
+        let ended = elapsed / len_ns;
+        let past_grace = nanos(start.elapsed().saturating_sub(grace)) / len_ns;
+        let frontier = position
+            .iter()
+            .zip(&done)
+            .filter(|(_, d)| !**d)
+            .map(|(p, _)| *p)
+            .min()
+            .unwrap_or(u64::MAX);
+        let upto = frontier.max(past_grace).min(ended);
+        while next < upto {
+            let stats = pending.remove(&next).unwrap_or_default();
+            let f = stats.figures(next, len);
+            if let Some(cb) = on_interval.as_mut() {
+                cb(&f);
+            }
+            out.push(f);
+            next += 1;
+        }
+    }
+    // Every worker is done: the rest, the last one possibly partial.
+    let total = start.elapsed();
+    let last = pending.keys().next_back().copied().unwrap_or(0).max(next);
+    while next <= last {
+        let stats = pending.remove(&next).unwrap_or_default();
+        let begin = len.saturating_mul(next as u32);
+        // Only the last interval may be partial.
+        let this_len = if next < last {
+            len
+        } else {
+            match total.checked_sub(begin) {
+                Some(d) if !d.is_zero() => d.min(len),
+                _ => len,
+            }
+        };
+        let mut f = stats.figures(next, this_len);
+        f.end_s = (begin + this_len).as_secs_f64();
+        if let Some(cb) = on_interval.as_mut() {
+            cb(&f);
+        }
+        out.push(f);
+        next += 1;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unit() -> (Timing, Outcome) {
+        (
+            Timing::unscheduled(Duration::from_micros(100)),
+            Outcome {
+                rows: 2,
+                missing: 0,
+            },
+        )
+    }
+
+    #[tokio::test]
+    async fn pieces_of_all_workers_add_up_per_interval() {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let start = Instant::now();
+        let len = Duration::from_secs(1);
+        let mut a = IntervalRecorder::new(0, start, len, None, tx.clone());
+        let mut b = IntervalRecorder::new(1, start, len, None, tx);
+        let (t, o) = unit();
+        // Interval 0: a 3 units, b 1; interval 2: b 2 units and an error.
+        for _ in 0..3 {
+            a.record(start + Duration::from_millis(100), t, o);
+        }
+        b.record(start + Duration::from_millis(900), t, o);
+        b.record(start + Duration::from_millis(2100), t, o);
+        b.record(start + Duration::from_millis(2200), t, o);
+        b.record_error(start + Duration::from_millis(2300));
+        a.finish();
+        b.finish();
+        let figs = collect(rx, 2, start, len, None).await;
+        assert_eq!(figs[0].ops, 4);
+        assert_eq!(figs[0].rows, 8);
+        assert_eq!(figs[1].ops, 0);
+        assert_eq!(figs[2].ops, 2);
+        assert_eq!(figs[2].errors, 1);
+        assert_eq!(figs.iter().map(|f| f.ops).sum::<u64>(), 6);
+        assert!((figs[0].ops_per_s - 4.0).abs() < 1e-9);
+    }
+
+    #[tokio::test]
+    async fn units_in_flight_at_the_deadline_count_in_the_last_interval() {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let start = Instant::now();
+        let len = Duration::from_secs(1);
+        let mut r = IntervalRecorder::new(0, start, len, Some(Duration::from_secs(2)), tx);
+        let (t, o) = unit();
+        r.record(start + Duration::from_millis(1500), t, o);
+        r.record(start + Duration::from_millis(2003), t, o);
+        r.finish();
+        let figs = collect(rx, 1, start, len, None).await;
+        assert_eq!(figs.len(), 2);
+        assert_eq!(figs[1].ops, 2);
+    }
+
+    #[tokio::test]
+    async fn the_callback_sees_every_interval_once_in_order() {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let start = Instant::now();
+        let len = Duration::from_millis(20);
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let s2 = seen.clone();
+        let cb: OnInterval = Box::new(move |f| s2.lock().unwrap().push(f.index));
+        let worker = tokio::spawn(async move {
+            let mut r = IntervalRecorder::new(0, start, len, None, tx);
+            let (t, o) = unit();
+            for _ in 0..10 {
+                tokio::time::sleep(Duration::from_millis(7)).await;
+                r.record(Instant::now(), t, o);
+            }
+            r.finish();
+        });
+        let figs = collect(rx, 1, start, len, Some(cb)).await;
+        worker.await.unwrap();
+        let indexes: Vec<u64> = figs.iter().map(|f| f.index).collect();
+        assert_eq!(*seen.lock().unwrap(), indexes);
+        assert_eq!(indexes, (0..indexes.len() as u64).collect::<Vec<_>>());
+        assert_eq!(figs.iter().map(|f| f.ops).sum::<u64>(), 10);
+    }
+}

@@ -1,0 +1,118 @@
+//! What the user sees while an operation runs, on stderr.
+//!
+//! With `--report-interval` a line per interval in the manner of pgbench's
+//! `-P` (plain text, no control characters, fit for a log file). Without
+//! it, on a terminal, loads show a progress bar with rows done, rate and
+//! ETA; when stderr is not a terminal nothing is drawn.
+
+use std::io::IsTerminal;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use crate::stats::IntervalFigures;
+use crate::workload::OpKind;
+
+fn ms(ns: u64) -> f64 {
+    ns as f64 / 1e6
+}
+
+/// One progress line for a finished interval.
+pub fn progress_line(kind: OpKind, f: &IntervalFigures, rate_limited: bool) -> String {
+    let l = &f.latency;
+    let mut s = format!(
+        "progress: {kind} {:.1} s, {:.1} {}/s, {:.1} rows/s, lat p50 {:.3} p95 {:.3} p99 {:.3} max {:.3} ms, {} failed",
+        f.end_s,
+        f.ops_per_s,
+        kind.units(),
+        f.rows_per_s,
+        ms(l.p50),
+        ms(l.p95),
+        ms(l.p99),
+        ms(l.max),
+        f.errors
+    );
+    if rate_limited {
+        s.push_str(&format!(
+            ", lag avg {:.3} max {:.3} ms",
+            ms(f.lag_avg_ns),
+            ms(f.lag_max_ns)
+        ));
+    }
+    s
+}
+
+/// A progress bar of rows loaded, drawn only on a terminal.
+pub struct LoadBar {
+    bar: ProgressBar,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl LoadBar {
+    /// Starts a bar for `total` rows that follows `done`; `None` when
+    /// stderr is not a terminal.
+    pub fn start(kind: OpKind, total: u64, done: Arc<AtomicU64>) -> Option<LoadBar> {
+        if !std::io::stderr().is_terminal() {
+            return None;
+        }
+        let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+        let style = ProgressStyle::with_template(
+            "{prefix} [{bar:40}] {pos}/{len} rows {per_sec} ETA {eta}",
+        )
+        .map(|s| s.progress_chars("=> "))
+        .unwrap_or_else(|_| ProgressStyle::default_bar());
+        bar.set_style(style);
+        bar.set_prefix(kind.name());
+        let b = bar.clone();
+        let task = tokio::spawn(async move {
+            loop {
+                b.set_position(done.load(Ordering::Relaxed));
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+        });
+        Some(LoadBar { bar, task })
+    }
+
+    pub fn finish(self) {
+        self.task.abort();
+        self.bar.finish_and_clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::Percentiles;
+
+    #[test]
+    fn a_progress_line_has_rate_latency_and_errors_without_control_characters() {
+        let f = IntervalFigures {
+            index: 4,
+            end_s: 5.0,
+            seconds: 1.0,
+            ops: 1234,
+            rows: 1234,
+            errors: 2,
+            ops_per_s: 1234.0,
+            rows_per_s: 1234.0,
+            latency: Percentiles {
+                p50: 810_000,
+                p95: 1_200_000,
+                p99: 2_500_000,
+                max: 9_000_000,
+                ..Default::default()
+            },
+            lag_avg_ns: 50_000,
+            lag_max_ns: 300_000,
+        };
+        let line = progress_line(OpKind::Select, &f, true);
+        assert_eq!(
+            line,
+            "progress: select 5.0 s, 1234.0 queries/s, 1234.0 rows/s, lat p50 0.810 p95 1.200 p99 2.500 max 9.000 ms, 2 failed, lag avg 0.050 max 0.300 ms"
+        );
+        assert!(!line.chars().any(|c| c.is_control()));
+        assert!(!progress_line(OpKind::Select, &f, false).contains("lag"));
+    }
+}
