@@ -106,17 +106,20 @@ impl IntervalRecorder {
 pub type OnInterval = Box<dyn FnMut(&IntervalFigures) + Send>;
 
 /// Merges the workers' pieces until every recorder is gone; returns the
-/// figures of every interval, in order. `end` is read when the channel
-/// closes, to give the last, partial interval its true length.
+/// figures of every interval, in order. The last interval is finished only
+/// when the workers are done, with its true length. `run_time`, when
+/// known, tells which interval is the last.
 pub async fn collect(
     mut rx: mpsc::UnboundedReceiver<IntervalMsg>,
     workers: usize,
     start: Instant,
     len: Duration,
+    run_time: Option<Duration>,
     mut on_interval: Option<OnInterval>,
 ) -> Vec<IntervalFigures> {
     let grace = (len / 2).min(Duration::from_secs(1));
     let len_ns = nanos(len).max(1);
+    let last_index = run_time.map(|d| nanos(d).div_ceil(len_ns).saturating_sub(1));
     let mut pending: BTreeMap<u64, IntervalStats> = BTreeMap::new();
     let mut position = vec![0u64; workers];
     let mut done = vec![false; workers];
@@ -153,7 +156,10 @@ pub async fn collect(
             .map(|(p, _)| *p)
             .min()
             .unwrap_or(u64::MAX);
-        let upto = frontier.max(past_grace).min(ended);
+        let upto = frontier
+            .max(past_grace)
+            .min(ended)
+            .min(last_index.unwrap_or(u64::MAX));
         while next < upto {
             let stats = pending.remove(&next).unwrap_or_default();
             let f = stats.figures(next, len);
@@ -222,7 +228,7 @@ mod tests {
         b.record_error(start + Duration::from_millis(2300));
         a.finish();
         b.finish();
-        let figs = collect(rx, 2, start, len, None).await;
+        let figs = collect(rx, 2, start, len, None, None).await;
         assert_eq!(figs[0].ops, 4);
         assert_eq!(figs[0].rows, 8);
         assert_eq!(figs[1].ops, 0);
@@ -242,7 +248,7 @@ mod tests {
         r.record(start + Duration::from_millis(1500), t, o);
         r.record(start + Duration::from_millis(2003), t, o);
         r.finish();
-        let figs = collect(rx, 1, start, len, None).await;
+        let figs = collect(rx, 1, start, len, Some(Duration::from_secs(2)), None).await;
         assert_eq!(figs.len(), 2);
         assert_eq!(figs[1].ops, 2);
     }
@@ -264,7 +270,7 @@ mod tests {
             }
             r.finish();
         });
-        let figs = collect(rx, 1, start, len, Some(cb)).await;
+        let figs = collect(rx, 1, start, len, None, Some(cb)).await;
         worker.await.unwrap();
         let indexes: Vec<u64> = figs.iter().map(|f| f.index).collect();
         assert_eq!(*seen.lock().unwrap(), indexes);

@@ -201,6 +201,7 @@ where
         threads,
         start,
         pace.interval,
+        pace.run_time,
         on_interval,
     ));
     let bar = (kind.is_load() && plan.report_interval.is_none())

@@ -1,0 +1,285 @@
+//! Time, rate, warmup, progress and interrupts against a real server.
+
+mod common;
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::*;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rate_is_held_and_latency_counts_from_the_schedule() {
+    let sb = sandbox();
+    run_args(&sb, &["-o", "copy-mem", "-r", "10000", "-b", "1000"]).await;
+    let (report, text) = run_args(
+        &sb,
+        &[
+            "-o", "select", "-r", "10000", "-t", "4", "--rate", "2000", "--time", "5s",
+        ],
+    )
+    .await;
+    assert!(report.succeeded(), "{text}");
+    let op = &report.operations[0];
+    let achieved = op.total.ops as f64 / op.wallclock.as_secs_f64();
+    assert!(
+        (1900.0..=2100.0).contains(&achieved),
+        "achieved {achieved}/s\n{text}"
+    );
+    assert!(
+        text.contains("rate                  : target 2000.0 queries/s"),
+        "{text}"
+    );
+    assert!(text.contains("schedule lag"), "{text}");
+    assert!(text.contains("service per query"), "{text}");
+    // Latency counts from the slot, so it is never below the service time.
+    assert!(op.total.latency.value_at_quantile(0.5) >= op.total.service.value_at_quantile(0.5));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stall_shows_in_the_corrected_latency_not_in_service_time() {
+    let sb = sandbox();
+    run_args(&sb, &["-o", "copy-mem", "-r", "10000", "-b", "1000"]).await;
+    let locker = client(&sb).await;
+    let stall = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        locker
+            .batch_execute("begin; lock table test_table in access exclusive mode; select pg_sleep(1); commit;")
+            .await
+            .unwrap();
+    });
+    let (report, text) = run_args(
+        &sb,
+        &[
+            "-o", "select", "-r", "10000", "-t", "4", "--rate", "500", "--time", "4s",
+        ],
+    )
+    .await;
+    stall.await.unwrap();
+    assert!(report.succeeded(), "{text}");
+    let t = &report.operations[0].total;
+    let ms = |ns: u64| ns as f64 / 1e6;
+    // About a quarter of the units fell due during the 1 s stall: they
+    // waited up to a second for their turn.
+    assert!(ms(t.latency.value_at_quantile(0.99)) > 500.0, "{text}");
+    assert!(ms(t.latency.max()) > 800.0, "{text}");
+    // Only the four queries caught by the lock were slow to serve.
+    assert!(ms(t.service.value_at_quantile(0.99)) < 100.0, "{text}");
+    assert!(t.lag_max > Duration::from_millis(500), "{text}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn warmup_is_run_first_and_left_out_of_the_figures() {
+    let sb = sandbox();
+    run_args(&sb, &["-o", "copy-mem", "-r", "1000"]).await;
+    let started = Instant::now();
+    let (report, text) = run_args(
+        &sb,
+        &[
+            "-o", "select", "-r", "1000", "--warmup", "1s", "--time", "1s", "-t", "2",
+        ],
+    )
+    .await;
+    let took = started.elapsed();
+    assert!(report.succeeded(), "{text}");
+    let op = &report.operations[0];
+    assert!(
+        took >= Duration::from_secs(2),
+        "warmup and measurement take 2 s, took {took:?}"
+    );
+    assert!(
+        op.wallclock < Duration::from_millis(1500),
+        "wallclock {:?}",
+        op.wallclock
+    );
+    assert!(text.contains("warmup"), "{text}");
+    // Everything counted falls inside the measured second.
+    let in_intervals: u64 = op.intervals.iter().map(|i| i.ops).sum();
+    assert_eq!(in_intervals, op.total.ops);
+    assert!(
+        op.intervals.iter().all(|i| i.end_s <= 1.01),
+        "{:?}",
+        op.intervals
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn time_bounds_a_load_and_the_summary_says_exactly_what_was_loaded() {
+    let sb = sandbox();
+    let c = client(&sb).await;
+    let (report, text) = run_args(
+        &sb,
+        &[
+            "-o", "insert", "-r", "5000000", "-b", "50", "-t", "2", "--time", "500ms",
+        ],
+    )
+    .await;
+    let op = &report.operations[0];
+    assert!(op.timed_out, "{text}");
+    assert!(op.total.rows > 0 && op.total.rows < 5_000_000);
+    assert!(text.contains("stopped by --time"), "{text}");
+    assert_eq!(facts(&c, "test_table").await.count as u64, op.total.rows);
+}
+
+#[test]
+fn progress_lines_come_at_the_interval_with_their_fields() {
+    let out = bin(
+        "ysql-bench",
+        &[
+            "--sandbox",
+            "-o",
+            "insert,select",
+            "-r",
+            "1000",
+            "--time",
+            "2s",
+            "-P",
+            "0.5",
+        ],
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let lines: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("progress: select"))
+        .collect();
+    assert!((3..=5).contains(&lines.len()), "{stderr}");
+    for (i, l) in lines.iter().enumerate() {
+        assert!(
+            l.contains(&format!("{:.1} s,", 0.5 * (i + 1) as f64)),
+            "{l}"
+        );
+        for field in [
+            "queries/s",
+            "rows/s",
+            "lat p50",
+            "p95",
+            "p99",
+            "max",
+            "failed",
+        ] {
+            assert!(l.contains(field), "{field} missing in {l}");
+        }
+    }
+}
+
+/// Starts the binary, waits until stderr shows `marker`, lets it run a
+/// little, sends SIGINT; returns exit code, stdout, stderr.
+fn interrupt_after(args: &[&str], marker: &str) -> (Option<i32>, String, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ysql-bench"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        let mut all = String::new();
+        for line in BufReader::new(stderr).lines() {
+            let line = line.unwrap();
+            let _ = tx.send(line.clone());
+            all.push_str(&line);
+            all.push('\n');
+        }
+        all
+    });
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let line = rx
+            .recv_timeout(deadline - Instant::now())
+            .expect("marker seen in time");
+        if line.contains(marker) {
+            break;
+        }
+    }
+    std::thread::sleep(Duration::from_millis(700));
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    let out = child.wait_with_output().unwrap();
+    let stderr = reader.join().unwrap();
+    (out.status.code(), text(&out.stdout), stderr)
+}
+
+fn sandbox_port(stderr: &str) -> u16 {
+    let l = stderr
+        .lines()
+        .find(|l| l.starts_with(">> connect"))
+        .unwrap();
+    l.split("port=")
+        .nth(1)
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn sigint_during_a_select_gives_a_partial_summary_and_exit_130() {
+    let (code, stdout, stderr) = interrupt_after(
+        &[
+            "--sandbox",
+            "-o",
+            "insert,select",
+            "-r",
+            "1000",
+            "--time",
+            "60s",
+            "-t",
+            "2",
+        ],
+        ">> select",
+    );
+    assert_eq!(code, Some(130), "{stderr}");
+    assert!(stdout.contains("== select =="), "{stdout}");
+    assert!(stdout.contains("interrupted"), "{stdout}");
+    let wall = stdout
+        .lines()
+        .filter(|l| l.starts_with("wallclock time"))
+        .nth(1)
+        .unwrap();
+    assert!(!wall.contains(" 60."), "{wall}");
+    // The sandbox server is gone.
+    let port = sandbox_port(&stderr);
+    assert!(std::net::TcpStream::connect(("127.0.0.1", port)).is_err());
+}
+
+#[test]
+fn sigint_during_a_load_reports_what_was_loaded_and_exits_130() {
+    let (code, stdout, stderr) = interrupt_after(
+        &[
+            "--sandbox",
+            "-o",
+            "insert,select",
+            "-r",
+            "20000000",
+            "-b",
+            "100",
+            "-t",
+            "2",
+        ],
+        ">> insert",
+    );
+    assert_eq!(code, Some(130), "{stderr}");
+    assert!(stdout.contains("== insert =="), "{stdout}");
+    assert!(stdout.contains("interrupted"), "{stdout}");
+    assert!(
+        !stdout.contains("== select =="),
+        "the run must stop at the interrupt"
+    );
+    let rows: u64 = stdout
+        .lines()
+        .find(|l| l.starts_with("total rows"))
+        .unwrap()
+        .split(':')
+        .nth(1)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(rows > 0 && rows < 20_000_000, "{rows}");
+    let port = sandbox_port(&stderr);
+    assert!(std::net::TcpStream::connect(("127.0.0.1", port)).is_err());
+}

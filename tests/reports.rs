@@ -1,0 +1,172 @@
+//! Reports against a real server: PNGs, JSON, CSV and the latency log
+//! agree with the run and with each other.
+
+mod common;
+use common::*;
+use ysql_bench::report::json::{JsonReport, decode_histogram};
+
+fn decode_png(path: &std::path::Path) -> (u32, u32, Vec<u8>, png::ColorType) {
+    let decoder = png::Decoder::new(std::fs::File::open(path).expect("png opens"));
+    let mut reader = decoder.read_info().expect("png header");
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buf).expect("png frame");
+    buf.truncate(info.buffer_size());
+    (info.width, info.height, buf, info.color_type)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn graphs_json_csv_and_log_describe_the_same_run() {
+    let sb = sandbox();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (json, csv, log) = (d.join("run.json"), d.join("run.csv"), d.join("lat.csv"));
+    let args = [
+        "-o",
+        "copy-mem,select",
+        "-r",
+        "3000",
+        "-t",
+        "2",
+        "-b",
+        "100",
+        "--time",
+        "1500ms",
+        "--graph",
+        "--graph-size",
+        "640x480",
+        "--graph-dir",
+        d.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+        "--csv",
+        csv.to_str().unwrap(),
+        "--latency-log",
+        log.to_str().unwrap(),
+        "-P",
+        "0.5",
+    ];
+    let (report, summary) = run_args(&sb, &args).await;
+    assert!(report.succeeded(), "{summary}");
+
+    // Two pictures per operation, of the asked size, not blank.
+    let pngs: Vec<_> = std::fs::read_dir(d)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "png"))
+        .collect();
+    assert_eq!(pngs.len(), 4, "{pngs:?}");
+    for p in &pngs {
+        let (w, h, pixels, color) = decode_png(p);
+        assert_eq!((w, h), (640, 480), "{}", p.display());
+        assert_eq!(color, png::ColorType::Rgb);
+        let distinct: std::collections::HashSet<&[u8]> = pixels.chunks(3).collect();
+        assert!(
+            distinct.len() > 20,
+            "{} has {} colours",
+            p.display(),
+            distinct.len()
+        );
+        let white = pixels.chunks(3).filter(|c| c == &[255, 255, 255]).count();
+        assert!(
+            white < (w * h) as usize * 98 / 100,
+            "{} is almost blank",
+            p.display()
+        );
+    }
+    assert!(
+        pngs.iter()
+            .any(|p| p.to_str().unwrap().contains("select-latency"))
+    );
+    assert!(
+        pngs.iter()
+            .any(|p| p.to_str().unwrap().contains("copy-mem-throughput"))
+    );
+
+    // JSON: what the docs say, and histograms that decode to the counts.
+    let doc: JsonReport = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(doc.tool, "ysql-bench");
+    assert_eq!(doc.server.flavor, "postgres");
+    assert_eq!(doc.config.threads, 2);
+    assert!(!doc.config.target.contains("password"));
+    assert_eq!(doc.operations.len(), 2);
+    for (j, op) in doc.operations.iter().zip(&report.operations) {
+        assert_eq!(j.operation, op.kind.name());
+        assert_eq!(j.units, op.total.ops);
+        assert_eq!(j.rows, op.total.rows);
+        let h = decode_histogram(&j.histograms.latency).unwrap();
+        assert_eq!(h.len(), j.units);
+        assert_eq!(h.max(), op.total.latency.max());
+        assert!(j.latency_ns.p50 <= j.latency_ns.p99 && j.latency_ns.p99 <= j.latency_ns.max);
+        assert_eq!(j.intervals.iter().map(|i| i.ops).sum::<u64>(), j.units);
+    }
+    assert_eq!(doc.operations[0].rows, 3000);
+    assert!(doc.operations[0].row_latency_ns.is_some());
+
+    // CSV: counts per interval add up to the summary's.
+    let mut rd = csv::Reader::from_path(&csv).unwrap();
+    let mut counts = std::collections::HashMap::<String, u64>::new();
+    for rec in rd.records() {
+        let rec = rec.unwrap();
+        *counts.entry(rec[0].to_string()).or_default() += rec[3].parse::<u64>().unwrap();
+    }
+    assert_eq!(counts["copy-mem"], report.operations[0].total.ops);
+    assert_eq!(counts["select"], report.operations[1].total.ops);
+    assert!(summary.contains(&format!("nr queries            : {}\n", counts["select"])));
+
+    // The latency log holds every unit.
+    let text = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[0],
+        "operation,thread,start_us,latency_us,service_us,rows,ok"
+    );
+    let selects = lines.iter().filter(|l| l.starts_with("select,")).count() as u64;
+    assert_eq!(selects, report.operations[1].total.ops);
+    let copied: u64 = lines
+        .iter()
+        .filter(|l| l.starts_with("copy-mem,"))
+        .map(|l| l.split(',').nth(5).unwrap().parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(copied, 3000);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_histogram_and_row_size_are_printed_as_asked() {
+    let sb = sandbox();
+    let (report, text) = run_args(
+        &sb,
+        &[
+            "-o",
+            "insert",
+            "-r",
+            "2000",
+            "-b",
+            "100",
+            "-p",
+            "--histogram-buckets",
+            "4",
+            "--show-rowsize",
+        ],
+    )
+    .await;
+    assert!(report.succeeded());
+    assert!(text.contains("histogram is per batch (100 rows)"), "{text}");
+    assert!(text.contains("# Number of samples = 20"), "{text}");
+    assert_eq!(
+        text.lines()
+            .filter(|l| l.contains(" .. ") && l.contains("]:"))
+            .count(),
+        4
+    );
+    let size_line = text.lines().find(|l| l.starts_with("row size")).unwrap();
+    assert!(
+        size_line.contains("bytes (average over 2000 rows)"),
+        "{size_line}"
+    );
+    // An empty table says so instead of failing.
+    let (_, text) = run_args(&sb, &["-o", "insert", "-r", "0", "--show-rowsize"]).await;
+    assert!(
+        text.contains("row size              : empty table"),
+        "{text}"
+    );
+}
