@@ -60,7 +60,7 @@ impl RunReport {
 }
 
 /// Runs the plan with no outside control.
-pub async fn run(plan: RunPlan, out: &mut dyn Write) -> Result<RunReport> {
+pub async fn run(plan: RunPlan, out: &mut (dyn Write + Send)) -> Result<RunReport> {
     run_with(plan, out, Control::default()).await
 }
 
@@ -68,7 +68,11 @@ pub async fn run(plan: RunPlan, out: &mut dyn Write) -> Result<RunReport> {
 /// ends, then the report files. Errors before the first operation are
 /// returned as errors; an operation that fails ends the run and is in the
 /// report, as is an interrupt.
-pub async fn run_with(plan: RunPlan, out: &mut dyn Write, control: Control) -> Result<RunReport> {
+pub async fn run_with(
+    plan: RunPlan,
+    out: &mut (dyn Write + Send),
+    control: Control,
+) -> Result<RunReport> {
     let started_at = SystemTime::now();
     // Kept alive for the whole run; dropped (server stopped, directory
     // removed) when the run ends or its future is dropped.
@@ -138,7 +142,14 @@ pub async fn run_with(plan: RunPlan, out: &mut dyn Write, control: Control) -> R
     let write_err = |e| Error::io("cannot write the summary", e);
     for &kind in &plan.operations {
         eprintln!(">> {kind}");
+        if !kind.is_load() {
+            warn_about_load_state(&ctx, kind).await?;
+        }
         let result = runner::run_operation(&ctx, kind).await;
+        if kind.is_load() && result.succeeded() && !result.timed_out && !result.interrupted {
+            let client = connect::get(&ctx.pool, &ctx.config).await?;
+            schema::mark_loaded(&client, &plan.table, result.total.rows).await?;
+        }
         write_summary(out, &result).map_err(write_err)?;
         if plan.output.print_histogram {
             if kind.is_load() {
@@ -197,6 +208,29 @@ pub async fn run_with(plan: RunPlan, out: &mut dyn Write, control: Control) -> R
     }
     write_files(&plan, &target, &report)?;
     Ok(report)
+}
+
+/// Says on stderr when select or update are about to run on a table whose
+/// last load did not finish or holds another number of rows than --rows.
+async fn warn_about_load_state(ctx: &RunCtx, kind: crate::workload::OpKind) -> Result<()> {
+    let client = connect::get(&ctx.pool, &ctx.config).await?;
+    let t = ctx.plan.table.quoted();
+    match schema::load_state(&client, &ctx.plan.table).await? {
+        schema::LoadState::Incomplete => eprintln!(
+            "warning: the last load of {t} did not finish: {kind} will find rows missing; load it again first"
+        ),
+        schema::LoadState::Loaded(n) if n != ctx.plan.rows => eprintln!(
+            "warning: {t} was loaded with {n} rows but --rows is {}: {kind} will {}",
+            ctx.plan.rows,
+            if n < ctx.plan.rows {
+                "find rows missing"
+            } else {
+                "touch only part of the table"
+            }
+        ),
+        _ => {}
+    }
+    Ok(())
 }
 
 fn write_files(plan: &RunPlan, target: &str, report: &RunReport) -> Result<()> {

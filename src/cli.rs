@@ -178,6 +178,30 @@ pub struct Cli {
     /// Write every timed unit (operation, thread, start, latency, rows) as CSV.
     #[arg(long, value_name = "FILE")]
     pub latency_log: Option<PathBuf>,
+
+    /// Tries per unit: serialization failures and deadlocks (SQLSTATE 40001, 40P01; YugabyteDB's read-restart and conflict errors are 40001) are retried with jittered backoff.
+    #[arg(long, value_name = "N", default_value = "1", value_parser = parse_positive::<u32>)]
+    pub max_tries: u32,
+
+    /// After a failed unit: stop the operation, or count it and go on. Default: stop for loads (their data would be incomplete), continue for select and update.
+    #[arg(long, value_name = "WHAT")]
+    pub on_error: Option<OnError>,
+
+    /// How long to wait for a connection (default 10s, or connect_timeout in the URL).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub connect_timeout: Option<Duration>,
+
+    /// statement_timeout set on every connection (the server cancels longer statements), e.g. 30s. Default: the server's.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub statement_timeout: Option<Duration>,
+}
+
+/// What a worker does after a failed unit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OnError {
+    Stop,
+    Continue,
 }
 
 /// Bucket spacing of the ASCII histogram.

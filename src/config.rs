@@ -10,7 +10,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::cli::{Cli, Distribution, HistogramScale, OperationArg};
+use crate::cli::{Cli, Distribution, HistogramScale, OnError, OperationArg};
 use crate::db::connect::ConnTarget;
 use crate::error::{Error, Result};
 use crate::workload::OpKind;
@@ -112,6 +112,10 @@ pub struct RunPlan {
     /// Progress lines every so often.
     pub report_interval: Option<Duration>,
     pub output: OutputOptions,
+    pub max_tries: u32,
+    /// `--on-error` as given; [`RunPlan::on_error`] applies the defaults.
+    pub on_error: Option<OnError>,
+    pub statement_timeout: Option<Duration>,
 }
 
 /// What the run writes besides the summary.
@@ -136,6 +140,15 @@ pub struct GraphOptions {
 }
 
 impl RunPlan {
+    /// What to do after a failed unit of `kind`.
+    pub fn on_error(&self, kind: OpKind) -> OnError {
+        self.on_error.unwrap_or(if kind.is_load() {
+            OnError::Stop
+        } else {
+            OnError::Continue
+        })
+    }
+
     /// The length of the per-interval figures (CSV rows, progress lines).
     pub fn interval(&self) -> Duration {
         self.report_interval.unwrap_or(Duration::from_secs(1))
@@ -179,10 +192,19 @@ impl RunPlan {
     /// Validates the command line into a plan. Reads the environment for
     /// the connection when no URL is given.
     pub fn from_cli(cli: Cli) -> Result<Self> {
+        if cli.connect_timeout.is_some_and(|d| d.is_zero()) {
+            return Err(Error::usage(
+                "--connect-timeout 0 would wait for nothing: give a duration such as 10s",
+            ));
+        }
         let target = if cli.sandbox {
             ConnTarget::Sandbox
         } else {
-            ConnTarget::resolve(cli.url.as_deref())?
+            let mut t = ConnTarget::resolve(cli.url.as_deref())?;
+            if let (ConnTarget::Server(c), Some(d)) = (&mut t, cli.connect_timeout) {
+                c.connect_timeout(d);
+            }
+            t
         };
         let operations: Vec<OpKind> = cli.operations.iter().map(|o| OpKind::from(*o)).collect();
         let table = TableName::new(&cli.table_name)?;
@@ -301,6 +323,9 @@ impl RunPlan {
                 csv: cli.csv,
                 latency_log: cli.latency_log,
             },
+            max_tries: cli.max_tries,
+            on_error: cli.on_error,
+            statement_timeout: cli.statement_timeout.filter(|d| !d.is_zero()),
         })
     }
 }

@@ -152,9 +152,18 @@ pub fn pool(config: &Config, size: usize) -> Result<Pool> {
             recycling_method: RecyclingMethod::Fast,
         },
     );
+    // The connect timeout covers the TCP connect; the pool's create timeout
+    // also bounds the start-up handshake, so that a server that accepts but
+    // never answers cannot hold a worker forever.
+    let connect = config
+        .get_connect_timeout()
+        .copied()
+        .unwrap_or(DEFAULT_CONNECT_TIMEOUT);
     Pool::builder(manager)
         .max_size(size.max(1))
         .runtime(Runtime::Tokio1)
+        .create_timeout(Some(connect))
+        .recycle_timeout(Some(connect))
         .build()
         .map_err(|e| Error::run(format!("cannot build the connection pool: {e}")))
 }
@@ -165,6 +174,15 @@ pub async fn get(pool: &Pool, config: &Config) -> Result<deadpool_postgres::Obje
         deadpool_postgres::PoolError::Backend(pg) => {
             Error::db(format!("cannot connect to {}", describe(config)), pg)
         }
+        deadpool_postgres::PoolError::Timeout(_) => Error::run(format!(
+            "cannot connect to {}: no answer within {} s (--connect-timeout)",
+            describe(config),
+            config
+                .get_connect_timeout()
+                .copied()
+                .unwrap_or(DEFAULT_CONNECT_TIMEOUT)
+                .as_secs_f64()
+        )),
         other => Error::run(format!("cannot connect to {}: {other}", describe(config))),
     })
 }

@@ -77,6 +77,8 @@ pub struct SandboxOptions {
     /// Trade durability for speed (fsync off): right for tests, wrong for
     /// measurements meant to resemble a real server.
     pub fast: bool,
+    /// Require this password (scram-sha-256) instead of trusting everyone.
+    pub password: Option<String>,
 }
 
 /// A running throwaway server. Dropping it stops the server and removes
@@ -141,6 +143,9 @@ impl Sandbox {
     /// A connection configuration for the superuser on the `postgres` database.
     pub fn config(&self) -> Config {
         let mut c = Config::new();
+        if let Some(p) = &self.options.password {
+            c.password(p.as_str());
+        }
         c.host("127.0.0.1")
             .port(self.port)
             .user(SUPERUSER)
@@ -170,11 +175,28 @@ impl Sandbox {
     }
 
     fn initdb(&self) -> Result<()> {
-        let out = self
-            .command("initdb")
+        let mut cmd = self.command("initdb");
+        match &self.options.password {
+            Some(p) => {
+                let pwfile = self.root().join("pwfile");
+                fs::write(&pwfile, p)
+                    .map_err(|e| Error::io("cannot write the password file", e))?;
+                if let Some((uid, gid)) = self.run_as {
+                    std::os::unix::fs::chown(&pwfile, Some(uid), Some(gid))
+                        .map_err(|e| Error::io("cannot give the password file to postgres", e))?;
+                }
+                cmd.args(["-A", "scram-sha-256"])
+                    .arg("--pwfile")
+                    .arg(pwfile);
+            }
+            None => {
+                cmd.args(["-A", "trust"]);
+            }
+        }
+        let out = cmd
             .arg("-D")
             .arg(self.data_dir())
-            .args(["-U", SUPERUSER, "-A", "trust", "-E", "UTF8", "--locale=C"])
+            .args(["-U", SUPERUSER, "-E", "UTF8", "--locale=C"])
             .arg("--no-sync")
             .stdin(Stdio::null())
             .output()

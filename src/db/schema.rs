@@ -99,7 +99,7 @@ fn classify(relkind: &str, columns: &[(String, String)], comment: &str) -> Table
             ),
         };
     }
-    if comment != TABLE_MARK {
+    if !comment.starts_with(TABLE_MARK) {
         return TableState::Foreign {
             shape_ok: true,
             why: format!("it was not created by ysql-bench (its comment is not '{TABLE_MARK}')"),
@@ -165,6 +165,68 @@ pub async fn prepare_table(
     Ok(())
 }
 
+/// What the table's mark says about its last load.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LoadState {
+    /// Created, never loaded to the end (or not marked at all).
+    Unknown,
+    /// A load started and did not finish: rows are missing.
+    Incomplete,
+    /// The last load wrote this many rows and finished.
+    Loaded(u64),
+}
+
+const LOADING: &str = "load incomplete";
+
+/// Reads the load state from the table's comment.
+pub fn parse_load_state(comment: &str) -> LoadState {
+    let Some(rest) = comment.strip_prefix(TABLE_MARK) else {
+        return LoadState::Unknown;
+    };
+    let rest = rest.trim_start_matches(';').trim();
+    if rest == LOADING {
+        return LoadState::Incomplete;
+    }
+    rest.strip_prefix("loaded ")
+        .and_then(|r| r.strip_suffix(" rows"))
+        .and_then(|n| n.parse().ok())
+        .map_or(LoadState::Unknown, LoadState::Loaded)
+}
+
+async fn set_comment(client: &Client, table: &TableName, text: &str) -> Result<()> {
+    client
+        .batch_execute(&format!(
+            "comment on table {} is {}",
+            table.quoted(),
+            crate::config::quote_literal(text)
+        ))
+        .await
+        .map_err(|e| Error::db(format!("cannot mark table {}", table.quoted()), e))
+}
+
+/// Marks a load as started: until [`mark_loaded`], the table is known to
+/// be incomplete, also to a later run.
+pub async fn mark_loading(client: &Client, table: &TableName) -> Result<()> {
+    set_comment(client, table, &format!("{TABLE_MARK}; {LOADING}")).await
+}
+
+/// Marks a load as finished with `rows` rows.
+pub async fn mark_loaded(client: &Client, table: &TableName, rows: u64) -> Result<()> {
+    set_comment(client, table, &format!("{TABLE_MARK}; loaded {rows} rows")).await
+}
+
+/// The load state of the table.
+pub async fn load_state(client: &Client, table: &TableName) -> Result<LoadState> {
+    let row = client
+        .query_one(
+            "select coalesce(obj_description(to_regclass($1), 'pg_class'), '')",
+            &[&table.quoted()],
+        )
+        .await
+        .map_err(|e| Error::db(format!("cannot inspect table {}", table.quoted()), e))?;
+    Ok(parse_load_state(&row.get::<_, String>(0)))
+}
+
 /// Empties the table before a load.
 pub async fn truncate(client: &Client, table: &TableName) -> Result<()> {
     let t = table.quoted();
@@ -204,6 +266,22 @@ mod tests {
         list.iter()
             .map(|(a, b)| (a.to_string(), b.to_string()))
             .collect()
+    }
+
+    #[test]
+    fn the_load_state_is_read_back_from_the_mark() {
+        assert_eq!(parse_load_state(TABLE_MARK), LoadState::Unknown);
+        assert_eq!(
+            parse_load_state("created by ysql-bench; load incomplete"),
+            LoadState::Incomplete
+        );
+        assert_eq!(
+            parse_load_state("created by ysql-bench; loaded 1001 rows"),
+            LoadState::Loaded(1001)
+        );
+        assert_eq!(parse_load_state("someone else's"), LoadState::Unknown);
+        let marked = "created by ysql-bench; loaded 5 rows";
+        assert_eq!(classify("r", &cols(&COLUMNS), marked), TableState::Ours);
     }
 
     #[test]

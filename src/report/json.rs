@@ -96,6 +96,13 @@ pub struct JsonOperation {
     pub lag_max_ns: u64,
     pub late: u64,
     pub skipped: u64,
+    /// Units that needed retries, and the retries in all (--max-tries).
+    pub retried: u64,
+    pub retries: u64,
+    /// Connections made again after being lost.
+    pub reconnects: u64,
+    /// The first failed units, e.g. "ids 400..600".
+    pub failed_units: Vec<String>,
     pub thread_rows: Vec<u64>,
     pub intervals: Vec<IntervalFigures>,
     /// Base64 of HdrHistogram V2 compressed encodings, in nanoseconds.
@@ -211,6 +218,10 @@ fn operation(op: &OpResult) -> Result<JsonOperation> {
         lag_max_ns: nanos(t.lag_max),
         late: t.late,
         skipped: t.skipped,
+        retried: t.retried,
+        retries: t.retries,
+        reconnects: t.reconnects,
+        failed_units: t.failed_units.clone(),
         thread_rows: op.thread_rows.clone(),
         intervals: op.intervals.clone(),
         histograms: JsonHistograms {

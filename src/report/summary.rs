@@ -257,6 +257,33 @@ pub fn write_summary(w: &mut dyn Write, r: &OpResult) -> io::Result<()> {
             .collect();
         line(w, "failed", format!("{failed} ({})", by_code.join(", ")))?;
     }
+    if t.retries > 0 {
+        line(
+            w,
+            "retries",
+            format!(
+                "{} {} retried, {} retries in all",
+                t.retried,
+                r.kind.units(),
+                t.retries
+            ),
+        )?;
+    }
+    if t.reconnects > 0 {
+        line(w, "reconnects", t.reconnects)?;
+    }
+    if !t.failed_units.is_empty() {
+        let more = if failed > t.failed_units.len() as u64 {
+            ", ..."
+        } else {
+            ""
+        };
+        line(
+            w,
+            &format!("failed {}", r.kind.units()),
+            format!("{}{more}", t.failed_units.join(", ")),
+        )?;
+    }
     if let Some(why) = &r.failure {
         line(w, "FAILED", why)?;
     }

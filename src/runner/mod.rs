@@ -20,6 +20,7 @@ use tokio::sync::{Barrier, mpsc};
 use tokio::task::JoinSet;
 use tokio_postgres::Config;
 
+use crate::cli::OnError;
 use crate::config::RunPlan;
 use crate::db::{connect, schema};
 use crate::error::{Error, Result};
@@ -106,6 +107,7 @@ async fn set_up(ctx: &RunCtx, kind: OpKind) -> Result<()> {
     }
     let client = connect::get(&ctx.pool, &ctx.config).await?;
     schema::truncate(&client, &ctx.plan.table).await?;
+    schema::mark_loading(&client, &ctx.plan.table).await?;
     if kind == OpKind::Procedure {
         procedure::install(&client).await?;
     }
@@ -137,8 +139,8 @@ struct Pace {
     warmup: Option<Duration>,
     rate: Option<f64>,
     latency_limit: Option<Duration>,
-    /// Stop the whole operation at the first error (loads).
-    stop_on_error: bool,
+    /// What to do after a failed unit.
+    on_error: OnError,
     interval: Duration,
 }
 
@@ -161,7 +163,7 @@ where
         warmup: if kind.is_load() { None } else { plan.warmup },
         rate: plan.rate,
         latency_limit: plan.latency_limit,
-        stop_on_error: kind.is_load(),
+        on_error: plan.on_error(kind),
         interval: plan.interval(),
     };
     // The coordinator waits at the barrier too, to note when work starts.
@@ -286,18 +288,7 @@ async fn worker_loop<O: Operation>(
         timed_out: false,
         error: None,
     };
-    let ready = async {
-        let client = connect::get(&ctx.pool, &ctx.config).await?;
-        if ctx.plan.nontransactional {
-            client
-                .batch_execute(crate::db::dialect::nontransactional_setting())
-                .await
-                .map_err(|e| Error::db("cannot set yb_disable_transactional_writes", e))?;
-        }
-        op.prepare(&client).await?;
-        Ok::<_, Error>(client)
-    }
-    .await;
+    let ready = open_session(ctx, &mut op).await;
     // Everyone reaches the barrier, also after a failure, so that no
     // worker waits for one that will never come.
     barrier.wait().await;
@@ -324,9 +315,10 @@ async fn worker_loop<O: Operation>(
         ctx,
         pace,
         thread,
-        client: &client,
+        client: Some(client),
         rows_done,
         schedule: schedule.as_mut(),
+        rng: rand::SeedableRng::seed_from_u64(seed ^ 0x5EED),
     };
     if let Some(w) = pace.warmup {
         let mut discard = WorkerOutput {
@@ -361,6 +353,48 @@ async fn worker_loop<O: Operation>(
     out
 }
 
+/// A connection ready for the operation: session settings made and
+/// statements prepared. Used at the start and after a reconnect.
+async fn open_session<O: Operation>(ctx: &RunCtx, op: &mut O) -> Result<deadpool_postgres::Object> {
+    let client = connect::get(&ctx.pool, &ctx.config).await?;
+    let mut settings = Vec::new();
+    if ctx.plan.nontransactional {
+        settings.push(crate::db::dialect::nontransactional_setting().to_string());
+    }
+    if let Some(t) = ctx.plan.statement_timeout {
+        settings.push(format!("set statement_timeout = {}", t.as_millis().max(1)));
+    }
+    for sql in settings {
+        client
+            .batch_execute(&sql)
+            .await
+            .map_err(|e| Error::db(format!("cannot run '{sql}'"), e))?;
+    }
+    op.prepare(&client).await?;
+    Ok(client)
+}
+
+/// Reconnection attempts after a lost connection, and the longest pause
+/// between two of them: about half a minute in all, then the worker gives up.
+const RECONNECT_TRIES: u32 = 15;
+const RECONNECT_MAX_PAUSE: Duration = Duration::from_secs(2);
+
+/// The pause before retry or reconnection number `n` (1-based): doubling
+/// from `base`, capped, with full jitter so that workers do not retry in
+/// lockstep.
+fn backoff(n: u32, base: Duration, cap: Duration, rng: &mut rand::rngs::SmallRng) -> Duration {
+    use rand::RngExt;
+    let ceiling = base.saturating_mul(1u32 << n.min(16)).min(cap);
+    ceiling.mul_f64(rng.random_range(0.5..=1.0))
+}
+
+/// Whether a failed unit may be retried: serialization failures and
+/// deadlocks (YugabyteDB reports its read-restart and transaction
+/// conflict errors as 40001 too).
+pub fn is_retryable(e: &Error) -> bool {
+    matches!(e.sqlstate(), Some("40001") | Some("40P01"))
+}
+
 /// Where a measured phase records, besides the worker's [`Stats`].
 struct Recording {
     start: Instant,
@@ -373,9 +407,12 @@ struct Phase<'a> {
     ctx: &'a RunCtx,
     pace: &'a Pace,
     thread: usize,
-    client: &'a deadpool_postgres::Object,
+    /// None while the connection is lost and not yet replaced.
+    client: Option<deadpool_postgres::Object>,
     rows_done: &'a AtomicU64,
     schedule: Option<&'a mut Schedule>,
+    /// For the jitter of retries and reconnections.
+    rng: rand::rngs::SmallRng,
 }
 
 impl Phase<'_> {
@@ -427,12 +464,15 @@ impl Phase<'_> {
                 schedule::wait_until(due).await;
             }
             let sent = Instant::now();
-            let res = op.execute(self.client).await;
+            let (res, tries) = self.execute_with_retries(op, &mut out.stats).await;
             let end = Instant::now();
             let timing = Timing {
                 latency: end - due.unwrap_or(sent).min(sent),
                 service: end - sent,
             };
+            if tries > 1 {
+                out.stats.retried += 1;
+            }
             match res {
                 Ok(outcome) => {
                     self.rows_done.fetch_add(outcome.rows, Ordering::Relaxed);
@@ -451,7 +491,8 @@ impl Phase<'_> {
                     }
                 }
                 Err(e) => {
-                    out.stats.record_error(&error_class(&e));
+                    let label = op.unit_label();
+                    out.stats.record_error(&error_class(&e), label.clone());
                     if let Some(rec) = rec.as_deref_mut() {
                         rec.intervals.record_error(end);
                         if let Some(log) = rec.log.as_mut() {
@@ -459,16 +500,90 @@ impl Phase<'_> {
                                 .await;
                         }
                     }
-                    if self.pace.stop_on_error || self.client.is_closed() {
-                        if self.pace.stop_on_error {
-                            self.ctx.stop.store(true, Ordering::Relaxed);
-                        }
+                    let e = match label {
+                        Some(l) => Error::run(format!("{} {l} failed: {e}", self.pace.kind.unit())),
+                        None => e,
+                    };
+                    if self.pace.on_error == OnError::Stop {
+                        self.ctx.stop.store(true, Ordering::Relaxed);
                         out.error = Some(e);
+                        return;
+                    }
+                    if self.client.as_ref().is_none_or(|c| c.is_closed())
+                        && let Err(re) = self.reconnect(op, &mut out.stats).await
+                    {
+                        out.error = Some(Error::run(format!(
+                            "{e}; then the connection could not be made again: {re}"
+                        )));
                         return;
                     }
                 }
             }
         }
+    }
+
+    /// Sends the staged unit, retrying retryable errors up to
+    /// `--max-tries`; returns the result and the number of tries.
+    async fn execute_with_retries<O: Operation>(
+        &mut self,
+        op: &mut O,
+        stats: &mut Stats,
+    ) -> (Result<crate::workload::Outcome>, u32) {
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            let Some(client) = self.client.as_ref() else {
+                return (Err(Error::run("no connection")), tries);
+            };
+            let res = op.execute(client).await;
+            match res {
+                Err(e)
+                    if tries < self.ctx.plan.max_tries
+                        && op.retryable()
+                        && is_retryable(&e)
+                        && !self.ctx.stop.load(Ordering::Relaxed) =>
+                {
+                    stats.retries += 1;
+                    let pause = backoff(
+                        tries,
+                        Duration::from_millis(1),
+                        Duration::from_millis(200),
+                        &mut self.rng,
+                    );
+                    tokio::time::sleep(pause).await;
+                }
+                other => return (other, tries),
+            }
+        }
+    }
+
+    /// Replaces a lost connection: bounded attempts with backoff, then
+    /// the session is set up and statements prepared again.
+    async fn reconnect<O: Operation>(&mut self, op: &mut O, stats: &mut Stats) -> Result<()> {
+        // The broken connection goes back to the pool, which discards it.
+        self.client = None;
+        let mut last = Error::run("stopped");
+        for n in 1..=RECONNECT_TRIES {
+            if self.ctx.stop.load(Ordering::Relaxed) {
+                return Err(last);
+            }
+            match open_session(self.ctx, op).await {
+                Ok(c) => {
+                    stats.reconnects += 1;
+                    self.client = Some(c);
+                    return Ok(());
+                }
+                Err(e) => last = e,
+            }
+            let pause = backoff(
+                n,
+                Duration::from_millis(100),
+                RECONNECT_MAX_PAUSE,
+                &mut self.rng,
+            );
+            tokio::time::sleep(pause).await;
+        }
+        Err(last)
     }
 
     fn log_record(

@@ -105,7 +105,18 @@ pub struct Stats {
     pub skipped: u64,
     /// Failed units, by SQLSTATE or client-side class.
     pub errors: BTreeMap<String, u64>,
+    /// Units that succeeded or failed only after at least one retry.
+    pub retried: u64,
+    /// Retries in all.
+    pub retries: u64,
+    /// Reconnections after a lost connection.
+    pub reconnects: u64,
+    /// Which units failed (e.g. "ids 400..600"), the first [`FAILED_UNITS_KEPT`].
+    pub failed_units: Vec<String>,
 }
+
+/// How many failed units are named in reports.
+pub const FAILED_UNITS_KEPT: usize = 10;
 
 impl Default for Stats {
     fn default() -> Self {
@@ -122,6 +133,10 @@ impl Default for Stats {
             late: 0,
             skipped: 0,
             errors: BTreeMap::new(),
+            retried: 0,
+            retries: 0,
+            reconnects: 0,
+            failed_units: Vec::new(),
         }
     }
 }
@@ -144,9 +159,14 @@ impl Stats {
         self.lag_max = self.lag_max.max(lag);
     }
 
-    /// Counts a failed unit under its error class.
-    pub fn record_error(&mut self, class: &str) {
+    /// Counts a failed unit under its error class, naming it if known.
+    pub fn record_error(&mut self, class: &str, unit: Option<String>) {
         *self.errors.entry(class.to_string()).or_insert(0) += 1;
+        if let Some(u) = unit
+            && self.failed_units.len() < FAILED_UNITS_KEPT
+        {
+            self.failed_units.push(u);
+        }
     }
 
     /// Failed units in all.
@@ -171,6 +191,12 @@ impl Stats {
         for (k, v) in &other.errors {
             *self.errors.entry(k.clone()).or_insert(0) += v;
         }
+        self.retried += other.retried;
+        self.retries += other.retries;
+        self.reconnects += other.reconnects;
+        let room = FAILED_UNITS_KEPT.saturating_sub(self.failed_units.len());
+        self.failed_units
+            .extend(other.failed_units.iter().take(room).cloned());
     }
 }
 
@@ -299,9 +325,9 @@ mod tests {
             s.record(t(d), outcome(2));
             all.record(t(d), outcome(2));
         }
-        b.record_error("40001");
-        a.record_error("40001");
-        a.record_error("57P01");
+        b.record_error("40001", Some("ids 0..2".into()));
+        a.record_error("40001", None);
+        a.record_error("57P01", None);
         a.add(&b);
         assert_eq!(a.ops, all.ops);
         assert_eq!(a.rows, 200);
@@ -310,6 +336,7 @@ mod tests {
         assert_eq!(a.latency.len(), all.latency.len());
         assert_eq!(a.errors.get("40001"), Some(&2));
         assert_eq!(a.failed(), 3);
+        assert_eq!(a.failed_units, vec!["ids 0..2".to_string()]);
     }
 
     #[test]

@@ -84,6 +84,10 @@ impl Operation for CopyFile {
         !std::mem::replace(&mut self.staged, true)
     }
 
+    fn unit_label(&self) -> Option<String> {
+        Some(format!("file {}", self.path.display()))
+    }
+
     async fn execute(&mut self, client: &Client) -> Result<Outcome> {
         let sql = format!(
             "copy {} (id, f1, f2, f3, f4) from {} with (format csv)",

@@ -22,8 +22,10 @@ pub struct CopyMem {
     rows: RowGen,
     prepared: bool,
     statement: Option<Statement>,
-    buf: Vec<u8>,
-    staged_rows: u64,
+    /// The staged batch, shared with the connection while it is sent, so
+    /// that a retry sends the same rows again.
+    data: Bytes,
+    staged: std::ops::Range<u64>,
 }
 
 impl CopyMem {
@@ -40,8 +42,8 @@ impl CopyMem {
             rows: RowGen::new(plan.seed, plan.field_len),
             prepared: plan.prepared,
             statement: None,
-            buf: Vec::new(),
-            staged_rows: 0,
+            data: Bytes::new(),
+            staged: 0..0,
         }
     }
 }
@@ -63,17 +65,20 @@ impl Operation for CopyMem {
         let Some(batch) = self.batches.next() else {
             return false;
         };
-        self.staged_rows = batch.end - batch.start;
-        self.buf.clear();
-        for id in batch {
-            self.rows.copy_text_row(id, &mut self.buf);
+        let mut buf = Vec::with_capacity(self.data.len().max(64));
+        for id in batch.clone() {
+            self.rows.copy_text_row(id, &mut buf);
         }
+        self.data = Bytes::from(buf);
+        self.staged = batch;
         true
     }
 
+    fn unit_label(&self) -> Option<String> {
+        Some(format!("ids {}..{}", self.staged.start, self.staged.end))
+    }
+
     async fn execute(&mut self, client: &Client) -> Result<Outcome> {
-        let data = Bytes::from(std::mem::take(&mut self.buf));
-        let capacity = data.len();
         let fail = |e| Error::db("COPY FROM STDIN failed", e);
         let sink = match &self.statement {
             Some(s) => client.copy_in(s).await,
@@ -81,15 +86,12 @@ impl Operation for CopyMem {
         }
         .map_err(fail)?;
         futures_util::pin_mut!(sink);
-        sink.send(data).await.map_err(fail)?;
+        sink.send(self.data.clone()).await.map_err(fail)?;
         let rows = sink.as_mut().finish().await.map_err(fail)?;
-        // The buffer went to the connection; start the next one at the
-        // same size so that staging does not grow it again row by row.
-        self.buf = Vec::with_capacity(capacity);
-        if rows != self.staged_rows {
+        let expected = self.staged.end - self.staged.start;
+        if rows != expected {
             return Err(Error::run(format!(
-                "COPY of {} rows reported {rows} rows copied",
-                self.staged_rows
+                "COPY of {expected} rows reported {rows} rows copied"
             )));
         }
         Ok(Outcome { rows, missing: 0 })

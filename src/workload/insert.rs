@@ -141,6 +141,11 @@ impl Operation for Insert {
         true
     }
 
+    fn unit_label(&self) -> Option<String> {
+        let first = self.ids.first()?;
+        Some(format!("ids {first}..{}", first + self.ids.len() as i32))
+    }
+
     async fn execute(&mut self, client: &Client) -> Result<Outcome> {
         let n = self.ids.len();
         let affected = if self.prepared {

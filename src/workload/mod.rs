@@ -108,7 +108,19 @@ pub trait Operation: Send + 'static {
     fn stage(&mut self) -> bool;
 
     /// Sends the staged unit and waits for its result: the timed part.
+    /// May be called again for the same unit to retry it.
     fn execute(&mut self, client: &Client) -> impl Future<Output = Result<Outcome>> + Send;
+
+    /// Which rows the staged unit holds, for error messages ("ids 0..200").
+    fn unit_label(&self) -> Option<String> {
+        None
+    }
+
+    /// Whether a failed unit may simply be sent again. False where a
+    /// failure can leave part of the unit committed.
+    fn retryable(&self) -> bool {
+        true
+    }
 }
 
 /// A 64-bit mix of the run's seed and a worker's index, so that workers of

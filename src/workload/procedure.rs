@@ -57,6 +57,16 @@ impl Operation for Procedure {
         self.first < self.end && !std::mem::replace(&mut self.staged, true)
     }
 
+    fn unit_label(&self) -> Option<String> {
+        Some(format!("ids {}..{}", self.first, self.end))
+    }
+
+    /// The procedure commits every batch: after a failure part of the
+    /// range may be in the table, and sending it again would collide.
+    fn retryable(&self) -> bool {
+        false
+    }
+
     async fn execute(&mut self, client: &Client) -> Result<Outcome> {
         let call = procedure_call(
             &self.table,

@@ -20,6 +20,7 @@ pub fn sandbox_with(settings: Vec<(String, String)>) -> Sandbox {
     Sandbox::start(SandboxOptions {
         settings,
         fast: true,
+        password: None,
     })
     .expect("the sandbox server starts (PostgreSQL server binaries installed?)")
 }

@@ -1,0 +1,408 @@
+//! Faults, retries, bad input and secrets, against real servers.
+
+mod common;
+use std::time::Duration;
+
+use common::*;
+use ysql_bench::db::sandbox::{Sandbox, SandboxOptions};
+use ysql_bench::run;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serialization_failures_are_counted_by_sqlstate_and_retried_when_asked() {
+    // Under repeatable read, two updates of the same row conflict: 40001.
+    let sb = sandbox_with(vec![(
+        "default_transaction_isolation".into(),
+        "repeatable read".into(),
+    )]);
+    run_args(&sb, &["-o", "insert", "-r", "2"]).await;
+    let (once, text) = run_args(&sb, &["-o", "update", "-r", "2", "-t", "4", "--time", "2s"]).await;
+    let t = &once.operations[0].total;
+    let conflicts = t.errors.get("40001").copied().unwrap_or(0);
+    assert!(
+        conflicts > 0,
+        "no conflict in 2 s of 4 threads on 2 rows:\n{text}"
+    );
+    assert!(text.contains("40001"), "{text}");
+    assert!(!once.succeeded());
+    // Failed units are not in the latency figures.
+    assert_eq!(t.latency.len(), t.ops);
+
+    let (retried, text) = run_args(
+        &sb,
+        &[
+            "-o",
+            "update",
+            "-r",
+            "2",
+            "-t",
+            "4",
+            "--time",
+            "2s",
+            "--max-tries",
+            "100",
+        ],
+    )
+    .await;
+    let t = &retried.operations[0].total;
+    assert!(t.retries > 0 && t.retried > 0, "{text}");
+    assert_eq!(t.failed(), 0, "{text}");
+    assert!(text.contains("retries"), "{text}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_batch_is_named_and_stops_a_load_unless_told_to_continue() {
+    let sb = sandbox();
+    let c = client(&sb).await;
+    run_args(&sb, &["-o", "insert", "-r", "1"]).await;
+    c.batch_execute(
+        "create function no_500() returns trigger language plpgsql as $$
+         begin if new.id = 500 then raise exception 'id 500 refused'; end if; return new; end $$;
+         create trigger no_500 before insert on test_table for each row execute function no_500();",
+    )
+    .await
+    .unwrap();
+    let (stopped, text) = run_args(&sb, &["-o", "insert,select", "-r", "1000", "-b", "200"]).await;
+    assert!(!stopped.succeeded());
+    assert_eq!(
+        stopped.operations.len(),
+        1,
+        "the run must stop at the failed load"
+    );
+    let why = stopped.operations[0].failure.clone().unwrap_or_default();
+    assert!(why.contains("batch ids 400..600 failed"), "{why}");
+    assert!(why.contains("P0001"), "{why}");
+    assert!(text.contains("FAILED"), "{text}");
+
+    let (cont, text) = run_args(
+        &sb,
+        &[
+            "-o",
+            "insert",
+            "-r",
+            "1000",
+            "-b",
+            "200",
+            "--on-error",
+            "continue",
+        ],
+    )
+    .await;
+    assert!(!cont.succeeded());
+    let t = &cont.operations[0].total;
+    assert_eq!(t.rows, 800);
+    assert_eq!(t.failed_units, vec!["ids 400..600".to_string()]);
+    assert!(
+        text.contains("failed batches        : ids 400..600"),
+        "{text}"
+    );
+    assert_eq!(facts(&c, "test_table").await.count, 800);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn workers_reconnect_after_a_server_restart_during_a_select() {
+    let mut sb = sandbox();
+    run_args(&sb, &["-o", "copy-mem", "-r", "1000"]).await;
+    let p = plan(
+        &sb,
+        &["-o", "select", "-r", "1000", "-t", "2", "--time", "6s"],
+    );
+    let run = tokio::spawn(async move {
+        let mut out = Vec::new();
+        let r = run(p, &mut out).await;
+        (r, String::from_utf8(out).unwrap())
+    });
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    tokio::task::block_in_place(|| {
+        sb.stop_server();
+        std::thread::sleep(Duration::from_millis(800));
+        sb.start_server().unwrap();
+    });
+    let (report, text) = run.await.unwrap();
+    let report = report.unwrap();
+    let op = &report.operations[0];
+    assert!(op.total.reconnects >= 2, "{text}");
+    assert!(op.total.failed() >= 1, "{text}");
+    assert!(
+        !report.succeeded(),
+        "failed queries make the run fail (exit 1)"
+    );
+    // Queries went on after the restart, until the end.
+    let last = op.intervals.last().unwrap();
+    assert!(last.ops > 0, "{:?}", op.intervals);
+    assert!(text.contains("reconnects"), "{text}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_load_cut_by_a_server_stop_is_reported_and_the_table_marked_incomplete() {
+    let mut sb = sandbox();
+    let p = plan(
+        &sb,
+        &["-o", "insert", "-r", "3000000", "-b", "100", "-t", "2"],
+    );
+    let run = tokio::spawn(async move {
+        let mut out = Vec::new();
+        let r = run(p, &mut out).await;
+        (r, String::from_utf8(out).unwrap())
+    });
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    tokio::task::block_in_place(|| sb.stop_server());
+    let (report, text) = run.await.unwrap();
+    let report = report.unwrap();
+    assert!(!report.succeeded(), "{text}");
+    let op = &report.operations[0];
+    assert!(op.total.rows < 3_000_000);
+    assert!(
+        op.failure.as_deref().unwrap_or("").contains("failed"),
+        "{text}"
+    );
+    tokio::task::block_in_place(|| sb.start_server().unwrap());
+    // A later select is warned that the table is incomplete.
+    let out = bin(
+        "ysql-bench",
+        &[
+            "-u",
+            &sb.url(),
+            "-o",
+            "select",
+            "-r",
+            "3000000",
+            "--time",
+            "200ms",
+        ],
+    );
+    assert!(
+        text_of(&out.stderr).contains("did not finish"),
+        "{}",
+        text_of(&out.stderr)
+    );
+}
+
+fn text_of(b: &[u8]) -> String {
+    text(b)
+}
+
+#[test]
+fn interrupted_loads_leave_a_table_that_is_loaded_or_marked_incomplete() {
+    let sb = sandbox();
+    let url = sb.url();
+    for delay_ms in [300u64, 900, 1500] {
+        let child = std::process::Command::new(env!("CARGO_BIN_EXE_ysql-bench"))
+            .args([
+                "-u", &url, "-o", "copy-mem", "-r", "400000", "-b", "500", "-t", "2",
+            ])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(delay_ms));
+        unsafe {
+            libc::kill(child.id() as i32, libc::SIGINT);
+        }
+        let out = child.wait_with_output().unwrap();
+        let stdout = text(&out.stdout);
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        let (count, mark): (i64, String) = rt.block_on(async {
+            let c = client(&sb).await;
+            let n = facts(&c, "test_table").await.count;
+            let m: String = c
+                .query_one(
+                    "select obj_description('test_table'::regclass, 'pg_class')",
+                    &[],
+                )
+                .await
+                .unwrap()
+                .get(0);
+            (n, m)
+        });
+        match out.status.code() {
+            Some(0) => {
+                assert_eq!(count, 400_000);
+                assert_eq!(mark, "created by ysql-bench; loaded 400000 rows");
+            }
+            Some(130) => {
+                assert!(stdout.contains("interrupted"), "{stdout}");
+                assert!(count < 400_000);
+                assert_eq!(mark, "created by ysql-bench; load incomplete");
+                let reported: i64 = stdout
+                    .lines()
+                    .find(|l| l.starts_with("total rows"))
+                    .map(|l| l.split(':').nth(1).unwrap().trim().parse().unwrap())
+                    .unwrap_or(0);
+                assert_eq!(reported, count, "the summary must say what is in the table");
+            }
+            other => panic!("exit {other:?}: {}", text(&out.stderr)),
+        }
+    }
+}
+
+#[test]
+fn bad_input_gets_one_line_and_the_right_exit_code() {
+    let pw = Sandbox::start(SandboxOptions {
+        settings: vec![],
+        fast: true,
+        password: Some("s3cret-pw".into()),
+    })
+    .unwrap();
+    let good = format!(
+        "host=127.0.0.1 port={} user=postgres password=s3cret-pw",
+        pw.port()
+    );
+    let wrong = format!(
+        "host=127.0.0.1 port={} user=postgres password=not-it",
+        pw.port()
+    );
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let mut cfg = pw.config();
+        cfg.dbname("postgres");
+        let (c, conn) = cfg.connect(tokio_postgres::NoTls).await.unwrap();
+        tokio::spawn(conn);
+        c.batch_execute("create table odd (id int primary key, name text)")
+            .await
+            .unwrap();
+    });
+    let cases: Vec<(Vec<&str>, i32, &str)> = vec![
+        (vec!["-o", "insert", "-t", "0"], 2, "1 or more"),
+        (vec!["-o", "insert", "-b", "0"], 2, "1 or more"),
+        (vec!["-o", "insert", "-r", "-5"], 2, "negative"),
+        (vec!["-o", "insert", "-t", "four"], 2, "not a whole number"),
+        (vec!["-o", "select", "-r", "0", "-u", &good], 2, "--rows 0"),
+        (vec!["-o", "insert", "-b", "13108", "-u", &good], 2, "13107"),
+        (vec!["-o", "scan"], 2, "invalid value 'scan'"),
+        (
+            vec!["-o", "insert", "-u", "postgres://u@h:notaport/db"],
+            2,
+            "not a valid connection string",
+        ),
+        (vec!["-o", "insert", "-f", "0"], 2, "1 or more"),
+        (vec!["-o", "insert", "-f", "999999999"], 2, "too large"),
+        (
+            vec!["-o", "select", "--time", "0", "-u", &good],
+            2,
+            "--time 0",
+        ),
+        (
+            vec!["-o", "insert", "--table-name", "odd", "-u", &good],
+            2,
+            "other columns",
+        ),
+        (
+            vec!["-o", "insert", "-r", "10", "-u", &wrong],
+            1,
+            "password authentication failed",
+        ),
+        (
+            vec![
+                "-o",
+                "insert",
+                "-u",
+                "host=no-such-host.invalid user=x connect_timeout=3",
+            ],
+            1,
+            "no-such-host.invalid",
+        ),
+        (
+            vec![
+                "-o",
+                "copy-file",
+                "-r",
+                "10",
+                "--csv-dir",
+                "/nonexistent",
+                "-u",
+                &good,
+            ],
+            1,
+            "csv_generator",
+        ),
+    ];
+    for (args, code, expect) in cases {
+        let out = bin("ysql-bench", &args);
+        let stderr = text(&out.stderr);
+        let stdout = text(&out.stdout);
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains(expect) || stdout.contains(expect),
+            "{args:?}: {stderr}{stdout}"
+        );
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        if code == 2 {
+            let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error")).collect();
+            assert_eq!(errors.len(), 1, "{args:?}: {stderr}");
+        }
+        for secret in ["s3cret-pw", "not-it"] {
+            assert!(
+                !stderr.contains(secret) && !stdout.contains(secret),
+                "{args:?} leaked"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_password_appears_nowhere_in_output_or_reports() {
+    let pw = Sandbox::start(SandboxOptions {
+        settings: vec![],
+        fast: true,
+        password: Some("hunter2-xyz".into()),
+    })
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let csv = dir.path().join("r.csv");
+    let url = format!(
+        "postgres://postgres:hunter2-xyz@127.0.0.1:{}/postgres",
+        pw.port()
+    );
+    let out = bin(
+        "ysql-bench",
+        &[
+            "-u",
+            &url,
+            "-o",
+            "insert,select",
+            "-r",
+            "100",
+            "--time",
+            "1s",
+            "-P",
+            "0.5",
+            "--json",
+            json.to_str().unwrap(),
+            "--csv",
+            csv.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let everything = [
+        text(&out.stdout),
+        text(&out.stderr),
+        std::fs::read_to_string(&json).unwrap(),
+        std::fs::read_to_string(&csv).unwrap(),
+    ]
+    .concat();
+    assert!(everything.contains("user=postgres"));
+    assert!(!everything.contains("hunter2"), "the password leaked");
+    assert!(!std::path::Path::new(".env").exists());
+}
+
+#[test]
+fn a_server_that_accepts_but_never_answers_fails_within_the_connect_timeout() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let url = format!("host=127.0.0.1 port={port} user=postgres");
+    let started = std::time::Instant::now();
+    let out = bin(
+        "ysql-bench",
+        &["-u", &url, "-o", "select", "--connect-timeout", "1s"],
+    );
+    let took = started.elapsed();
+    drop(listener);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("cannot connect"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(took < Duration::from_secs(10), "took {took:?}");
+}
