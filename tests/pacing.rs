@@ -201,6 +201,16 @@ fn interrupt_after(args: &[&str], marker: &str) -> (Option<i32>, String, String)
     (out.status.code(), text(&out.stdout), stderr)
 }
 
+/// What every interrupted run must show: exit 130, the interrupted
+/// operation's partial summary, and its sandbox server gone.
+fn assert_interrupted(code: Option<i32>, stdout: &str, stderr: &str, op: &str) {
+    assert_eq!(code, Some(130), "{stderr}");
+    assert!(stdout.contains(&format!("== {op} ==")), "{stdout}");
+    assert!(stdout.contains("interrupted"), "{stdout}");
+    let port = sandbox_port(stderr);
+    assert!(std::net::TcpStream::connect(("127.0.0.1", port)).is_err());
+}
+
 fn sandbox_port(stderr: &str) -> u16 {
     let l = stderr
         .lines()
@@ -232,18 +242,13 @@ fn sigint_during_a_select_gives_a_partial_summary_and_exit_130() {
         ],
         ">> select",
     );
-    assert_eq!(code, Some(130), "{stderr}");
-    assert!(stdout.contains("== select =="), "{stdout}");
-    assert!(stdout.contains("interrupted"), "{stdout}");
+    assert_interrupted(code, &stdout, &stderr, "select");
     let wall = stdout
         .lines()
         .filter(|l| l.starts_with("wallclock time"))
         .nth(1)
         .unwrap();
     assert!(!wall.contains(" 60."), "{wall}");
-    // The sandbox server is gone.
-    let port = sandbox_port(&stderr);
-    assert!(std::net::TcpStream::connect(("127.0.0.1", port)).is_err());
 }
 
 #[test]
@@ -262,9 +267,7 @@ fn sigint_during_a_load_reports_what_was_loaded_and_exits_130() {
         ],
         ">> insert",
     );
-    assert_eq!(code, Some(130), "{stderr}");
-    assert!(stdout.contains("== insert =="), "{stdout}");
-    assert!(stdout.contains("interrupted"), "{stdout}");
+    assert_interrupted(code, &stdout, &stderr, "insert");
     assert!(
         !stdout.contains("== select =="),
         "the run must stop at the interrupt"
@@ -280,6 +283,4 @@ fn sigint_during_a_load_reports_what_was_loaded_and_exits_130() {
         .parse()
         .unwrap();
     assert!(rows > 0 && rows < 20_000_000, "{rows}");
-    let port = sandbox_port(&stderr);
-    assert!(std::net::TcpStream::connect(("127.0.0.1", port)).is_err());
 }

@@ -5,7 +5,6 @@ use std::time::Duration;
 
 use common::*;
 use ysql_bench::db::sandbox::{Sandbox, SandboxOptions};
-use ysql_bench::run;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn serialization_failures_are_counted_by_sqlstate_and_retried_when_asked() {
@@ -106,11 +105,7 @@ async fn workers_reconnect_after_a_server_restart_during_a_select() {
         &sb,
         &["-o", "select", "-r", "1000", "-t", "2", "--time", "6s"],
     );
-    let run = tokio::spawn(async move {
-        let mut out = Vec::new();
-        let r = run(p, &mut out).await;
-        (r, String::from_utf8(out).unwrap())
-    });
+    let run = spawn_run(p);
     tokio::time::sleep(Duration::from_millis(1500)).await;
     tokio::task::block_in_place(|| {
         sb.stop_server();
@@ -139,21 +134,17 @@ async fn a_load_cut_by_a_server_stop_is_reported_and_the_table_marked_incomplete
         &sb,
         &["-o", "insert", "-r", "3000000", "-b", "100", "-t", "2"],
     );
-    let run = tokio::spawn(async move {
-        let mut out = Vec::new();
-        let r = run(p, &mut out).await;
-        (r, String::from_utf8(out).unwrap())
-    });
+    let run = spawn_run(p);
     tokio::time::sleep(Duration::from_millis(1500)).await;
     tokio::task::block_in_place(|| sb.stop_server());
-    let (report, text) = run.await.unwrap();
+    let (report, summary) = run.await.unwrap();
     let report = report.unwrap();
-    assert!(!report.succeeded(), "{text}");
+    assert!(!report.succeeded(), "{summary}");
     let op = &report.operations[0];
     assert!(op.total.rows < 3_000_000);
     assert!(
         op.failure.as_deref().unwrap_or("").contains("failed"),
-        "{text}"
+        "{summary}"
     );
     tokio::task::block_in_place(|| sb.start_server().unwrap());
     // A later select is warned that the table is incomplete.
@@ -171,14 +162,10 @@ async fn a_load_cut_by_a_server_stop_is_reported_and_the_table_marked_incomplete
         ],
     );
     assert!(
-        text_of(&out.stderr).contains("did not finish"),
+        text(&out.stderr).contains("did not finish"),
         "{}",
-        text_of(&out.stderr)
+        text(&out.stderr)
     );
-}
-
-fn text_of(b: &[u8]) -> String {
-    text(b)
 }
 
 #[test]

@@ -42,6 +42,18 @@ pub async fn run_args(sb: &Sandbox, args: &[&str]) -> (RunReport, String) {
     (report, String::from_utf8(out).expect("utf-8 summary"))
 }
 
+/// Starts a run in the background, for tests that act on the server while
+/// it runs; yields the run's result and its summary.
+pub fn spawn_run(
+    plan: RunPlan,
+) -> tokio::task::JoinHandle<(ysql_bench::Result<RunReport>, String)> {
+    tokio::spawn(async move {
+        let mut out = Vec::new();
+        let r = run(plan, &mut out).await;
+        (r, String::from_utf8(out).expect("utf-8 summary"))
+    })
+}
+
 pub async fn client(sb: &Sandbox) -> Client {
     let (client, conn) = sb.config().connect(NoTls).await.expect("connect");
     tokio::spawn(conn);
