@@ -14,6 +14,7 @@ use std::time::SystemTime;
 use crate::config::RunPlan;
 use crate::db::connect::{self, ConnTarget};
 use crate::db::dialect::Flavor;
+use crate::db::nodes::{self, Balance, ConnSource, Endpoint};
 use crate::db::sandbox::{Sandbox, SandboxOptions};
 use crate::db::schema::{self, ServerInfo};
 use crate::error::{Error, Result};
@@ -77,7 +78,7 @@ pub async fn run_with(
     // Kept alive for the whole run; dropped (server stopped, directory
     // removed) when the run ends or its future is dropped.
     let mut _sandbox = None;
-    let config = match &plan.target {
+    let mut config = match &plan.target {
         ConnTarget::Server(c) => (**c).clone(),
         ConnTarget::Sandbox => {
             eprintln!(">> start sandbox server");
@@ -87,9 +88,11 @@ pub async fn run_with(
             c
         }
     };
+    config.ssl_mode(plan.tls.mode.tokio_mode());
+    let tls = plan.tls.connector()?;
     let target = connect::describe(&config);
     eprintln!(">> connect {target}");
-    let pool = connect::pool(&config, plan.threads)?;
+    let pool = connect::pool(&config, plan.threads, &tls)?;
     let client = connect::get(&pool, &config).await?;
     let server = schema::detect(&client).await?;
     eprintln!(">> server: {}", server.version);
@@ -105,7 +108,25 @@ pub async fn run_with(
     }
     let writes = plan.operations.iter().any(|o| o.writes());
     schema::prepare_table(&client, &plan, server.flavor, writes).await?;
+    let endpoints = if plan.yb_discover {
+        eprintln!(">> yb_servers(): the cluster's nodes (--yb-discover)");
+        nodes::discover(&client, &config).await?
+    } else if plan.balance == Balance::Failover {
+        vec![Endpoint::whole(&config)]
+    } else {
+        nodes::split_hosts(&config)
+    };
     drop(client);
+    if plan.balance != Balance::Failover {
+        let labels: Vec<&str> = endpoints.iter().map(|e| e.label.as_str()).collect();
+        eprintln!(
+            ">> balance ({:?}) over {} host(s): {}",
+            plan.balance,
+            labels.len(),
+            labels.join(", ")
+        );
+    }
+    let conns = Arc::new(ConnSource::new(endpoints, plan.balance, tls, plan.threads)?);
 
     let (log_sink, log_thread) = match &plan.output.latency_log {
         Some(p) => {
@@ -122,6 +143,7 @@ pub async fn run_with(
         stop: control.stop.clone(),
         interrupted: control.interrupted.clone(),
         latency_log: log_sink,
+        conns,
     };
     let mut report = RunReport {
         started_at,

@@ -9,7 +9,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::{Parser, ValueEnum};
+use clap::{ArgAction, Parser, ValueEnum};
 
 pub use crate::runner::schedule::Distribution;
 
@@ -27,6 +27,15 @@ pub enum OperationArg {
     Update,
 }
 
+/// How `--load-balance` spreads connections over the hosts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum LoadBalanceArg {
+    /// Worker t on host t mod H (with -C, its n-th connection on host (t+n) mod H).
+    RoundRobin,
+    /// Every connection on a host drawn at random.
+    Random,
+}
+
 #[derive(Parser, Debug, Clone)]
 #[command(
     name = "ysql-bench",
@@ -36,14 +45,15 @@ pub enum OperationArg {
     after_help = "Examples:\n  ysql-bench --sandbox -o insert,select -t 4 -r 100000 --time 10s\n  ysql-bench -u 'host=yb1 port=5433 user=yugabyte dbname=yugabyte' -o copy-mem,update -t 8 --tablets 6\n\nExit codes: 0 ok, 1 the run failed, 2 bad usage, 130 interrupted."
 )]
 pub struct Cli {
-    /// Connection: libpq key=value string or postgres:// URI. Default: $YSQLBENCH_URL, then the PG* variables (PGHOST, PGPORT, PGUSER, PGPASSWORD, PGDATABASE, PGSSLMODE) with psql's defaults.
+    /// Connection: libpq key=value string or postgres:// URI, with sslmode (disable, prefer, require, verify-ca, verify-full) and sslrootcert as in libpq. Default: $YSQLBENCH_URL, then the PG* variables (PGHOST, PGPORT, PGUSER, PGPASSWORD, PGDATABASE, PGSSLMODE, PGSSLROOTCERT) with psql's defaults. Several nodes: a host list (host=a,b port=5433,5434) or -u given again; as in libpq they mean failover (the first host that answers) unless --load-balance is given.
     #[arg(
         short = 'u',
         long = "url",
         value_name = "URL",
-        conflicts_with = "sandbox"
+        conflicts_with = "sandbox",
+        action = ArgAction::Append
     )]
-    pub url: Option<String>,
+    pub url: Vec<String>,
 
     /// Start a throwaway local PostgreSQL for this run (initdb in a temp dir, a free port on 127.0.0.1), removed afterwards.
     #[arg(long)]
@@ -194,6 +204,26 @@ pub struct Cli {
     /// statement_timeout set on every connection (the server cancels longer statements), e.g. 30s. Default: the server's.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub statement_timeout: Option<Duration>,
+
+    /// Spread the workers' connections over all the hosts of -u, one pool per host, instead of libpq's failover (which uses only the first host that answers).
+    #[arg(long, value_name = "HOW")]
+    pub load_balance: Option<LoadBalanceArg>,
+
+    /// YugabyteDB: ask yb_servers() for the cluster's nodes and balance over them (round-robin unless --load-balance random). Not yet tested against a live cluster.
+    #[arg(long, conflicts_with = "sandbox")]
+    pub yb_discover: bool,
+
+    /// A new connection for every batch or query, as pgbench -C. The connect time is measured apart (avg, p99), and throughput is shown with and without it.
+    #[arg(short = 'C', long)]
+    pub reconnect: bool,
+
+    /// The CA certificate (PEM) that signed the server's certificate, as sslrootcert. Without an sslmode it means sslmode=verify-full.
+    #[arg(long, value_name = "FILE")]
+    pub cacert: Option<PathBuf>,
+
+    /// copy-file: read the CSV files from --csv-dir on this machine and send them with COPY FROM STDIN, instead of having the server read them. Works through haproxy and PgBouncer, where a connection may land on any node.
+    #[arg(long)]
+    pub copy_file_client: bool,
 }
 
 /// What a worker does after a failed unit.

@@ -10,8 +10,10 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::cli::{Cli, Distribution, HistogramScale, OnError, OperationArg};
+use crate::cli::{Cli, Distribution, HistogramScale, LoadBalanceArg, OnError, OperationArg};
 use crate::db::connect::ConnTarget;
+use crate::db::nodes::Balance;
+use crate::db::tls::{self, TlsPlan, TlsSettings};
 use crate::error::{Error, Result};
 use crate::workload::OpKind;
 
@@ -116,6 +118,15 @@ pub struct RunPlan {
     /// `--on-error` as given; [`RunPlan::on_error`] applies the defaults.
     pub on_error: Option<OnError>,
     pub statement_timeout: Option<Duration>,
+    /// How connections spread over several hosts.
+    pub balance: Balance,
+    /// Ask YugabyteDB's yb_servers() for the hosts.
+    pub yb_discover: bool,
+    /// A new connection per unit (pgbench -C).
+    pub reconnect: bool,
+    pub tls: TlsPlan,
+    /// copy-file streams the files from this machine (COPY FROM STDIN).
+    pub copy_file_client: bool,
 }
 
 /// What the run writes besides the summary.
@@ -197,14 +208,14 @@ impl RunPlan {
                 "--connect-timeout 0 would wait for nothing: give a duration such as 10s",
             ));
         }
-        let target = if cli.sandbox {
-            ConnTarget::Sandbox
+        let (target, url_tls) = if cli.sandbox {
+            (ConnTarget::Sandbox, TlsSettings::default())
         } else {
-            let mut t = ConnTarget::resolve(cli.url.as_deref())?;
+            let (mut t, tls) = ConnTarget::resolve(&cli.url)?;
             if let (ConnTarget::Server(c), Some(d)) = (&mut t, cli.connect_timeout) {
                 c.connect_timeout(d);
             }
-            t
+            (t, tls)
         };
         let operations: Vec<OpKind> = cli.operations.iter().map(|o| OpKind::from(*o)).collect();
         let table = TableName::new(&cli.table_name)?;
@@ -254,6 +265,29 @@ impl RunPlan {
             ));
         }
         let seed = cli.seed.unwrap_or_else(rand::random::<u64>);
+        let balance = match (cli.load_balance, cli.yb_discover) {
+            (Some(LoadBalanceArg::RoundRobin), _) | (None, true) => Balance::RoundRobin,
+            (Some(LoadBalanceArg::Random), _) => Balance::Random,
+            (None, false) => Balance::Failover,
+        };
+        if cli.copy_file_client && !operations.contains(&OpKind::CopyFile) {
+            return Err(Error::usage(
+                "--copy-file-client changes how copy-file reads its files, and copy-file is not among the operations: add it (-o copy-file) or leave the flag out",
+            ));
+        }
+        let tls = {
+            let mut t = url_tls;
+            if let Some(ca) = &cli.cacert {
+                t.root_cert = Some(ca.clone());
+            }
+            let plan = TlsPlan {
+                mode: t.effective_mode(cli.cacert.is_some()),
+                root_cert: t.root_cert,
+            };
+            // Reads the CA now, so that a bad file is a usage error.
+            tls::connector(plan.mode, plan.root_cert.as_deref())?;
+            plan
+        };
         if cli
             .report_interval
             .is_some_and(|d| d < Duration::from_millis(10))
@@ -326,6 +360,11 @@ impl RunPlan {
             max_tries: cli.max_tries,
             on_error: cli.on_error,
             statement_timeout: cli.statement_timeout.filter(|d| !d.is_zero()),
+            balance,
+            yb_discover: cli.yb_discover,
+            reconnect: cli.reconnect,
+            tls,
+            copy_file_client: cli.copy_file_client,
         })
     }
 }

@@ -71,6 +71,15 @@ impl Error {
         }
     }
 
+    /// Whether every later unit on any connection would fail the same way,
+    /// so that the operation should stop at once rather than count the
+    /// same error until its time is up: a prepared statement that the
+    /// server does not know (SQLSTATE 26000), which is what a pooler in
+    /// transaction mode (PgBouncer before 1.21) does to prepared statements.
+    pub fn ends_run(&self) -> bool {
+        self.sqlstate() == Some(PREPARED_STATEMENT_GONE)
+    }
+
     /// The SQLSTATE of a server error, if this is one.
     pub fn sqlstate(&self) -> Option<&str> {
         match self {
@@ -81,6 +90,13 @@ impl Error {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// SQLSTATE invalid_sql_statement_name: "prepared statement ... does not
+/// exist".
+pub const PREPARED_STATEMENT_GONE: &str = "26000";
+
+/// What to do about SQLSTATE 26000, appended to its message.
+pub const PREPARED_STATEMENT_HINT: &str = "the statement was prepared on another server connection: a pooler in transaction mode (PgBouncer) does not keep prepared statements between transactions; run with --no-prepared";
 
 /// One line for a tokio-postgres error: the SQLSTATE and the server's
 /// message, detail and hint when the server sent them, otherwise the
@@ -93,6 +109,9 @@ pub fn describe_pg(e: &tokio_postgres::Error) -> String {
         }
         if let Some(hint) = db.hint() {
             let _ = write!(s, "; hint: {hint}");
+        }
+        if db.code().code() == PREPARED_STATEMENT_GONE {
+            let _ = write!(s, "; {PREPARED_STATEMENT_HINT}");
         }
         return s;
     }

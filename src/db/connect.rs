@@ -2,8 +2,12 @@
 //!
 //! The target is resolved the way psql users expect: `-u` (a libpq
 //! key=value string or a postgres:// URI), else `$YSQLBENCH_URL`, else the
-//! PG* environment variables with psql's defaults. The password is kept
-//! inside `tokio_postgres::Config` only; [`describe`] is what is shown.
+//! PG* environment variables with psql's defaults. `-u` may be given more
+//! than once: the hosts join into one list ([`super::nodes`] says how
+//! connections are spread over them). The TLS keys (`sslmode`,
+//! `sslrootcert`, PGSSLMODE, PGSSLROOTCERT) are read here and handled by
+//! [`super::tls`]. The password is kept inside `tokio_postgres::Config`
+//! only; [`describe`] is what is shown.
 
 use std::str::FromStr;
 use std::time::Duration;
@@ -12,6 +16,8 @@ use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
 use tokio_postgres::config::Host;
 use tokio_postgres::{Config, NoTls};
 
+use super::nodes;
+use super::tls::{Tls, TlsSettings};
 use crate::error::{Error, Result};
 
 /// The environment variable that may hold the connection string.
@@ -30,27 +36,65 @@ pub enum ConnTarget {
 }
 
 impl ConnTarget {
-    /// Resolves `-u`, then `$YSQLBENCH_URL`, then the PG* variables.
-    pub fn resolve(url: Option<&str>) -> Result<Self> {
+    /// Resolves `-u` (each of them), then `$YSQLBENCH_URL`, then the PG*
+    /// variables. Returns the TLS settings found along the way.
+    pub fn resolve(urls: &[String]) -> Result<(Self, TlsSettings)> {
         let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
-        let config = match url {
-            Some(u) => parse_url(u, "--url")?,
-            None => match env(URL_ENV) {
-                Some(u) => parse_url(&u, URL_ENV)?,
-                None => from_pg_env(env),
-            },
+        let (config, mut tls) = if urls.is_empty() {
+            match env(URL_ENV) {
+                Some(u) => parse_url_tls(&u, URL_ENV)?,
+                None => (from_pg_env(env), TlsSettings::default()),
+            }
+        } else {
+            let mut configs = Vec::with_capacity(urls.len());
+            let mut tls = TlsSettings::default();
+            for u in urls {
+                let (c, t) = parse_url_tls(u, "--url")?;
+                nodes::check_hosts(&c, "--url")?;
+                configs.push(c);
+                if t.mode.is_some() {
+                    tls.mode = t.mode;
+                }
+                if t.root_cert.is_some() {
+                    tls.root_cert = t.root_cert;
+                }
+            }
+            (nodes::merge(&configs)?, tls)
         };
-        Ok(ConnTarget::Server(Box::new(complete(config, env))))
+        nodes::check_hosts(&config, "the connection")?;
+        // As libpq: the environment fills what the string did not say.
+        if tls.mode.is_none()
+            && let Some(m) = env("PGSSLMODE")
+        {
+            tls.mode = Some(super::tls::SslMode::parse(&m).ok_or_else(|| {
+                Error::usage(format!(
+                    "PGSSLMODE={m} is not a mode: use disable, prefer, require, verify-ca or verify-full"
+                ))
+            })?);
+        }
+        if tls.root_cert.is_none() {
+            tls.root_cert = env("PGSSLROOTCERT").map(std::path::PathBuf::from);
+        }
+        Ok((ConnTarget::Server(Box::new(complete(config, env))), tls))
     }
 }
 
 /// Parses a libpq key=value string or a postgres:// URI.
 pub fn parse_url(url: &str, source: &str) -> Result<Config> {
-    Config::from_str(url).map_err(|e| {
+    parse_url_tls(url, source).map(|(c, _)| c)
+}
+
+/// Parses a libpq key=value string or a postgres:// URI, and the TLS keys
+/// that tokio-postgres does not know.
+pub fn parse_url_tls(url: &str, source: &str) -> Result<(Config, TlsSettings)> {
+    let (rest, tls) = super::tls::take_tls_params(url)
+        .map_err(|why| Error::usage(format!("{source} is not a valid connection string: {why}")))?;
+    let config = Config::from_str(&rest).map_err(|e| {
         Error::usage(format!(
             "{source} is not a valid connection string ({e}): write key=value pairs such as 'host=127.0.0.1 port=5433 user=yugabyte dbname=yugabyte', or a URI such as postgres://yugabyte@127.0.0.1:5433/yugabyte"
         ))
-    })
+    })?;
+    Ok((config, tls))
 }
 
 /// Builds a configuration from the PG* variables, as psql does.
@@ -76,11 +120,6 @@ fn from_pg_env(env: impl Fn(&str) -> Option<String>) -> Config {
     }
     if let Some(d) = env("PGDATABASE") {
         c.dbname(&d);
-    }
-    if let Some(m) = env("PGSSLMODE")
-        && let Ok(parsed) = Config::from_str(&format!("sslmode={m}"))
-    {
-        c.ssl_mode(parsed.get_ssl_mode());
     }
     c
 }
@@ -143,15 +182,16 @@ pub fn describe(c: &Config) -> String {
     )
 }
 
-/// A pool of `size` connections; each worker takes one for its whole run.
-pub fn pool(config: &Config, size: usize) -> Result<Pool> {
-    let manager = Manager::from_config(
-        config.clone(),
-        NoTls,
-        ManagerConfig {
-            recycling_method: RecyclingMethod::Fast,
-        },
-    );
+/// A pool of up to `size` connections. Connections are made when first
+/// taken, so an oversized pool costs nothing.
+pub fn pool(config: &Config, size: usize, tls: &Tls) -> Result<Pool> {
+    let mc = ManagerConfig {
+        recycling_method: RecyclingMethod::Fast,
+    };
+    let manager = match tls {
+        Tls::Plain => Manager::from_config(config.clone(), NoTls, mc),
+        Tls::Rustls(m) => Manager::from_config(config.clone(), m.clone(), mc),
+    };
     // The connect timeout covers the TCP connect; the pool's create timeout
     // also bounds the start-up handshake, so that a server that accepts but
     // never answers cannot hold a worker forever.

@@ -2,9 +2,12 @@
 //! workload: where to connect and the pool ([`connect`]), the SQL that
 //! differs between YugabyteDB and PostgreSQL ([`dialect`]), the benchmark
 //! table's life cycle ([`schema`]) and the throwaway local server
-//! ([`sandbox`]) that `--sandbox` and the tests use.
+//! ([`sandbox`]) that `--sandbox` and the tests use; several hosts and how
+//! connections spread over them ([`nodes`]); TLS ([`tls`]).
 
 pub mod connect;
 pub mod dialect;
+pub mod nodes;
 pub mod sandbox;
 pub mod schema;
+pub mod tls;

@@ -398,7 +398,12 @@ pub fn find_bindir() -> Result<PathBuf> {
 }
 
 /// The uid and gid to run the server as: none when we are not root, the
-/// `postgres` user when we are.
+/// `postgres` user when we are. The tests run PgBouncer, which refuses
+/// root too, the same way.
+pub fn service_user() -> Result<Option<(u32, u32)>> {
+    server_user()
+}
+
 fn server_user() -> Result<Option<(u32, u32)>> {
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {

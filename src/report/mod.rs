@@ -4,6 +4,7 @@
 //! `Write`, so each format is tested on a buffer; the pictures are tested by
 //! decoding the PNGs they write.
 
+pub mod conns;
 pub mod csv;
 pub mod histogram;
 pub mod json;

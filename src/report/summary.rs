@@ -247,6 +247,7 @@ pub fn write_summary(w: &mut dyn Write, r: &OpResult) -> io::Result<()> {
             "yes: these figures cover the run until the interrupt",
         )?;
     }
+    super::conns::write_conn_lines(w, r)?;
     let failed = r.total.failed();
     if failed > 0 {
         let by_code: Vec<String> = r

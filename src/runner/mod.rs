@@ -22,6 +22,7 @@ use tokio_postgres::Config;
 
 use crate::cli::OnError;
 use crate::config::RunPlan;
+use crate::db::nodes::ConnSource;
 use crate::db::{connect, schema};
 use crate::error::{Error, Result};
 use crate::stats::{OpResult, RateTarget, Scatter, Stats, Timing, nanos};
@@ -37,10 +38,12 @@ pub mod intervals;
 pub mod latency_log;
 pub mod progress;
 pub mod schedule;
+pub mod session;
 
 use intervals::{IntervalRecorder, OnInterval};
 use latency_log::{LogRecord, LogSink, LogWriter};
 use schedule::Schedule;
+use session::Session;
 
 /// How long workers may take to finish their unit in flight once told to
 /// stop; after that they are abandoned and their measurements are lost.
@@ -58,6 +61,9 @@ pub struct RunCtx {
     /// Set (with `stop`) by Ctrl-C or SIGTERM.
     pub interrupted: Arc<AtomicBool>,
     pub latency_log: Option<LogSink>,
+    /// Where the workers' connections come from (one pool per host when
+    /// load balancing; see [`crate::db::nodes`]).
+    pub conns: Arc<ConnSource>,
 }
 
 /// Runs one operation to its end and returns what it measured. Failures of
@@ -74,6 +80,7 @@ pub async fn run_operation(ctx: &RunCtx, kind: OpKind) -> OpResult {
     if !kind.is_load() {
         result.warmup = plan.warmup;
     }
+    result.hosts = ctx.conns.labels();
     if let Err(e) = set_up(ctx, kind).await {
         result.failure = Some(e.to_string());
         return result;
@@ -288,18 +295,24 @@ async fn worker_loop<O: Operation>(
         timed_out: false,
         error: None,
     };
-    let ready = open_session(ctx, &mut op).await;
+    // The connection (or with --reconnect, the way to make one per unit),
+    // and the per-connection set-up: see session.rs.
+    let mut session = Session::new(
+        ctx.conns.clone(),
+        thread,
+        ctx.plan.reconnect,
+        session_settings(&ctx.plan),
+        ctx.plan.seed,
+    );
+    let ready = session.start(&mut op, &mut out.stats).await;
     // Everyone reaches the barrier, also after a failure, so that no
     // worker waits for one that will never come.
     barrier.wait().await;
-    let client = match ready {
-        Ok(c) => c,
-        Err(e) => {
-            ctx.stop.store(true, Ordering::Relaxed);
-            out.error = Some(e);
-            return out;
-        }
-    };
+    if let Err(e) = ready {
+        ctx.stop.store(true, Ordering::Relaxed);
+        out.error = Some(e);
+        return out;
+    }
     let began = Instant::now();
     let mut schedule = pace.rate.map(|r| {
         Schedule::new(
@@ -315,7 +328,7 @@ async fn worker_loop<O: Operation>(
         ctx,
         pace,
         thread,
-        client: Some(client),
+        session,
         rows_done,
         schedule: schedule.as_mut(),
         rng: rand::SeedableRng::seed_from_u64(seed ^ 0x5EED),
@@ -353,25 +366,17 @@ async fn worker_loop<O: Operation>(
     out
 }
 
-/// A connection ready for the operation: session settings made and
-/// statements prepared. Used at the start and after a reconnect.
-async fn open_session<O: Operation>(ctx: &RunCtx, op: &mut O) -> Result<deadpool_postgres::Object> {
-    let client = connect::get(&ctx.pool, &ctx.config).await?;
+/// The SQL every new connection runs before the operation prepares its
+/// statements (at the start, after a reconnect, and per unit with -C).
+fn session_settings(plan: &RunPlan) -> Vec<String> {
     let mut settings = Vec::new();
-    if ctx.plan.nontransactional {
+    if plan.nontransactional {
         settings.push(crate::db::dialect::nontransactional_setting().to_string());
     }
-    if let Some(t) = ctx.plan.statement_timeout {
+    if let Some(t) = plan.statement_timeout {
         settings.push(format!("set statement_timeout = {}", t.as_millis().max(1)));
     }
-    for sql in settings {
-        client
-            .batch_execute(&sql)
-            .await
-            .map_err(|e| Error::db(format!("cannot run '{sql}'"), e))?;
-    }
-    op.prepare(&client).await?;
-    Ok(client)
+    settings
 }
 
 /// Reconnection attempts after a lost connection, and the longest pause
@@ -407,8 +412,8 @@ struct Phase<'a> {
     ctx: &'a RunCtx,
     pace: &'a Pace,
     thread: usize,
-    /// None while the connection is lost and not yet replaced.
-    client: Option<deadpool_postgres::Object>,
+    /// The worker's connection: none while lost and not yet replaced.
+    session: Session,
     rows_done: &'a AtomicU64,
     schedule: Option<&'a mut Schedule>,
     /// For the jitter of retries and reconnections.
@@ -460,6 +465,22 @@ impl Phase<'_> {
             if !op.stage() {
                 return;
             }
+            // With --reconnect: a new connection for this unit, its connect
+            // timed apart, before the unit's slot and timing.
+            if let Err(e) = self.session.next_unit(op, &mut out.stats).await {
+                out.stats.record_error(&error_class(&e), op.unit_label());
+                if self.pace.on_error == OnError::Stop {
+                    self.ctx.stop.store(true, Ordering::Relaxed);
+                    out.error = Some(e);
+                    return;
+                }
+                if let Err(re) = self.reconnect(op, &mut out.stats).await {
+                    out.error = Some(Error::run(format!(
+                        "{e}; then the connection could not be made again: {re}"
+                    )));
+                    return;
+                }
+            }
             if let Some(due) = due {
                 schedule::wait_until(due).await;
             }
@@ -480,6 +501,7 @@ impl Phase<'_> {
                         out.stats.late += 1;
                     }
                     out.stats.record(timing, outcome);
+                    self.session.count_op(&mut out.stats);
                     if let Some(rec) = rec.as_deref_mut() {
                         let since = end.saturating_duration_since(rec.start);
                         out.scatter.record(nanos(since), nanos(timing.latency));
@@ -500,16 +522,19 @@ impl Phase<'_> {
                                 .await;
                         }
                     }
+                    // 26000 (a pooler lost the prepared statement) fails
+                    // every later unit too: stop the operation at once.
+                    let ends_run = e.ends_run();
                     let e = match label {
                         Some(l) => Error::run(format!("{} {l} failed: {e}", self.pace.kind.unit())),
                         None => e,
                     };
-                    if self.pace.on_error == OnError::Stop {
+                    if self.pace.on_error == OnError::Stop || ends_run {
                         self.ctx.stop.store(true, Ordering::Relaxed);
                         out.error = Some(e);
                         return;
                     }
-                    if self.client.as_ref().is_none_or(|c| c.is_closed())
+                    if self.session.is_closed()
                         && let Err(re) = self.reconnect(op, &mut out.stats).await
                     {
                         out.error = Some(Error::run(format!(
@@ -532,7 +557,7 @@ impl Phase<'_> {
         let mut tries = 0;
         loop {
             tries += 1;
-            let Some(client) = self.client.as_ref() else {
+            let Some(client) = self.session.client() else {
                 return (Err(Error::run("no connection")), tries);
             };
             let res = op.execute(client).await;
@@ -560,17 +585,14 @@ impl Phase<'_> {
     /// Replaces a lost connection: bounded attempts with backoff, then
     /// the session is set up and statements prepared again.
     async fn reconnect<O: Operation>(&mut self, op: &mut O, stats: &mut Stats) -> Result<()> {
-        // The broken connection goes back to the pool, which discards it.
-        self.client = None;
         let mut last = Error::run("stopped");
         for n in 1..=RECONNECT_TRIES {
             if self.ctx.stop.load(Ordering::Relaxed) {
                 return Err(last);
             }
-            match open_session(self.ctx, op).await {
-                Ok(c) => {
+            match self.session.reopen(op, stats).await {
+                Ok(()) => {
                     stats.reconnects += 1;
-                    self.client = Some(c);
                     return Ok(());
                 }
                 Err(e) => last = e,

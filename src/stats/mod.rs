@@ -23,6 +23,7 @@ use hdrhistogram::Histogram;
 
 use crate::workload::{OpKind, Outcome};
 
+pub mod conns;
 pub mod interval;
 pub mod scatter;
 
@@ -113,6 +114,8 @@ pub struct Stats {
     pub reconnects: u64,
     /// Which units failed (e.g. "ids 400..600"), the first [`FAILED_UNITS_KEPT`].
     pub failed_units: Vec<String>,
+    /// Connections per host, and connect times under --reconnect.
+    pub conns: conns::ConnStats,
 }
 
 /// How many failed units are named in reports.
@@ -137,6 +140,7 @@ impl Default for Stats {
             retries: 0,
             reconnects: 0,
             failed_units: Vec::new(),
+            conns: conns::ConnStats::default(),
         }
     }
 }
@@ -197,6 +201,7 @@ impl Stats {
         let room = FAILED_UNITS_KEPT.saturating_sub(self.failed_units.len());
         self.failed_units
             .extend(other.failed_units.iter().take(room).cloned());
+        self.conns.add(&other.conns);
     }
 }
 
@@ -272,6 +277,8 @@ pub struct OpResult {
     pub timed_out: bool,
     /// Why the operation failed, if it did.
     pub failure: Option<String>,
+    /// The hosts connections went to, in the index order of `total.conns`.
+    pub hosts: Vec<String>,
 }
 
 impl OpResult {
@@ -294,6 +301,7 @@ impl OpResult {
             interrupted: false,
             timed_out: false,
             failure: None,
+            hosts: Vec::new(),
         }
     }
 

@@ -23,6 +23,8 @@ pub struct Insert {
     batch_size: usize,
     /// Rows in this thread's last batch when shorter than `batch_size`.
     last_size: Option<usize>,
+    /// Whether this thread has any batch of `batch_size` rows.
+    has_full: bool,
     rows: RowGen,
     prepared: bool,
     full: Option<Statement>,
@@ -42,6 +44,7 @@ impl Insert {
             batches: Batches::new(range, plan.batch_size),
             batch_size: plan.batch_size,
             last_size: (rem != 0 && len > 0).then_some(rem),
+            has_full: len >= plan.batch_size,
             rows: RowGen::new(plan.seed, plan.field_len),
             prepared: plan.prepared,
             full: None,
@@ -88,11 +91,9 @@ impl Operation for Insert {
                     .map_err(|e| Error::db(format!("cannot prepare the INSERT of {n} rows"), e))
             }
         };
-        let whole_batches = self
-            .batches
-            .clone()
-            .any(|b| (b.end - b.start) as usize == self.batch_size);
-        if whole_batches {
+        // Per connection: with --reconnect this runs again on every new
+        // connection, so it must not depend on how far the batches went.
+        if self.has_full {
             self.full = Some(prep(self.batch_size).await?);
         }
         if let Some(n) = self.last_size {

@@ -145,3 +145,49 @@ pub fn shared_dir() -> tempfile::TempDir {
     std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o755)).expect("chmod");
     d
 }
+
+/// The plan for `args` as given (the test supplies -u itself).
+pub fn plan_of(args: &[&str]) -> RunPlan {
+    let mut all = vec!["ysql-bench"];
+    all.extend_from_slice(args);
+    RunPlan::from_cli(Cli::try_parse_from(all).expect("flags parse")).expect("plan is valid")
+}
+
+/// Runs `args` in process (the test supplies -u itself).
+pub async fn run_plain(args: &[&str]) -> (RunReport, String) {
+    let mut out = Vec::new();
+    let report = run(plan_of(args), &mut out)
+        .await
+        .expect("the run completes");
+    (report, String::from_utf8(out).expect("utf-8 summary"))
+}
+
+/// Index scans of `table` on the server so far, once the backends that
+/// ran them have flushed their statistics (PostgreSQL 15 flushes at exit
+/// or at most once a second): waits until two readings agree.
+pub async fn index_scans(c: &Client, table: &str) -> i64 {
+    let mut last = -1;
+    for _ in 0..50 {
+        let _ = c.simple_query("select pg_stat_clear_snapshot()").await;
+        let n: i64 = c
+            .query_one(
+                "select coalesce(sum(idx_scan), 0)::int8 from pg_stat_user_tables where relname = $1",
+                &[&table],
+            )
+            .await
+            .expect("pg_stat_user_tables")
+            .get(0);
+        if n == last {
+            return n;
+        }
+        last = n;
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    }
+    last
+}
+
+/// The uid and gid of the `postgres` user when we are root (servers and
+/// poolers refuse to run as root), None otherwise.
+pub fn service_user() -> Option<(u32, u32)> {
+    ysql_bench::db::sandbox::service_user().expect("a postgres user exists when running as root")
+}

@@ -1,0 +1,586 @@
+//! Several nodes: which servers the workers' connections go to.
+//!
+//! A YugabyteDB cluster has a YSQL endpoint on every node, and a benchmark
+//! that talks to one of them measures one node. A libpq host list
+//! (`host=a,b,c port=p1,p2,p3`, or `-u` given several times) means
+//! *failover* to libpq: try the hosts in order, use the first that
+//! answers. That stays the meaning here unless `--load-balance` is given,
+//! which gives every host its own pool ([`ConnSource`]) and spreads the
+//! workers over them: round-robin (worker t on host t mod H, and with
+//! `--reconnect` its n-th connection on host (t + n) mod H) or at random.
+//! `--yb-discover` asks the cluster itself for its nodes ([`parse_yb_servers`]).
+//!
+//! Each worker keeps the connection it got for a whole operation (or takes
+//! a new one per unit with `--reconnect`), so connections and units can be
+//! counted per host: the summary shows whether the load really spread.
+
+use std::net::IpAddr;
+use std::ops::Deref;
+use std::time::{Duration, Instant};
+
+use deadpool_postgres::Pool;
+use tokio_postgres::config::Host;
+use tokio_postgres::{Client, Config, NoTls};
+
+use super::connect::{DEFAULT_CONNECT_TIMEOUT, pool};
+use super::tls::Tls;
+use crate::error::{Error, Result};
+
+/// How the workers' connections are spread over the hosts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Balance {
+    /// libpq's meaning of a host list: every connection tries the hosts in
+    /// order and uses the first that answers.
+    #[default]
+    Failover,
+    /// Worker t on host t mod H (and its n-th new connection on (t+n) mod H).
+    RoundRobin,
+    /// Each connection on a host drawn at random.
+    Random,
+}
+
+/// One place to connect to.
+#[derive(Clone, Debug)]
+pub struct Endpoint {
+    /// As shown in the summary: `host:port`, or the whole host list for a
+    /// failover endpoint.
+    pub label: String,
+    pub config: Config,
+}
+
+impl Endpoint {
+    /// The whole configuration as one endpoint (failover over its hosts).
+    pub fn whole(config: &Config) -> Endpoint {
+        let hosts: Vec<String> = split_hosts(config).into_iter().map(|e| e.label).collect();
+        let label = if hosts.len() > 1 {
+            format!("{} (failover)", hosts.join(","))
+        } else {
+            hosts.join(",")
+        };
+        Endpoint {
+            label,
+            config: config.clone(),
+        }
+    }
+}
+
+/// The port of host `i` by libpq's rule: one port for all hosts, or one
+/// port per host; 5432 when none is given.
+fn port_of(config: &Config, i: usize) -> u16 {
+    let ports = config.get_ports();
+    ports
+        .get(i)
+        .or_else(|| ports.first())
+        .copied()
+        .unwrap_or(5432)
+}
+
+/// Checks that a host list is well formed: one port, or one per host.
+pub fn check_hosts(config: &Config, source: &str) -> Result<()> {
+    let hosts = config.get_hosts().len().max(config.get_hostaddrs().len());
+    let ports = config.get_ports().len();
+    if ports > 1 && ports != hosts {
+        return Err(Error::usage(format!(
+            "{source} gives {hosts} hosts and {ports} ports: give one port for all hosts, or one port per host (host=a,b port=5433,5434)"
+        )));
+    }
+    if !config.get_hostaddrs().is_empty()
+        && !config.get_hosts().is_empty()
+        && config.get_hosts().len() != config.get_hostaddrs().len()
+    {
+        return Err(Error::usage(format!(
+            "{source} gives {} hosts and {} hostaddrs: give one hostaddr per host",
+            config.get_hosts().len(),
+            config.get_hostaddrs().len()
+        )));
+    }
+    Ok(())
+}
+
+/// A copy of `base`'s settings (user, password, database, timeouts, TLS)
+/// for one host only.
+fn for_one_host(base: &Config, host: Option<&Host>, hostaddr: Option<IpAddr>, port: u16) -> Config {
+    let mut c = settings_of(base);
+    add_host(&mut c, host, hostaddr, port);
+    c
+}
+
+fn add_host(c: &mut Config, host: Option<&Host>, hostaddr: Option<IpAddr>, port: u16) {
+    match host {
+        Some(Host::Tcp(h)) => {
+            c.host(h);
+        }
+        Some(Host::Unix(p)) => {
+            c.host_path(p);
+        }
+        None => {}
+    }
+    if let Some(a) = hostaddr {
+        c.hostaddr(a);
+    }
+    c.port(port);
+}
+
+fn label_of(host: Option<&Host>, hostaddr: Option<IpAddr>, port: u16) -> String {
+    let name = match (host, hostaddr) {
+        (Some(Host::Tcp(h)), _) => h.clone(),
+        (Some(Host::Unix(p)), _) => p.display().to_string(),
+        (None, Some(a)) => a.to_string(),
+        (None, None) => "?".to_string(),
+    };
+    format!("{name}:{port}")
+}
+
+/// One endpoint per host of the configuration, each with the others'
+/// settings.
+pub fn split_hosts(config: &Config) -> Vec<Endpoint> {
+    let n = config.get_hosts().len().max(config.get_hostaddrs().len());
+    (0..n)
+        .map(|i| {
+            let host = config.get_hosts().get(i);
+            let hostaddr = config.get_hostaddrs().get(i).copied();
+            let port = port_of(config, i);
+            Endpoint {
+                label: label_of(host, hostaddr, port),
+                config: for_one_host(config, host, hostaddr, port),
+            }
+        })
+        .collect()
+}
+
+/// Joins the configurations of repeated `-u` into one host list. They must
+/// agree on everything but hosts and ports, so that one run means one
+/// user on one database.
+pub fn merge(configs: &[Config]) -> Result<Config> {
+    let Some(first) = configs.first() else {
+        return Err(Error::usage("no connection given"));
+    };
+    if configs.len() == 1 {
+        return Ok(first.clone());
+    }
+    let same = |c: &Config| {
+        c.get_user() == first.get_user()
+            && c.get_dbname() == first.get_dbname()
+            && c.get_password() == first.get_password()
+            && c.get_ssl_mode() == first.get_ssl_mode()
+    };
+    if !configs.iter().all(same) {
+        return Err(Error::usage(
+            "repeated -u must name the same user, password, database and sslmode; only host and port may differ",
+        ));
+    }
+    let with_addr = configs
+        .iter()
+        .filter(|c| !c.get_hostaddrs().is_empty())
+        .count();
+    if with_addr != 0 && with_addr != configs.len() {
+        return Err(Error::usage(
+            "repeated -u: give hostaddr in all of them or in none",
+        ));
+    }
+    let mut merged = settings_of(first);
+    for c in configs {
+        let n = c.get_hosts().len().max(c.get_hostaddrs().len());
+        for i in 0..n {
+            let hostaddr = c.get_hostaddrs().get(i).copied();
+            add_host(&mut merged, c.get_hosts().get(i), hostaddr, port_of(c, i));
+        }
+    }
+    Ok(merged)
+}
+
+/// A configuration with `c`'s settings and no host or port yet
+/// (tokio-postgres's Config cannot clear its host and port lists).
+fn settings_of(c: &Config) -> Config {
+    let mut fresh = Config::new();
+    if let Some(u) = c.get_user() {
+        fresh.user(u);
+    }
+    if let Some(p) = c.get_password() {
+        fresh.password(p);
+    }
+    if let Some(d) = c.get_dbname() {
+        fresh.dbname(d);
+    }
+    if let Some(o) = c.get_options() {
+        fresh.options(o);
+    }
+    if let Some(a) = c.get_application_name() {
+        fresh.application_name(a);
+    }
+    fresh.ssl_mode(c.get_ssl_mode());
+    fresh.ssl_negotiation(c.get_ssl_negotiation());
+    if let Some(t) = c.get_connect_timeout() {
+        fresh.connect_timeout(*t);
+    }
+    if let Some(t) = c.get_tcp_user_timeout() {
+        fresh.tcp_user_timeout(*t);
+    }
+    fresh.keepalives(c.get_keepalives());
+    fresh.keepalives_idle(c.get_keepalives_idle());
+    if let Some(i) = c.get_keepalives_interval() {
+        fresh.keepalives_interval(i);
+    }
+    if let Some(r) = c.get_keepalives_retries() {
+        fresh.keepalives_retries(r);
+    }
+    fresh.target_session_attrs(c.get_target_session_attrs());
+    fresh.channel_binding(c.get_channel_binding());
+    fresh
+}
+
+/// One row of `yb_servers()`: the columns `--yb-discover` uses.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct YbServer {
+    pub host: String,
+    pub port: i64,
+    /// `primary` or `read_replica` (NULL on old versions: primary).
+    pub node_type: Option<String>,
+}
+
+/// The query `--yb-discover` sends.
+pub const YB_SERVERS_SQL: &str = "select host::text, port::int8, node_type::text from yb_servers()";
+
+/// The hosts to balance over, from `yb_servers()`'s rows: primary nodes
+/// only (read replicas refuse writes), each once, in a stable order so
+/// that round-robin is reproducible.
+pub fn parse_yb_servers(rows: &[YbServer]) -> Result<Vec<(String, u16)>> {
+    let mut out: Vec<(String, u16)> = Vec::new();
+    for r in rows {
+        let primary = r
+            .node_type
+            .as_deref()
+            .is_none_or(|t| t.eq_ignore_ascii_case("primary"));
+        if !primary {
+            continue;
+        }
+        let host = r.host.trim();
+        if host.is_empty() {
+            return Err(Error::run("yb_servers() returned a node without a host"));
+        }
+        let port = u16::try_from(r.port).map_err(|_| {
+            Error::run(format!(
+                "yb_servers() returned port {} for {host}, which is not a TCP port",
+                r.port
+            ))
+        })?;
+        if !out.iter().any(|(h, p)| h == host && *p == port) {
+            out.push((host.to_string(), port));
+        }
+    }
+    out.sort();
+    if out.is_empty() {
+        return Err(Error::run(
+            "yb_servers() returned no primary node to balance over",
+        ));
+    }
+    Ok(out)
+}
+
+/// Asks the cluster for its nodes and makes one endpoint per node, with
+/// the settings of `base` (the connection given on the command line).
+pub async fn discover(client: &Client, base: &Config) -> Result<Vec<Endpoint>> {
+    let rows = client.query(YB_SERVERS_SQL, &[]).await.map_err(|e| {
+        Error::db(
+            "--yb-discover: cannot list the nodes with yb_servers() (is this YugabyteDB?)",
+            e,
+        )
+    })?;
+    let servers: Vec<YbServer> = rows
+        .iter()
+        .map(|r| YbServer {
+            host: r.get::<_, Option<String>>(0).unwrap_or_default(),
+            port: r.get::<_, Option<i64>>(1).unwrap_or(0),
+            node_type: r.get(2),
+        })
+        .collect();
+    Ok(parse_yb_servers(&servers)?
+        .into_iter()
+        .map(|(h, port)| {
+            let host = Host::Tcp(h);
+            Endpoint {
+                label: label_of(Some(&host), None, port),
+                config: for_one_host(base, Some(&host), None, port),
+            }
+        })
+        .collect())
+}
+
+/// A connection a worker uses: from a pool, or made for one unit.
+pub enum Conn {
+    Pooled(deadpool_postgres::Object),
+    Fresh(Client),
+}
+
+impl Deref for Conn {
+    type Target = Client;
+    fn deref(&self) -> &Client {
+        match self {
+            Conn::Pooled(o) => o,
+            Conn::Fresh(c) => c,
+        }
+    }
+}
+
+struct Node {
+    endpoint: Endpoint,
+    pool: Pool,
+}
+
+/// Where workers get their connections: one pool per endpoint, and the
+/// rule that says which endpoint a worker's connection comes from.
+pub struct ConnSource {
+    nodes: Vec<Node>,
+    balance: Balance,
+    tls: Tls,
+}
+
+impl ConnSource {
+    /// Pools for `endpoints`, each large enough for every worker.
+    pub fn new(
+        endpoints: Vec<Endpoint>,
+        balance: Balance,
+        tls: Tls,
+        workers: usize,
+    ) -> Result<Self> {
+        if endpoints.is_empty() {
+            return Err(Error::run("no host to connect to"));
+        }
+        let nodes = endpoints
+            .into_iter()
+            .map(|endpoint| {
+                let pool = pool(&endpoint.config, workers, &tls)?;
+                Ok(Node { endpoint, pool })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(ConnSource {
+            nodes,
+            balance,
+            tls,
+        })
+    }
+
+    /// The endpoints' labels, in index order.
+    pub fn labels(&self) -> Vec<String> {
+        self.nodes
+            .iter()
+            .map(|n| n.endpoint.label.clone())
+            .collect()
+    }
+
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+    /// The endpoint of worker `worker`'s `n`-th connection.
+    pub fn pick(&self, worker: usize, n: u64, rng: &mut impl rand::Rng) -> usize {
+        pick(self.balance, self.nodes.len(), worker, n, rng)
+    }
+
+    /// A pooled connection to endpoint `i`, kept until dropped.
+    pub async fn pooled(&self, i: usize) -> Result<Conn> {
+        let node = &self.nodes[i.min(self.nodes.len() - 1)];
+        node.pool
+            .get()
+            .await
+            .map(Conn::Pooled)
+            .map_err(|e| match e {
+                deadpool_postgres::PoolError::Backend(pg) => {
+                    Error::db(format!("cannot connect to {}", node.endpoint.label), pg)
+                }
+                other => Error::run(format!(
+                    "cannot connect to {}: {other}",
+                    node.endpoint.label
+                )),
+            })
+    }
+
+    /// A new connection to endpoint `i`, closed when dropped, and how long
+    /// it took to make it (TCP, TLS, authentication, session start).
+    pub async fn fresh(&self, i: usize) -> Result<(Conn, Duration)> {
+        let node = &self.nodes[i.min(self.nodes.len() - 1)];
+        // As the pools do: the whole handshake is bounded, not only the
+        // TCP connect, so that a server that never answers cannot hold a
+        // worker forever.
+        let limit = node
+            .endpoint
+            .config
+            .get_connect_timeout()
+            .copied()
+            .unwrap_or(DEFAULT_CONNECT_TIMEOUT);
+        let config = &node.endpoint.config;
+        let t0 = Instant::now();
+        let connect = async {
+            match &self.tls {
+                Tls::Plain => config.connect(NoTls).await.map(|(c, conn)| {
+                    tokio::spawn(conn);
+                    c
+                }),
+                Tls::Rustls(m) => config.connect(m.clone()).await.map(|(c, conn)| {
+                    tokio::spawn(conn);
+                    c
+                }),
+            }
+        };
+        let made = tokio::time::timeout(limit, connect).await;
+        let took = t0.elapsed();
+        let label = &node.endpoint.label;
+        let client = match made {
+            Ok(r) => r.map_err(|e| Error::db(format!("cannot connect to {label}"), e))?,
+            Err(_) => {
+                return Err(Error::run(format!(
+                    "cannot connect to {label}: no answer within {} s (--connect-timeout)",
+                    limit.as_secs_f64()
+                )));
+            }
+        };
+        Ok((Conn::Fresh(client), took))
+    }
+}
+
+/// The balancing rule, apart from the pools so that it can be tested.
+pub fn pick(
+    balance: Balance,
+    hosts: usize,
+    worker: usize,
+    n: u64,
+    rng: &mut impl rand::Rng,
+) -> usize {
+    if hosts <= 1 {
+        return 0;
+    }
+    match balance {
+        Balance::Failover => 0,
+        Balance::RoundRobin => ((worker as u64).wrapping_add(n) % hosts as u64) as usize,
+        Balance::Random => rand::RngExt::random_range(rng, 0..hosts),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::db::connect::parse_url;
+    use rand::SeedableRng;
+
+    fn rng() -> rand::rngs::SmallRng {
+        rand::rngs::SmallRng::seed_from_u64(7)
+    }
+
+    #[test]
+    fn a_host_list_splits_into_one_endpoint_per_host() {
+        let c = parse_url(
+            "host=a,b,c port=5433,5434,5435 user=yugabyte password=pw dbname=db connect_timeout=3",
+            "--url",
+        )
+        .unwrap();
+        let e = split_hosts(&c);
+        let labels: Vec<&str> = e.iter().map(|e| e.label.as_str()).collect();
+        assert_eq!(labels, ["a:5433", "b:5434", "c:5435"]);
+        assert_eq!(e[1].config.get_hosts(), &[Host::Tcp("b".into())]);
+        assert_eq!(e[1].config.get_ports(), &[5434]);
+        assert_eq!(e[1].config.get_user(), Some("yugabyte"));
+        assert_eq!(e[1].config.get_password(), Some(&b"pw"[..]));
+        assert_eq!(e[1].config.get_dbname(), Some("db"));
+        assert_eq!(
+            e[1].config.get_connect_timeout(),
+            Some(&Duration::from_secs(3))
+        );
+        let one_port = parse_url("host=a,b port=5433", "--url").unwrap();
+        let ports: Vec<u16> = split_hosts(&one_port)
+            .iter()
+            .map(|e| e.config.get_ports()[0])
+            .collect();
+        assert_eq!(ports, [5433, 5433]);
+    }
+
+    #[test]
+    fn repeated_urls_merge_into_one_host_list() {
+        let a = parse_url("host=a port=5433 user=u dbname=d", "--url").unwrap();
+        let b = parse_url("host=b,c port=5434 user=u dbname=d", "--url").unwrap();
+        let m = merge(&[a.clone(), b]).unwrap();
+        assert_eq!(m.get_hosts().len(), 3);
+        assert_eq!(m.get_ports(), &[5433, 5434, 5434]);
+        assert_eq!(m.get_user(), Some("u"));
+        let other_user = parse_url("host=b user=v dbname=d", "--url").unwrap();
+        let err = merge(&[a, other_user]).unwrap_err();
+        assert!(err.to_string().contains("only host and port"));
+    }
+
+    #[test]
+    fn ports_must_match_the_hosts() {
+        let c = parse_url("host=a,b,c port=1,2", "--url").unwrap();
+        assert!(
+            check_hosts(&c, "--url")
+                .unwrap_err()
+                .to_string()
+                .contains("3 hosts and 2 ports")
+        );
+        assert!(check_hosts(&parse_url("host=a,b port=1", "--url").unwrap(), "--url").is_ok());
+    }
+
+    #[test]
+    fn round_robin_spreads_workers_and_their_reconnections() {
+        let mut r = rng();
+        let first: Vec<usize> = (0..6)
+            .map(|t| pick(Balance::RoundRobin, 3, t, 0, &mut r))
+            .collect();
+        assert_eq!(first, [0, 1, 2, 0, 1, 2]);
+        let worker1: Vec<usize> = (0..4)
+            .map(|n| pick(Balance::RoundRobin, 3, 1, n, &mut r))
+            .collect();
+        assert_eq!(worker1, [1, 2, 0, 1]);
+        assert_eq!(pick(Balance::Failover, 3, 2, 5, &mut r), 0);
+        assert_eq!(pick(Balance::RoundRobin, 1, 2, 5, &mut r), 0);
+    }
+
+    #[test]
+    fn random_reaches_every_host() {
+        let mut r = rng();
+        let mut seen = [0u32; 3];
+        for n in 0..300 {
+            seen[pick(Balance::Random, 3, 0, n, &mut r)] += 1;
+        }
+        assert!(seen.iter().all(|&c| c > 50), "{seen:?}");
+    }
+
+    fn yb(host: &str, port: i64, t: Option<&str>) -> YbServer {
+        YbServer {
+            host: host.into(),
+            port,
+            node_type: t.map(String::from),
+        }
+    }
+
+    #[test]
+    fn yb_servers_rows_become_sorted_unique_primary_hosts() {
+        let rows = [
+            yb("10.0.0.3", 5433, Some("primary")),
+            yb("10.0.0.1", 5433, Some("primary")),
+            yb("10.0.0.9", 5433, Some("read_replica")),
+            yb("10.0.0.1", 5433, Some("primary")),
+            yb("10.0.0.2", 5433, None),
+        ];
+        assert_eq!(
+            parse_yb_servers(&rows).unwrap(),
+            vec![
+                ("10.0.0.1".to_string(), 5433),
+                ("10.0.0.2".to_string(), 5433),
+                ("10.0.0.3".to_string(), 5433)
+            ]
+        );
+    }
+
+    #[test]
+    fn bad_yb_servers_rows_are_refused_with_a_reason() {
+        let e = parse_yb_servers(&[yb("h", 70000, None)]).unwrap_err();
+        assert!(e.to_string().contains("70000"));
+        let e = parse_yb_servers(&[yb("", 5433, None)]).unwrap_err();
+        assert!(e.to_string().contains("without a host"));
+        let e = parse_yb_servers(&[yb("r", 5433, Some("read_replica"))]).unwrap_err();
+        assert!(e.to_string().contains("no primary"));
+    }
+}

@@ -1,0 +1,497 @@
+//! TLS: libpq's five `sslmode`s and `sslrootcert`, on rustls.
+//!
+//! tokio-postgres knows only `disable`, `prefer` and `require`, and no
+//! `sslrootcert`; psql users write all five modes and a CA file in their
+//! connection strings. So the TLS keys are taken out of the connection
+//! string here ([`take_tls_params`]) before tokio-postgres parses the rest,
+//! and each mode becomes a rustls client configuration:
+//!
+//! | sslmode | encrypted | certificate chain checked | host name checked |
+//! |---|---|---|---|
+//! | disable | never | – | – |
+//! | prefer (default, as libpq) | if the server offers it | no | no |
+//! | require | always | only if a CA file is given (libpq's rule) | no |
+//! | verify-ca | always | yes | no |
+//! | verify-full | always | yes | yes |
+//!
+//! rustls with the `ring` provider means no system OpenSSL is needed. The
+//! CA file is read while the plan is validated, so a missing or unreadable
+//! file is a usage error before anything connects.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rustls::client::WebPkiServerVerifier;
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::crypto::CryptoProvider;
+use rustls::{
+    CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme,
+};
+use rustls_pki_types::pem::PemObject;
+use rustls_pki_types::{CertificateDer, ServerName, UnixTime};
+use tokio_postgres_rustls::MakeRustlsConnect;
+
+use crate::error::{Error, Result};
+
+/// libpq's `sslmode`s.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SslMode {
+    Disable,
+    #[default]
+    Prefer,
+    Require,
+    VerifyCa,
+    VerifyFull,
+}
+
+impl SslMode {
+    pub fn parse(s: &str) -> Option<SslMode> {
+        Some(match s.trim() {
+            "disable" => SslMode::Disable,
+            "prefer" => SslMode::Prefer,
+            "require" => SslMode::Require,
+            "verify-ca" => SslMode::VerifyCa,
+            "verify-full" => SslMode::VerifyFull,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            SslMode::Disable => "disable",
+            SslMode::Prefer => "prefer",
+            SslMode::Require => "require",
+            SslMode::VerifyCa => "verify-ca",
+            SslMode::VerifyFull => "verify-full",
+        }
+    }
+
+    /// What tokio-postgres must be told: whether plaintext is acceptable.
+    pub fn tokio_mode(self) -> tokio_postgres::config::SslMode {
+        use tokio_postgres::config::SslMode as T;
+        match self {
+            SslMode::Disable => T::Disable,
+            SslMode::Prefer => T::Prefer,
+            _ => T::Require,
+        }
+    }
+}
+
+/// The TLS part of the connection, as the user asked for it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TlsSettings {
+    /// None: not said anywhere (libpq's default, prefer, unless a CA file
+    /// was given with `--cacert`).
+    pub mode: Option<SslMode>,
+    pub root_cert: Option<PathBuf>,
+}
+
+impl TlsSettings {
+    /// The mode in force: as given; else verify-full when a CA was given
+    /// with `--cacert` (giving a CA means wanting it checked); else prefer.
+    pub fn effective_mode(&self, cacert_flag: bool) -> SslMode {
+        match self.mode {
+            Some(m) => m,
+            None if cacert_flag => SslMode::VerifyFull,
+            None => SslMode::Prefer,
+        }
+    }
+}
+
+/// The TLS of a run, validated: the mode in force and the CA file.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TlsPlan {
+    pub mode: SslMode,
+    pub root_cert: Option<PathBuf>,
+}
+
+impl TlsPlan {
+    pub fn connector(&self) -> Result<Tls> {
+        connector(self.mode, self.root_cert.as_deref())
+    }
+}
+
+/// How connections are made: in plain text only, or with rustls.
+#[derive(Clone)]
+pub enum Tls {
+    Plain,
+    Rustls(MakeRustlsConnect),
+}
+
+impl std::fmt::Debug for Tls {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Tls::Plain => "Tls::Plain",
+            Tls::Rustls(_) => "Tls::Rustls",
+        })
+    }
+}
+
+/// The connector for `mode`, verifying against the certificates in
+/// `root_cert` where the mode asks for it.
+pub fn connector(mode: SslMode, root_cert: Option<&Path>) -> Result<Tls> {
+    if mode == SslMode::Disable {
+        return Ok(Tls::Plain);
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let roots = match root_cert {
+        Some(path) => Some(load_roots(path)?),
+        None => None,
+    };
+    let verifier: Arc<dyn ServerCertVerifier> = match (mode, roots) {
+        (SslMode::VerifyCa | SslMode::VerifyFull, None) => {
+            return Err(Error::usage(format!(
+                "sslmode={} checks the server's certificate and needs the CA that signed it: give --cacert FILE or sslrootcert=FILE in the URL",
+                mode.name()
+            )));
+        }
+        (SslMode::Disable | SslMode::Prefer, _) | (SslMode::Require, None) => {
+            Arc::new(NoVerification(provider.clone()))
+        }
+        (_, Some(roots)) => {
+            let webpki =
+                WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
+                    .build()
+                    .map_err(|e| Error::usage(format!("cannot use the CA certificate: {e}")))?;
+            if mode == SslMode::VerifyFull {
+                webpki
+            } else {
+                Arc::new(ChainOnly(webpki))
+            }
+        }
+    };
+    let config = ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| Error::run(format!("cannot set up TLS: {e}")))?
+        .dangerous()
+        .with_custom_certificate_verifier(verifier)
+        .with_no_client_auth();
+    Ok(Tls::Rustls(MakeRustlsConnect::new(config)))
+}
+
+fn load_roots(path: &Path) -> Result<RootCertStore> {
+    let bad = |why: String| {
+        Error::usage(format!(
+            "cannot use {} as the CA certificate: {why}",
+            path.display()
+        ))
+    };
+    let bytes = std::fs::read(path).map_err(|e| bad(e.to_string()))?;
+    let mut roots = RootCertStore::empty();
+    for cert in CertificateDer::pem_slice_iter(&bytes) {
+        let cert = cert.map_err(|e| bad(format!("not a PEM certificate ({e})")))?;
+        roots
+            .add(cert)
+            .map_err(|e| bad(format!("not a usable certificate ({e})")))?;
+    }
+    if roots.is_empty() {
+        return Err(bad("it holds no PEM certificate".to_string()));
+    }
+    Ok(roots)
+}
+
+/// prefer and require without a CA: encrypted, and the handshake's
+/// signatures are checked, but anyone's certificate is accepted (as libpq).
+#[derive(Debug)]
+struct NoVerification(Arc<CryptoProvider>);
+
+impl ServerCertVerifier for NoVerification {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp_response: &[u8],
+        _now: UnixTime,
+    ) -> std::result::Result<ServerCertVerified, rustls::Error> {
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
+}
+
+/// verify-ca: the chain must lead to the CA; the host name is not checked.
+/// The webpki verifier checks the chain before the name, so a name error
+/// means the chain was good.
+#[derive(Debug)]
+struct ChainOnly(Arc<WebPkiServerVerifier>);
+
+impl ServerCertVerifier for ChainOnly {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp_response: &[u8],
+        now: UnixTime,
+    ) -> std::result::Result<ServerCertVerified, rustls::Error> {
+        match self
+            .0
+            .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
+        {
+            Err(rustls::Error::InvalidCertificate(
+                CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
+            )) => Ok(ServerCertVerified::assertion()),
+            other => other,
+        }
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.supported_verify_schemes()
+    }
+}
+
+/// The connection-string keys handled here rather than by tokio-postgres.
+const TLS_KEYS: [&str; 2] = ["sslmode", "sslrootcert"];
+
+/// Takes `sslmode` and `sslrootcert` out of a libpq key=value string or a
+/// postgres:// URI. Returns the rest of the string, unchanged otherwise,
+/// and the settings found (the last of a repeated key wins, as in libpq).
+pub fn take_tls_params(url: &str) -> Result<(String, TlsSettings), String> {
+    let (rest, found) = if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        take_from_uri(url)?
+    } else {
+        take_from_key_values(url)?
+    };
+    let mut settings = TlsSettings::default();
+    for (k, v) in found {
+        match k.as_str() {
+            "sslmode" => {
+                settings.mode = Some(SslMode::parse(&v).ok_or_else(|| {
+                    format!(
+                        "sslmode={v} is not a mode: use disable, prefer, require, verify-ca or verify-full"
+                    )
+                })?)
+            }
+            _ => settings.root_cert = Some(PathBuf::from(v)),
+        }
+    }
+    Ok((rest, settings))
+}
+
+type Found = Vec<(String, String)>;
+
+/// libpq's key=value grammar: `key = value` pairs separated by white
+/// space; a value is single-quoted (with `\'` and `\\`) or runs to the next
+/// white space (backslash escapes there too). Spans of our keys are cut.
+fn take_from_key_values(s: &str) -> Result<(String, Found), String> {
+    let b = s.as_bytes();
+    let mut i = 0;
+    let mut keep = String::new();
+    let mut found = Vec::new();
+    let skip_ws = |i: &mut usize| {
+        while *i < b.len() && b[*i].is_ascii_whitespace() {
+            *i += 1;
+        }
+    };
+    loop {
+        skip_ws(&mut i);
+        if i >= b.len() {
+            break;
+        }
+        let start = i;
+        while i < b.len() && b[i] != b'=' && !b[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        let key = &s[start..i];
+        skip_ws(&mut i);
+        if i >= b.len() || b[i] != b'=' {
+            return Err(format!("'{key}' has no value (write key=value)"));
+        }
+        i += 1;
+        skip_ws(&mut i);
+        let mut value = Vec::new();
+        if i < b.len() && b[i] == b'\'' {
+            i += 1;
+            loop {
+                match b.get(i) {
+                    None => return Err(format!("the quoted value of {key} is not closed")),
+                    Some(b'\'') => {
+                        i += 1;
+                        break;
+                    }
+                    Some(b'\\') if i + 1 < b.len() => {
+                        value.push(b[i + 1]);
+                        i += 2;
+                    }
+                    Some(c) => {
+                        value.push(*c);
+                        i += 1;
+                    }
+                }
+            }
+        } else {
+            while i < b.len() && !b[i].is_ascii_whitespace() {
+                if b[i] == b'\\' && i + 1 < b.len() {
+                    i += 1;
+                }
+                value.push(b[i]);
+                i += 1;
+            }
+        }
+        if TLS_KEYS.contains(&key) {
+            found.push((
+                key.to_string(),
+                String::from_utf8_lossy(&value).into_owned(),
+            ));
+        } else {
+            if !keep.is_empty() {
+                keep.push(' ');
+            }
+            keep.push_str(&s[start..i]);
+        }
+    }
+    Ok((keep, found))
+}
+
+fn take_from_uri(s: &str) -> Result<(String, Found), String> {
+    let Some((base, query)) = s.split_once('?') else {
+        return Ok((s.to_string(), Vec::new()));
+    };
+    let mut keep = Vec::new();
+    let mut found = Vec::new();
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        let key = percent_decode(k)?;
+        if TLS_KEYS.contains(&key.as_str()) {
+            found.push((key, percent_decode(v)?));
+        } else {
+            keep.push(pair);
+        }
+    }
+    let rest = if keep.is_empty() {
+        base.to_string()
+    } else {
+        format!("{base}?{}", keep.join("&"))
+    };
+    Ok((rest, found))
+}
+
+fn percent_decode(s: &str) -> Result<String, String> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' {
+            let hex = s
+                .get(i + 1..i + 3)
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+                .ok_or_else(|| format!("'{s}' has a bad %-escape"))?;
+            out.push(hex);
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).map_err(|_| format!("'{s}' is not UTF-8 once decoded"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tls_keys_leave_a_key_value_string_and_the_rest_stays() {
+        let (rest, s) = take_tls_params(
+            "host=db1 sslmode=verify-full  sslrootcert = '/etc/my ca.pem' user=bob password='a b'",
+        )
+        .unwrap();
+        assert_eq!(rest, "host=db1 user=bob password='a b'");
+        assert_eq!(s.mode, Some(SslMode::VerifyFull));
+        assert_eq!(s.root_cert, Some(PathBuf::from("/etc/my ca.pem")));
+    }
+
+    #[test]
+    fn tls_keys_leave_a_uri_and_the_rest_stays() {
+        let (rest, s) = take_tls_params(
+            "postgres://u:p@h:5433/db?sslmode=verify-ca&application_name=x&sslrootcert=%2Ftmp%2Fca.pem",
+        )
+        .unwrap();
+        assert_eq!(rest, "postgres://u:p@h:5433/db?application_name=x");
+        assert_eq!(s.mode, Some(SslMode::VerifyCa));
+        assert_eq!(s.root_cert, Some(PathBuf::from("/tmp/ca.pem")));
+        let (rest, s) = take_tls_params("postgres://h/db?sslmode=require").unwrap();
+        assert_eq!(rest, "postgres://h/db");
+        assert_eq!(s.mode, Some(SslMode::Require));
+    }
+
+    #[test]
+    fn bad_tls_values_are_refused() {
+        assert!(
+            take_tls_params("host=h sslmode=always")
+                .unwrap_err()
+                .contains("verify-full")
+        );
+        assert!(take_tls_params("host=h sslrootcert='/x").is_err());
+    }
+
+    #[test]
+    fn a_ca_alone_means_verify_full_and_nothing_means_prefer() {
+        let none = TlsSettings::default();
+        assert_eq!(none.effective_mode(false), SslMode::Prefer);
+        assert_eq!(none.effective_mode(true), SslMode::VerifyFull);
+        let req = TlsSettings {
+            mode: Some(SslMode::Require),
+            root_cert: None,
+        };
+        assert_eq!(req.effective_mode(true), SslMode::Require);
+    }
+
+    #[test]
+    fn verifying_modes_need_a_ca() {
+        let e = connector(SslMode::VerifyFull, None).unwrap_err();
+        assert!(e.to_string().contains("--cacert"), "{e}");
+        assert!(connector(SslMode::Require, None).is_ok());
+        let e = connector(SslMode::VerifyCa, Some(Path::new("/nonexistent/ca.pem"))).unwrap_err();
+        assert!(e.to_string().contains("/nonexistent/ca.pem"), "{e}");
+    }
+}

@@ -1,0 +1,133 @@
+//! A worker's connection, as the worker loop sees it.
+//!
+//! Normally a worker takes one pooled connection from its host before the
+//! start barrier and keeps it for the whole operation. With `--reconnect`
+//! (pgbench -C) it makes a new connection before every unit instead, and
+//! that connection's set-up (connect, the YugabyteDB session setting, the
+//! operation's prepared statements) happens outside the unit's timing; the
+//! connect itself is timed into [`crate::stats::conns::ConnStats`]. The
+//! connection made before the barrier then only proves that connecting and
+//! preparing work, and is not counted.
+//!
+//! After a lost connection the worker loop asks for a new one
+//! ([`Session::reopen`]); with several hosts it goes to the next host in
+//! the worker's rotation, so a worker moves off a node that went down.
+//! Which host a connection goes to is [`ConnSource::pick`]'s business.
+
+use std::sync::Arc;
+
+use rand::SeedableRng;
+use rand::rngs::SmallRng;
+use tokio_postgres::Client;
+
+use crate::db::nodes::{Conn, ConnSource};
+use crate::error::{Error, Result};
+use crate::stats::Stats;
+use crate::workload::{Operation, worker_seed};
+
+pub struct Session {
+    conns: Arc<ConnSource>,
+    worker: usize,
+    reconnect: bool,
+    /// SQL run on every new connection before the operation prepares
+    /// (yb_disable_transactional_writes, statement_timeout).
+    settings: Vec<String>,
+    rng: SmallRng,
+    /// Connections this worker made so far (for round-robin's rotation).
+    made: u64,
+    current: Option<(usize, Conn)>,
+}
+
+impl Session {
+    pub fn new(
+        conns: Arc<ConnSource>,
+        worker: usize,
+        reconnect: bool,
+        settings: Vec<String>,
+        seed: u64,
+    ) -> Self {
+        Session {
+            conns,
+            worker,
+            reconnect,
+            settings,
+            rng: SmallRng::seed_from_u64(worker_seed(seed, worker, 5)),
+            made: 0,
+            current: None,
+        }
+    }
+
+    /// Before the barrier: connects and prepares. A pooled connection is
+    /// counted on its host here; a --reconnect probe is not counted.
+    pub async fn start<O: Operation>(&mut self, op: &mut O, stats: &mut Stats) -> Result<()> {
+        let host = self.conns.pick(self.worker, self.made, &mut self.rng);
+        let conn = if self.reconnect {
+            self.conns.fresh(host).await?.0
+        } else {
+            let c = self.conns.pooled(host).await?;
+            self.made += 1;
+            stats.conns.opened(host, None);
+            c
+        };
+        self.set_up(op, &conn).await?;
+        self.current = Some((host, conn));
+        Ok(())
+    }
+
+    /// Before each unit: with --reconnect, closes the connection and makes
+    /// a new one (timed apart); otherwise nothing.
+    pub async fn next_unit<O: Operation>(&mut self, op: &mut O, stats: &mut Stats) -> Result<()> {
+        if self.reconnect {
+            self.reopen(op, stats).await?;
+        }
+        Ok(())
+    }
+
+    /// Drops the connection and opens another, on the next host of the
+    /// worker's rotation: pooled, or made anew (and timed) with --reconnect.
+    pub async fn reopen<O: Operation>(&mut self, op: &mut O, stats: &mut Stats) -> Result<()> {
+        // A broken pooled connection goes back to its pool, which discards it.
+        self.current = None;
+        let host = self.conns.pick(self.worker, self.made, &mut self.rng);
+        self.made += 1;
+        let conn = if self.reconnect {
+            let (conn, took) = self.conns.fresh(host).await?;
+            stats.conns.opened(host, Some(took));
+            conn
+        } else {
+            let conn = self.conns.pooled(host).await?;
+            stats.conns.opened(host, None);
+            conn
+        };
+        self.set_up(op, &conn).await?;
+        self.current = Some((host, conn));
+        Ok(())
+    }
+
+    /// The connection to run a unit on, if there is one.
+    pub fn client(&self) -> Option<&Client> {
+        self.current.as_ref().map(|(_, c)| &**c)
+    }
+
+    /// Counts a unit that succeeded on the current host.
+    pub fn count_op(&self, stats: &mut Stats) {
+        if let Some((host, _)) = &self.current {
+            stats.conns.op_on(*host);
+        }
+    }
+
+    /// Whether the connection was closed under the worker.
+    pub fn is_closed(&self) -> bool {
+        self.current.as_ref().is_none_or(|(_, c)| c.is_closed())
+    }
+
+    async fn set_up<O: Operation>(&self, op: &mut O, client: &Client) -> Result<()> {
+        for sql in &self.settings {
+            client
+                .batch_execute(sql)
+                .await
+                .map_err(|e| Error::db(format!("cannot run '{sql}'"), e))?;
+        }
+        op.prepare(client).await
+    }
+}

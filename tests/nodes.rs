@@ -1,0 +1,206 @@
+//! Several nodes: a host list with --load-balance spreads the workers over
+//! two real servers (counted on each server, not only by the tool), a host
+//! list without it keeps libpq's failover meaning, and --reconnect makes a
+//! new connection per unit and times it apart.
+//!
+//! The two sandbox servers are separate PostgreSQL instances, not one
+//! cluster: the table is loaded on each before the balanced select.
+
+mod common;
+use common::*;
+
+const ROWS: &str = "1000";
+
+async fn load(sb: &ysql_bench::db::sandbox::Sandbox) {
+    let (r, s) = run_args(sb, &["-o", "copy-mem", "-r", ROWS, "-f", "8"]).await;
+    assert!(r.succeeded(), "{s}");
+}
+
+fn host_list(a: &ysql_bench::db::sandbox::Sandbox, b: &ysql_bench::db::sandbox::Sandbox) -> String {
+    format!(
+        "host=127.0.0.1,127.0.0.1 port={},{} user=postgres dbname=postgres",
+        a.port(),
+        b.port()
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn load_balance_spreads_the_workers_over_both_nodes() {
+    let (a, b) = (sandbox(), sandbox());
+    load(&a).await;
+    load(&b).await;
+    let (ca, cb) = (client(&a).await, client(&b).await);
+    let before = (
+        index_scans(&ca, "test_table").await,
+        index_scans(&cb, "test_table").await,
+    );
+
+    let url = host_list(&a, &b);
+    let (report, summary) = run_plain(&[
+        "-u",
+        &url,
+        "--load-balance",
+        "round-robin",
+        "-o",
+        "select",
+        "-r",
+        ROWS,
+        "-t",
+        "4",
+        "--time",
+        "1s",
+    ])
+    .await;
+    assert!(report.succeeded(), "{summary}");
+    let op = &report.operations[0];
+    let label_a = format!("127.0.0.1:{}", a.port());
+    let label_b = format!("127.0.0.1:{}", b.port());
+    assert_eq!(op.hosts, [label_a.clone(), label_b.clone()]);
+    // Four workers round-robin over two hosts: two connections each.
+    assert_eq!(op.total.conns.opened, [2, 2]);
+    let (ops_a, ops_b) = (op.total.conns.ops[0], op.total.conns.ops[1]);
+    assert!(ops_a > 50 && ops_b > 50, "{summary}");
+    assert_eq!(ops_a + ops_b, op.total.ops);
+    for (label, ops) in [(&label_a, ops_a), (&label_b, ops_b)] {
+        let line = format!(
+            "{:<22}: 2 connections, {ops} queries",
+            format!("host {label}")
+        );
+        assert!(summary.contains(&line), "{line} missing in\n{summary}");
+    }
+
+    // Each server saw the selects the tool says it sent there.
+    drop(report);
+    let after = (
+        index_scans(&ca, "test_table").await,
+        index_scans(&cb, "test_table").await,
+    );
+    assert_eq!(after.0 - before.0, ops_a as i64, "node a");
+    assert_eq!(after.1 - before.1, ops_b as i64, "node b");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn repeated_urls_balance_at_random_and_a_plain_host_list_fails_over() {
+    let (a, b) = (sandbox(), sandbox());
+    load(&a).await;
+    load(&b).await;
+
+    // -u twice, --load-balance random: both hosts get work.
+    let (ua, ub) = (a.url(), b.url());
+    let (report, summary) = run_plain(&[
+        "-u",
+        &ua,
+        "-u",
+        &ub,
+        "--load-balance",
+        "random",
+        "-o",
+        "select",
+        "-r",
+        ROWS,
+        "-t",
+        "8",
+        "--time",
+        "1s",
+        "--seed",
+        "3",
+    ])
+    .await;
+    assert!(report.succeeded(), "{summary}");
+    let conns = &report.operations[0].total.conns;
+    assert_eq!(conns.opened.iter().sum::<u64>(), 8);
+    assert!(conns.opened.iter().all(|&n| n > 0), "{summary}");
+
+    // The same host list without --load-balance: libpq's failover, every
+    // connection on the first host that answers.
+    let cb = client(&b).await;
+    let before_b = index_scans(&cb, "test_table").await;
+    let url = host_list(&a, &b);
+    let (report, summary) = run_plain(&[
+        "-u", &url, "-o", "select", "-r", ROWS, "-t", "4", "--time", "1s",
+    ])
+    .await;
+    assert!(report.succeeded(), "{summary}");
+    assert!(!summary.contains("host 127.0.0.1"), "{summary}");
+    drop(report);
+    assert_eq!(
+        index_scans(&cb, "test_table").await,
+        before_b,
+        "node b was used"
+    );
+
+    // With node a down, failover finds node b.
+    let mut a = a;
+    a.stop_server();
+    let (report, summary) = run_plain(&[
+        "-u", &url, "-o", "select", "-r", ROWS, "-t", "2", "--time", "1s",
+    ])
+    .await;
+    assert!(report.succeeded(), "{summary}");
+    drop(report);
+    assert!(index_scans(&cb, "test_table").await > before_b);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reconnect_makes_one_connection_per_query_and_times_it_apart() {
+    let (a, b) = (sandbox(), sandbox());
+    load(&a).await;
+    load(&b).await;
+    let url = host_list(&a, &b);
+    let (report, summary) = run_plain(&[
+        "-u",
+        &url,
+        "--load-balance",
+        "round-robin",
+        "-C",
+        "-o",
+        "select",
+        "-r",
+        ROWS,
+        "-t",
+        "2",
+        "--time",
+        "1s",
+    ])
+    .await;
+    assert!(report.succeeded(), "{summary}");
+    let op = &report.operations[0];
+    let conns = &op.total.conns;
+    assert!(op.total.ops > 10, "{summary}");
+    // One new connection per query, every one timed.
+    assert_eq!(conns.timed(), op.total.ops);
+    assert_eq!(conns.opened.iter().sum::<u64>(), op.total.ops);
+    // Round-robin per connection: each worker alternates, so the hosts
+    // differ by at most one connection per worker.
+    assert!(conns.opened[0].abs_diff(conns.opened[1]) <= 2, "{summary}");
+    // A new connection costs more than the point query on it.
+    let mean_connect = conns.connect_total.as_secs_f64() / conns.timed() as f64;
+    assert!(mean_connect > op.total.latency.mean() / 1e9, "{summary}");
+    assert!(summary.contains("new (--reconnect), avg "), "{summary}");
+    let with = op.total.ops as f64 / op.wallclock.as_secs_f64();
+    let without = ysql_bench::report::conns::rate_without_connect(op).unwrap();
+    assert!(without > with, "{summary}");
+    assert!(summary.contains("queries/s w/o connect : "), "{summary}");
+
+    // A load with -C: one connection per batch, and every row arrives.
+    let (report, summary) = run_plain(&[
+        "-u",
+        &a.url(),
+        "-C",
+        "-o",
+        "insert",
+        "-r",
+        "1000",
+        "-b",
+        "100",
+        "-t",
+        "2",
+    ])
+    .await;
+    assert!(report.succeeded(), "{summary}");
+    let op = &report.operations[0];
+    assert_eq!(op.total.conns.timed(), 10);
+    assert_eq!(op.total.rows, 1000);
+    let c = client(&a).await;
+    assert_eq!(facts(&c, "test_table").await, loaded(1000, 24));
+}
