@@ -91,7 +91,7 @@ pub async fn run_with(
     config.ssl_mode(plan.tls.mode.tokio_mode());
     let tls = plan.tls.connector()?;
     let target = connect::describe(&config);
-    eprintln!(">> connect {target}");
+    eprintln!(">> connect {target} sslmode={}", plan.tls.mode.name());
     let pool = connect::pool(&config, plan.threads, &tls)?;
     let client = connect::get(&pool, &config).await?;
     let server = schema::detect(&client).await?;
