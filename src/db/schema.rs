@@ -6,7 +6,8 @@
 //! shape; any other table is refused before the first write unless the user
 //! says `--force`. A benchmark must never destroy data it does not own.
 
-use tokio_postgres::Client;
+use tokio_postgres::types::Type;
+use tokio_postgres::{Client, Row};
 
 use super::dialect::{self, COLUMNS, Flavor, TABLE_MARK};
 use crate::config::{RunPlan, TableName};
@@ -20,12 +21,24 @@ pub struct ServerInfo {
     pub version: String,
 }
 
+// The catalog queries here use `query_typed`: an unnamed statement parsed,
+// bound and run in one round trip, which works through a pooler in
+// transaction mode (PgBouncer) where a named prepared statement may be gone
+// by the time it is executed.
+
+/// The one row a query must return.
+fn one_row(rows: Vec<Row>) -> std::result::Result<Row, &'static str> {
+    rows.into_iter().next().ok_or("the query returned no row")
+}
+
 /// Asks the server what it is.
 pub async fn detect(client: &Client) -> Result<ServerInfo> {
-    let row = client
-        .query_one("select version()", &[])
+    let rows = client
+        .query_typed("select version()", &[])
         .await
         .map_err(|e| Error::db("cannot read the server version", e))?;
+    let row = one_row(rows)
+        .map_err(|why| Error::run(format!("cannot read the server version: {why}")))?;
     let version: String = row.get(0);
     Ok(ServerInfo {
         flavor: Flavor::from_version(&version),
@@ -50,13 +63,15 @@ pub enum TableState {
 pub async fn inspect(client: &Client, table: &TableName) -> Result<TableState> {
     let ctx = || format!("cannot inspect table {}", table.quoted());
     let row = client
-        .query_opt(
+        .query_typed(
             "select c.oid, coalesce(obj_description(c.oid, 'pg_class'), ''), c.relkind::text \
              from pg_class c where c.oid = to_regclass($1)",
-            &[&table.quoted()],
+            &[(&table.quoted(), Type::TEXT)],
         )
         .await
-        .map_err(|e| Error::db(ctx(), e))?;
+        .map_err(|e| Error::db(ctx(), e))?
+        .into_iter()
+        .next();
     let Some(row) = row else {
         return Ok(TableState::Missing);
     };
@@ -64,10 +79,10 @@ pub async fn inspect(client: &Client, table: &TableName) -> Result<TableState> {
     let comment: String = row.get(1);
     let relkind: String = row.get(2);
     let columns: Vec<(String, String)> = client
-        .query(
+        .query_typed(
             "select attname::text, format_type(atttypid, atttypmod) from pg_attribute \
              where attrelid = $1 and attnum > 0 and not attisdropped order by attnum",
-            &[&oid],
+            &[(&oid, Type::OID)],
         )
         .await
         .map_err(|e| Error::db(ctx(), e))?
@@ -244,15 +259,17 @@ pub async fn average_row_size(
     sample: i64,
 ) -> Result<Option<(f64, i64)>> {
     let t = table.quoted();
-    let row = client
-        .query_one(
+    let rows = client
+        .query_typed(
             &format!(
                 "select avg(pg_column_size(s.*))::float8, count(*) from (select * from {t} limit $1) s"
             ),
-            &[&sample],
+            &[(&sample, Type::INT8)],
         )
         .await
         .map_err(|e| Error::db(format!("cannot measure the row size of {t}"), e))?;
+    let row = one_row(rows)
+        .map_err(|why| Error::run(format!("cannot measure the row size of {t}: {why}")))?;
     let avg: Option<f64> = row.get(0);
     let n: i64 = row.get(1);
     Ok(avg.map(|a| (a, n)))

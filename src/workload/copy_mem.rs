@@ -3,11 +3,12 @@
 //!
 //! The original tool timed only the client's buffer writes; here the timed
 //! section is the whole round trip: start the COPY, send the batch, finish
-//! it and wait for the server's CommandComplete (autocommit, so committed).
+//! it and wait for the server's CommandComplete (autocommit, so committed;
+//! with --no-prepared inside BEGIN/COMMIT, see [`copy_in`]).
 //! The rows are made in `stage`, before timing.
 
 use bytes::Bytes;
-use futures_util::SinkExt;
+use futures_util::{SinkExt, StreamExt};
 use tokio_postgres::{Client, Statement};
 
 use super::partition::{Batches, thread_range};
@@ -48,6 +49,70 @@ impl CopyMem {
     }
 }
 
+/// Runs `COPY ... FROM STDIN` with the prepared `statement`, or else with
+/// `sql` inside BEGIN/COMMIT, and sends `chunks`; returns the rows copied.
+///
+/// tokio-postgres always parses COPY as a named statement and binds it in
+/// a second round trip. Through a pooler in transaction mode (PgBouncer)
+/// the two may land on different server connections, where the statement
+/// does not exist; the explicit transaction keeps them on one. Used by
+/// copy-mem and by copy-file with --copy-file-client. (On YugabyteDB a COPY
+/// outside a transaction block commits every
+/// yb_default_copy_from_rows_per_transaction rows, 20000 by default; a
+/// batch is one transaction either way up to that size.)
+pub async fn copy_in<S>(
+    client: &Client,
+    statement: Option<&Statement>,
+    sql: &str,
+    chunks: S,
+) -> Result<u64>
+where
+    S: futures_util::Stream<Item = Result<Bytes>>,
+{
+    let fail = |e| Error::db("COPY FROM STDIN failed", e);
+    if statement.is_some() {
+        return send_copy(client, statement, sql, chunks).await;
+    }
+    client.batch_execute("begin").await.map_err(fail)?;
+    let copied = send_copy(client, None, sql, chunks).await;
+    let done = match copied {
+        Ok(rows) => client
+            .batch_execute("commit")
+            .await
+            .map(|_| rows)
+            .map_err(fail),
+        Err(e) => Err(e),
+    };
+    if done.is_err() && !client.is_closed() {
+        // Leave the connection usable (a retry, the next unit): out of the
+        // failed transaction.
+        let _ = client.batch_execute("rollback").await;
+    }
+    done
+}
+
+async fn send_copy<S>(
+    client: &Client,
+    statement: Option<&Statement>,
+    sql: &str,
+    chunks: S,
+) -> Result<u64>
+where
+    S: futures_util::Stream<Item = Result<Bytes>>,
+{
+    let fail = |e| Error::db("COPY FROM STDIN failed", e);
+    let sink = match statement {
+        Some(s) => client.copy_in(s).await,
+        None => client.copy_in(sql).await,
+    }
+    .map_err(fail)?;
+    futures_util::pin_mut!(sink, chunks);
+    while let Some(chunk) = chunks.next().await {
+        sink.send(chunk?).await.map_err(fail)?;
+    }
+    sink.as_mut().finish().await.map_err(fail)
+}
+
 impl Operation for CopyMem {
     async fn prepare(&mut self, client: &Client) -> Result<()> {
         if self.prepared {
@@ -79,15 +144,14 @@ impl Operation for CopyMem {
     }
 
     async fn execute(&mut self, client: &Client) -> Result<Outcome> {
-        let fail = |e| Error::db("COPY FROM STDIN failed", e);
-        let sink = match &self.statement {
-            Some(s) => client.copy_in(s).await,
-            None => client.copy_in(self.sql.as_str()).await,
-        }
-        .map_err(fail)?;
-        futures_util::pin_mut!(sink);
-        sink.send(self.data.clone()).await.map_err(fail)?;
-        let rows = sink.as_mut().finish().await.map_err(fail)?;
+        let data = self.data.clone();
+        let rows = copy_in(
+            client,
+            self.statement.as_ref(),
+            &self.sql,
+            futures_util::stream::once(async { Ok::<_, Error>(data) }),
+        )
+        .await?;
         let expected = self.staged.end - self.staged.start;
         if rows != expected {
             return Err(Error::run(format!(

@@ -191,3 +191,74 @@ pub async fn index_scans(c: &Client, table: &str) -> i64 {
 pub fn service_user() -> Option<(u32, u32)> {
     ysql_bench::db::sandbox::service_user().expect("a postgres user exists when running as root")
 }
+
+/// A free TCP port on 127.0.0.1 (probed; a race with another process is
+/// possible but rare, and shows as a failed start).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port()
+}
+
+/// A helper server (haproxy, PgBouncer) started by a test: killed when
+/// dropped, so also when the test panics; and asked to die with the test
+/// process on Linux.
+pub struct Daemon {
+    pub name: &'static str,
+    child: std::process::Child,
+    pub log: std::path::PathBuf,
+}
+
+impl Daemon {
+    /// Starts `cmd` (as the postgres user when we are root and `as_service`)
+    /// and waits until `port` on 127.0.0.1 accepts connections.
+    pub fn start(
+        name: &'static str,
+        mut cmd: Command,
+        port: u16,
+        log: std::path::PathBuf,
+        as_service: bool,
+    ) -> Daemon {
+        use std::os::unix::process::CommandExt;
+        if as_service && let Some((uid, gid)) = service_user() {
+            cmd.uid(uid).gid(gid);
+        }
+        // SAFETY: prctl is async-signal-safe; runs in the child before exec.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                Ok(())
+            });
+        }
+        cmd.stdin(std::process::Stdio::null());
+        let child = cmd.spawn().unwrap_or_else(|e| {
+            panic!("cannot start {name} ({e}): scripts/install-deps.sh installs it")
+        });
+        let mut d = Daemon { name, child, log };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+        loop {
+            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                return d;
+            }
+            if let Ok(Some(status)) = d.child.try_wait() {
+                panic!("{name} exited with {status}: {}", d.log_text());
+            }
+            if std::time::Instant::now() > deadline {
+                panic!("{name} did not listen on {port}: {}", d.log_text());
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
+
+    pub fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

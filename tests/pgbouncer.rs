@@ -1,0 +1,192 @@
+//! Through a real PgBouncer in transaction pooling mode, in front of a
+//! sandbox server.
+//!
+//! The pool has fewer server connections than the run has workers, so
+//! consecutive transactions of one worker land on different server
+//! connections: exactly the situation where a named prepared statement
+//! made in one transaction is missing in the next. With --no-prepared
+//! every operation must work; with prepared statements the run must either
+//! work or stop with a message that says to use --no-prepared. And -C
+//! through the pooler is compared with -C straight to the server.
+
+mod common;
+use common::*;
+
+use std::os::unix::fs::PermissionsExt;
+use std::process::Command;
+
+use ysql_bench::db::sandbox::Sandbox;
+
+/// Server connections per database and user: fewer than the workers.
+const POOL_SIZE: u32 = 2;
+
+struct Bouncer {
+    _daemon: Daemon,
+    _dir: tempfile::TempDir,
+    port: u16,
+}
+
+impl Bouncer {
+    fn url(&self) -> String {
+        format!(
+            "host=127.0.0.1 port={} user=postgres dbname=postgres",
+            self.port
+        )
+    }
+}
+
+fn pgbouncer(sb: &Sandbox) -> Bouncer {
+    let dir = shared_dir();
+    let port = free_port();
+    let d = dir.path();
+    let ini = format!(
+        "[databases]\n\
+         postgres = host=127.0.0.1 port={server} dbname=postgres user=postgres\n\
+         [pgbouncer]\n\
+         listen_addr = 127.0.0.1\n\
+         listen_port = {port}\n\
+         unix_socket_dir =\n\
+         auth_type = trust\n\
+         auth_file = {dir}/userlist.txt\n\
+         pool_mode = transaction\n\
+         default_pool_size = {POOL_SIZE}\n\
+         max_client_conn = 100\n\
+         ignore_startup_parameters = extra_float_digits\n\
+         logfile = {dir}/pgbouncer.log\n\
+         log_connections = 0\n\
+         log_disconnections = 0\n",
+        server = sb.port(),
+        dir = d.display()
+    );
+    std::fs::write(d.join("pgbouncer.ini"), ini).unwrap();
+    std::fs::write(d.join("userlist.txt"), "\"postgres\" \"\"\n").unwrap();
+    // PgBouncer refuses to run as root: it runs as postgres, and writes
+    // its log here.
+    if let Some((uid, gid)) = service_user() {
+        std::os::unix::fs::chown(d, Some(uid), Some(gid)).unwrap();
+    }
+    std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut cmd = Command::new("pgbouncer");
+    cmd.arg(d.join("pgbouncer.ini"))
+        .current_dir(d)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let daemon = Daemon::start("pgbouncer", cmd, port, d.join("pgbouncer.log"), true);
+    Bouncer {
+        _daemon: daemon,
+        _dir: dir,
+        port,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_operation_works_through_pgbouncer_without_prepared_statements() {
+    let sb = sandbox();
+    let pgb = pgbouncer(&sb);
+    let url = pgb.url();
+    let c = client(&sb).await;
+
+    for load in ["insert", "copy-mem", "procedure"] {
+        let (r, s) = run_plain(&[
+            "-u",
+            &url,
+            "--no-prepared",
+            "-o",
+            load,
+            "-r",
+            "3000",
+            "-b",
+            "100",
+            "-t",
+            "4",
+        ])
+        .await;
+        assert!(r.succeeded(), "{load}:\n{s}");
+        assert_eq!(facts(&c, "test_table").await, loaded(3000, 24), "{load}");
+    }
+    let (r, s) = run_plain(&[
+        "-u",
+        &url,
+        "--no-prepared",
+        "-o",
+        "select,update",
+        "-r",
+        "3000",
+        "-t",
+        "4",
+        "--time",
+        "1s",
+    ])
+    .await;
+    assert!(r.succeeded(), "{s}");
+    for op in &r.operations {
+        assert!(op.total.ops > 50, "{s}");
+        assert_eq!(op.total.missing, 0, "{s}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prepared_statements_through_pgbouncer_work_or_stop_with_advice() {
+    let sb = sandbox();
+    let pgb = pgbouncer(&sb);
+    let url = pgb.url();
+    let (r, s) = run_args(&sb, &["-o", "copy-mem", "-r", "2000"]).await;
+    assert!(r.succeeded(), "{s}");
+
+    for op in ["select", "insert"] {
+        let started = std::time::Instant::now();
+        let (r, s) = run_plain(&[
+            "-u", &url, "-o", op, "-r", "2000", "-b", "50", "-t", "4", "--time", "3s",
+        ])
+        .await;
+        eprintln!("{s}");
+        if !r.succeeded() {
+            let why = r.operations[0].failure.clone().unwrap_or_default();
+            assert!(why.contains("run with --no-prepared"), "{op}: {s}");
+            assert!(s.contains("26000"), "{op}: {s}");
+            // Refused at once, not after counting the same error for the
+            // whole run time.
+            assert!(started.elapsed().as_secs_f64() < 2.5, "{op}: {s}");
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reconnect_through_pgbouncer_connects_faster_than_to_the_server() {
+    let sb = sandbox();
+    let pgb = pgbouncer(&sb);
+    let (r, s) = run_args(&sb, &["-o", "copy-mem", "-r", "2000"]).await;
+    assert!(r.succeeded(), "{s}");
+    let mut mean_connect = Vec::new();
+    for url in [sb.url(), pgb.url()] {
+        let (r, s) = run_plain(&[
+            "-u",
+            &url,
+            "-C",
+            "--no-prepared",
+            "-o",
+            "select",
+            "-r",
+            "2000",
+            "-t",
+            "2",
+            "--time",
+            "1s",
+        ])
+        .await;
+        eprintln!("{url}\n{s}");
+        assert!(r.succeeded(), "{s}");
+        let conns = &r.operations[0].total.conns;
+        assert!(conns.timed() > 20, "{s}");
+        assert_eq!(conns.timed(), r.operations[0].total.ops);
+        mean_connect.push(conns.connect_total.as_secs_f64() / conns.timed() as f64);
+    }
+    // PgBouncer answers a new client itself and hands it a server
+    // connection it already has; the server forks a backend per connection.
+    assert!(
+        mean_connect[1] < mean_connect[0],
+        "connect through PgBouncer {:.3} ms, direct {:.3} ms",
+        mean_connect[1] * 1e3,
+        mean_connect[0] * 1e3
+    );
+}
