@@ -204,3 +204,70 @@ async fn reconnect_makes_one_connection_per_query_and_times_it_apart() {
     let c = client(&a).await;
     assert_eq!(facts(&c, "test_table").await, loaded(1000, 24));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn copy_file_client_streams_local_files_the_server_cannot_read() {
+    use std::os::unix::fs::PermissionsExt;
+    let sb = sandbox();
+    // A directory only we can read: the server (another user when we are
+    // root) could not COPY from it, the client can.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    let d = dir.path().to_str().unwrap();
+    let out = bin(
+        "csv_generator",
+        &["-r", "2500", "-t", "3", "-f", "24", "-d", d],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let c = client(&sb).await;
+    for extra in [&[][..], &["--no-prepared"]] {
+        let mut args = vec![
+            "-o",
+            "copy-file",
+            "--copy-file-client",
+            "-r",
+            "2500",
+            "-t",
+            "3",
+            "--csv-dir",
+            d,
+        ];
+        args.extend_from_slice(extra);
+        let (r, s) = run_args(&sb, &args).await;
+        assert!(r.succeeded(), "{extra:?}\n{s}");
+        assert_eq!(r.operations[0].total.rows, 2500);
+        assert_eq!(facts(&c, "test_table").await, loaded(2500, 24));
+    }
+    if service_user().is_some() {
+        let (r, s) = run_args(
+            &sb,
+            &["-o", "copy-file", "-r", "2500", "-t", "3", "--csv-dir", d],
+        )
+        .await;
+        assert!(!r.succeeded(), "the server read a private directory?\n{s}");
+    }
+    // A missing local file says where and how to make it.
+    let (r, _) = run_args(
+        &sb,
+        &[
+            "-o",
+            "copy-file",
+            "--copy-file-client",
+            "-r",
+            "10",
+            "--csv-dir",
+            d,
+        ],
+    )
+    .await;
+    let why = r.operations[0].failure.clone().unwrap();
+    assert!(why.contains("on this machine"), "{why}");
+    assert!(why.contains("csv_generator -r 10 -t 1 -f 24"), "{why}");
+    // The flag without copy-file is a usage error.
+    let out = bin(
+        "ysql-bench",
+        &["--sandbox", "-o", "insert", "--copy-file-client"],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("-o copy-file"));
+}

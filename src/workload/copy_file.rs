@@ -5,11 +5,20 @@
 //! database server's host and readable by it, and the role needs
 //! superuser or pg_read_server_files. Both failures are turned into a
 //! message that says which file or role and what to do.
+//!
+//! Through haproxy, a PgBouncer or a host list with --load-balance, a
+//! connection may land on any node: the files must then be on every node.
+//! `--copy-file-client` instead reads the files here, on the client, and
+//! streams them with `COPY ... FROM STDIN` (as psql's `\copy`), which
+//! works wherever the connection lands and needs no server file access.
 
 use std::path::{Path, PathBuf};
 
-use tokio_postgres::Client;
+use bytes::{Bytes, BytesMut};
+use tokio::io::AsyncReadExt;
+use tokio_postgres::{Client, Statement};
 
+use super::copy_mem::copy_in;
 use super::insert::command_rows;
 use super::partition::thread_range;
 use super::{Operation, Outcome};
@@ -27,12 +36,19 @@ pub fn csv_path(dir: &Path, threads: usize, rows: u64, field_len: usize, n: usiz
     dir.join(csv_file_name(threads, rows, field_len, n))
 }
 
+/// Bytes read from a local file per message with --copy-file-client.
+const READ_CHUNK: usize = 1 << 20;
+
 pub struct CopyFile {
     table: String,
     path: PathBuf,
     expected_rows: u64,
     staged: bool,
     generator_hint: String,
+    /// --copy-file-client: stream the local file with COPY FROM STDIN.
+    client_side: bool,
+    prepared: bool,
+    statement: Option<Statement>,
 }
 
 impl CopyFile {
@@ -56,7 +72,53 @@ impl CopyFile {
                 plan.field_len,
                 plan.csv_dir.display()
             ),
+            client_side: plan.copy_file_client,
+            prepared: plan.prepared,
+            statement: None,
         }
+    }
+
+    fn stdin_sql(&self) -> String {
+        format!(
+            "copy {} (id, f1, f2, f3, f4) from stdin with (format csv)",
+            self.table
+        )
+    }
+
+    /// --copy-file-client: reads the local file in chunks and sends them.
+    async fn copy_from_client(&self, client: &Client) -> Result<u64> {
+        let file = self.path.display().to_string();
+        let cannot_read = |e: std::io::Error| {
+            Error::io(
+                format!(
+                    "copy-file --copy-file-client: cannot read {file} on this machine; make the files here with `{}`",
+                    self.generator_hint
+                ),
+                e,
+            )
+        };
+        let f = tokio::fs::File::open(&self.path)
+            .await
+            .map_err(cannot_read)?;
+        let chunks = futures_util::stream::try_unfold(f, |mut f| async move {
+            let mut buf = BytesMut::zeroed(READ_CHUNK);
+            let n = f.read(&mut buf).await.map_err(|e| {
+                Error::io("copy-file --copy-file-client: reading a CSV file failed", e)
+            })?;
+            if n == 0 {
+                return Ok(None);
+            }
+            buf.truncate(n);
+            Ok(Some((Bytes::from(buf), f)))
+        });
+        copy_in(client, self.statement.as_ref(), &self.stdin_sql(), chunks)
+            .await
+            .map_err(|e| match e {
+                Error::Db { source, .. } => {
+                    Error::db(format!("COPY FROM STDIN of {file} failed"), source)
+                }
+                other => other,
+            })
     }
 
     fn explain(&self, e: tokio_postgres::Error) -> Error {
@@ -76,7 +138,15 @@ impl CopyFile {
 }
 
 impl Operation for CopyFile {
-    async fn prepare(&mut self, _client: &Client) -> Result<()> {
+    async fn prepare(&mut self, client: &Client) -> Result<()> {
+        if self.client_side && self.prepared {
+            self.statement = Some(
+                client
+                    .prepare(&self.stdin_sql())
+                    .await
+                    .map_err(|e| Error::db("cannot prepare the COPY", e))?,
+            );
+        }
         Ok(())
     }
 
@@ -89,6 +159,10 @@ impl Operation for CopyFile {
     }
 
     async fn execute(&mut self, client: &Client) -> Result<Outcome> {
+        if self.client_side {
+            let rows = self.copy_from_client(client).await?;
+            return self.check_rows(rows);
+        }
         let sql = format!(
             "copy {} (id, f1, f2, f3, f4) from {} with (format csv)",
             self.table,
@@ -100,6 +174,12 @@ impl Operation for CopyFile {
                 .await
                 .map_err(|e| self.explain(e))?,
         );
+        self.check_rows(rows)
+    }
+}
+
+impl CopyFile {
+    fn check_rows(&self, rows: u64) -> Result<Outcome> {
         if rows != self.expected_rows {
             return Err(Error::run(format!(
                 "copy-file: {} held {rows} rows where {} were expected: remake it with `{}`",
