@@ -36,9 +36,13 @@ async fn load_balance_spreads_the_workers_over_both_nodes() {
     );
 
     let url = host_list(&a, &b);
+    let json_dir = tempfile::tempdir().unwrap();
+    let json_path = json_dir.path().join("run.json");
     let (report, summary) = run_plain(&[
         "-u",
         &url,
+        "--json",
+        json_path.to_str().unwrap(),
         "--load-balance",
         "round-robin",
         "-o",
@@ -68,6 +72,16 @@ async fn load_balance_spreads_the_workers_over_both_nodes() {
         );
         assert!(summary.contains(&line), "{line} missing in\n{summary}");
     }
+
+    // The JSON report has the same per-host counts.
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json_path).unwrap()).unwrap();
+    assert_eq!(doc["config"]["load_balance"], "roundrobin");
+    let hosts = &doc["operations"][0]["hosts"];
+    assert_eq!(hosts[0]["host"], label_a.as_str());
+    assert_eq!(hosts[0]["connections"], 2);
+    assert_eq!(hosts[0]["units"], ops_a);
+    assert_eq!(hosts[1]["units"], ops_b);
 
     // Each server saw the selects the tool says it sent there.
     drop(report);
@@ -270,4 +284,28 @@ async fn copy_file_client_streams_local_files_the_server_cannot_read() {
     );
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("-o copy-file"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn yb_discover_on_postgresql_says_it_needs_yugabytedb() {
+    // yb_servers() exists only on YugabyteDB; its parsing is unit-tested in
+    // db::nodes, and it is untested against a live cluster.
+    let sb = sandbox();
+    let mut out = Vec::new();
+    let e = ysql_bench::run(
+        plan_of(&["-u", &sb.url(), "--yb-discover", "-o", "insert", "-r", "10"]),
+        &mut out,
+    )
+    .await
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("yb_servers()") && e.contains("YugabyteDB"),
+        "{e}"
+    );
+    let out = bin(
+        "ysql-bench",
+        &["--sandbox", "--yb-discover", "-o", "insert"],
+    );
+    assert_eq!(out.status.code(), Some(2));
 }

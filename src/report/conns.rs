@@ -9,7 +9,7 @@ use std::io::{self, Write};
 use std::time::Duration;
 
 use super::summary::human;
-use crate::stats::OpResult;
+use crate::stats::{OpResult, Percentiles, nanos};
 
 const W: usize = 22;
 
@@ -66,6 +66,57 @@ pub fn write_conn_lines(w: &mut dyn Write, r: &OpResult) -> io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// One host in the JSON report.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct JsonHost {
+    pub host: String,
+    pub connections: u64,
+    pub units: u64,
+}
+
+/// The connect figures of --reconnect in the JSON report.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct JsonConnect {
+    pub connections: u64,
+    pub avg_ns: u64,
+    pub connect_ns: Percentiles,
+    /// Throughput with an average worker's connect time taken out.
+    pub units_per_s_without_connect: f64,
+    pub rows_per_s_without_connect: f64,
+}
+
+/// Connections and units per host, for the JSON report.
+pub fn json_hosts(r: &OpResult) -> Vec<JsonHost> {
+    let c = &r.total.conns;
+    r.hosts
+        .iter()
+        .enumerate()
+        .map(|(i, host)| JsonHost {
+            host: host.clone(),
+            connections: c.opened.get(i).copied().unwrap_or(0),
+            units: c.ops.get(i).copied().unwrap_or(0),
+        })
+        .collect()
+}
+
+/// The --reconnect figures, for the JSON report; None without --reconnect.
+pub fn json_connect(r: &OpResult) -> Option<JsonConnect> {
+    let c = &r.total.conns;
+    if c.timed() == 0 {
+        return None;
+    }
+    let per_worker = c.connect_total.as_secs_f64() / r.threads.max(1) as f64;
+    let wall = (r.wallclock.as_secs_f64() - per_worker).max(0.0);
+    let per_s = |n: u64| if wall > 0.0 { n as f64 / wall } else { 0.0 };
+    Some(JsonConnect {
+        connections: c.timed(),
+        avg_ns: nanos(c.connect_total) / c.timed(),
+        connect_ns: Percentiles::of(&c.connect),
+        units_per_s_without_connect: per_s(r.total.ops),
+        rows_per_s_without_connect: per_s(r.total.rows),
+    })
 }
 
 #[cfg(test)]

@@ -55,6 +55,14 @@ pub struct JsonConfig {
     pub rate_distribution: String,
     pub latency_limit_ms: Option<f64>,
     pub interval_s: f64,
+    /// failover, roundrobin or random (several hosts).
+    #[serde(default)]
+    pub load_balance: String,
+    /// -C: a new connection per unit.
+    #[serde(default)]
+    pub reconnect: bool,
+    #[serde(default)]
+    pub sslmode: String,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -107,6 +115,12 @@ pub struct JsonOperation {
     pub intervals: Vec<IntervalFigures>,
     /// Base64 of HdrHistogram V2 compressed encodings, in nanoseconds.
     pub histograms: JsonHistograms,
+    /// Connections and units per host.
+    #[serde(default)]
+    pub hosts: Vec<super::conns::JsonHost>,
+    /// Connect time and throughput without it, under --reconnect.
+    #[serde(default)]
+    pub connect: Option<super::conns::JsonConnect>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -175,6 +189,9 @@ pub fn build(plan: &RunPlan, target: &str, report: &RunReport) -> Result<JsonRep
             rate_distribution: format!("{:?}", plan.rate_distribution).to_lowercase(),
             latency_limit_ms: plan.latency_limit.map(|d| d.as_secs_f64() * 1e3),
             interval_s: plan.interval().as_secs_f64(),
+            load_balance: format!("{:?}", plan.balance).to_lowercase(),
+            reconnect: plan.reconnect,
+            sslmode: plan.tls.mode.name().to_string(),
         },
         server: JsonServer {
             flavor: format!("{:?}", report.server.flavor).to_lowercase(),
@@ -229,6 +246,8 @@ fn operation(op: &OpResult) -> Result<JsonOperation> {
             service: encode_histogram(&t.service)?,
             row_latency: encode_histogram(&t.row_latency)?,
         },
+        hosts: super::conns::json_hosts(op),
+        connect: super::conns::json_connect(op),
     })
 }
 
