@@ -166,6 +166,23 @@ pub async fn run_plain(args: &[&str]) -> (RunReport, String) {
 /// ran them have flushed their statistics (PostgreSQL 15 flushes at exit
 /// or at most once a second): waits until two readings agree.
 pub async fn index_scans(c: &Client, table: &str) -> i64 {
+    // First let the run's sessions end (they flush their statistics as
+    // they exit), then wait for the count to settle.
+    for _ in 0..100 {
+        let others: i64 = c
+            .query_one(
+                "select count(*) from pg_stat_activity where backend_type = 'client backend' \
+                 and application_name = 'ysql-bench' and pid <> pg_backend_pid()",
+                &[],
+            )
+            .await
+            .expect("pg_stat_activity")
+            .get(0);
+        if others == 0 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
     let mut last = -1;
     for _ in 0..50 {
         let _ = c.simple_query("select pg_stat_clear_snapshot()").await;
