@@ -52,12 +52,22 @@ impl ConnTarget {
                 let (c, t) = parse_url_tls(u, "--url")?;
                 nodes::check_hosts(&c, "--url")?;
                 configs.push(c);
-                if t.mode.is_some() {
-                    tls.mode = t.mode;
+                // One run, one TLS setting: a -u may leave it out, but two
+                // that say it must agree.
+                let clash = |a: bool, b: bool, same: bool| a && b && !same;
+                if clash(tls.mode.is_some(), t.mode.is_some(), tls.mode == t.mode)
+                    || clash(
+                        tls.root_cert.is_some(),
+                        t.root_cert.is_some(),
+                        tls.root_cert == t.root_cert,
+                    )
+                {
+                    return Err(Error::usage(
+                        "repeated -u give different sslmode or sslrootcert: give them once, or the same in each",
+                    ));
                 }
-                if t.root_cert.is_some() {
-                    tls.root_cert = t.root_cert;
-                }
+                tls.mode = tls.mode.or(t.mode);
+                tls.root_cert = tls.root_cert.or(t.root_cert);
             }
             (nodes::merge(&configs)?, tls)
         };
@@ -261,6 +271,16 @@ mod tests {
         assert_eq!(c.get_user(), Some("alice"));
         assert_eq!(c.get_application_name(), Some("ysql-bench"));
         assert_eq!(c.get_connect_timeout(), Some(&DEFAULT_CONNECT_TIMEOUT));
+    }
+
+    #[test]
+    fn repeated_urls_must_agree_on_tls() {
+        let urls = |a: &str, b: &str| vec![a.to_string(), b.to_string()];
+        let (_, tls) = ConnTarget::resolve(&urls("host=a sslmode=require", "host=b")).unwrap();
+        assert_eq!(tls.mode, Some(super::super::tls::SslMode::Require));
+        let e = ConnTarget::resolve(&urls("host=a sslmode=require", "host=b sslmode=disable"))
+            .unwrap_err();
+        assert!(e.to_string().contains("different sslmode"), "{e}");
     }
 
     #[test]

@@ -166,7 +166,7 @@ pub fn merge(configs: &[Config]) -> Result<Config> {
     };
     if !configs.iter().all(same) {
         return Err(Error::usage(
-            "repeated -u must name the same user, password, database and sslmode; only host and port may differ",
+            "repeated -u must name the same user, password and database; only host and port may differ",
         ));
     }
     let with_addr = configs
