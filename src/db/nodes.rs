@@ -162,8 +162,15 @@ pub fn merge(configs: &[Config]) -> Result<Config> {
         c.get_user() == first.get_user()
             && c.get_dbname() == first.get_dbname()
             && c.get_password() == first.get_password()
-            && c.get_ssl_mode() == first.get_ssl_mode()
     };
+    if configs
+        .iter()
+        .any(|c| c.get_hosts().is_empty() && c.get_hostaddrs().is_empty())
+    {
+        return Err(Error::usage(
+            "repeated -u: each one must name its host (host=...), since together they are the host list",
+        ));
+    }
     if !configs.iter().all(same) {
         return Err(Error::usage(
             "repeated -u must name the same user, password and database; only host and port may differ",
@@ -506,8 +513,11 @@ mod tests {
         assert_eq!(m.get_ports(), &[5433, 5434, 5434]);
         assert_eq!(m.get_user(), Some("u"));
         let other_user = parse_url("host=b user=v dbname=d", "--url").unwrap();
-        let err = merge(&[a, other_user]).unwrap_err();
+        let err = merge(&[a.clone(), other_user]).unwrap_err();
         assert!(err.to_string().contains("only host and port"));
+        let no_host = parse_url("user=u dbname=d", "--url").unwrap();
+        let err = merge(&[a, no_host]).unwrap_err();
+        assert!(err.to_string().contains("name its host"));
     }
 
     #[test]
