@@ -273,19 +273,15 @@ row "insert: client CPU µs/row" "$(median "${ic[@]}")" "–" "–" "${ic[*]}"
 # --- peak RSS -------------------------------------------------------------------------------
 graph=()
 if "$ysql" --help | grep -q -- '--graph'; then
-    graph=(--graph)
-    graph_dir="$work/graph"; mkdir -p "$graph_dir"
-fi
-say "peak RSS: select ${rss_secs} s ${graph[*]}"
-if [ ${#graph[@]} -gt 0 ]; then
-    (cd "$graph_dir" && run rss-select "$ysql" -u "$url" -o select -t "$clients" -r "$rows" --time "${rss_secs}s" "${graph[@]}")
-    rss_select=$(tail -n 1 "$work/rss-select.time" | awk '{ print $3 }')
+    mkdir -p "$work/graph"
+    graph=(--graph --graph-dir "$work/graph")
     label="select ${rss_secs} s, $clients conn, --graph: peak RSS MB"
 else
-    run rss-select "$ysql" -u "$url" -o select -t "$clients" -r "$rows" --time "${rss_secs}s"
-    rss_select=$RSS_KB
     label="select ${rss_secs} s, $clients conn (no --graph flag in this build): peak RSS MB"
 fi
+say "peak RSS: select ${rss_secs} s ${graph[*]}"
+run rss-select "$ysql" -u "$url" -o select -t "$clients" -r "$rows" --time "${rss_secs}s" "${graph[@]}"
+rss_select=$RSS_KB
 row "$label" "$(div "$rss_select" 1024 1 %.1f)" "–" "–" ""
 say "peak RSS: copy-mem $big_rows rows"
 run rss-copy "$ysql" -u "$url" --seed "$seed" -o copy-mem -r "$big_rows" -t "$clients" -b "$copy_batch"
