@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the system packages the tests and the quick start need, when
 # missing: PostgreSQL's server binaries (for the sandbox servers), haproxy
-# and PgBouncer (for the multi-node and pooler tests). Debian/Ubuntu only;
+# and PgBouncer (for the multi-node and pooler tests), GNU time (bench/compare.sh
+# measures client CPU and peak RSS with it). Debian/Ubuntu only;
 # elsewhere it says what to install and carries on.
 set -euo pipefail
 
@@ -14,6 +15,7 @@ have_pg_server || missing+=(postgresql)
 command -v psql >/dev/null 2>&1 || missing+=(postgresql-client)
 command -v haproxy >/dev/null 2>&1 || missing+=(haproxy)
 command -v pgbouncer >/dev/null 2>&1 || missing+=(pgbouncer)
+[ -x /usr/bin/time ] || missing+=(time)
 
 if [ ${#missing[@]} -eq 0 ]; then
     exit 0

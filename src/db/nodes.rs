@@ -379,6 +379,14 @@ impl ConnSource {
         self.nodes.len()
     }
 
+    /// Drops every idle pooled connection, so that the next ones are
+    /// opened by (and on the thread of) whoever asks for them.
+    pub fn drop_idle(&self) {
+        for n in &self.nodes {
+            n.pool.retain(|_, _| false);
+        }
+    }
+
     pub fn is_empty(&self) -> bool {
         self.nodes.is_empty()
     }

@@ -39,6 +39,7 @@ pub mod latency_log;
 pub mod progress;
 pub mod schedule;
 pub mod session;
+pub mod threads;
 
 use intervals::{IntervalRecorder, OnInterval};
 use latency_log::{LogRecord, LogSink, LogWriter};
@@ -177,7 +178,12 @@ where
     let barrier = Arc::new(Barrier::new(threads + 1));
     let (tx, rx) = mpsc::unbounded_channel();
     let rows_done = Arc::new(AtomicU64::new(0));
-    let mut set = JoinSet::new();
+    // Idle connections were opened on another runtime (this one, or the
+    // threads of an earlier operation); workers open their own on their
+    // threads (see `threads`).
+    ctx.pool.retain(|_, _| false);
+    ctx.conns.drop_idle();
+    let mut loops = Vec::with_capacity(threads);
     for t in 0..threads {
         let op = make(plan, t);
         let ctx = ctx.clone();
@@ -185,12 +191,18 @@ where
         let pace = pace.clone();
         let tx = tx.clone();
         let rows_done = rows_done.clone();
-        set.spawn(async move {
+        loops.push(async move {
             let out = worker_loop(op, &ctx, &barrier, t, &pace, tx, &rows_done).await;
             (t, out)
         });
     }
     drop(tx);
+    let mut set = JoinSet::new();
+    let mut aborts = Vec::with_capacity(threads);
+    for joined in threads::spawn_spread(loops) {
+        aborts.push(joined.abort_handle());
+        set.spawn(joined.join());
+    }
     barrier.wait().await;
     let start = Instant::now() + pace.warmup.unwrap_or_default();
     if let Some(w) = pace.warmup {
@@ -225,12 +237,16 @@ where
         tokio::select! {
             joined = set.join_next() => match joined {
                 None => break,
-                Some(Ok((t, out))) => outputs[t] = Some(out),
+                Some(Ok(Ok((t, out)))) => outputs[t] = Some(out),
+                Some(Ok(Err(e))) => failures.push(format!("a worker stopped: {e}")),
                 Some(Err(e)) => failures.push(format!("a worker stopped: {e}")),
             },
             _ = &mut grace => {
                 let left = set.len();
                 set.abort_all();
+                for a in &aborts {
+                    a.abort();
+                }
                 failures.push(format!(
                     "{left} worker(s) did not finish their unit within {} s of the stop; their measurements are not included",
                     STOP_GRACE.as_secs()
