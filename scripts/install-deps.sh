@@ -13,8 +13,8 @@ have_pg_server() {
 }
 have_pg_server || missing+=(postgresql)
 command -v psql >/dev/null 2>&1 || missing+=(postgresql-client)
-command -v haproxy >/dev/null 2>&1 || missing+=(haproxy)
-command -v pgbouncer >/dev/null 2>&1 || missing+=(pgbouncer)
+command -v haproxy >/dev/null 2>&1 || [ -x /usr/sbin/haproxy ] || missing+=(haproxy)
+command -v pgbouncer >/dev/null 2>&1 || [ -x /usr/sbin/pgbouncer ] || missing+=(pgbouncer)
 [ -x /usr/bin/time ] || missing+=(time)
 
 if [ ${#missing[@]} -eq 0 ]; then

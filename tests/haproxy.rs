@@ -5,8 +5,6 @@
 mod common;
 use common::*;
 
-use std::process::Command;
-
 use ysql_bench::db::sandbox::Sandbox;
 
 const SHIPPED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/haproxy/haproxy.cfg");
@@ -45,7 +43,7 @@ fn config_for(port: u16, nodes: &[&Sandbox]) -> String {
 
 #[test]
 fn the_shipped_config_is_valid() {
-    let out = Command::new("haproxy")
+    let out = system_program("haproxy")
         .args(["-c", "-f", SHIPPED])
         .output()
         .expect("haproxy runs (scripts/install-deps.sh installs it)");
@@ -64,7 +62,7 @@ async fn a_select_through_haproxy_reaches_both_nodes() {
     let cfg = dir.path().join("haproxy.cfg");
     std::fs::write(&cfg, config_for(port, &[&a, &b])).unwrap();
     let log = dir.path().join("haproxy.log");
-    let mut cmd = Command::new("haproxy");
+    let mut cmd = system_program("haproxy");
     // -db: stay in the foreground, so that the guard's kill ends it.
     cmd.arg("-db")
         .arg("-f")

@@ -13,7 +13,6 @@ mod common;
 use common::*;
 
 use std::os::unix::fs::PermissionsExt;
-use std::process::Command;
 
 use ysql_bench::db::sandbox::Sandbox;
 
@@ -66,7 +65,7 @@ fn pgbouncer(sb: &Sandbox) -> Bouncer {
         std::os::unix::fs::chown(d, Some(uid), Some(gid)).unwrap();
     }
     std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let mut cmd = Command::new("pgbouncer");
+    let mut cmd = system_program("pgbouncer");
     cmd.arg(d.join("pgbouncer.ini"))
         .current_dir(d)
         .stdout(std::process::Stdio::null())

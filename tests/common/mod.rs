@@ -279,3 +279,15 @@ impl Drop for Daemon {
         let _ = self.child.wait();
     }
 }
+
+/// A system program that Debian installs in /usr/sbin (haproxy,
+/// pgbouncer), found also when /usr/sbin is not on PATH (as for non-root
+/// users).
+pub fn system_program(name: &str) -> Command {
+    let sbin = std::path::Path::new("/usr/sbin").join(name);
+    if sbin.is_file() {
+        Command::new(sbin)
+    } else {
+        Command::new(name)
+    }
+}
