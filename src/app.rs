@@ -165,43 +165,12 @@ pub async fn run_with(
     for &kind in &plan.operations {
         eprintln!(">> {kind}");
         if !kind.is_load() {
-            warn_about_load_state(&ctx, kind).await?;
+            warn_about_load_state(&ctx, kind).await;
         }
         let result = runner::run_operation(&ctx, kind).await;
+        report_operation(out, &plan, &result, &stamp, &server_name).map_err(write_err)?;
         if kind.is_load() && result.succeeded() && !result.timed_out && !result.interrupted {
-            let client = connect::get(&ctx.pool, &ctx.config).await?;
-            schema::mark_loaded(&client, &plan.table, result.total.rows).await?;
-        }
-        write_summary(out, &result).map_err(write_err)?;
-        if plan.output.print_histogram {
-            if kind.is_load() {
-                writeln!(
-                    out,
-                    "histogram is per {} ({} rows)",
-                    kind.unit(),
-                    plan.batch_size
-                )
-                .map_err(write_err)?;
-            } else {
-                writeln!(out, "histogram is per {}", kind.unit()).map_err(write_err)?;
-            }
-            write_histogram(
-                out,
-                &result.total.latency,
-                plan.output.histogram_buckets,
-                plan.output.histogram_scale,
-            )
-            .map_err(write_err)?;
-        }
-        if let Some(g) = &plan.output.graph {
-            match plot::draw(&result, g, &stamp, &server_name) {
-                Ok(paths) => {
-                    for p in paths {
-                        eprintln!(">> wrote {}", p.display());
-                    }
-                }
-                Err(e) => eprintln!("warning: {e}"),
-            }
+            mark_loaded(&ctx, result.total.rows).await;
         }
         let ok = result.succeeded();
         let interrupted = result.interrupted;
@@ -215,11 +184,10 @@ pub async fn run_with(
         }
     }
     if plan.show_rowsize && !report.interrupted {
-        let client = connect::get(&ctx.pool, &ctx.config).await?;
-        let size = schema::average_row_size(&client, &plan.table, ROWSIZE_SAMPLE).await?;
-        let line = match size {
-            Some((avg, n)) => format!("{avg:.1} bytes (average over {n} rows)"),
-            None => "empty table".to_string(),
+        let line = match row_size(&ctx).await {
+            Ok(Some((avg, n))) => format!("{avg:.1} bytes (average over {n} rows)"),
+            Ok(None) => "empty table".to_string(),
+            Err(e) => format!("not measured: {e}"),
         };
         writeln!(out, "{:<22}: {line}", "row size").map_err(write_err)?;
     }
@@ -232,16 +200,79 @@ pub async fn run_with(
     Ok(report)
 }
 
+/// The summary of one operation, its histogram and its pictures, as the
+/// plan asks.
+fn report_operation(
+    out: &mut (dyn Write + Send),
+    plan: &RunPlan,
+    result: &OpResult,
+    stamp: &str,
+    server_name: &str,
+) -> std::io::Result<()> {
+    let kind = result.kind;
+    write_summary(out, result)?;
+    if plan.output.print_histogram {
+        if kind.is_load() {
+            writeln!(
+                out,
+                "histogram is per {} ({} rows)",
+                kind.unit(),
+                plan.batch_size
+            )?;
+        } else {
+            writeln!(out, "histogram is per {}", kind.unit())?;
+        }
+        write_histogram(
+            out,
+            &result.total.latency,
+            plan.output.histogram_buckets,
+            plan.output.histogram_scale,
+        )?;
+    }
+    if let Some(g) = &plan.output.graph {
+        match plot::draw(result, g, stamp, server_name) {
+            Ok(paths) => {
+                for p in paths {
+                    eprintln!(">> wrote {}", p.display());
+                }
+            }
+            Err(e) => eprintln!("warning: {e}"),
+        }
+    }
+    Ok(())
+}
+
+/// Marks the table as completely loaded; a failure only costs the mark,
+/// so it is a warning, not the end of the run.
+async fn mark_loaded(ctx: &RunCtx, rows: u64) {
+    let marked = async {
+        let client = connect::get(&ctx.pool, &ctx.config).await?;
+        schema::mark_loaded(&client, &ctx.plan.table, rows).await
+    };
+    if let Err(e) = marked.await {
+        eprintln!("warning: the table is loaded but could not be marked so: {e}");
+    }
+}
+
+async fn row_size(ctx: &RunCtx) -> Result<Option<(f64, i64)>> {
+    let client = connect::get(&ctx.pool, &ctx.config).await?;
+    schema::average_row_size(&client, &ctx.plan.table, ROWSIZE_SAMPLE).await
+}
+
 /// Says on stderr when select or update are about to run on a table whose
 /// last load did not finish or holds another number of rows than --rows.
-async fn warn_about_load_state(ctx: &RunCtx, kind: crate::workload::OpKind) -> Result<()> {
-    let client = connect::get(&ctx.pool, &ctx.config).await?;
+/// Not knowing is no reason to stop the run.
+async fn warn_about_load_state(ctx: &RunCtx, kind: crate::workload::OpKind) {
+    let state = async {
+        let client = connect::get(&ctx.pool, &ctx.config).await?;
+        schema::load_state(&client, &ctx.plan.table).await
+    };
     let t = ctx.plan.table.quoted();
-    match schema::load_state(&client, &ctx.plan.table).await? {
-        schema::LoadState::Incomplete => eprintln!(
+    match state.await {
+        Ok(schema::LoadState::Incomplete) => eprintln!(
             "warning: the last load of {t} did not finish: {kind} will find rows missing; load it again first"
         ),
-        schema::LoadState::Loaded(n) if n != ctx.plan.rows => eprintln!(
+        Ok(schema::LoadState::Loaded(n)) if n != ctx.plan.rows => eprintln!(
             "warning: {t} was loaded with {n} rows but --rows is {}: {kind} will {}",
             ctx.plan.rows,
             if n < ctx.plan.rows {
@@ -252,7 +283,6 @@ async fn warn_about_load_state(ctx: &RunCtx, kind: crate::workload::OpKind) -> R
         ),
         _ => {}
     }
-    Ok(())
 }
 
 fn write_files(plan: &RunPlan, target: &str, report: &RunReport) -> Result<()> {
