@@ -59,7 +59,7 @@ impl LoadBar {
         }
         let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
         let style = ProgressStyle::with_template(
-            "{prefix} [{bar:40}] {pos}/{len} rows {per_sec} ETA {eta}",
+            "{prefix} [{bar:30}] {human_pos}/{human_len} rows, {msg}, ETA {eta}",
         )
         .map(|s| s.progress_chars("=> "))
         .unwrap_or_else(|_| ProgressStyle::default_bar());
@@ -67,8 +67,12 @@ impl LoadBar {
         bar.set_prefix(kind.name());
         let b = bar.clone();
         let task = tokio::spawn(async move {
+            let start = std::time::Instant::now();
             loop {
-                b.set_position(done.load(Ordering::Relaxed));
+                let rows = done.load(Ordering::Relaxed);
+                b.set_position(rows);
+                let secs = start.elapsed().as_secs_f64().max(1e-3);
+                b.set_message(format!("{:.0} rows/s", rows as f64 / secs));
                 tokio::time::sleep(Duration::from_millis(200)).await;
             }
         });
