@@ -310,7 +310,7 @@ mode=full; [ "$quick" = 1 ] && mode="quick (sizes too small for the figures to m
     echo
     echo "- machine: $cores cores ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)), $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), load average before the run: $load_before"
     echo "- server: PostgreSQL $server_version on 127.0.0.1 (TCP), ${server_settings[*]}"
-    echo "- clients: ysql-bench $("$ysql" --version | awk '{ print $2 }') ($build, commit $(cd "$repo" && git rev-parse --short HEAD 2>/dev/null || echo '?')), $("$pgbench" --version), $("$psql" --version)"
+    echo "- clients: ysql-bench $("$ysql" --version | awk '{ print $2 }') ($build, commit $(cd "$repo" && git describe --always --dirty 2>/dev/null || echo '?')), $("$pgbench" --version), $("$psql" --version)"
     echo "- $reps repetition(s) per pair, alternating; medians shown, every run listed as ysql-bench / peer"
     echo
     echo "| figure | ysql-bench | peer | ratio | runs |"

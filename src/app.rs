@@ -37,6 +37,15 @@ pub struct Control {
 }
 
 impl Control {
+    /// An error when the run was stopped before its first operation, so
+    /// that nothing is created or written after Ctrl-C.
+    fn check(&self, when: &'static str) -> Result<()> {
+        if self.stop.load(Ordering::Relaxed) {
+            return Err(Error::Interrupted(when));
+        }
+        Ok(())
+    }
+
     /// Asks the run to stop as after Ctrl-C.
     pub fn interrupt(&self) {
         self.interrupted.store(true, Ordering::Relaxed);
@@ -81,21 +90,29 @@ pub async fn run_with(
     let mut config = match &plan.target {
         ConnTarget::Server(c) => (**c).clone(),
         ConnTarget::Sandbox => {
-            eprintln!(">> start sandbox server");
-            let sb = Sandbox::start(SandboxOptions::default())?;
+            crate::say!(">> start sandbox server");
+            // Room for every worker, the tool's own connection and a few
+            // to look on with psql.
+            let max_conns = (plan.threads + 20).max(300);
+            let sb = Sandbox::start(SandboxOptions {
+                settings: vec![("max_connections".to_string(), max_conns.to_string())],
+                ..SandboxOptions::default()
+            })?;
             let c = sb.config();
             _sandbox = Some(sb);
             c
         }
     };
+    control.check("while the sandbox server started")?;
     config.ssl_mode(plan.tls.mode.tokio_mode());
     let tls = plan.tls.connector()?;
     let target = connect::describe(&config);
-    eprintln!(">> connect {target} sslmode={}", plan.tls.mode.name());
+    crate::say!(">> connect {target} sslmode={}", plan.tls.mode.name());
     let pool = connect::pool(&config, plan.threads, &tls)?;
     let client = connect::get(&pool, &config).await?;
     let server = schema::detect(&client).await?;
-    eprintln!(">> server: {}", server.version);
+    crate::say!(">> server: {}", server.version);
+    crate::say!(">> encryption: {}", server.encryption);
     if server.flavor == Flavor::Postgres {
         if plan.nontransactional {
             return Err(Error::usage(
@@ -103,13 +120,14 @@ pub async fn run_with(
             ));
         }
         if plan.tablets.is_some() {
-            eprintln!("warning: --tablets applies to YugabyteDB only; ignored on PostgreSQL");
+            crate::say!("warning: --tablets applies to YugabyteDB only; ignored on PostgreSQL");
         }
     }
+    control.check("while connecting")?;
     let writes = plan.operations.iter().any(|o| o.writes());
     schema::prepare_table(&client, &plan, server.flavor, writes).await?;
     let endpoints = if plan.yb_discover {
-        eprintln!(">> yb_servers(): the cluster's nodes (--yb-discover)");
+        crate::say!(">> yb_servers(): the cluster's nodes (--yb-discover)");
         nodes::discover(&client, &config).await?
     } else if plan.balance == Balance::Failover {
         vec![Endpoint::whole(&config)]
@@ -119,9 +137,9 @@ pub async fn run_with(
     drop(client);
     if plan.balance != Balance::Failover {
         let labels: Vec<&str> = endpoints.iter().map(|e| e.label.as_str()).collect();
-        eprintln!(
-            ">> balance ({:?}) over {} host(s): {}",
-            plan.balance,
+        crate::say!(
+            ">> balance ({}) over {} host(s): {}",
+            plan.balance.name(),
             labels.len(),
             labels.join(", ")
         );
@@ -163,7 +181,7 @@ pub async fn run_with(
     );
     let write_err = |e| Error::io("cannot write the summary", e);
     for &kind in &plan.operations {
-        eprintln!(">> {kind}");
+        crate::say!(">> {kind}");
         if !kind.is_load() {
             warn_about_load_state(&ctx, kind).await;
         }
@@ -180,6 +198,18 @@ pub async fn run_with(
             break;
         }
         if !ok && kind.is_load() {
+            let rest: Vec<&str> = plan
+                .operations
+                .iter()
+                .skip(report.operations.len())
+                .map(|k| k.name())
+                .collect();
+            if !rest.is_empty() {
+                crate::say!(
+                    ">> skipped {}: {kind} did not load the table",
+                    rest.join(", ")
+                );
+            }
             break;
         }
     }
@@ -233,10 +263,10 @@ fn report_operation(
         match plot::draw(result, g, stamp, server_name) {
             Ok(paths) => {
                 for p in paths {
-                    eprintln!(">> wrote {}", p.display());
+                    crate::say!(">> wrote {}", p.display());
                 }
             }
-            Err(e) => eprintln!("warning: {e}"),
+            Err(e) => crate::say!("warning: {e}"),
         }
     }
     Ok(())
@@ -250,7 +280,7 @@ async fn mark_loaded(ctx: &RunCtx, rows: u64) {
         schema::mark_loaded(&client, &ctx.plan.table, rows).await
     };
     if let Err(e) = marked.await {
-        eprintln!("warning: the table is loaded but could not be marked so: {e}");
+        crate::say!("warning: the table is loaded but could not be marked so: {e}");
     }
 }
 
@@ -265,14 +295,20 @@ async fn row_size(ctx: &RunCtx) -> Result<Option<(f64, i64)>> {
 async fn warn_about_load_state(ctx: &RunCtx, kind: crate::workload::OpKind) {
     let state = async {
         let client = connect::get(&ctx.pool, &ctx.config).await?;
-        schema::load_state(&client, &ctx.plan.table).await
+        let state = schema::load_state(&client, &ctx.plan.table).await?;
+        let empty = state == schema::LoadState::Unknown
+            && schema::is_empty(&client, &ctx.plan.table).await?;
+        Ok::<_, Error>((state, empty))
     };
     let t = ctx.plan.table.quoted();
     match state.await {
-        Ok(schema::LoadState::Incomplete) => eprintln!(
+        Ok((_, true)) => crate::say!(
+            "warning: {t} is empty: {kind} will find every row missing; load it first, e.g. -o copy-mem,{kind}"
+        ),
+        Ok((schema::LoadState::Incomplete, _)) => crate::say!(
             "warning: the last load of {t} did not finish: {kind} will find rows missing; load it again first"
         ),
-        Ok(schema::LoadState::Loaded(n)) if n != ctx.plan.rows => eprintln!(
+        Ok((schema::LoadState::Loaded(n), _)) if n != ctx.plan.rows => crate::say!(
             "warning: {t} was loaded with {n} rows but --rows is {}: {kind} will {}",
             ctx.plan.rows,
             if n < ctx.plan.rows {
@@ -294,11 +330,11 @@ fn write_files(plan: &RunPlan, target: &str, report: &RunReport) -> Result<()> {
     if let Some(p) = &plan.output.json {
         let doc = json::build(plan, target, report)?;
         json::write_json(create(p)?, &doc)?;
-        eprintln!(">> wrote {}", p.display());
+        crate::say!(">> wrote {}", p.display());
     }
     if let Some(p) = &plan.output.csv {
         csv_report::write_csv(create(p)?, &report.operations)?;
-        eprintln!(">> wrote {}", p.display());
+        crate::say!(">> wrote {}", p.display());
     }
     Ok(())
 }

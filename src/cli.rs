@@ -27,6 +27,14 @@ pub enum OperationArg {
     Update,
 }
 
+/// One name of `-o`, spaces around it allowed (`-o 'copy-mem, select'`).
+fn parse_operation(s: &str) -> Result<OperationArg, String> {
+    let name = s.trim();
+    OperationArg::from_str(name, false).map_err(|_| {
+        format!("'{name}' is not an operation: use insert, copy-mem, copy-file, procedure, select or update")
+    })
+}
+
 /// How `--load-balance` spreads connections over the hosts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum LoadBalanceArg {
@@ -65,6 +73,7 @@ pub struct Cli {
         long,
         value_name = "LIST",
         value_delimiter = ',',
+        value_parser = parse_operation,
         required = true
     )]
     pub operations: Vec<OperationArg>,
@@ -85,7 +94,7 @@ pub struct Cli {
     #[arg(short = 'f', long = "fields-length", value_name = "N", default_value = "24", value_parser = parse_positive::<usize>)]
     pub fields_length: usize,
 
-    /// YugabyteDB: set yb_disable_transactional_writes for the loads (refused on PostgreSQL).
+    /// YugabyteDB: set yb_disable_transactional_writes on every worker connection, so that writes are not atomic per batch (refused on PostgreSQL).
     #[arg(short = 'n', long)]
     pub nontransactional: bool,
 
@@ -97,7 +106,7 @@ pub struct Cli {
     #[arg(long)]
     pub drop: bool,
 
-    /// Allow truncating or dropping a table that ysql-bench did not create.
+    /// Allow truncating, dropping or writing a table that ysql-bench did not create (one with other columns is still refused).
     #[arg(long)]
     pub force: bool,
 

@@ -13,7 +13,7 @@ use std::time::Duration;
 use crate::cli::{Cli, Distribution, HistogramScale, LoadBalanceArg, OnError, OperationArg};
 use crate::db::connect::ConnTarget;
 use crate::db::nodes::Balance;
-use crate::db::tls::{self, TlsPlan, TlsSettings};
+use crate::db::tls::{TlsPlan, TlsSettings};
 use crate::error::{Error, Result};
 use crate::workload::OpKind;
 
@@ -280,12 +280,10 @@ impl RunPlan {
             if let Some(ca) = &cli.cacert {
                 t.root_cert = Some(ca.clone());
             }
-            let plan = TlsPlan {
-                mode: t.effective_mode(cli.cacert.is_some()),
-                root_cert: t.root_cert,
-            };
-            // Reads the CA now, so that a bad file is a usage error.
-            tls::connector(plan.mode, plan.root_cert.as_deref())?;
+            let plan = TlsPlan::new(t, cli.cacert.is_some())?;
+            // Reads the CA and client certificate now, so that a bad file
+            // is a usage error.
+            plan.connector()?;
             plan
         };
         if cli

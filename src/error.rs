@@ -38,6 +38,9 @@ pub enum Error {
     /// Any other failure of the run, already phrased for the user.
     #[error("{0}")]
     Run(String),
+    /// Ctrl-C or SIGTERM before the first operation started.
+    #[error("interrupted before the first operation started ({0}); nothing was written")]
+    Interrupted(&'static str),
 }
 
 impl Error {
@@ -67,6 +70,7 @@ impl Error {
     pub fn exit_code(&self) -> i32 {
         match self {
             Error::Usage(_) => EXIT_USAGE,
+            Error::Interrupted(_) => EXIT_INTERRUPTED,
             _ => EXIT_FAILED,
         }
     }

@@ -6,6 +6,18 @@
 //! loop of [`runner`]; workers record into [`stats`]; [`report`] turns the
 //! stats into text and files.
 
+/// `eprintln!` that cannot panic: progress, warnings and errors go to
+/// stderr, and when stderr is a closed pipe (`2>&1 | head`) they are
+/// dropped rather than ending the run with a panic, so that the run still
+/// finishes, cleans up its sandbox and writes its reports.
+#[macro_export]
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use ::std::io::Write as _;
+        let _ = ::std::writeln!(::std::io::stderr().lock(), $($arg)*);
+    }};
+}
+
 pub mod app;
 pub mod cli;
 pub mod config;

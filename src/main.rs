@@ -21,7 +21,7 @@ fn main() -> ExitCode {
     let plan = match RunPlan::from_cli(cli) {
         Ok(p) => p,
         Err(e) => {
-            eprintln!("error: {e}");
+            ysql_bench::say!("error: {e}");
             return ExitCode::from(e.exit_code() as u8);
         }
     };
@@ -31,14 +31,14 @@ fn main() -> ExitCode {
     {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("error: cannot start the async runtime: {e}");
+            ysql_bench::say!("error: cannot start the async runtime: {e}");
             return ExitCode::from(EXIT_FAILED as u8);
         }
     };
     let code = runtime.block_on(async {
         let control = Control::default();
         if let Err(e) = watch_signals(control.clone()) {
-            eprintln!("warning: cannot watch for Ctrl-C: {e}");
+            ysql_bench::say!("warning: cannot watch for Ctrl-C: {e}");
         }
         let mut stdout = std::io::stdout();
         match run_with(plan, &mut stdout, control).await {
@@ -46,7 +46,7 @@ fn main() -> ExitCode {
             Ok(report) if report.succeeded() => EXIT_OK,
             Ok(_) => EXIT_FAILED,
             Err(e) => {
-                eprintln!("error: {e}");
+                ysql_bench::say!("error: {e}");
                 e.exit_code()
             }
         }
@@ -69,12 +69,12 @@ fn watch_signals(control: Control) -> std::io::Result<()> {
             }
             count += 1;
             if count == 1 {
-                eprintln!(
+                ysql_bench::say!(
                     "interrupted: finishing the units in flight and writing the summary (press Ctrl-C again to quit at once)"
                 );
                 control.interrupt();
             } else {
-                eprintln!("interrupted again: quitting");
+                ysql_bench::say!("interrupted again: quitting");
                 sandbox::stop_all_now();
                 std::process::exit(EXIT_INTERRUPTED);
             }

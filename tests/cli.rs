@@ -148,3 +148,99 @@ async fn a_table_ysql_bench_did_not_create_is_never_truncated_without_force() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_eq!(facts(&c, "test_table").await, loaded(10, 24));
 }
+
+/// `ysql-bench ... 2>&1 | head`: once the reader is gone, progress lines
+/// must not end the run with a panic; it finishes, cleans up its sandbox
+/// and exits as usual.
+#[test]
+fn a_closed_stderr_pipe_does_not_end_the_run() {
+    use std::io::Read;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ysql-bench"))
+        .args([
+            "--sandbox",
+            "-o",
+            "insert,select",
+            "-r",
+            "500",
+            "--time",
+            "300ms",
+        ])
+        .env_remove("YSQLBENCH_URL")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    // The reader of stderr goes away before the first line is written.
+    drop(child.stderr.take());
+    let mut stdout = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut stdout)
+        .unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("== select =="), "{stdout}");
+}
+
+#[test]
+fn a_failed_load_says_which_operations_it_skipped() {
+    let dir = shared_dir();
+    let out = bin(
+        "ysql-bench",
+        &[
+            "--sandbox",
+            "-o",
+            "copy-file,select,update",
+            "-r",
+            "10",
+            "--csv-dir",
+            dir.path().to_str().unwrap(),
+        ],
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(">> skipped select, update: copy-file did not load the table"),
+        "{stderr}"
+    );
+}
+
+/// The sandbox server takes as many connections as the run has threads.
+#[test]
+fn a_sandbox_serves_more_threads_than_the_default_connection_limit() {
+    let out = bin(
+        "ysql-bench",
+        &[
+            "--sandbox",
+            "-o",
+            "insert",
+            "-r",
+            "1000",
+            "-b",
+            "1",
+            "-t",
+            "320",
+        ],
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(text(&out.stdout).contains("total rows            : 1000"));
+}
+
+#[test]
+fn a_select_on_an_empty_table_is_warned_about() {
+    let out = bin(
+        "ysql-bench",
+        &["--sandbox", "-o", "select", "-r", "100", "--time", "200ms"],
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("warning: \"test_table\" is empty: select will find every row missing"),
+        "{stderr}"
+    );
+    assert!(!text(&out.stdout).contains("missing rows          : 0"));
+}

@@ -166,3 +166,22 @@ async fn copy_file_with_missing_files_says_which_and_how_to_make_them() {
     assert!(why.contains("csv_generator -r 10 -t 1 -f 24"), "{why}");
     assert!(summary.contains("FAILED"), "{summary}");
 }
+
+/// A file the server may not read is not a missing role privilege, though
+/// PostgreSQL reports both as 42501: the message must say which.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn copy_file_the_server_may_not_read_says_so_not_privilege() {
+    use std::os::unix::fs::PermissionsExt;
+    let sb = sandbox();
+    let dir = shared_dir();
+    let dir_s = dir.path().to_str().unwrap();
+    let out = bin("csv_generator", &["-r", "10", "-d", dir_s]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let file = dir.path().join("ysql_bench-t1-r10-f24--nr1.csv");
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o000)).unwrap();
+    let (report, _) = run_args(&sb, &["-o", "copy-file", "-r", "10", "--csv-dir", dir_s]).await;
+    let why = report.operations[0].failure.clone().unwrap();
+    assert!(why.contains("may not read"), "{why}");
+    assert!(why.contains("chmod"), "{why}");
+    assert!(!why.contains("pg_read_server_files"), "{why}");
+}

@@ -76,7 +76,7 @@ async fn load_balance_spreads_the_workers_over_both_nodes() {
     // The JSON report has the same per-host counts.
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json_path).unwrap()).unwrap();
-    assert_eq!(doc["config"]["load_balance"], "roundrobin");
+    assert_eq!(doc["config"]["load_balance"], "round-robin");
     let hosts = &doc["operations"][0]["hosts"];
     assert_eq!(hosts[0]["host"], label_a.as_str());
     assert_eq!(hosts[0]["connections"], 2);
@@ -308,4 +308,34 @@ async fn yb_discover_on_postgresql_says_it_needs_yugabytedb() {
         &["--sandbox", "--yb-discover", "-o", "insert"],
     );
     assert_eq!(out.status.code(), Some(2));
+}
+
+/// A node that is down when the run starts is skipped: its workers go to
+/// the next host instead of ending the run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn load_balance_skips_a_node_that_is_down_at_the_start() {
+    let (a, b) = (sandbox(), sandbox());
+    load(&b).await;
+    let url = host_list(&a, &b);
+    let mut a = a;
+    a.stop_server();
+    let (report, summary) = run_plain(&[
+        "-u",
+        &url,
+        "--load-balance",
+        "round-robin",
+        "-o",
+        "select",
+        "-r",
+        ROWS,
+        "-t",
+        "4",
+        "--time",
+        "1s",
+    ])
+    .await;
+    assert!(report.succeeded(), "{summary}");
+    let conns = &report.operations[0].total.conns;
+    assert_eq!(conns.opened, vec![0, 4], "{summary}");
+    assert_eq!(report.operations[0].total.missing, 0);
 }

@@ -120,6 +120,162 @@ async fn time_bounds_a_load_and_the_summary_says_exactly_what_was_loaded() {
     assert_eq!(facts(&c, "test_table").await.count as u64, op.total.rows);
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_interrupt_during_the_warmup_says_so_and_measures_nothing() {
+    let sb = sandbox();
+    let (loaded, _) = run_args(&sb, &["-o", "insert", "-r", "1000"]).await;
+    assert!(loaded.succeeded());
+    let plan = plan(
+        &sb,
+        &[
+            "-o", "select", "-r", "1000", "--warmup", "20s", "--time", "5s",
+        ],
+    );
+    let (stopper, run) = spawn_interruptible(plan);
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    stopper.interrupt();
+    let (report, text) = run.await.unwrap();
+    let report = report.unwrap();
+    let op = &report.operations[0];
+    assert!(op.warmup_cut, "{text}");
+    let ran = op.warmup.unwrap();
+    assert!(
+        ran >= Duration::from_secs(1) && ran < Duration::from_secs(20),
+        "{ran:?}"
+    );
+    assert_eq!(op.total.ops, 0, "{text}");
+    assert!(
+        text.contains("warmup                : stopped after"),
+        "{text}"
+    );
+}
+
+/// Whether, within `limit`, no statement like `pattern` is active on the
+/// server any more.
+async fn idle_within(c: &tokio_postgres::Client, pattern: &str, limit: Duration) -> bool {
+    let until = Instant::now() + limit;
+    loop {
+        let n: i64 = c
+            .query_one(
+                "select count(*) from pg_stat_activity where query ilike $1 and state = 'active'",
+                &[&pattern],
+            )
+            .await
+            .unwrap()
+            .get(0);
+        if n == 0 {
+            return true;
+        }
+        if Instant::now() >= until {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// A procedure CALL or a server-side COPY is one long statement: --time
+/// and a stop must cancel it on the server, and the summary must say what
+/// it left committed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn time_cancels_a_procedure_and_counts_what_it_committed() {
+    let sb = sandbox();
+    let c = client(&sb).await;
+    let t0 = Instant::now();
+    let (report, text) = run_args(
+        &sb,
+        &[
+            "-o",
+            "procedure",
+            "-r",
+            "20000000",
+            "-t",
+            "2",
+            "--time",
+            "1s",
+        ],
+    )
+    .await;
+    // 20 million rows take minutes; a cancelled CALL ends at once.
+    assert!(t0.elapsed() < Duration::from_secs(30), "{text}");
+    let op = &report.operations[0];
+    assert!(op.timed_out, "{text}");
+    let in_table = facts(&c, "test_table").await.count as u64;
+    assert!(in_table > 0 && in_table < 20_000_000, "{in_table}");
+    assert_eq!(op.total.rows, in_table, "{text}");
+    assert!(
+        text.contains(&format!("stopped by --time     : {in_table} of 20000000")),
+        "{text}"
+    );
+    // Nothing is left running on the server (a backend may take a moment
+    // to say it is idle after the client has its error).
+    assert!(
+        idle_within(&c, "call %", Duration::from_secs(10)).await,
+        "a CALL still runs on the server"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_interrupt_cancels_a_server_side_copy() {
+    let sb = sandbox();
+    let c = client(&sb).await;
+    let dir = shared_dir();
+    let dir_s = dir.path().to_str().unwrap().to_string();
+    let out = bin(
+        "csv_generator",
+        &["-r", "4000000", "-t", "2", "-f", "8", "-d", &dir_s],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let args = [
+        "-o",
+        "copy-file",
+        "-r",
+        "4000000",
+        "-t",
+        "2",
+        "-f",
+        "8",
+        "--csv-dir",
+        &dir_s,
+    ];
+    let plan = plan(&sb, &args);
+    let (stopper, run) = spawn_interruptible(plan);
+    // Interrupt once both COPYs are running on the server.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let copying: i64 = c
+            .query_one(
+                "select count(*) from pg_stat_activity where query ilike 'copy %' and state = 'active'",
+                &[],
+            )
+            .await
+            .unwrap()
+            .get(0);
+        if copying == 2 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the COPYs never ran");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    stopper.interrupt();
+    let (report, text) = run.await.unwrap();
+    let report = report.unwrap();
+    assert!(report.interrupted, "{text}");
+    // A COPY commits all or nothing: what the summary says is in the table.
+    let in_table = facts(&c, "test_table").await.count as u64;
+    assert_eq!(report.operations[0].total.rows, in_table, "{text}");
+    assert!(
+        in_table < 4_000_000,
+        "the interrupt came too late to test anything"
+    );
+    // Without the cancel the workers would wait for their COPYs: all rows
+    // loaded, or workers abandoned after the stop grace (a failure).
+    assert!(report.operations[0].failure.is_none(), "{text}");
+    assert!(
+        idle_within(&c, "copy %", Duration::from_secs(10)).await,
+        "a COPY still runs on the server"
+    );
+}
+
 #[test]
 fn progress_lines_come_at_the_interval_with_their_fields() {
     let out = bin(
@@ -165,6 +321,11 @@ fn progress_lines_come_at_the_interval_with_their_fields() {
 /// Starts the binary, waits until stderr shows `marker`, lets it run a
 /// little, sends SIGINT; returns exit code, stdout, stderr.
 fn interrupt_after(args: &[&str], marker: &str) -> (Option<i32>, String, String) {
+    interrupt_at(args, marker, Duration::from_millis(700))
+}
+
+/// As [`interrupt_after`], `delay` after the marker.
+fn interrupt_at(args: &[&str], marker: &str, delay: Duration) -> (Option<i32>, String, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_ysql-bench"))
         .args(args)
         .stdout(Stdio::piped())
@@ -192,7 +353,7 @@ fn interrupt_after(args: &[&str], marker: &str) -> (Option<i32>, String, String)
             break;
         }
     }
-    std::thread::sleep(Duration::from_millis(700));
+    std::thread::sleep(delay);
     unsafe {
         libc::kill(child.id() as i32, libc::SIGINT);
     }
@@ -224,6 +385,22 @@ fn sandbox_port(stderr: &str) -> u16 {
         .unwrap()
         .parse()
         .unwrap()
+}
+
+#[test]
+fn sigint_while_the_sandbox_starts_ends_the_run_before_it_writes() {
+    let (code, stdout, stderr) = interrupt_at(
+        &["--sandbox", "-o", "insert", "-r", "1000"],
+        ">> start sandbox server",
+        Duration::ZERO,
+    );
+    assert_eq!(code, Some(130), "{stderr}");
+    assert!(
+        stderr.contains("interrupted before the first operation started"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains(">> create table"), "{stderr}");
+    assert!(!stdout.contains("== insert =="), "{stdout}");
 }
 
 #[test]

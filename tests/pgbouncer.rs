@@ -14,18 +14,31 @@ use common::*;
 
 use std::os::unix::fs::PermissionsExt;
 
+use ysql_bench::RunReport;
 use ysql_bench::db::sandbox::Sandbox;
 
 /// Server connections per database and user: fewer than the workers.
 const POOL_SIZE: u32 = 2;
 
 struct Bouncer {
-    _daemon: Daemon,
+    daemon: Daemon,
     _dir: tempfile::TempDir,
     port: u16,
 }
 
 impl Bouncer {
+    /// Runs `args` through the pooler; a run that cannot complete panics
+    /// with the pooler's state and log.
+    async fn run(&mut self, args: &[&str]) -> (RunReport, String) {
+        match try_run_plain(args).await {
+            Ok(r) => r,
+            Err(e) => panic!(
+                "the run through PgBouncer failed: {e}\n{}",
+                self.daemon.state()
+            ),
+        }
+    }
+
     fn url(&self) -> String {
         format!(
             "host=127.0.0.1 port={} user=postgres dbname=postgres",
@@ -72,7 +85,7 @@ fn pgbouncer(sb: &Sandbox) -> Bouncer {
         .stderr(std::process::Stdio::null());
     let daemon = Daemon::start("pgbouncer", cmd, port, d.join("pgbouncer.log"), true);
     Bouncer {
-        _daemon: daemon,
+        daemon,
         _dir: dir,
         port,
     }
@@ -81,25 +94,26 @@ fn pgbouncer(sb: &Sandbox) -> Bouncer {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_operation_works_through_pgbouncer_without_prepared_statements() {
     let sb = sandbox();
-    let pgb = pgbouncer(&sb);
+    let mut pgb = pgbouncer(&sb);
     let url = pgb.url();
     let c = client(&sb).await;
 
     for load in ["insert", "copy-mem", "procedure"] {
-        let (r, s) = run_plain(&[
-            "-u",
-            &url,
-            "--no-prepared",
-            "-o",
-            load,
-            "-r",
-            "3000",
-            "-b",
-            "100",
-            "-t",
-            "4",
-        ])
-        .await;
+        let (r, s) = pgb
+            .run(&[
+                "-u",
+                &url,
+                "--no-prepared",
+                "-o",
+                load,
+                "-r",
+                "3000",
+                "-b",
+                "100",
+                "-t",
+                "4",
+            ])
+            .await;
         assert!(r.succeeded(), "{load}:\n{s}");
         assert_eq!(facts(&c, "test_table").await, loaded(3000, 24), "{load}");
     }
@@ -128,7 +142,7 @@ async fn every_operation_works_through_pgbouncer_without_prepared_statements() {
             d,
         ];
         args.extend_from_slice(prepared);
-        let (r, s) = run_plain(&args).await;
+        let (r, s) = pgb.run(&args).await;
         if prepared.is_empty() && !r.succeeded() {
             // Prepared statements through PgBouncer 1.18: refused with advice.
             assert!(s.contains("run with --no-prepared"), "{s}");
@@ -137,20 +151,21 @@ async fn every_operation_works_through_pgbouncer_without_prepared_statements() {
         assert!(r.succeeded(), "copy-file {prepared:?}:\n{s}");
         assert_eq!(facts(&c, "test_table").await, loaded(3000, 24));
     }
-    let (r, s) = run_plain(&[
-        "-u",
-        &url,
-        "--no-prepared",
-        "-o",
-        "select,update",
-        "-r",
-        "3000",
-        "-t",
-        "4",
-        "--time",
-        "1s",
-    ])
-    .await;
+    let (r, s) = pgb
+        .run(&[
+            "-u",
+            &url,
+            "--no-prepared",
+            "-o",
+            "select,update",
+            "-r",
+            "3000",
+            "-t",
+            "4",
+            "--time",
+            "1s",
+        ])
+        .await;
     assert!(r.succeeded(), "{s}");
     for op in &r.operations {
         assert!(op.total.ops > 50, "{s}");
@@ -161,17 +176,18 @@ async fn every_operation_works_through_pgbouncer_without_prepared_statements() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn prepared_statements_through_pgbouncer_work_or_stop_with_advice() {
     let sb = sandbox();
-    let pgb = pgbouncer(&sb);
+    let mut pgb = pgbouncer(&sb);
     let url = pgb.url();
     let (r, s) = run_args(&sb, &["-o", "copy-mem", "-r", "2000"]).await;
     assert!(r.succeeded(), "{s}");
 
     for op in ["select", "insert"] {
         let started = std::time::Instant::now();
-        let (r, s) = run_plain(&[
-            "-u", &url, "-o", op, "-r", "2000", "-b", "50", "-t", "4", "--time", "3s",
-        ])
-        .await;
+        let (r, s) = pgb
+            .run(&[
+                "-u", &url, "-o", op, "-r", "2000", "-b", "50", "-t", "4", "--time", "3s",
+            ])
+            .await;
         eprintln!("{s}");
         if !r.succeeded() {
             let why = r.operations[0].failure.clone().unwrap_or_default();
@@ -187,26 +203,27 @@ async fn prepared_statements_through_pgbouncer_work_or_stop_with_advice() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reconnect_through_pgbouncer_connects_faster_than_to_the_server() {
     let sb = sandbox();
-    let pgb = pgbouncer(&sb);
+    let mut pgb = pgbouncer(&sb);
     let (r, s) = run_args(&sb, &["-o", "copy-mem", "-r", "2000"]).await;
     assert!(r.succeeded(), "{s}");
     let mut mean_connect = Vec::new();
     for url in [sb.url(), pgb.url()] {
-        let (r, s) = run_plain(&[
-            "-u",
-            &url,
-            "-C",
-            "--no-prepared",
-            "-o",
-            "select",
-            "-r",
-            "2000",
-            "-t",
-            "2",
-            "--time",
-            "1s",
-        ])
-        .await;
+        let (r, s) = pgb
+            .run(&[
+                "-u",
+                &url,
+                "-C",
+                "--no-prepared",
+                "-o",
+                "select",
+                "-r",
+                "2000",
+                "-t",
+                "2",
+                "--time",
+                "1s",
+            ])
+            .await;
         eprintln!("{url}\n{s}");
         assert!(r.succeeded(), "{s}");
         let conns = &r.operations[0].total.conns;
@@ -222,4 +239,66 @@ async fn reconnect_through_pgbouncer_connects_faster_than_to_the_server() {
         mean_connect[1] * 1e3,
         mean_connect[0] * 1e3
     );
+}
+
+/// PgBouncer 1.18 exits ("bad client state: 0") when a cancelling client
+/// closes before the pooler has forwarded its request; the tool's cancel
+/// waits for the pooler to close, as libpq does. Statements in flight are
+/// cancelled through the pooler many times, and it must still serve.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancels_through_pgbouncer_leave_it_running() {
+    use ysql_bench::db::cancel::cancel;
+    use ysql_bench::db::tls::Tls;
+    let sb = sandbox();
+    let mut pgb = pgbouncer(&sb);
+    let config: tokio_postgres::Config = pgb.url().parse().unwrap();
+    let direct = client(&sb).await;
+    for i in 0..40 {
+        let (c, conn) = config
+            .connect(tokio_postgres::NoTls)
+            .await
+            .unwrap_or_else(|e| panic!("connect {i}: {e}\n{}", pgb.daemon.state()));
+        tokio::spawn(conn);
+        let token = c.cancel_token();
+        // Each sleep its own text, so that the last one, cancelled but
+        // perhaps not yet shown idle, is not taken for this one.
+        let sql = format!("select pg_sleep(10), {i}");
+        let query = sql.clone();
+        let sleep = tokio::spawn(async move { c.simple_query(&query).await });
+        // Cancel once the sleep runs on the server (a cancel that comes
+        // before is dropped by the pooler).
+        loop {
+            let n: i64 = direct
+                .query_one(
+                    "select count(*) from pg_stat_activity where query = $1 and state = 'active'",
+                    &[&sql],
+                )
+                .await
+                .unwrap()
+                .get(0);
+            if n > 0 {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+        cancel(
+            &config,
+            &Tls::Plain,
+            &token,
+            std::time::Duration::from_secs(10),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("cancel {i}: {e}\n{}", pgb.daemon.state()));
+        let e = sleep
+            .await
+            .unwrap()
+            .expect_err(&format!("sleep {i} is cancelled: {}", pgb.daemon.state()));
+        assert_eq!(
+            e.code(),
+            Some(&tokio_postgres::error::SqlState::QUERY_CANCELED),
+            "{e}"
+        );
+    }
+    let state = pgb.daemon.state();
+    assert!(state.contains("pgbouncer running"), "{state}");
 }

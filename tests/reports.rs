@@ -86,6 +86,9 @@ async fn graphs_json_csv_and_log_describe_the_same_run() {
     let doc: JsonReport = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     assert_eq!(doc.tool, "ysql-bench");
     assert_eq!(doc.server.flavor, "postgres");
+    // The test harness connects without TLS (sslmode=prefer on a server
+    // without ssl): the report says so.
+    assert_eq!(doc.server.encryption, "none");
     assert_eq!(doc.config.threads, 2);
     assert!(!doc.config.target.contains("password"));
     assert_eq!(doc.operations.len(), 2);

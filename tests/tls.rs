@@ -55,6 +55,20 @@ fn make_pki() -> Pki {
     write(&d.join("server.crt"), &cert.pem(), 0o644);
     // PostgreSQL refuses a key that others can read.
     write(&d.join("server.key"), &key.serialize_pem(), 0o600);
+    // A client certificate for the user postgres, for `cert` authentication.
+    let client_key = KeyPair::generate().unwrap();
+    let mut client = CertificateParams::new(Vec::<String>::new()).unwrap();
+    client
+        .distinguished_name
+        .push(DnType::CommonName, "postgres");
+    let client_cert = client.signed_by(&client_key, &right).unwrap();
+    write(&d.join("client.crt"), &client_cert.pem(), 0o644);
+    write(&d.join("client.key"), &client_key.serialize_pem(), 0o600);
+    write(
+        &d.join("pg_hba_cert.conf"),
+        "local all all trust\nhostssl all all 127.0.0.1/32 cert\n",
+        0o644,
+    );
     write(
         &d.join("pg_hba.conf"),
         "local all all trust\nhostssl all all 127.0.0.1/32 trust\nhostssl all all ::1/128 trust\n",
@@ -101,6 +115,11 @@ async fn every_sslmode_does_what_libpq_says() {
             .await
             .unwrap_or_else(|e| panic!("{mode}: {e}"));
         assert!(r.succeeded(), "{mode}");
+        assert!(
+            r.server.encryption.starts_with("TLSv1."),
+            "{mode}: {}",
+            r.server.encryption
+        );
     }
 
     // The server accepts only TLS on TCP, so plaintext is turned away.
@@ -197,4 +216,37 @@ fn verify_modes_without_a_ca_and_unreadable_cas_are_usage_errors() {
     );
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("verify-full"));
+}
+
+/// A server that authenticates by client certificate (pg_hba.conf `cert`):
+/// turned away without one, served with sslcert and sslkey.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_certificate_authenticates_the_user() {
+    let pki = make_pki();
+    let sb = sandbox_with(vec![
+        ("ssl".into(), "on".into()),
+        ("ssl_cert_file".into(), pki.path("server.crt")),
+        ("ssl_key_file".into(), pki.path("server.key")),
+        ("ssl_ca_file".into(), pki.path("ca.pem")),
+        ("hba_file".into(), pki.path("pg_hba_cert.conf")),
+    ]);
+    let plain = format!(
+        "host=127.0.0.1 port={} user=postgres dbname=postgres sslmode=require",
+        sb.port()
+    );
+    let e = try_run(&["-u", &plain, "-o", "insert", "-r", "100"])
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("certificate"), "{e}");
+    let with_cert = format!(
+        "{plain} sslcert={} sslkey={}",
+        pki.path("client.crt"),
+        pki.path("client.key")
+    );
+    let r = try_run(&["-u", &with_cert, "-o", "insert", "-r", "100", "-t", "2"])
+        .await
+        .unwrap_or_else(|e| panic!("with a client certificate: {e}"));
+    assert!(r.succeeded());
+    assert_eq!(r.operations[0].total.rows, 100);
 }

@@ -1,6 +1,7 @@
 //! `csv_generator`: writes the CSV files that `ysql-bench -o copy-file`
 //! loads, one per thread, with the same ids and rows as the loads.
 
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -11,7 +12,7 @@ use ysql_bench::error::EXIT_OK;
 use ysql_bench::workload::csv_gen::{CsvSpec, write_all};
 
 /// Write the CSV files for `ysql-bench -o copy-file`: one per thread,
-/// named ysql_bench-t{T}-r{R}-f{F}--nr{n}.csv.
+/// named like ysql_bench-t4-r1000000-f24--nr1.csv (threads, rows, field length, file 1..T).
 #[derive(Parser, Debug)]
 #[command(name = "csv_generator", version, allow_negative_numbers = true)]
 struct Args {
@@ -38,7 +39,7 @@ struct Args {
 fn main() -> ExitCode {
     let args = Args::parse();
     if args.rows > ysql_bench::config::MAX_ROWS {
-        eprintln!(
+        ysql_bench::say!(
             "error: --rows {} is more than the table can hold (ids are int): at most {}",
             args.rows,
             ysql_bench::config::MAX_ROWS
@@ -62,10 +63,12 @@ fn main() -> ExitCode {
     match write_all(&spec) {
         Ok((paths, bytes)) => {
             let secs = start.elapsed().as_secs_f64();
+            // The paths on stdout, for scripts; a closed pipe is no error.
+            let mut stdout = std::io::stdout().lock();
             for p in &paths {
-                println!("{}", p.display());
+                let _ = writeln!(stdout, "{}", p.display());
             }
-            eprintln!(
+            ysql_bench::say!(
                 "wrote {} rows in {} files, {:.1} MB in {:.3} s ({:.1} MB/s), seed {seed}",
                 spec.rows,
                 paths.len(),
@@ -76,7 +79,7 @@ fn main() -> ExitCode {
             ExitCode::from(EXIT_OK as u8)
         }
         Err(e) => {
-            eprintln!("error: {e}");
+            ysql_bench::say!("error: {e}");
             ExitCode::from(e.exit_code() as u8)
         }
     }

@@ -55,19 +55,22 @@ impl ConnTarget {
                 // One run, one TLS setting: a -u may leave it out, but two
                 // that say it must agree.
                 let clash = |a: bool, b: bool, same: bool| a && b && !same;
+                let paths = |a: &Option<std::path::PathBuf>, b: &Option<std::path::PathBuf>| {
+                    clash(a.is_some(), b.is_some(), a == b)
+                };
                 if clash(tls.mode.is_some(), t.mode.is_some(), tls.mode == t.mode)
-                    || clash(
-                        tls.root_cert.is_some(),
-                        t.root_cert.is_some(),
-                        tls.root_cert == t.root_cert,
-                    )
+                    || paths(&tls.root_cert, &t.root_cert)
+                    || paths(&tls.client_cert, &t.client_cert)
+                    || paths(&tls.client_key, &t.client_key)
                 {
                     return Err(Error::usage(
-                        "repeated -u give different sslmode or sslrootcert: give them once, or the same in each",
+                        "repeated -u give different sslmode, sslrootcert, sslcert or sslkey: give them once, or the same in each",
                     ));
                 }
                 tls.mode = tls.mode.or(t.mode);
                 tls.root_cert = tls.root_cert.or(t.root_cert);
+                tls.client_cert = tls.client_cert.or(t.client_cert);
+                tls.client_key = tls.client_key.or(t.client_key);
             }
             (nodes::merge(&configs)?, tls)
         };
@@ -84,6 +87,12 @@ impl ConnTarget {
         }
         if tls.root_cert.is_none() {
             tls.root_cert = env("PGSSLROOTCERT").map(std::path::PathBuf::from);
+        }
+        if tls.client_cert.is_none() {
+            tls.client_cert = env("PGSSLCERT").map(std::path::PathBuf::from);
+        }
+        if tls.client_key.is_none() {
+            tls.client_key = env("PGSSLKEY").map(std::path::PathBuf::from);
         }
         Ok((ConnTarget::Server(Box::new(complete(config, env))), tls))
     }

@@ -3,8 +3,10 @@
 //! differs between YugabyteDB and PostgreSQL ([`dialect`]), the benchmark
 //! table's life cycle ([`schema`]) and the throwaway local server
 //! ([`sandbox`]) that `--sandbox` and the tests use; several hosts and how
-//! connections spread over them ([`nodes`]); TLS ([`tls`]).
+//! connections spread over them ([`nodes`]); TLS ([`tls`]); cancelling a
+//! statement in flight ([`cancel`]).
 
+pub mod cancel;
 pub mod connect;
 pub mod dialect;
 pub mod nodes;

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use deadpool_postgres::Pool;
 use tokio_postgres::config::Host;
-use tokio_postgres::{Client, Config, NoTls};
+use tokio_postgres::{CancelToken, Client, Config, NoTls};
 
 use super::connect::{DEFAULT_CONNECT_TIMEOUT, pool};
 use super::tls::Tls;
@@ -37,6 +37,17 @@ pub enum Balance {
     RoundRobin,
     /// Each connection on a host drawn at random.
     Random,
+}
+
+impl Balance {
+    /// As `--load-balance` spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Balance::Failover => "failover",
+            Balance::RoundRobin => "round-robin",
+            Balance::Random => "random",
+        }
+    }
 }
 
 /// One place to connect to.
@@ -332,6 +343,8 @@ impl Deref for Conn {
 struct Node {
     endpoint: Endpoint,
     pool: Pool,
+    /// Whether a worker already said this node could not be reached.
+    warned: std::sync::atomic::AtomicBool,
 }
 
 /// Where workers get their connections: one pool per endpoint, and the
@@ -357,7 +370,11 @@ impl ConnSource {
             .into_iter()
             .map(|endpoint| {
                 let pool = pool(&endpoint.config, workers, &tls)?;
-                Ok(Node { endpoint, pool })
+                Ok(Node {
+                    endpoint,
+                    pool,
+                    warned: Default::default(),
+                })
             })
             .collect::<Result<Vec<_>>>()?;
         Ok(ConnSource {
@@ -377,6 +394,14 @@ impl ConnSource {
 
     pub fn len(&self) -> usize {
         self.nodes.len()
+    }
+
+    /// Says on stderr, once per node, that a worker skipped it.
+    pub fn warn_unreachable(&self, i: usize, e: &Error) {
+        let node = &self.nodes[i.min(self.nodes.len() - 1)];
+        if !node.warned.swap(true, std::sync::atomic::Ordering::Relaxed) {
+            crate::say!("warning: {e}; its workers go to the next host");
+        }
     }
 
     /// Drops every idle pooled connection, so that the next ones are
@@ -454,6 +479,23 @@ impl ConnSource {
             }
         };
         Ok((Conn::Fresh(client), took))
+    }
+}
+
+impl ConnSource {
+    /// Asks endpoint `i` to cancel what `token`'s connection is running,
+    /// over the same TLS as the run's connections (see [`super::cancel`]).
+    /// Bounded by the connect timeout; a cancel that cannot be delivered is
+    /// reported, not waited for.
+    pub async fn cancel(&self, i: usize, token: &CancelToken) -> Result<()> {
+        let node = &self.nodes[i.min(self.nodes.len() - 1)];
+        super::cancel::cancel(
+            &node.endpoint.config,
+            &self.tls,
+            token,
+            DEFAULT_CONNECT_TIMEOUT,
+        )
+        .await
     }
 }
 

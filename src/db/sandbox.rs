@@ -356,7 +356,9 @@ impl Drop for Sandbox {
 /// `pg_config --bindir`, then PATH, then the newest /usr/lib/postgresql/*/bin.
 pub fn find_bindir() -> Result<PathBuf> {
     let has_server = |d: &Path| d.join("initdb").is_file() && d.join("postgres").is_file();
-    if let Ok(d) = std::env::var(BINDIR_ENV) {
+    if let Ok(d) = std::env::var(BINDIR_ENV)
+        && !d.is_empty()
+    {
         let d = PathBuf::from(d);
         if has_server(&d) {
             return Ok(d);

@@ -19,6 +19,10 @@ pub struct ServerInfo {
     pub flavor: Flavor,
     /// The full `version()` string.
     pub version: String,
+    /// The tool's own connection, as the server saw it: "TLSv1.3
+    /// (TLS_AES_256_GCM_SHA384)", "none", or "unknown" when the server
+    /// has no pg_stat_ssl (or through a pooler, which shows its own link).
+    pub encryption: String,
 }
 
 // The catalog queries here use `query_typed`: an unnamed statement parsed,
@@ -43,7 +47,26 @@ pub async fn detect(client: &Client) -> Result<ServerInfo> {
     Ok(ServerInfo {
         flavor: Flavor::from_version(&version),
         version,
+        encryption: encryption(client).await,
     })
+}
+
+/// Whether this connection is encrypted, from pg_stat_ssl; not knowing is
+/// no reason to stop.
+async fn encryption(client: &Client) -> String {
+    let sql = "select ssl, coalesce(version, ''), coalesce(cipher, '') from pg_stat_ssl where pid = pg_backend_pid()";
+    let Ok(rows) = client.query_typed(sql, &[]).await else {
+        return "unknown".to_string();
+    };
+    let Some(row) = rows.into_iter().next() else {
+        return "unknown".to_string();
+    };
+    let (ssl, version, cipher): (bool, String, String) = (row.get(0), row.get(1), row.get(2));
+    if ssl {
+        format!("{version} ({cipher})")
+    } else {
+        "none".to_string()
+    }
 }
 
 /// What stands under the table's name.
@@ -145,7 +168,7 @@ pub async fn prepare_table(
         {
             return Err(refuse(why, "drop"));
         }
-        eprintln!(">> drop table {t}");
+        crate::say!(">> drop table {t}");
         client
             .batch_execute(&format!("drop table {t}"))
             .await
@@ -154,7 +177,7 @@ pub async fn prepare_table(
     }
     match state {
         TableState::Missing => {
-            eprintln!(">> create table {t}");
+            crate::say!(">> create table {t}");
             let ddl = dialect::create_table(flavor, &plan.table, plan.tablets);
             client
                 .batch_execute(&ddl)
@@ -240,6 +263,16 @@ pub async fn load_state(client: &Client, table: &TableName) -> Result<LoadState>
         .await
         .map_err(|e| Error::db(format!("cannot inspect table {}", table.quoted()), e))?;
     Ok(parse_load_state(&row.get::<_, String>(0)))
+}
+
+/// Whether the table holds no row at all.
+pub async fn is_empty(client: &Client, table: &TableName) -> Result<bool> {
+    let sql = format!("select not exists (select 1 from {})", table.quoted());
+    let row = client
+        .query_one(&sql, &[])
+        .await
+        .map_err(|e| Error::db(format!("cannot read {}", table.quoted()), e))?;
+    Ok(row.get(0))
 }
 
 /// Empties the table before a load.

@@ -1,4 +1,5 @@
-//! TLS: libpq's five `sslmode`s and `sslrootcert`, on rustls.
+//! TLS: libpq's five `sslmode`s, `sslrootcert`, and a client certificate
+//! (`sslcert`, `sslkey`), on rustls.
 //!
 //! tokio-postgres knows only `disable`, `prefer` and `require`, and no
 //! `sslrootcert`; psql users write all five modes and a CA file in their
@@ -15,8 +16,9 @@
 //! | verify-full | always | yes | yes |
 //!
 //! rustls with the `ring` provider means no system OpenSSL is needed. The
-//! CA file is read while the plan is validated, so a missing or unreadable
-//! file is a usage error before anything connects.
+//! CA file and the client certificate and key are read while the plan is
+//! validated, so a missing or unreadable file is a usage error before
+//! anything connects.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -28,7 +30,7 @@ use rustls::{
     CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme,
 };
 use rustls_pki_types::pem::PemObject;
-use rustls_pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls_pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
 use crate::error::{Error, Result};
@@ -84,6 +86,10 @@ pub struct TlsSettings {
     /// was given with `--cacert`).
     pub mode: Option<SslMode>,
     pub root_cert: Option<PathBuf>,
+    /// `sslcert`: the client's certificate (chain), PEM.
+    pub client_cert: Option<PathBuf>,
+    /// `sslkey`: the client certificate's private key, PEM.
+    pub client_key: Option<PathBuf>,
 }
 
 impl TlsSettings {
@@ -103,11 +109,47 @@ impl TlsSettings {
 pub struct TlsPlan {
     pub mode: SslMode,
     pub root_cert: Option<PathBuf>,
+    /// The client certificate and its key, for servers that ask for one
+    /// (pg_hba.conf `cert`, or `clientcert=verify-ca|verify-full`).
+    pub client: Option<ClientCert>,
+}
+
+/// A client certificate (chain) and its private key, both PEM files.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClientCert {
+    pub cert: PathBuf,
+    pub key: PathBuf,
 }
 
 impl TlsPlan {
+    /// The plan for `settings`: the mode in force (see
+    /// [`TlsSettings::effective_mode`]) and the certificate files, which
+    /// must come as a pair.
+    pub fn new(settings: TlsSettings, cacert_flag: bool) -> Result<TlsPlan> {
+        let mode = settings.effective_mode(cacert_flag);
+        let client = match (settings.client_cert, settings.client_key) {
+            (Some(cert), Some(key)) => Some(ClientCert { cert, key }),
+            (None, None) => None,
+            (Some(_), None) => {
+                return Err(Error::usage(
+                    "sslcert is given without sslkey: give the client certificate's key too (sslkey=FILE or PGSSLKEY)",
+                ));
+            }
+            (None, Some(_)) => {
+                return Err(Error::usage(
+                    "sslkey is given without sslcert: give the client certificate too (sslcert=FILE or PGSSLCERT)",
+                ));
+            }
+        };
+        Ok(TlsPlan {
+            mode,
+            root_cert: settings.root_cert,
+            client,
+        })
+    }
+
     pub fn connector(&self) -> Result<Tls> {
-        connector(self.mode, self.root_cert.as_deref())
+        connector(self.mode, self.root_cert.as_deref(), self.client.as_ref())
     }
 }
 
@@ -128,8 +170,13 @@ impl std::fmt::Debug for Tls {
 }
 
 /// The connector for `mode`, verifying against the certificates in
-/// `root_cert` where the mode asks for it.
-pub fn connector(mode: SslMode, root_cert: Option<&Path>) -> Result<Tls> {
+/// `root_cert` where the mode asks for it, and showing `client` to a
+/// server that asks for a client certificate.
+pub fn connector(
+    mode: SslMode,
+    root_cert: Option<&Path>,
+    client: Option<&ClientCert>,
+) -> Result<Tls> {
     if mode == SslMode::Disable {
         return Ok(Tls::Plain);
     }
@@ -160,13 +207,66 @@ pub fn connector(mode: SslMode, root_cert: Option<&Path>) -> Result<Tls> {
             }
         }
     };
-    let config = ClientConfig::builder_with_provider(provider)
+    let builder = ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .map_err(|e| Error::run(format!("cannot set up TLS: {e}")))?
         .dangerous()
-        .with_custom_certificate_verifier(verifier)
-        .with_no_client_auth();
+        .with_custom_certificate_verifier(verifier);
+    let config = match client {
+        None => builder.with_no_client_auth(),
+        Some(c) => {
+            let (chain, key) = load_client_cert(c)?;
+            builder.with_client_auth_cert(chain, key).map_err(|e| {
+                Error::usage(format!(
+                    "cannot use {} with {} as the client certificate: {e}",
+                    c.cert.display(),
+                    c.key.display()
+                ))
+            })?
+        }
+    };
     Ok(Tls::Rustls(MakeRustlsConnect::new(config)))
+}
+
+/// Reads a client certificate chain and its key (PEM), as usage errors
+/// that name the file.
+fn load_client_cert(
+    c: &ClientCert,
+) -> Result<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>)> {
+    let bad = |path: &Path, what: &str, why: String| {
+        Error::usage(format!(
+            "cannot use {} as the {what}: {why}",
+            path.display()
+        ))
+    };
+    let cert_bytes = std::fs::read(&c.cert)
+        .map_err(|e| bad(&c.cert, "client certificate (sslcert)", e.to_string()))?;
+    let chain = CertificateDer::pem_slice_iter(&cert_bytes)
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(|e| {
+            bad(
+                &c.cert,
+                "client certificate (sslcert)",
+                format!("not a PEM certificate ({e})"),
+            )
+        })?;
+    if chain.is_empty() {
+        return Err(bad(
+            &c.cert,
+            "client certificate (sslcert)",
+            "it holds no PEM certificate".to_string(),
+        ));
+    }
+    let key_bytes =
+        std::fs::read(&c.key).map_err(|e| bad(&c.key, "client key (sslkey)", e.to_string()))?;
+    let key = PrivateKeyDer::from_pem_slice(&key_bytes).map_err(|e| {
+        bad(
+            &c.key,
+            "client key (sslkey)",
+            format!("not a PEM private key ({e})"),
+        )
+    })?;
+    Ok((chain, key))
 }
 
 fn load_roots(path: &Path) -> Result<RootCertStore> {
@@ -290,7 +390,7 @@ impl ServerCertVerifier for ChainOnly {
 }
 
 /// The connection-string keys handled here rather than by tokio-postgres.
-const TLS_KEYS: [&str; 2] = ["sslmode", "sslrootcert"];
+const TLS_KEYS: [&str; 4] = ["sslmode", "sslrootcert", "sslcert", "sslkey"];
 
 /// Takes `sslmode` and `sslrootcert` out of a libpq key=value string or a
 /// postgres:// URI. Returns the rest of the string, unchanged otherwise,
@@ -311,6 +411,8 @@ pub fn take_tls_params(url: &str) -> Result<(String, TlsSettings), String> {
                     )
                 })?)
             }
+            "sslcert" => settings.client_cert = Some(PathBuf::from(v)),
+            "sslkey" => settings.client_key = Some(PathBuf::from(v)),
             _ => settings.root_cert = Some(PathBuf::from(v)),
         }
     }
@@ -481,17 +583,44 @@ mod tests {
         assert_eq!(none.effective_mode(true), SslMode::VerifyFull);
         let req = TlsSettings {
             mode: Some(SslMode::Require),
-            root_cert: None,
+            ..TlsSettings::default()
         };
         assert_eq!(req.effective_mode(true), SslMode::Require);
     }
 
     #[test]
+    fn client_certificate_keys_are_taken_and_must_come_in_pairs() {
+        let (rest, t) =
+            take_tls_params("host=a sslcert=/c/client.crt sslkey='/c/client.key' user=u").unwrap();
+        assert_eq!(rest, "host=a user=u");
+        assert_eq!(t.client_cert, Some(PathBuf::from("/c/client.crt")));
+        assert_eq!(t.client_key, Some(PathBuf::from("/c/client.key")));
+        let (_, t) = take_tls_params("postgres://u@a/db?sslcert=%2Fc%2Fx.crt").unwrap();
+        let e = TlsPlan::new(t, false).unwrap_err();
+        assert!(e.to_string().contains("without sslkey"), "{e}");
+        let e = connector(
+            SslMode::Require,
+            None,
+            Some(&ClientCert {
+                cert: PathBuf::from("/nonexistent/client.crt"),
+                key: PathBuf::from("/nonexistent/client.key"),
+            }),
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("/nonexistent/client.crt"), "{e}");
+    }
+
+    #[test]
     fn verifying_modes_need_a_ca() {
-        let e = connector(SslMode::VerifyFull, None).unwrap_err();
+        let e = connector(SslMode::VerifyFull, None, None).unwrap_err();
         assert!(e.to_string().contains("--cacert"), "{e}");
-        assert!(connector(SslMode::Require, None).is_ok());
-        let e = connector(SslMode::VerifyCa, Some(Path::new("/nonexistent/ca.pem"))).unwrap_err();
+        assert!(connector(SslMode::Require, None, None).is_ok());
+        let e = connector(
+            SslMode::VerifyCa,
+            Some(Path::new("/nonexistent/ca.pem")),
+            None,
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("/nonexistent/ca.pem"), "{e}");
     }
 }

@@ -8,7 +8,7 @@ use crate::error::{Error, Result};
 use crate::stats::OpResult;
 
 /// The header row; also how the tool recognises its own file.
-pub const HEADER: [&str; 15] = [
+pub const HEADER: [&str; 16] = [
     "operation",
     "elapsed_s",
     "interval_s",
@@ -19,6 +19,7 @@ pub const HEADER: [&str; 15] = [
     "min_us",
     "mean_us",
     "p50_us",
+    "p90_us",
     "p95_us",
     "p99_us",
     "p999_us",
@@ -26,9 +27,10 @@ pub const HEADER: [&str; 15] = [
     "errors",
 ];
 
-/// Whether a file starting with `head` was written by this module.
+/// Whether a file starting with `head` was written by this module (also
+/// by an earlier version, whose header lacked p90_us).
 pub fn is_ours(head: &str) -> bool {
-    head.starts_with(&HEADER.join(","))
+    head.starts_with(&HEADER[..7].join(","))
 }
 
 fn us(ns: u64) -> String {
@@ -54,6 +56,7 @@ pub fn write_csv<W: Write>(w: W, ops: &[OpResult]) -> Result<()> {
                 us(l.min),
                 format!("{:.1}", l.mean / 1000.0),
                 us(l.p50),
+                us(l.p90),
                 us(l.p95),
                 us(l.p99),
                 us(l.p999),

@@ -55,7 +55,7 @@ pub struct JsonConfig {
     pub rate_distribution: String,
     pub latency_limit_ms: Option<f64>,
     pub interval_s: f64,
-    /// failover, roundrobin or random (several hosts).
+    /// failover, round-robin or random (several hosts).
     #[serde(default)]
     pub load_balance: String,
     /// -C: a new connection per unit.
@@ -70,6 +70,9 @@ pub struct JsonServer {
     /// "postgres" or "yugabyte".
     pub flavor: String,
     pub version: String,
+    /// The tool's own connection: "TLSv1.3 (cipher)", "none" or "unknown".
+    #[serde(default)]
+    pub encryption: String,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -83,6 +86,9 @@ pub struct JsonOperation {
     pub wallclock_s: f64,
     pub db_time_s: f64,
     pub warmup_s: Option<f64>,
+    /// The run was stopped during the warmup (warmup_s says after how
+    /// long): nothing was measured.
+    pub warmup_interrupted: bool,
     /// Timed units that succeeded: batches, files, calls or queries.
     pub units: u64,
     pub unit: String,
@@ -189,13 +195,14 @@ pub fn build(plan: &RunPlan, target: &str, report: &RunReport) -> Result<JsonRep
             rate_distribution: format!("{:?}", plan.rate_distribution).to_lowercase(),
             latency_limit_ms: plan.latency_limit.map(|d| d.as_secs_f64() * 1e3),
             interval_s: plan.interval().as_secs_f64(),
-            load_balance: format!("{:?}", plan.balance).to_lowercase(),
+            load_balance: plan.balance.name().to_string(),
             reconnect: plan.reconnect,
             sslmode: plan.tls.mode.name().to_string(),
         },
         server: JsonServer {
             flavor: format!("{:?}", report.server.flavor).to_lowercase(),
             version: report.server.version.clone(),
+            encryption: report.server.encryption.clone(),
         },
         operations,
     })
@@ -215,6 +222,7 @@ fn operation(op: &OpResult) -> Result<JsonOperation> {
         wallclock_s: wall,
         db_time_s: f.db_time.as_secs_f64(),
         warmup_s: op.warmup.map(|d| d.as_secs_f64()),
+        warmup_interrupted: op.warmup_cut,
         units: t.ops,
         unit: op.kind.unit().to_string(),
         rows: t.rows,

@@ -122,11 +122,17 @@ fn draw_scatter(op: &OpResult, opts: &GraphOptions, server: &str, path: &Path) -
             "latency (us)"
         })
         .y_label_formatter(&move |v: &f64| {
-            let us = if log_y { 10f64.powf(*v) } else { *v };
-            if us >= 100.0 {
-                format!("{us:.0}")
+            if log_y {
+                // Ticks fall on half decades (31.6, 316, 3162): two
+                // significant digits read better and are as exact as the eye.
+                let us = 10f64.powf(*v);
+                let digits = (us.log10().floor() as i32 - 1).max(0) as u32;
+                let step = 10f64.powi(digits as i32);
+                format!("{:.0}", (us / step).round() * step)
+            } else if *v >= 100.0 {
+                format!("{v:.0}")
             } else {
-                format!("{us:.1}")
+                format!("{v:.1}")
             }
         })
         .label_style((FAMILY, 14))
@@ -194,6 +200,13 @@ fn draw_throughput(op: &OpResult, opts: &GraphOptions, server: &str, path: &Path
             .configure_mesh()
             .x_desc("seconds since start")
             .y_desc(what.as_str())
+            .y_label_formatter(&|v: &f64| {
+                if *v >= 10.0 {
+                    format!("{v:.0}")
+                } else {
+                    format!("{v:.2}")
+                }
+            })
             .label_style((FAMILY, 14))
             .draw()
             .map_err(&e)?;

@@ -11,6 +11,7 @@ use std::io::{self, Write};
 use std::time::Duration;
 
 use crate::stats::{OpResult, Percentiles};
+use crate::workload::OpKind;
 
 /// The derived numbers of an operation's summary.
 #[derive(Clone, Debug, PartialEq)]
@@ -131,6 +132,25 @@ pub fn keep_up_note(r: &OpResult) -> Option<String> {
     }
 }
 
+/// An average per thread: whole when it is whole ("500"), else "333.7".
+fn per_thread(avg: f64) -> String {
+    if avg.fract() == 0.0 {
+        format!("{avg:.0}")
+    } else {
+        format!("{avg:.1}")
+    }
+}
+
+/// What a load's batch is: rows per statement, per commit of the
+/// procedure, or a whole file for copy-file.
+fn batch_text(r: &OpResult) -> String {
+    match r.kind {
+        OpKind::CopyFile => "one COPY of a whole file per thread".to_string(),
+        OpKind::Procedure => format!("{} (rows per commit)", r.batch_size),
+        _ => r.batch_size.to_string(),
+    }
+}
+
 /// Writes the summary of one operation.
 pub fn write_summary(w: &mut dyn Write, r: &OpResult) -> io::Result<()> {
     let f = Figures::of(r);
@@ -150,10 +170,10 @@ pub fn write_summary(w: &mut dyn Write, r: &OpResult) -> io::Result<()> {
         line(
             w,
             "rows per thread",
-            format!("{:.1}{spread}", f.per_thread_avg),
+            format!("{}{spread}", per_thread(f.per_thread_avg)),
         )?;
         line(w, "threads", r.threads)?;
-        line(w, "batch", r.batch_size)?;
+        line(w, "batch", batch_text(r))?;
         line(w, "total rows", f.rows)?;
         line(w, "nontransactional", r.nontransactional)?;
         line(w, "wallclock tm/row", human(f.wallclock_per_item))?;
@@ -163,7 +183,7 @@ pub fn write_summary(w: &mut dyn Write, r: &OpResult) -> io::Result<()> {
     } else {
         line(w, "threads", r.threads)?;
         line(w, "nr queries", f.units)?;
-        line(w, "queries per thread", format!("{:.1}", f.per_thread_avg))?;
+        line(w, "queries per thread", per_thread(f.per_thread_avg))?;
         line(w, "avg wallclock/query", human(f.wallclock_per_item))?;
         line(w, "avg db time/query", human(f.db_per_item))?;
         line(w, "queries/s", format!("{:.1}", f.rate))?;
@@ -227,11 +247,12 @@ pub fn write_summary(w: &mut dyn Write, r: &OpResult) -> io::Result<()> {
         )?;
     }
     if let Some(wu) = r.warmup {
-        line(
-            w,
-            "warmup",
-            format!("{} ran first, not measured", human(wu)),
-        )?;
+        let what = if r.warmup_cut {
+            format!("stopped after {}: nothing was measured", human(wu))
+        } else {
+            format!("{} ran first, not measured", human(wu))
+        };
+        line(w, "warmup", what)?;
     }
     if r.timed_out {
         line(

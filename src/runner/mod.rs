@@ -1,7 +1,7 @@
 //! Running one operation: the single worker loop, and the coordinator that
 //! starts the workers together and merges what they measured.
 //!
-//! Every operation runs through [`worker_loop`]: take a connection, prepare,
+//! Every operation runs through `worker_loop`: take a connection, prepare,
 //! wait for the others at a barrier (so that connecting and preparing are
 //! not in the wallclock), optionally warm up unmeasured, then stage and
 //! execute units until the share is done, the time is up or the run is told
@@ -10,6 +10,13 @@
 //! its [`Stats`], [`Scatter`] sample and interval recorder; the coordinator
 //! merges them, and a collector task turns interval pieces into figures
 //! (and progress lines) while the operation runs.
+//!
+//! Most units take milliseconds, so a stop or the end of `--time` simply
+//! waits for the unit in flight. A procedure CALL or a server-side COPY is
+//! one statement per thread that may run for minutes: for those
+//! ([`Operation::long_unit`]) the loop watches the stop flag and the
+//! deadline while the unit runs, cancels it on the server when either
+//! comes, and counts what it had committed ([`Operation::committed_rows`]).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -18,7 +25,7 @@ use std::time::{Duration, Instant};
 use deadpool_postgres::Pool;
 use tokio::sync::{Barrier, mpsc};
 use tokio::task::JoinSet;
-use tokio_postgres::Config;
+use tokio_postgres::{Client, Config};
 
 use crate::cli::OnError;
 use crate::config::RunPlan;
@@ -95,12 +102,19 @@ pub async fn run_operation(ctx: &RunCtx, kind: OpKind) -> OpResult {
         OpKind::Update => run_workers(ctx, kind, Update::new).await,
     };
     result.wallclock = outcome.wallclock;
+    if let Some(ran) = outcome.warmup_cut {
+        result.warmup = Some(ran);
+        result.warmup_cut = true;
+    }
     for (t, w) in outcome.workers.into_iter().enumerate() {
         result.thread_rows[t] = w.stats.rows;
         result.total.add(&w.stats);
         result.scatter.push(w.scatter);
         result.timed_out |= w.timed_out;
     }
+    // A load that reached the end of its share as --time ran out did not
+    // stop short.
+    result.timed_out &= result.total.rows < result.table_rows;
     result.intervals = outcome.intervals;
     result.interrupted = ctx.interrupted.load(Ordering::Relaxed);
     result.failure = outcome.failure;
@@ -136,6 +150,8 @@ struct WorkersOutcome {
     workers: Vec<WorkerOutput>,
     intervals: Vec<crate::stats::IntervalFigures>,
     failure: Option<String>,
+    /// The workers ended during the warmup, which ran this long.
+    warmup_cut: Option<Duration>,
 }
 
 /// How a worker runs, the same for all workers of an operation.
@@ -206,7 +222,7 @@ where
     barrier.wait().await;
     let start = Instant::now() + pace.warmup.unwrap_or_default();
     if let Some(w) = pace.warmup {
-        eprintln!(
+        crate::say!(
             ">> {kind}: warming up for {}",
             humantime::format_duration(w)
         );
@@ -214,7 +230,7 @@ where
     let on_interval: Option<OnInterval> = plan.report_interval.map(|_| {
         let rate_limited = plan.rate.is_some();
         Box::new(move |f: &crate::stats::IntervalFigures| {
-            eprintln!("{}", progress::progress_line(kind, f, rate_limited));
+            crate::say!("{}", progress::progress_line(kind, f, rate_limited));
         }) as OnInterval
     });
     let collector = tokio::spawn(intervals::collect(
@@ -255,7 +271,12 @@ where
             }
         }
     }
-    let wallclock = start.elapsed();
+    let ended = Instant::now();
+    let wallclock = ended.saturating_duration_since(start);
+    let warmup_cut = pace
+        .warmup
+        .filter(|_| ended < start)
+        .map(|w| w.saturating_sub(start - ended));
     if let Some(b) = bar {
         b.finish();
     }
@@ -283,6 +304,29 @@ where
         workers,
         intervals,
         failure,
+        warmup_cut,
+    }
+}
+
+/// Why the runner cancelled a long unit on the server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Cancelled {
+    /// The run was stopped (Ctrl-C, SIGTERM, another worker's failure).
+    Stop,
+    /// `--time` is up.
+    Deadline,
+}
+
+/// Resolves when a long unit in flight should be cancelled.
+async fn cancel_due(stop: &AtomicBool, deadline: Option<Instant>) -> Cancelled {
+    loop {
+        if stop.load(Ordering::Relaxed) {
+            return Cancelled::Stop;
+        }
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            return Cancelled::Deadline;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
 
@@ -501,8 +545,23 @@ impl Phase<'_> {
                 schedule::wait_until(due).await;
             }
             let sent = Instant::now();
-            let (res, tries) = self.execute_with_retries(op, &mut out.stats).await;
+            let (res, tries, cancelled) = self
+                .execute_with_retries(op, &mut out.stats, deadline)
+                .await;
             let end = Instant::now();
+            // A long unit the runner cancelled is neither a success nor a
+            // failure: what it committed counts, and the worker stops.
+            let res = match (res, cancelled) {
+                (Err(_), Some(why)) => {
+                    out.timed_out |= why == Cancelled::Deadline;
+                    let rows = self.committed_rows(op).await;
+                    if rows == 0 {
+                        return;
+                    }
+                    Ok(crate::workload::Outcome { rows, missing: 0 })
+                }
+                (res, _) => res,
+            };
             let timing = Timing {
                 latency: end - due.unwrap_or(sent).min(sent),
                 service: end - sent,
@@ -527,6 +586,9 @@ impl Phase<'_> {
                                 .await;
                         }
                     }
+                    if cancelled.is_some() {
+                        return;
+                    }
                 }
                 Err(e) => {
                     let label = op.unit_label();
@@ -541,8 +603,22 @@ impl Phase<'_> {
                     // 26000 (a pooler lost the prepared statement) fails
                     // every later unit too: stop the operation at once.
                     let ends_run = e.ends_run();
+                    // A failed long unit may have committed part of its
+                    // rows (the procedure): they are in the table, so they
+                    // count, and the message says so.
+                    let mut partly = String::new();
+                    if op.long_unit() && !self.session.is_closed() {
+                        let rows = self.committed_rows(op).await;
+                        if rows > 0 {
+                            out.stats.rows += rows;
+                            self.rows_done.fetch_add(rows, Ordering::Relaxed);
+                            partly = format!(" ({rows} of its rows were committed)");
+                        }
+                    }
                     let e = match label {
-                        Some(l) => Error::run(format!("{} {l} failed: {e}", self.pace.kind.unit())),
+                        Some(l) => {
+                            Error::run(format!("{} {l} failed{partly}: {e}", self.pace.kind.unit()))
+                        }
                         None => e,
                     };
                     if self.pace.on_error == OnError::Stop || ends_run {
@@ -564,19 +640,28 @@ impl Phase<'_> {
     }
 
     /// Sends the staged unit, retrying retryable errors up to
-    /// `--max-tries`; returns the result and the number of tries.
+    /// `--max-tries`; returns the result, the number of tries, and whether
+    /// (and why) a long unit was cancelled on the server.
     async fn execute_with_retries<O: Operation>(
         &mut self,
         op: &mut O,
         stats: &mut Stats,
-    ) -> (Result<crate::workload::Outcome>, u32) {
+        deadline: Option<Instant>,
+    ) -> (Result<crate::workload::Outcome>, u32, Option<Cancelled>) {
         let mut tries = 0;
         loop {
             tries += 1;
             let Some(client) = self.session.client() else {
-                return (Err(Error::run("no connection")), tries);
+                return (Err(Error::run("no connection")), tries, None);
             };
-            let res = op.execute(client).await;
+            let (res, cancelled) = if op.long_unit() {
+                self.execute_cancellable(op, client, deadline).await
+            } else {
+                (op.execute(client).await, None)
+            };
+            if cancelled.is_some() {
+                return (res, tries, cancelled);
+            }
             match res {
                 Err(e)
                     if tries < self.ctx.plan.max_tries
@@ -593,7 +678,44 @@ impl Phase<'_> {
                     );
                     tokio::time::sleep(pause).await;
                 }
-                other => return (other, tries),
+                other => return (other, tries, None),
+            }
+        }
+    }
+
+    /// Runs a long unit until it ends, or until the run is stopped or the
+    /// deadline passes; then asks the server to cancel it and waits for
+    /// its end (an error, or a success that beat the cancel).
+    async fn execute_cancellable<O: Operation>(
+        &self,
+        op: &mut O,
+        client: &Client,
+        deadline: Option<Instant>,
+    ) -> (Result<crate::workload::Outcome>, Option<Cancelled>) {
+        let token = client.cancel_token();
+        let exec = op.execute(client);
+        tokio::pin!(exec);
+        let why = tokio::select! {
+            res = &mut exec => return (res, None),
+            why = cancel_due(&self.ctx.stop, deadline) => why,
+        };
+        if let Err(e) = self.session.cancel(&token).await {
+            crate::say!("warning: {e}");
+        }
+        (exec.await, Some(why))
+    }
+
+    /// What a cancelled or failed long unit left in the table; a count
+    /// that cannot be made is said and taken as none.
+    async fn committed_rows<O: Operation>(&self, op: &mut O) -> u64 {
+        let Some(client) = self.session.client() else {
+            return 0;
+        };
+        match op.committed_rows(client).await {
+            Ok(n) => n,
+            Err(e) => {
+                crate::say!("warning: {e}");
+                0
             }
         }
     }
@@ -609,6 +731,11 @@ impl Phase<'_> {
             match self.session.reopen(op, stats).await {
                 Ok(()) => {
                     stats.reconnects += 1;
+                    crate::say!(
+                        ">> {} thread {}: the connection was lost and is made again (attempt {n})",
+                        self.pace.kind,
+                        self.thread + 1
+                    );
                     return Ok(());
                 }
                 Err(e) => last = e,

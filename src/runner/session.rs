@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use rand::SeedableRng;
 use rand::rngs::SmallRng;
-use tokio_postgres::Client;
+use tokio_postgres::{CancelToken, Client};
 
 use crate::db::nodes::{Conn, ConnSource};
 use crate::error::{Error, Result};
@@ -59,19 +59,36 @@ impl Session {
 
     /// Before the barrier: connects and prepares. A pooled connection is
     /// counted on its host here; a --reconnect probe is not counted.
+    /// With several hosts, a host that cannot be reached is skipped (said
+    /// once per host) and the next one in the worker's rotation is tried,
+    /// so that a node down at the start does not end the run.
     pub async fn start<O: Operation>(&mut self, op: &mut O, stats: &mut Stats) -> Result<()> {
-        let host = self.conns.pick(self.worker, self.made, &mut self.rng);
-        let conn = if self.reconnect {
-            self.conns.fresh(host).await?.0
-        } else {
-            let c = self.conns.pooled(host).await?;
-            self.made += 1;
-            stats.conns.opened(host, None);
-            c
-        };
-        self.set_up(op, &conn).await?;
-        self.current = Some((host, conn));
-        Ok(())
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            let host = self.conns.pick(self.worker, self.made, &mut self.rng);
+            let conn = if self.reconnect {
+                self.conns.fresh(host).await.map(|(c, _)| c)
+            } else {
+                self.conns.pooled(host).await
+            };
+            let conn = match conn {
+                Ok(c) => c,
+                Err(e) if tries < self.conns.len() => {
+                    self.conns.warn_unreachable(host, &e);
+                    self.made += 1;
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            if !self.reconnect {
+                self.made += 1;
+                stats.conns.opened(host, None);
+            }
+            self.set_up(op, &conn).await?;
+            self.current = Some((host, conn));
+            return Ok(());
+        }
     }
 
     /// Before each unit: with --reconnect, closes the connection and makes
@@ -107,6 +124,12 @@ impl Session {
     /// The connection to run a unit on, if there is one.
     pub fn client(&self) -> Option<&Client> {
         self.current.as_ref().map(|(_, c)| &**c)
+    }
+
+    /// Cancels on the server what the current connection is running.
+    pub async fn cancel(&self, token: &CancelToken) -> Result<()> {
+        let host = self.current.as_ref().map_or(0, |(h, _)| *h);
+        self.conns.cancel(host, token).await
     }
 
     /// Counts a unit that succeeded on the current host.

@@ -77,7 +77,7 @@ where
     }
     for (g, group) in groups.into_iter().enumerate() {
         if let Err((group, why)) = start_thread(g, group) {
-            eprintln!("warning: worker thread {g}: {why}; its workers share the main runtime");
+            crate::say!("warning: worker thread {g}: {why}; its workers share the main runtime");
             for (f, tx) in group {
                 tokio::spawn(async move {
                     let _ = tx.send(f.await.map_err(|_| ABORTED.to_string()));

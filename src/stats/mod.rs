@@ -257,8 +257,10 @@ pub struct OpResult {
     /// From the start of measurement (after connecting, preparing and any
     /// warmup) to the end of the last worker.
     pub wallclock: Duration,
-    /// The warmup that ran before measurement, if any.
+    /// The warmup that ran before measurement, if any (how long it ran).
     pub warmup: Option<Duration>,
+    /// The run was stopped during the warmup: nothing was measured.
+    pub warmup_cut: bool,
     /// The target rate, if the operation was rate-limited.
     pub rate: Option<RateTarget>,
     /// `--latency-limit`, if given.
@@ -292,6 +294,7 @@ impl OpResult {
             nontransactional: false,
             wallclock: Duration::ZERO,
             warmup: None,
+            warmup_cut: false,
             rate: None,
             latency_limit: None,
             total: Stats::default(),

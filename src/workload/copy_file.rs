@@ -128,6 +128,14 @@ impl CopyFile {
                 "copy-file: the server cannot find {file}: make the files on the database server's host with `{}`",
                 self.generator_hint
             )),
+            // The server process may not read the file (or a directory
+            // on its path): the same SQLSTATE as a missing role privilege.
+            Some("42501") if db_message(&e).starts_with("could not open file") => {
+                Error::run(format!(
+                    "copy-file: the database server may not read {file} ({}): make the file and its directories readable by the server's OS user, e.g. `chmod o+rx <dir>` and `chmod o+r <file>`",
+                    describe_pg(&e)
+                ))
+            }
             Some("42501") => Error::run(format!(
                 "copy-file: the role may not read server files ({}): grant it with `grant pg_read_server_files to <role>` or connect as a superuser",
                 describe_pg(&e)
@@ -155,7 +163,12 @@ impl Operation for CopyFile {
     }
 
     fn unit_label(&self) -> Option<String> {
-        Some(format!("file {}", self.path.display()))
+        Some(self.path.display().to_string())
+    }
+
+    /// One COPY of the thread's whole file; it commits all or nothing.
+    fn long_unit(&self) -> bool {
+        true
     }
 
     async fn execute(&mut self, client: &Client) -> Result<Outcome> {
@@ -190,6 +203,11 @@ impl CopyFile {
         }
         Ok(Outcome { rows, missing: 0 })
     }
+}
+
+/// The server's message of a database error, or "".
+fn db_message(e: &tokio_postgres::Error) -> &str {
+    e.as_db_error().map(|d| d.message()).unwrap_or("")
 }
 
 #[cfg(test)]

@@ -121,6 +121,19 @@ pub trait Operation: Send + 'static {
     fn retryable(&self) -> bool {
         true
     }
+
+    /// Whether one unit may run for a long time (one CALL or one COPY of a
+    /// whole share). Such a unit is cancelled on the server when the run is
+    /// stopped or `--time` is up, instead of being waited for.
+    fn long_unit(&self) -> bool {
+        false
+    }
+
+    /// Rows that a failed or cancelled unit left committed in the table.
+    /// None for units that commit all or nothing.
+    fn committed_rows(&mut self, _client: &Client) -> impl Future<Output = Result<u64>> + Send {
+        std::future::ready(Ok(0))
+    }
 }
 
 /// A 64-bit mix of the run's seed and a worker's index, so that workers of

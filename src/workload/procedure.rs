@@ -67,6 +67,26 @@ impl Operation for Procedure {
         false
     }
 
+    fn long_unit(&self) -> bool {
+        true
+    }
+
+    /// The procedure commits every batch: count what is in this thread's
+    /// id range.
+    async fn committed_rows(&mut self, client: &Client) -> Result<u64> {
+        let sql = format!(
+            "select count(*) from {} where id >= {} and id < {}",
+            self.table.quoted(),
+            self.first,
+            self.end
+        );
+        let row = client
+            .query_one(&sql, &[])
+            .await
+            .map_err(|e| Error::db("cannot count the rows the procedure committed", e))?;
+        Ok(row.get::<_, i64>(0).max(0) as u64)
+    }
+
     async fn execute(&mut self, client: &Client) -> Result<Outcome> {
         let call = procedure_call(
             &self.table,

@@ -54,6 +54,23 @@ pub fn spawn_run(
     })
 }
 
+/// As [`spawn_run`], with the handle that interrupts the run as Ctrl-C does.
+pub fn spawn_interruptible(
+    plan: RunPlan,
+) -> (
+    ysql_bench::Control,
+    tokio::task::JoinHandle<(ysql_bench::Result<RunReport>, String)>,
+) {
+    let control = ysql_bench::Control::default();
+    let stopper = control.clone();
+    let run = tokio::spawn(async move {
+        let mut out = Vec::new();
+        let r = ysql_bench::run_with(plan, &mut out, control).await;
+        (r, String::from_utf8(out).expect("utf-8 summary"))
+    });
+    (stopper, run)
+}
+
 pub async fn client(sb: &Sandbox) -> Client {
     let (client, conn) = sb.config().connect(NoTls).await.expect("connect");
     tokio::spawn(conn);
@@ -151,6 +168,14 @@ pub fn plan_of(args: &[&str]) -> RunPlan {
     let mut all = vec!["ysql-bench"];
     all.extend_from_slice(args);
     RunPlan::from_cli(Cli::try_parse_from(all).expect("flags parse")).expect("plan is valid")
+}
+
+/// Runs `args` in process (the test supplies -u itself); the run's error
+/// when it could not complete.
+pub async fn try_run_plain(args: &[&str]) -> ysql_bench::Result<(RunReport, String)> {
+    let mut out = Vec::new();
+    let report = run(plan_of(args), &mut out).await?;
+    Ok((report, String::from_utf8(out).expect("utf-8 summary")))
 }
 
 /// Runs `args` in process (the test supplies -u itself).
@@ -270,6 +295,16 @@ impl Daemon {
 
     pub fn log_text(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// Whether it still runs, and its log: what a failing test shows.
+    pub fn state(&mut self) -> String {
+        let status = match self.child.try_wait() {
+            Ok(None) => "running".to_string(),
+            Ok(Some(s)) => format!("exited with {s}"),
+            Err(e) => format!("unknown ({e})"),
+        };
+        format!("{} {status}; its log:\n{}", self.name, self.log_text())
     }
 }
 
