@@ -16,6 +16,15 @@ async fn load(sb: &ysql_bench::db::sandbox::Sandbox) {
     assert!(r.succeeded(), "{s}");
 }
 
+/// A 1 s select by `threads` workers over `url`, with `extra` flags.
+async fn select_1s(url: &str, threads: &str, extra: &[&str]) -> (ysql_bench::RunReport, String) {
+    let mut args = vec![
+        "-u", url, "-o", "select", "-r", ROWS, "-t", threads, "--time", "1s",
+    ];
+    args.extend_from_slice(extra);
+    run_plain(&args).await
+}
+
 fn host_list(a: &ysql_bench::db::sandbox::Sandbox, b: &ysql_bench::db::sandbox::Sandbox) -> String {
     format!(
         "host=127.0.0.1,127.0.0.1 port={},{} user=postgres dbname=postgres",
@@ -38,22 +47,16 @@ async fn load_balance_spreads_the_workers_over_both_nodes() {
     let url = host_list(&a, &b);
     let json_dir = tempfile::tempdir().unwrap();
     let json_path = json_dir.path().join("run.json");
-    let (report, summary) = run_plain(&[
-        "-u",
+    let (report, summary) = select_1s(
         &url,
-        "--json",
-        json_path.to_str().unwrap(),
-        "--load-balance",
-        "round-robin",
-        "-o",
-        "select",
-        "-r",
-        ROWS,
-        "-t",
         "4",
-        "--time",
-        "1s",
-    ])
+        &[
+            "--json",
+            json_path.to_str().unwrap(),
+            "--load-balance",
+            "round-robin",
+        ],
+    )
     .await;
     assert!(report.succeeded(), "{summary}");
     let op = &report.operations[0];
@@ -130,10 +133,7 @@ async fn repeated_urls_balance_at_random_and_a_plain_host_list_fails_over() {
     let cb = client(&b).await;
     let before_b = index_scans(&cb, "test_table").await;
     let url = host_list(&a, &b);
-    let (report, summary) = run_plain(&[
-        "-u", &url, "-o", "select", "-r", ROWS, "-t", "4", "--time", "1s",
-    ])
-    .await;
+    let (report, summary) = select_1s(&url, "4", &[]).await;
     assert!(report.succeeded(), "{summary}");
     assert!(!summary.contains("host 127.0.0.1"), "{summary}");
     drop(report);
@@ -146,10 +146,7 @@ async fn repeated_urls_balance_at_random_and_a_plain_host_list_fails_over() {
     // With node a down, failover finds node b.
     let mut a = a;
     a.stop_server();
-    let (report, summary) = run_plain(&[
-        "-u", &url, "-o", "select", "-r", ROWS, "-t", "2", "--time", "1s",
-    ])
-    .await;
+    let (report, summary) = select_1s(&url, "2", &[]).await;
     assert!(report.succeeded(), "{summary}");
     drop(report);
     assert!(index_scans(&cb, "test_table").await > before_b);
@@ -161,22 +158,7 @@ async fn reconnect_makes_one_connection_per_query_and_times_it_apart() {
     load(&a).await;
     load(&b).await;
     let url = host_list(&a, &b);
-    let (report, summary) = run_plain(&[
-        "-u",
-        &url,
-        "--load-balance",
-        "round-robin",
-        "-C",
-        "-o",
-        "select",
-        "-r",
-        ROWS,
-        "-t",
-        "2",
-        "--time",
-        "1s",
-    ])
-    .await;
+    let (report, summary) = select_1s(&url, "2", &["--load-balance", "round-robin", "-C"]).await;
     assert!(report.succeeded(), "{summary}");
     let op = &report.operations[0];
     let conns = &op.total.conns;
@@ -319,21 +301,7 @@ async fn load_balance_skips_a_node_that_is_down_at_the_start() {
     let url = host_list(&a, &b);
     let mut a = a;
     a.stop_server();
-    let (report, summary) = run_plain(&[
-        "-u",
-        &url,
-        "--load-balance",
-        "round-robin",
-        "-o",
-        "select",
-        "-r",
-        ROWS,
-        "-t",
-        "4",
-        "--time",
-        "1s",
-    ])
-    .await;
+    let (report, summary) = select_1s(&url, "4", &["--load-balance", "round-robin"]).await;
     assert!(report.succeeded(), "{summary}");
     let conns = &report.operations[0].total.conns;
     assert_eq!(conns.opened, vec![0, 4], "{summary}");
