@@ -187,6 +187,26 @@ pub async fn run_plain(args: &[&str]) -> (RunReport, String) {
     (report, String::from_utf8(out).expect("utf-8 summary"))
 }
 
+/// Rows in a procedure load that no test lets run to its end.
+pub const LONG_PROCEDURE_ROWS: u64 = 20_000_000;
+
+/// A procedure load of [`LONG_PROCEDURE_ROWS`] on 2 threads, with `extra`
+/// flags that end it early; checks that the summary counts exactly the
+/// rows the table holds, part of the whole, and returns that count.
+pub async fn cut_short_procedure(sb: &Sandbox, extra: &[&str]) -> (RunReport, String, u64) {
+    let rows = LONG_PROCEDURE_ROWS.to_string();
+    let mut args = vec!["-o", "procedure", "-r", &rows, "-t", "2"];
+    args.extend_from_slice(extra);
+    let (report, text) = run_args(sb, &args).await;
+    let in_table = facts(&client(sb).await, "test_table").await.count as u64;
+    assert!(
+        in_table > 0 && in_table < LONG_PROCEDURE_ROWS,
+        "{in_table}\n{text}"
+    );
+    assert_eq!(report.operations[0].total.rows, in_table, "{text}");
+    (report, text, in_table)
+}
+
 /// Index scans of `table` on the server so far, once the backends that
 /// ran them have flushed their statistics (PostgreSQL 15 flushes at exit
 /// or at most once a second): waits until two readings agree.
