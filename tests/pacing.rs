@@ -102,6 +102,104 @@ async fn warmup_is_run_first_and_left_out_of_the_figures() {
     );
 }
 
+/// Fixed slots, 4 threads at 4/s: every second holds exactly four slots,
+/// after a warmup too. The first measured slot is not lost at the end of
+/// the warmup, and each interval counts the queries that ended in it, also
+/// when a worker's next query comes a whole second later.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_rate_after_a_warmup_loses_no_slot_and_each_second_holds_its_own() {
+    let sb = sandbox();
+    run_args(&sb, &["-o", "copy-mem", "-r", "1000"]).await;
+    let (report, text) = run_args(
+        &sb,
+        &[
+            "-o", "select", "-r", "1000", "-t", "4", "--rate", "4", "--warmup", "1s", "--time",
+            "3s",
+        ],
+    )
+    .await;
+    assert!(report.succeeded(), "{text}");
+    let op = &report.operations[0];
+    assert_eq!(op.total.ops, 12, "{text}");
+    let per_second: Vec<u64> = op.intervals.iter().map(|i| i.ops).collect();
+    assert_eq!(per_second.iter().sum::<u64>(), 12, "{per_second:?}");
+    // A query due just before a boundary may end just after it.
+    assert!(
+        per_second.iter().all(|&n| (3..=5).contains(&n)),
+        "{per_second:?}"
+    );
+    assert!(!text.contains("did not keep up"), "{text}");
+}
+
+/// Ctrl-C while every worker waits for its next slot ends the run at
+/// once, with no worker given up on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_interrupt_during_a_rate_wait_ends_the_run_at_once() {
+    let sb = sandbox();
+    run_args(&sb, &["-o", "copy-mem", "-r", "1000"]).await;
+    let plan = plan(
+        &sb,
+        &[
+            "-o", "select", "-r", "1000", "-t", "2", "--rate", "0.2", "--time", "30s",
+        ],
+    );
+    let (stopper, run) = spawn_interruptible(plan);
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let stopped = Instant::now();
+    stopper.interrupt();
+    let (report, text) = run.await.unwrap();
+    let report = report.unwrap();
+    assert!(
+        stopped.elapsed() < Duration::from_secs(2),
+        "took {:?} after the stop\n{text}",
+        stopped.elapsed()
+    );
+    let op = &report.operations[0];
+    assert!(op.failure.is_none(), "{text}");
+    assert_eq!(op.total.ops, 1, "{text}");
+    assert!(op.wallclock < Duration::from_secs(3), "{text}");
+}
+
+/// Ctrl-C while the queries wait for a lock: after the grace period they
+/// are cancelled on the server, and what the workers measured before is
+/// kept; the wallclock ends at the stop.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_interrupt_during_a_stall_cancels_the_stuck_queries_and_keeps_the_figures() {
+    let sb = sandbox();
+    run_args(&sb, &["-o", "copy-mem", "-r", "1000"]).await;
+    let locker = client(&sb).await;
+    let plan = plan(
+        &sb,
+        &["-o", "select", "-r", "1000", "-t", "2", "--time", "60s"],
+    );
+    let (stopper, run) = spawn_interruptible(plan);
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    locker
+        .batch_execute("begin; lock table test_table in access exclusive mode")
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let stopped = Instant::now();
+    stopper.interrupt();
+    let (report, text) = run.await.unwrap();
+    let took = stopped.elapsed();
+    locker.batch_execute("commit").await.unwrap();
+    let report = report.unwrap();
+    let op = &report.operations[0];
+    assert!(report.interrupted, "{text}");
+    // The grace period, then the cancel: well before the 60 s are up.
+    assert!(
+        took >= ysql_bench::runner::STOP_GRACE && took < Duration::from_secs(15),
+        "{took:?}\n{text}"
+    );
+    assert!(op.failure.is_none(), "{text}");
+    assert!(op.total.ops > 100, "{text}");
+    assert!(op.total.errors.is_empty(), "{text}");
+    assert!(op.wallclock < Duration::from_secs(3), "{text}");
+    let in_intervals: u64 = op.intervals.iter().map(|i| i.ops).sum();
+    assert_eq!(in_intervals, op.total.ops, "{text}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn time_bounds_a_load_and_the_summary_says_exactly_what_was_loaded() {
     let sb = sandbox();

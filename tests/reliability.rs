@@ -411,3 +411,18 @@ async fn a_failed_procedure_counts_the_rows_it_committed() {
         "{text}"
     );
 }
+
+/// More threads than the server takes: the run fails before any worker
+/// writes, rather than loading part of the table with the lucky ones.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_that_cannot_connect_stops_the_others_before_they_write() {
+    let sb = sandbox_with(vec![("max_connections".into(), "12".into())]);
+    let c = client(&sb).await;
+    let (report, text) =
+        run_args(&sb, &["-o", "insert", "-r", "5000", "-b", "1", "-t", "30"]).await;
+    let op = &report.operations[0];
+    let why = op.failure.clone().expect("too many clients");
+    assert!(why.contains("53300"), "{why}");
+    assert_eq!(op.total.ops, 0, "{text}");
+    assert_eq!(facts(&c, "test_table").await.count, 0, "{text}");
+}

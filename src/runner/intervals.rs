@@ -3,12 +3,21 @@
 //!
 //! A worker records each unit into the interval in which it ended, and
 //! sends the interval's stats to the collector when it moves on to a later
-//! interval (about once per interval, so the channel is quiet). The
-//! collector finishes interval i when every worker still running has moved
-//! past it, or, so that one long unit cannot hold up the progress lines,
-//! when a grace period after the interval's end has passed; pieces that
-//! arrive later are counted in the oldest interval still open. A finished
-//! interval is reduced to its figures and its histogram dropped.
+//! interval (about once per interval, so the channel is quiet): when a unit
+//! ends in a later interval, and also before a unit starts or a rate wait
+//! begins in a later interval, since no unit of its can end earlier than
+//! that. The collector finishes interval i when every worker still running
+//! has moved past it, or, so that one long unit cannot hold up the progress
+//! lines, when a grace period after the interval's end has passed.
+//!
+//! A piece that arrives after its interval was finished (a unit that ended
+//! in it but was sent late) still counts in that interval, not in a later
+//! one: the figures that the CSV and JSON reports keep are those of the
+//! units that really ended in each interval. The histograms of the last
+//! [`KEEP_FINISHED`] finished intervals are kept so that a late piece is
+//! merged exactly; an older interval gets its counts, rates, min and max
+//! updated, its percentiles staying as they were. Only the progress line,
+//! printed when the interval was finished, shows what was known then.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -62,12 +71,17 @@ impl IntervalRecorder {
         }
     }
 
-    fn move_to(&mut self, at: Instant) {
+    /// Moves to the interval of `at`, handing over the piece of the
+    /// interval before. Called with a unit's end, and with the time before
+    /// which no further unit of this worker can end (its start, or the
+    /// slot it waits for).
+    pub fn move_to(&mut self, at: Instant) {
         let mut index = nanos(at.saturating_duration_since(self.start)) / self.len_ns;
         if let Some(last) = self.last_index {
             index = index.min(last);
         }
-        if index != self.index {
+        // Forward only: a unit never ends before the time it was moved to.
+        if index > self.index {
             self.send(false);
             self.index = index;
         }
@@ -105,6 +119,34 @@ impl IntervalRecorder {
 /// Called with each finished interval (progress lines).
 pub type OnInterval = Box<dyn FnMut(&IntervalFigures) + Send>;
 
+/// How many finished intervals keep their histograms for late pieces.
+pub const KEEP_FINISHED: usize = 64;
+
+/// Adds a piece that arrived after its interval `f` was finished, whose
+/// histogram is no longer kept: counts, rates, min and max are exact.
+fn absorb_late(f: &mut IntervalFigures, piece: &IntervalStats) {
+    let ops_before = f.ops;
+    f.ops += piece.ops;
+    f.rows += piece.rows;
+    f.errors += piece.errors;
+    f.ops_per_s = f.ops as f64 / f.seconds;
+    f.rows_per_s = f.rows as f64 / f.seconds;
+    if piece.ops > 0 {
+        let p = crate::stats::Percentiles::of(&piece.latency);
+        f.latency.min = if ops_before == 0 {
+            p.min
+        } else {
+            f.latency.min.min(p.min)
+        };
+        f.latency.max = f.latency.max.max(p.max);
+        f.latency.mean =
+            (f.latency.mean * ops_before as f64 + p.mean * piece.ops as f64) / f.ops as f64;
+        let lag_total = f.lag_avg_ns as u128 * ops_before as u128 + nanos(piece.lag_total) as u128;
+        f.lag_avg_ns = (lag_total / f.ops as u128) as u64;
+        f.lag_max_ns = f.lag_max_ns.max(nanos(piece.lag_max));
+    }
+}
+
 /// Merges the workers' pieces until every recorder is gone; returns the
 /// figures of every interval, in order. The last interval is finished only
 /// when the workers are done, with its true length. `run_time`, when
@@ -121,6 +163,8 @@ pub async fn collect(
     let len_ns = nanos(len).max(1);
     let last_index = run_time.map(|d| nanos(d).div_ceil(len_ns).saturating_sub(1));
     let mut pending: BTreeMap<u64, IntervalStats> = BTreeMap::new();
+    // The last finished intervals, histograms included, for late pieces.
+    let mut kept: BTreeMap<u64, IntervalStats> = BTreeMap::new();
     let mut position = vec![0u64; workers];
     let mut done = vec![false; workers];
     let mut next = 0u64;
@@ -133,8 +177,20 @@ pub async fn collect(
         tokio::select! {
             msg = rx.recv() => {
                 let Some(m) = msg else { break };
-                let index = m.index.max(next);
-                pending.entry(index).or_default().add(&m.stats);
+                if m.index >= next {
+                    pending.entry(m.index).or_default().add(&m.stats);
+                } else if !m.stats.is_empty()
+                    && let Some(f) = out.get_mut(m.index as usize)
+                {
+                    // Late: into the interval it belongs to.
+                    match kept.get_mut(&m.index) {
+                        Some(k) => {
+                            k.add(&m.stats);
+                            *f = k.figures(m.index, len);
+                        }
+                        None => absorb_late(f, &m.stats),
+                    }
+                }
                 // A worker sends interval k's piece when it moves past k.
                 if let Some(p) = position.get_mut(m.worker) {
                     *p = (*p).max(m.index + 1);
@@ -167,6 +223,10 @@ pub async fn collect(
                 cb(&f);
             }
             out.push(f);
+            kept.insert(next, stats);
+            if kept.len() > KEEP_FINISHED {
+                kept.pop_first();
+            }
             next += 1;
         }
     }
@@ -251,6 +311,49 @@ mod tests {
         let figs = collect(rx, 1, start, len, Some(Duration::from_secs(2)), None).await;
         assert_eq!(figs.len(), 2);
         assert_eq!(figs[1].ops, 2);
+    }
+
+    /// A piece sent after its interval was finished (the worker's next
+    /// unit ended much later) counts in its own interval, not a later one.
+    #[tokio::test]
+    async fn a_late_piece_counts_in_the_interval_its_units_ended_in() {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let start = Instant::now();
+        let len = Duration::from_millis(20);
+        let worker = tokio::spawn(async move {
+            let mut r = IntervalRecorder::new(0, start, len, None, tx);
+            let (t, o) = unit();
+            r.record(start + Duration::from_millis(5), t, o);
+            // Long enough for the collector to finish intervals 0..4 by
+            // its grace period before interval 0's piece arrives.
+            tokio::time::sleep(Duration::from_millis(150)).await;
+            r.record(Instant::now(), t, o);
+            r.finish();
+        });
+        let figs = collect(rx, 1, start, len, None, None).await;
+        worker.await.unwrap();
+        assert_eq!(figs[0].ops, 1, "{figs:?}");
+        assert_eq!(figs[0].rows, 2);
+        assert!(figs[0].latency.max > 0);
+        assert_eq!(figs.iter().map(|f| f.ops).sum::<u64>(), 2);
+        assert_eq!(figs.last().unwrap().ops, 1);
+    }
+
+    #[test]
+    fn a_late_piece_past_the_kept_histograms_updates_counts_min_and_max() {
+        let len = Duration::from_secs(1);
+        let mut early = IntervalStats::default();
+        let (t, o) = unit();
+        early.record(t, o);
+        let mut f = early.figures(0, len);
+        let mut late = IntervalStats::default();
+        late.record(Timing::unscheduled(Duration::from_micros(900)), o);
+        late.errors = 1;
+        absorb_late(&mut f, &late);
+        assert_eq!((f.ops, f.rows, f.errors), (2, 4, 1));
+        assert!((f.ops_per_s - 2.0).abs() < 1e-9);
+        assert!(f.latency.min < 101_000 && f.latency.max > 899_000, "{f:?}");
+        assert!((f.latency.mean - 500_000.0).abs() < 1_000.0, "{f:?}");
     }
 
     #[tokio::test]

@@ -54,8 +54,19 @@ use schedule::Schedule;
 use session::Session;
 
 /// How long workers may take to finish their unit in flight once told to
-/// stop; after that they are abandoned and their measurements are lost.
+/// stop; after that the statements still running are cancelled on the
+/// server and the workers end with what they measured.
 pub const STOP_GRACE: Duration = Duration::from_secs(5);
+
+/// How long workers may take to end after their statements were
+/// cancelled; after that (a server that does not answer at all) they are
+/// abandoned and their measurements are lost.
+const CANCEL_WAIT: Duration = Duration::from_secs(5);
+
+/// What a worker's connection is running, for the coordinator to cancel
+/// after a stop: the host index and the connection's cancel token, set by
+/// the worker's [`Session`] whenever its connection changes (not per unit).
+pub type InFlight = Arc<std::sync::Mutex<Option<(usize, tokio_postgres::CancelToken)>>>;
 
 /// What the operations of a run share.
 #[derive(Clone)]
@@ -143,6 +154,21 @@ struct WorkerOutput {
     /// `--time` ended the worker's share early.
     timed_out: bool,
     error: Option<Error>,
+    /// When the last measured unit ended: after a stop, the wallclock runs
+    /// to the stop or to the last unit counted, whichever is later.
+    last_end: Option<Instant>,
+}
+
+impl WorkerOutput {
+    fn new(scatter_seed: u64) -> Self {
+        WorkerOutput {
+            stats: Stats::default(),
+            scatter: Scatter::new(scatter_seed),
+            timed_out: false,
+            error: None,
+            last_end: None,
+        }
+    }
 }
 
 struct WorkersOutcome {
@@ -168,8 +194,10 @@ struct Pace {
     interval: Duration,
 }
 
-/// Starts one worker per thread, waits for all of them (or, once stopped,
-/// at most [`STOP_GRACE`]), and collects their output in thread order.
+/// Starts one worker per thread, waits for all of them, and collects their
+/// output in thread order. Once stopped, workers have [`STOP_GRACE`] to end
+/// their unit; then what is still running is cancelled on the server, and
+/// [`CANCEL_WAIT`] later the workers still not done are abandoned.
 async fn run_workers<O, F>(ctx: &RunCtx, kind: OpKind, make: F) -> WorkersOutcome
 where
     O: Operation,
@@ -199,16 +227,20 @@ where
     // threads (see `threads`).
     ctx.pool.retain(|_, _| false);
     ctx.conns.drop_idle();
+    let inflight: Vec<InFlight> = (0..threads).map(|_| InFlight::default()).collect();
     let mut loops = Vec::with_capacity(threads);
-    for t in 0..threads {
+    for (t, slot) in inflight.iter().enumerate() {
         let op = make(plan, t);
         let ctx = ctx.clone();
-        let barrier = barrier.clone();
         let pace = pace.clone();
-        let tx = tx.clone();
-        let rows_done = rows_done.clone();
+        let links = WorkerLinks {
+            barrier: barrier.clone(),
+            intervals: tx.clone(),
+            rows_done: rows_done.clone(),
+            inflight: slot.clone(),
+        };
         loops.push(async move {
-            let out = worker_loop(op, &ctx, &barrier, t, &pace, tx, &rows_done).await;
+            let out = worker_loop(op, &ctx, t, &pace, links).await;
             (t, out)
         });
     }
@@ -247,8 +279,19 @@ where
 
     let mut outputs: Vec<Option<WorkerOutput>> = (0..threads).map(|_| None).collect();
     let mut failures = Vec::new();
-    let grace = stopped_for(ctx.stop.clone(), STOP_GRACE);
-    tokio::pin!(grace);
+    // After a stop: Grace, then Cancelled, then the rest are abandoned.
+    #[derive(PartialEq)]
+    enum Stopping {
+        Running,
+        Grace,
+        Cancelled,
+    }
+    let mut stopping = Stopping::Running;
+    let mut stopped_at = None;
+    let seen = stop_seen(ctx.stop.clone());
+    tokio::pin!(seen);
+    let timer = tokio::time::sleep(Duration::MAX / 4);
+    tokio::pin!(timer);
     loop {
         tokio::select! {
             joined = set.join_next() => match joined {
@@ -257,21 +300,48 @@ where
                 Some(Ok(Err(e))) => failures.push(format!("a worker stopped: {e}")),
                 Some(Err(e)) => failures.push(format!("a worker stopped: {e}")),
             },
-            _ = &mut grace => {
+            at = &mut seen, if stopping == Stopping::Running => {
+                stopping = Stopping::Grace;
+                stopped_at = Some(at);
+                timer.as_mut().reset((at + STOP_GRACE).into());
+            }
+            _ = &mut timer, if stopping != Stopping::Running => {
+                if stopping == Stopping::Grace {
+                    // Units still in flight (a lock wait, a stalled
+                    // server): cancel them, so that their workers end
+                    // with what they measured rather than being abandoned.
+                    let running: Vec<usize> =
+                        (0..threads).filter(|&t| outputs[t].is_none()).collect();
+                    crate::say!(
+                        ">> {kind}: {} worker(s) still in a unit {} s after the stop: cancelling their statements",
+                        running.len(),
+                        STOP_GRACE.as_secs()
+                    );
+                    cancel_in_flight(ctx, &inflight, &running).await;
+                    stopping = Stopping::Cancelled;
+                    timer.as_mut().reset((Instant::now() + CANCEL_WAIT).into());
+                    continue;
+                }
                 let left = set.len();
                 set.abort_all();
                 for a in &aborts {
                     a.abort();
                 }
                 failures.push(format!(
-                    "{left} worker(s) did not finish their unit within {} s of the stop; their measurements are not included",
-                    STOP_GRACE.as_secs()
+                    "{left} worker(s) did not end within {} s of the stop, even after their statements were cancelled; their measurements are not included",
+                    (STOP_GRACE + CANCEL_WAIT).as_secs()
                 ));
                 break;
             }
         }
     }
-    let ended = Instant::now();
+    let mut ended = Instant::now();
+    // After a stop, measurement ends at the stop or at the last unit that
+    // was counted, not when the last stuck worker gave up.
+    if let Some(at) = stopped_at {
+        let last = outputs.iter().flatten().filter_map(|o| o.last_end).max();
+        ended = ended.min(last.map_or(at, |l| l.max(at)));
+    }
     let wallclock = ended.saturating_duration_since(start);
     let warmup_cut = pace
         .warmup
@@ -283,12 +353,7 @@ where
     let intervals = collector.await.unwrap_or_default();
     let mut workers = Vec::with_capacity(threads);
     for (t, out) in outputs.into_iter().enumerate() {
-        let out = out.unwrap_or_else(|| WorkerOutput {
-            stats: Stats::default(),
-            scatter: Scatter::new(0),
-            timed_out: false,
-            error: None,
-        });
+        let out = out.unwrap_or_else(|| WorkerOutput::new(0));
         if let Some(e) = &out.error {
             failures.push(format!("thread {}: {e}", t + 1));
         }
@@ -330,31 +395,66 @@ async fn cancel_due(stop: &AtomicBool, deadline: Option<Instant>) -> Cancelled {
     }
 }
 
-/// Resolves `grace` after `stop` is set.
-async fn stopped_for(stop: Arc<AtomicBool>, grace: Duration) {
+/// Resolves when `stop` is set (seen within 20 ms), with that time.
+async fn stop_seen(stop: Arc<AtomicBool>) -> Instant {
     while !stop.load(Ordering::Relaxed) {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    tokio::time::sleep(grace).await;
+    Instant::now()
+}
+
+/// Cancels on the server what the connections of `workers` are running,
+/// all at once; a cancel that cannot be delivered is said, not waited for.
+async fn cancel_in_flight(ctx: &RunCtx, inflight: &[InFlight], workers: &[usize]) {
+    let mut cancels = JoinSet::new();
+    for &t in workers {
+        let token = inflight[t]
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        if let Some((host, token)) = token {
+            let conns = ctx.conns.clone();
+            cancels.spawn(async move { conns.cancel(host, &token).await });
+        }
+    }
+    while let Some(done) = cancels.join_next().await {
+        if let Ok(Err(e)) = done {
+            crate::say!("warning: {e}");
+        }
+    }
+}
+
+/// SQLSTATE of a statement cancelled on request.
+const QUERY_CANCELED: &str = "57014";
+
+/// What ties a worker to the coordinator of its operation.
+struct WorkerLinks {
+    /// All workers and the coordinator start measuring together.
+    barrier: Arc<Barrier>,
+    /// Pieces of interval figures, to the collector.
+    intervals: mpsc::UnboundedSender<intervals::IntervalMsg>,
+    /// Rows loaded so far by all workers (the progress bar).
+    rows_done: Arc<AtomicU64>,
+    inflight: InFlight,
 }
 
 /// The one worker loop.
 async fn worker_loop<O: Operation>(
     mut op: O,
     ctx: &RunCtx,
-    barrier: &Barrier,
     thread: usize,
     pace: &Pace,
-    tx: mpsc::UnboundedSender<intervals::IntervalMsg>,
-    rows_done: &AtomicU64,
+    links: WorkerLinks,
 ) -> WorkerOutput {
+    let WorkerLinks {
+        barrier,
+        intervals: tx,
+        rows_done,
+        inflight,
+    } = links;
+    let rows_done = &*rows_done;
     let seed = worker_seed(ctx.plan.seed, thread, 2);
-    let mut out = WorkerOutput {
-        stats: Stats::default(),
-        scatter: Scatter::new(seed),
-        timed_out: false,
-        error: None,
-    };
+    let mut out = WorkerOutput::new(seed);
     // The connection (or with --reconnect, the way to make one per unit),
     // and the per-connection set-up: see session.rs.
     let mut session = Session::new(
@@ -363,13 +463,19 @@ async fn worker_loop<O: Operation>(
         ctx.plan.reconnect,
         session_settings(&ctx.plan),
         ctx.plan.seed,
+        inflight,
     );
     let ready = session.start(&mut op, &mut out.stats).await;
+    // A worker that could not connect stops the others before they start
+    // (too many clients, a node down): no unit runs in a run that has
+    // already failed.
+    if ready.is_err() {
+        ctx.stop.store(true, Ordering::Relaxed);
+    }
     // Everyone reaches the barrier, also after a failure, so that no
     // worker waits for one that will never come.
     barrier.wait().await;
     if let Err(e) = ready {
-        ctx.stop.store(true, Ordering::Relaxed);
         out.error = Some(e);
         return out;
     }
@@ -394,12 +500,7 @@ async fn worker_loop<O: Operation>(
         rng: rand::SeedableRng::seed_from_u64(seed ^ 0x5EED),
     };
     if let Some(w) = pace.warmup {
-        let mut discard = WorkerOutput {
-            stats: Stats::default(),
-            scatter: Scatter::new(seed),
-            timed_out: false,
-            error: None,
-        };
+        let mut discard = WorkerOutput::new(seed);
         phase
             .units(&mut op, Some(began + w), None, &mut discard)
             .await;
@@ -502,15 +603,17 @@ impl Phase<'_> {
             }
             let due = match self.schedule.as_deref_mut() {
                 Some(s) => {
-                    let due = s.next_due();
-                    if deadline.is_some_and(|d| due >= d) {
+                    if let Some(d) = deadline
+                        && s.peek() >= d
+                    {
                         // The next slot is past the end: wait for the end
                         // so the wallclock is the asked time, then stop.
-                        if let Some(d) = deadline {
-                            schedule::wait_until(d).await;
-                        }
+                        // The slot stays in the schedule: after a warmup,
+                        // measurement starts with it.
+                        schedule::wait_until_or_stop(d, &self.ctx.stop).await;
                         continue;
                     }
+                    let due = s.next_due();
                     if skip_late
                         && let Some(limit) = self.pace.latency_limit
                         && now > due + limit
@@ -541,8 +644,15 @@ impl Phase<'_> {
                     return;
                 }
             }
-            if let Some(due) = due {
-                schedule::wait_until(due).await;
+            // No unit of this worker ends before this: the interval
+            // before is complete and goes to the collector now.
+            if let Some(rec) = rec.as_deref_mut() {
+                rec.intervals.move_to(due.map_or(now, |d| d.max(now)));
+            }
+            if let Some(due) = due
+                && !schedule::wait_until_or_stop(due, &self.ctx.stop).await
+            {
+                return;
             }
             let sent = Instant::now();
             let (res, tries, cancelled) = self
@@ -560,8 +670,20 @@ impl Phase<'_> {
                     }
                     Ok(crate::workload::Outcome { rows, missing: 0 })
                 }
+                // The coordinator cancelled a unit still running well after
+                // the stop (see `run_workers`): not a failure of the
+                // server's, and not a unit done.
+                (Err(e), None)
+                    if self.ctx.stop.load(Ordering::Relaxed)
+                        && e.sqlstate() == Some(QUERY_CANCELED) =>
+                {
+                    return;
+                }
                 (res, _) => res,
             };
+            if rec.is_some() {
+                out.last_end = Some(end);
+            }
             let timing = Timing {
                 latency: end - due.unwrap_or(sent).min(sent),
                 service: end - sent,

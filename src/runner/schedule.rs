@@ -16,6 +16,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::task::{Context, Poll, Waker};
 use std::thread::Thread;
@@ -65,6 +66,11 @@ impl Schedule {
         }
     }
 
+    /// The due time of the next unit, without taking it.
+    pub fn peek(&self) -> Instant {
+        self.next
+    }
+
     /// The due time of the next unit; advances the schedule.
     pub fn next_due(&mut self) -> Instant {
         let due = self.next;
@@ -79,6 +85,30 @@ impl Schedule {
         due
     }
 }
+
+/// Waits until `due`, or until `stop` is set; returns whether `due` was
+/// reached (false: stopped). A stop is seen within [`STOP_POLL`], so that
+/// Ctrl-C during a long rate wait ends the worker at once rather than at
+/// its next slot.
+pub async fn wait_until_or_stop(due: Instant, stop: &AtomicBool) -> bool {
+    loop {
+        if stop.load(Ordering::Relaxed) {
+            return false;
+        }
+        let now = Instant::now();
+        if due <= now {
+            return true;
+        }
+        if due - now <= STOP_POLL {
+            wait_until(due).await;
+            return !stop.load(Ordering::Relaxed);
+        }
+        tokio::time::sleep(STOP_POLL).await;
+    }
+}
+
+/// How often a long wait looks at the stop flag.
+pub const STOP_POLL: Duration = Duration::from_millis(50);
 
 /// Waits until `due` with sub-millisecond precision.
 pub async fn wait_until(due: Instant) {

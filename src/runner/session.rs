@@ -20,6 +20,7 @@ use rand::SeedableRng;
 use rand::rngs::SmallRng;
 use tokio_postgres::{CancelToken, Client};
 
+use super::InFlight;
 use crate::db::nodes::{Conn, ConnSource};
 use crate::error::{Error, Result};
 use crate::stats::Stats;
@@ -36,6 +37,9 @@ pub struct Session {
     /// Connections this worker made so far (for round-robin's rotation).
     made: u64,
     current: Option<(usize, Conn)>,
+    /// The current connection's host and cancel token, for the coordinator
+    /// to cancel a unit still running long after a stop.
+    inflight: InFlight,
 }
 
 impl Session {
@@ -45,6 +49,7 @@ impl Session {
         reconnect: bool,
         settings: Vec<String>,
         seed: u64,
+        inflight: InFlight,
     ) -> Self {
         Session {
             conns,
@@ -54,7 +59,15 @@ impl Session {
             rng: SmallRng::seed_from_u64(worker_seed(seed, worker, 5)),
             made: 0,
             current: None,
+            inflight,
         }
+    }
+
+    /// Makes `conn` the current connection, and its cancel token known.
+    fn set_current(&mut self, host: usize, conn: Conn) {
+        *self.inflight.lock().unwrap_or_else(|p| p.into_inner()) =
+            Some((host, conn.cancel_token()));
+        self.current = Some((host, conn));
     }
 
     /// Before the barrier: connects and prepares. A pooled connection is
@@ -86,7 +99,7 @@ impl Session {
                 stats.conns.opened(host, None);
             }
             self.set_up(op, &conn).await?;
-            self.current = Some((host, conn));
+            self.set_current(host, conn);
             return Ok(());
         }
     }
@@ -105,6 +118,7 @@ impl Session {
     pub async fn reopen<O: Operation>(&mut self, op: &mut O, stats: &mut Stats) -> Result<()> {
         // A broken pooled connection goes back to its pool, which discards it.
         self.current = None;
+        *self.inflight.lock().unwrap_or_else(|p| p.into_inner()) = None;
         let host = self.conns.pick(self.worker, self.made, &mut self.rng);
         self.made += 1;
         let conn = if self.reconnect {
@@ -117,7 +131,7 @@ impl Session {
             conn
         };
         self.set_up(op, &conn).await?;
-        self.current = Some((host, conn));
+        self.set_current(host, conn);
         Ok(())
     }
 
