@@ -134,7 +134,7 @@ pub struct Cli {
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, conflicts_with = "runtime_select")]
     pub time: Option<Duration>,
 
-    /// The original tool's run time of select and update, in minutes (same as --time).
+    /// The original tool's run time of select and update, in minutes (as --time, but it never bounds a load).
     #[arg(long, value_name = "MINUTES", value_parser = parse_minutes)]
     pub runtime_select: Option<Duration>,
 

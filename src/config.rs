@@ -103,7 +103,7 @@ pub struct RunPlan {
     pub csv_dir: PathBuf,
     /// How long select and update run.
     pub run_time: Duration,
-    /// `--time` as given: it also bounds loads.
+    /// `--time` as given (not `--runtime-select`): it also bounds loads.
     pub load_time: Option<Duration>,
     /// Select and update run this long first, unmeasured.
     pub warmup: Option<Duration>,
@@ -340,7 +340,9 @@ impl RunPlan {
             seed_given: cli.seed.is_some(),
             csv_dir: cli.csv_dir,
             run_time,
-            load_time: given_time,
+            // The original tool's --runtime-select is about select and
+            // update only: an old command line must still load every row.
+            load_time: cli.time,
             warmup: cli.warmup.filter(|d| !d.is_zero()),
             rate: cli.rate,
             rate_distribution: cli.rate_distribution,
@@ -439,6 +441,11 @@ mod tests {
                 .run_time,
             Duration::from_secs(120)
         );
+        // Only --time bounds a load; the original tool's flag never did.
+        let p = plan(&["-o", "copy-mem,select", "--runtime-select", "1"]).unwrap();
+        assert_eq!(p.load_time, None);
+        let p = plan(&["-o", "copy-mem,select", "--time", "1m"]).unwrap();
+        assert_eq!(p.load_time, Some(Duration::from_secs(60)));
     }
 
     #[test]

@@ -81,7 +81,10 @@ impl Error {
     /// server does not know (SQLSTATE 26000), which is what a pooler in
     /// transaction mode (PgBouncer before 1.21) does to prepared statements.
     pub fn ends_run(&self) -> bool {
-        self.sqlstate() == Some(PREPARED_STATEMENT_GONE)
+        matches!(
+            self.sqlstate(),
+            Some(PREPARED_STATEMENT_GONE | PREPARED_STATEMENT_TAKEN)
+        )
     }
 
     /// The SQLSTATE of a server error, if this is one.
@@ -99,8 +102,13 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// exist".
 pub const PREPARED_STATEMENT_GONE: &str = "26000";
 
-/// What to do about SQLSTATE 26000, appended to its message.
-pub const PREPARED_STATEMENT_HINT: &str = "the statement was prepared on another server connection: a pooler in transaction mode (PgBouncer) does not keep prepared statements between transactions; run with --no-prepared";
+/// SQLSTATE duplicate_prepared_statement: "prepared statement "s1"
+/// already exists", the other face of the same pooler: a server connection
+/// that another client already prepared its statements on.
+pub const PREPARED_STATEMENT_TAKEN: &str = "42P05";
+
+/// What to do about SQLSTATE 26000 and 42P05, appended to their message.
+pub const PREPARED_STATEMENT_HINT: &str = "a pooler in transaction mode (PgBouncer before 1.21) hands each transaction any server connection, so a prepared statement may be missing or already taken there; run with --no-prepared";
 
 /// One line for a tokio-postgres error: the SQLSTATE and the server's
 /// message, detail and hint when the server sent them, otherwise the
@@ -114,7 +122,7 @@ pub fn describe_pg(e: &tokio_postgres::Error) -> String {
         if let Some(hint) = db.hint() {
             let _ = write!(s, "; hint: {hint}");
         }
-        if db.code().code() == PREPARED_STATEMENT_GONE {
+        if [PREPARED_STATEMENT_GONE, PREPARED_STATEMENT_TAKEN].contains(&db.code().code()) {
             let _ = write!(s, "; {PREPARED_STATEMENT_HINT}");
         }
         return s;

@@ -192,7 +192,9 @@ async fn prepared_statements_through_pgbouncer_work_or_stop_with_advice() {
         if !r.succeeded() {
             let why = r.operations[0].failure.clone().unwrap_or_default();
             assert!(why.contains("run with --no-prepared"), "{op}: {s}");
-            assert!(s.contains("26000"), "{op}: {s}");
+            // 26000 when a statement is missing on the server connection
+            // a transaction lands on, 42P05 when it is already there.
+            assert!(s.contains("26000") || s.contains("42P05"), "{op}: {s}");
             // Refused at once, not after counting the same error for the
             // whole run time.
             assert!(started.elapsed().as_secs_f64() < 2.5, "{op}: {s}");

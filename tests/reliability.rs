@@ -426,3 +426,52 @@ async fn a_worker_that_cannot_connect_stops_the_others_before_they_write() {
     assert_eq!(op.total.ops, 0, "{text}");
     assert_eq!(facts(&c, "test_table").await.count, 0, "{text}");
 }
+
+/// A server that stops answering (its backends frozen with SIGSTOP: not
+/// even a cancel gets through) must not hold the run past its time for
+/// ever: the units in flight are cancelled, then given up on, and the run
+/// ends failed with what it measured before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_frozen_server_does_not_hold_a_timed_run_for_ever() {
+    let sb = sandbox();
+    let (loaded, _) = run_args(&sb, &["-o", "copy-mem", "-r", "1000"]).await;
+    assert!(loaded.succeeded());
+    let c = client(&sb).await;
+    let plan = plan(
+        &sb,
+        &["-o", "select", "-r", "1000", "-t", "2", "--time", "2s"],
+    );
+    let started = std::time::Instant::now();
+    let run = spawn_run(plan);
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    let pids: Vec<i32> = c
+        .query(
+            "select pid from pg_stat_activity where application_name = 'ysql-bench' and pid <> pg_backend_pid()",
+            &[],
+        )
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert!(!pids.is_empty());
+    for &p in &pids {
+        unsafe {
+            libc::kill(p, libc::SIGSTOP);
+        }
+    }
+    let (report, text) = run.await.unwrap();
+    let took = started.elapsed();
+    for &p in &pids {
+        unsafe {
+            libc::kill(p, libc::SIGCONT);
+        }
+    }
+    let report = report.unwrap();
+    // --time 2 s, the grace, the cancel's wait: about 12 s, not for ever.
+    assert!(took < Duration::from_secs(25), "took {took:?}\n{text}");
+    let op = &report.operations[0];
+    let why = op.failure.clone().expect("the frozen workers are given up");
+    assert!(why.contains("the end of --time"), "{why}");
+    assert!(op.wallclock < Duration::from_secs(3), "{text}");
+}

@@ -43,7 +43,7 @@ impl ConnTarget {
         let (config, mut tls) = if urls.is_empty() {
             match env(URL_ENV) {
                 Some(u) => parse_url_tls(&u, URL_ENV)?,
-                None => (from_pg_env(env), TlsSettings::default()),
+                None => (from_pg_env(&env)?, TlsSettings::default()),
             }
         } else {
             let mut configs = Vec::with_capacity(urls.len());
@@ -109,15 +109,18 @@ pub fn parse_url_tls(url: &str, source: &str) -> Result<(Config, TlsSettings)> {
     let (rest, tls) = super::tls::take_tls_params(url)
         .map_err(|why| Error::usage(format!("{source} is not a valid connection string: {why}")))?;
     let config = Config::from_str(&rest).map_err(|e| {
+        // tokio-postgres keeps what is wrong ("invalid value for option
+        // `port`", "unknown option `bogus`") in the error's source.
+        let why = std::error::Error::source(&e).map_or_else(|| e.to_string(), |c| c.to_string());
         Error::usage(format!(
-            "{source} is not a valid connection string ({e}): write key=value pairs such as 'host=127.0.0.1 port=5433 user=yugabyte dbname=yugabyte', or a URI such as postgres://yugabyte@127.0.0.1:5433/yugabyte"
+            "{source} is not a valid connection string ({why}): write key=value pairs such as 'host=127.0.0.1 port=5433 user=yugabyte dbname=yugabyte', or a URI such as postgres://yugabyte@127.0.0.1:5433/yugabyte"
         ))
     })?;
     Ok((config, tls))
 }
 
 /// Builds a configuration from the PG* variables, as psql does.
-fn from_pg_env(env: impl Fn(&str) -> Option<String>) -> Config {
+fn from_pg_env(env: impl Fn(&str) -> Option<String>) -> Result<Config> {
     let mut c = Config::new();
     if let Some(hosts) = env("PGHOST") {
         for h in hosts.split(',') {
@@ -126,8 +129,17 @@ fn from_pg_env(env: impl Fn(&str) -> Option<String>) -> Config {
     }
     if let Some(ports) = env("PGPORT") {
         for p in ports.split(',') {
-            if let Ok(p) = p.trim().parse::<u16>() {
-                c.port(p);
+            // As libpq: a port that is no number is an error, never
+            // silently the default port (which may be another server).
+            match p.trim().parse::<u16>() {
+                Ok(n) if n > 0 => {
+                    c.port(n);
+                }
+                _ => {
+                    return Err(Error::usage(format!(
+                        "PGPORT='{ports}' is not a port number (1-65535, or a comma-separated list): fix or unset PGPORT"
+                    )));
+                }
             }
         }
     }
@@ -140,7 +152,7 @@ fn from_pg_env(env: impl Fn(&str) -> Option<String>) -> Config {
     if let Some(d) = env("PGDATABASE") {
         c.dbname(&d);
     }
-    c
+    Ok(c)
 }
 
 /// Fills what libpq would default: host (the local socket directory when it
@@ -274,12 +286,36 @@ mod tests {
                 .find(|(n, _)| *n == k)
                 .map(|(_, v)| v.to_string())
         };
-        let c = complete(from_pg_env(env), env);
+        let c = complete(from_pg_env(env).unwrap(), env);
         assert_eq!(c.get_hosts().len(), 2);
         assert_eq!(c.get_ports(), &[5433, 5434]);
         assert_eq!(c.get_user(), Some("alice"));
         assert_eq!(c.get_application_name(), Some("ysql-bench"));
         assert_eq!(c.get_connect_timeout(), Some(&DEFAULT_CONNECT_TIMEOUT));
+    }
+
+    #[test]
+    fn a_bad_connection_string_says_what_is_wrong() {
+        let e = parse_url("host=a port=abc", "--url")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("port"), "{e}");
+        let e = parse_url("host=a bogus=1", "--url")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("bogus"), "{e}");
+    }
+
+    /// libpq refuses a port that is no number; ignoring it would connect
+    /// to the default port, perhaps another server.
+    #[test]
+    fn a_pgport_that_is_no_port_is_a_usage_error() {
+        for bad in ["abc", "0", "70000", "5433,x"] {
+            let env = |k: &str| (k == "PGPORT").then(|| bad.to_string());
+            let e = from_pg_env(env).unwrap_err();
+            assert_eq!(e.exit_code(), crate::error::EXIT_USAGE, "{bad}");
+            assert!(e.to_string().contains("PGPORT"), "{e}");
+        }
     }
 
     #[test]

@@ -288,7 +288,10 @@ where
     }
     let mut stopping = Stopping::Running;
     let mut stopped_at = None;
-    let seen = stop_seen(ctx.stop.clone());
+    let mut ended_by = "the stop";
+    // The end of --time is a stop for the units still in flight: a
+    // frozen server must not hold the run past its time for ever.
+    let seen = stop_seen(ctx.stop.clone(), pace.run_time.map(|d| start + d));
     tokio::pin!(seen);
     let timer = tokio::time::sleep(Duration::MAX / 4);
     tokio::pin!(timer);
@@ -303,6 +306,11 @@ where
             at = &mut seen, if stopping == Stopping::Running => {
                 stopping = Stopping::Grace;
                 stopped_at = Some(at);
+                ended_by = if ctx.stop.load(Ordering::Relaxed) {
+                    "the stop"
+                } else {
+                    "the end of --time"
+                };
                 timer.as_mut().reset((at + STOP_GRACE).into());
             }
             _ = &mut timer, if stopping != Stopping::Running => {
@@ -313,11 +321,11 @@ where
                     let running: Vec<usize> =
                         (0..threads).filter(|&t| outputs[t].is_none()).collect();
                     crate::say!(
-                        ">> {kind}: {} worker(s) still in a unit {} s after the stop: cancelling their statements",
+                        ">> {kind}: {} worker(s) still in a unit {} s after {ended_by}: cancelling their statements",
                         running.len(),
                         STOP_GRACE.as_secs()
                     );
-                    cancel_in_flight(ctx, &inflight, &running).await;
+                    cancel_in_flight(ctx, &inflight, &running);
                     stopping = Stopping::Cancelled;
                     timer.as_mut().reset((Instant::now() + CANCEL_WAIT).into());
                     continue;
@@ -328,7 +336,7 @@ where
                     a.abort();
                 }
                 failures.push(format!(
-                    "{left} worker(s) did not end within {} s of the stop, even after their statements were cancelled; their measurements are not included",
+                    "{left} worker(s) did not end within {} s of {ended_by}, even after their statements were cancelled (is the server frozen?); their measurements are not included",
                     (STOP_GRACE + CANCEL_WAIT).as_secs()
                 ));
                 break;
@@ -395,18 +403,28 @@ async fn cancel_due(stop: &AtomicBool, deadline: Option<Instant>) -> Cancelled {
     }
 }
 
-/// Resolves when `stop` is set (seen within 20 ms), with that time.
-async fn stop_seen(stop: Arc<AtomicBool>) -> Instant {
-    while !stop.load(Ordering::Relaxed) {
+/// Resolves when `stop` is set (seen within 20 ms) or `deadline` passes,
+/// with that time.
+async fn stop_seen(stop: Arc<AtomicBool>, deadline: Option<Instant>) -> Instant {
+    loop {
+        let now = Instant::now();
+        if stop.load(Ordering::Relaxed) {
+            return now;
+        }
+        if let Some(d) = deadline
+            && now >= d
+        {
+            return d;
+        }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    Instant::now()
 }
 
-/// Cancels on the server what the connections of `workers` are running,
-/// all at once; a cancel that cannot be delivered is said, not waited for.
-async fn cancel_in_flight(ctx: &RunCtx, inflight: &[InFlight], workers: &[usize]) {
-    let mut cancels = JoinSet::new();
+/// Asks the server to cancel what the connections of `workers` are
+/// running, all at once and in the background: a server that does not
+/// answer must not hold up the coordinator (each cancel is bounded by the
+/// connect timeout, and one that fails is said).
+fn cancel_in_flight(ctx: &RunCtx, inflight: &[InFlight], workers: &[usize]) {
     for &t in workers {
         let token = inflight[t]
             .lock()
@@ -414,12 +432,11 @@ async fn cancel_in_flight(ctx: &RunCtx, inflight: &[InFlight], workers: &[usize]
             .clone();
         if let Some((host, token)) = token {
             let conns = ctx.conns.clone();
-            cancels.spawn(async move { conns.cancel(host, &token).await });
-        }
-    }
-    while let Some(done) = cancels.join_next().await {
-        if let Ok(Err(e)) = done {
-            crate::say!("warning: {e}");
+            tokio::spawn(async move {
+                if let Err(e) = conns.cancel(host, &token).await {
+                    crate::say!("warning: {e}");
+                }
+            });
         }
     }
 }
@@ -674,7 +691,8 @@ impl Phase<'_> {
                 // the stop (see `run_workers`): not a failure of the
                 // server's, and not a unit done.
                 (Err(e), None)
-                    if self.ctx.stop.load(Ordering::Relaxed)
+                    if (self.ctx.stop.load(Ordering::Relaxed)
+                        || deadline.is_some_and(|d| end >= d))
                         && e.sqlstate() == Some(QUERY_CANCELED) =>
                 {
                     return;
