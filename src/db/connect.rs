@@ -43,7 +43,7 @@ impl ConnTarget {
         let (config, mut tls) = if urls.is_empty() {
             match env(URL_ENV) {
                 Some(u) => parse_url_tls(&u, URL_ENV)?,
-                None => (from_pg_env(&env)?, TlsSettings::default()),
+                None => (from_pg_env(env)?, TlsSettings::default()),
             }
         } else {
             let mut configs = Vec::with_capacity(urls.len());
