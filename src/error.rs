@@ -87,6 +87,22 @@ impl Error {
         )
     }
 
+    /// Whether the connection is gone or going: closed under us, or the
+    /// server said it is shutting down or restarting (57P01..57P03) or the
+    /// link failed (class 08). Right after a 57P01 the connection may not
+    /// show itself closed yet; the next unit on it would fail too.
+    pub fn lost_connection(&self) -> bool {
+        match self {
+            Error::Db { source, .. } => {
+                source.is_closed()
+                    || source
+                        .code()
+                        .is_some_and(|c| c.code().starts_with("57P0") || c.code().starts_with("08"))
+            }
+            _ => false,
+        }
+    }
+
     /// The SQLSTATE of a server error, if this is one.
     pub fn sqlstate(&self) -> Option<&str> {
         match self {

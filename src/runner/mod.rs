@@ -441,6 +441,10 @@ fn cancel_in_flight(ctx: &RunCtx, inflight: &[InFlight], workers: &[usize]) {
     }
 }
 
+/// Attempts at counting what a long unit committed on a spare connection
+/// after its own was lost, half a second apart.
+const COUNT_TRIES: u32 = 20;
+
 /// SQLSTATE of a statement cancelled on request.
 const QUERY_CANCELED: &str = "57014";
 
@@ -743,11 +747,12 @@ impl Phase<'_> {
                     // 26000 (a pooler lost the prepared statement) fails
                     // every later unit too: stop the operation at once.
                     let ends_run = e.ends_run();
+                    let lost = e.lost_connection();
                     // A failed long unit may have committed part of its
                     // rows (the procedure): they are in the table, so they
                     // count, and the message says so.
                     let mut partly = String::new();
-                    if op.long_unit() && !self.session.is_closed() {
+                    if op.long_unit() {
                         let rows = self.committed_rows(op).await;
                         if rows > 0 {
                             out.stats.rows += rows;
@@ -766,7 +771,7 @@ impl Phase<'_> {
                         out.error = Some(e);
                         return;
                     }
-                    if self.session.is_closed()
+                    if (lost || self.session.is_closed())
                         && let Err(re) = self.reconnect(op, &mut out.stats).await
                     {
                         out.error = Some(Error::run(format!(
@@ -845,19 +850,35 @@ impl Phase<'_> {
         (exec.await, Some(why))
     }
 
-    /// What a cancelled or failed long unit left in the table; a count
-    /// that cannot be made is said and taken as none.
+    /// What a cancelled or failed long unit left in the table: counted on
+    /// the worker's connection, or, when that was lost (a server restart
+    /// in the middle of a procedure CALL), on another connection to the
+    /// same host once the server answers again (for up to about 10 s). A
+    /// count that cannot be made is said and taken as none.
     async fn committed_rows<O: Operation>(&self, op: &mut O) -> u64 {
-        let Some(client) = self.session.client() else {
-            return 0;
-        };
-        match op.committed_rows(client).await {
-            Ok(n) => n,
-            Err(e) => {
-                crate::say!("warning: {e}");
-                0
+        let mut last = None;
+        if let Some(client) = self.session.client()
+            && !self.session.is_closed()
+        {
+            match op.committed_rows(client).await {
+                Ok(n) => return n,
+                Err(e) => last = Some(e),
             }
         }
+        for _ in 0..COUNT_TRIES {
+            match self.session.spare().await {
+                Ok(conn) => match op.committed_rows(&conn).await {
+                    Ok(n) => return n,
+                    Err(e) => last = Some(e),
+                },
+                Err(e) => last = Some(e),
+            }
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+        if let Some(e) = last {
+            crate::say!("warning: {e}; the rows it committed are not counted");
+        }
+        0
     }
 
     /// Replaces a lost connection: bounded attempts with backoff, then

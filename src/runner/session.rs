@@ -146,6 +146,15 @@ impl Session {
         self.conns.cancel(host, token).await
     }
 
+    /// A new connection to the current host, outside the pool (whose
+    /// places are all taken by the workers), bounded by the connect
+    /// timeout: for a look at the table after the worker's own connection
+    /// was lost.
+    pub async fn spare(&self) -> Result<Conn> {
+        let host = self.current.as_ref().map_or(0, |(h, _)| *h);
+        Ok(self.conns.fresh(host).await?.0)
+    }
+
     /// Counts a unit that succeeded on the current host.
     pub fn count_op(&self, stats: &mut Stats) {
         if let Some((host, _)) = &self.current {
