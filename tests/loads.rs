@@ -156,15 +156,25 @@ async fn a_table_name_that_needs_quoting_works_and_injects_nothing() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn copy_file_with_missing_files_says_which_and_how_to_make_them() {
     let sb = sandbox();
+    let c = client(&sb).await;
+    let (before, _) = run_args(&sb, &["-o", "copy-mem", "-r", "7"]).await;
+    assert!(before.succeeded());
     let dir = shared_dir();
     let dir_s = dir.path().to_str().unwrap();
-    let (report, summary) =
-        run_args(&sb, &["-o", "copy-file", "-r", "10", "--csv-dir", dir_s]).await;
-    assert!(!report.succeeded());
-    let why = report.operations[0].failure.clone().unwrap();
-    assert!(why.contains("ysql_bench-t1-r10-f24--nr1.csv"), "{why}");
-    assert!(why.contains("csv_generator -r 10 -t 1 -f 24"), "{why}");
-    assert!(summary.contains("FAILED"), "{summary}");
+    for client_side in [false, true] {
+        let mut args = vec!["-o", "copy-file", "-r", "10", "--csv-dir", dir_s];
+        if client_side {
+            args.push("--copy-file-client");
+        }
+        let (report, summary) = run_args(&sb, &args).await;
+        assert!(!report.succeeded());
+        let why = report.operations[0].failure.clone().unwrap();
+        assert!(why.contains("ysql_bench-t1-r10-f24--nr1.csv"), "{why}");
+        assert!(why.contains("csv_generator -r 10 -t 1 -f 24"), "{why}");
+        assert!(summary.contains("FAILED"), "{summary}");
+        // Found missing before the truncate: the table keeps its rows.
+        assert_eq!(facts(&c, "test_table").await.count, 7, "{why}");
+    }
 }
 
 /// A file the server may not read is not a missing role privilege, though

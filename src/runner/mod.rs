@@ -139,6 +139,9 @@ async fn set_up(ctx: &RunCtx, kind: OpKind) -> Result<()> {
         return Ok(());
     }
     let client = connect::get(&ctx.pool, &ctx.config).await?;
+    if kind == OpKind::CopyFile {
+        crate::workload::copy_file::check_files(&ctx.plan, &client).await?;
+    }
     schema::truncate(&client, &ctx.plan.table).await?;
     schema::mark_loading(&client, &ctx.plan.table).await?;
     if kind == OpKind::Procedure {

@@ -191,7 +191,53 @@ impl Operation for CopyFile {
     }
 }
 
+/// Before the table is emptied: every thread's file must be there, so
+/// that a missing file does not cost the table it would have replaced.
+/// With --copy-file-client the files are looked for here; otherwise on the
+/// server with `pg_stat_file` where the role may call it (where it may
+/// not, COPY itself says what is wrong, after the truncate).
+pub async fn check_files(plan: &RunPlan, client: &Client) -> Result<()> {
+    for t in 0..plan.threads {
+        CopyFile::new(plan, t).check_file(client).await?;
+    }
+    Ok(())
+}
+
 impl CopyFile {
+    async fn check_file(&self, client: &Client) -> Result<()> {
+        if self.client_side {
+            return std::fs::File::open(&self.path).map(drop).map_err(|e| {
+                Error::io(
+                    format!(
+                        "copy-file --copy-file-client: cannot read {} on this machine; make the files here with `{}`",
+                        self.path.display(),
+                        self.generator_hint
+                    ),
+                    e,
+                )
+            });
+        }
+        let path = self.path.to_string_lossy();
+        // One field of the record: `record is not null` is false as soon
+        // as any field is null (pg_stat_file's `change` always is here).
+        let found = client
+            .query_typed(
+                "select (pg_stat_file($1, true)).size is not null",
+                &[(&path.as_ref(), tokio_postgres::types::Type::TEXT)],
+            )
+            .await;
+        match found {
+            Ok(rows) if rows.first().is_some_and(|r| !r.get::<_, bool>(0)) => {
+                Err(Error::run(format!(
+                    "copy-file: the server cannot find {}: make the files on the database server's host with `{}`",
+                    self.path.display(),
+                    self.generator_hint
+                )))
+            }
+            _ => Ok(()),
+        }
+    }
+
     fn check_rows(&self, rows: u64) -> Result<Outcome> {
         if rows != self.expected_rows {
             return Err(Error::run(format!(
