@@ -97,6 +97,12 @@ pub async fn run_with(
             let sb = Sandbox::start(SandboxOptions {
                 settings: vec![("max_connections".to_string(), max_conns.to_string())],
                 ..SandboxOptions::default()
+            })
+            // A second Ctrl-C stops initdb under us: that is the
+            // interrupt, not a failure of initdb's.
+            .map_err(|e| match control.check("while the sandbox server started") {
+                Err(interrupted) => interrupted,
+                Ok(()) => e,
             })?;
             let c = sb.config();
             _sandbox = Some(sb);

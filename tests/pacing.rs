@@ -407,8 +407,20 @@ fn interrupt_after(args: &[&str], marker: &str) -> (Option<i32>, String, String)
 
 /// As [`interrupt_after`], `delay` after the marker.
 fn interrupt_at(args: &[&str], marker: &str, delay: Duration) -> (Option<i32>, String, String) {
+    interrupt_with(args, marker, &[delay], &[])
+}
+
+/// As [`interrupt_at`], with one SIGINT after each of `delays` (each
+/// counted from the one before) and extra environment variables.
+fn interrupt_with(
+    args: &[&str],
+    marker: &str,
+    delays: &[Duration],
+    envs: &[(&str, &str)],
+) -> (Option<i32>, String, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_ysql-bench"))
         .args(args)
+        .envs(envs.iter().copied())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -434,9 +446,11 @@ fn interrupt_at(args: &[&str], marker: &str, delay: Duration) -> (Option<i32>, S
             break;
         }
     }
-    std::thread::sleep(delay);
-    unsafe {
-        libc::kill(child.id() as i32, libc::SIGINT);
+    for &delay in delays {
+        std::thread::sleep(delay);
+        unsafe {
+            libc::kill(child.id() as i32, libc::SIGINT);
+        }
     }
     let out = child.wait_with_output().unwrap();
     let stderr = reader.join().unwrap();
@@ -466,6 +480,36 @@ fn sandbox_port(stderr: &str) -> u16 {
         .unwrap()
         .parse()
         .unwrap()
+}
+
+/// A second Ctrl-C quits at once, also while initdb makes the sandbox:
+/// initdb is stopped and the sandbox directory removed.
+#[test]
+fn a_second_sigint_while_the_sandbox_starts_leaves_nothing_behind() {
+    let tmp = shared_dir();
+    let tmp_s = tmp.path().to_str().unwrap();
+    let (code, _, stderr) = interrupt_with(
+        &["--sandbox", "-o", "insert", "-r", "1000"],
+        ">> start sandbox server",
+        &[Duration::from_millis(300), Duration::from_millis(50)],
+        &[("TMPDIR", tmp_s)],
+    );
+    assert_eq!(code, Some(130), "{stderr}");
+    assert!(stderr.contains("interrupted again"), "{stderr}");
+    let left_behind = || {
+        let dirs = std::fs::read_dir(tmp.path()).unwrap().count();
+        let procs = std::fs::read_dir("/proc")
+            .unwrap()
+            .filter_map(|e| std::fs::read(e.ok()?.path().join("cmdline")).ok())
+            .filter(|c| String::from_utf8_lossy(c).contains(tmp_s))
+            .count();
+        (dirs, procs)
+    };
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while left_behind() != (0, 0) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(left_behind(), (0, 0), "sandbox dirs and processes left");
 }
 
 #[test]

@@ -28,7 +28,8 @@ const READY_TIMEOUT: Duration = Duration::from_secs(60);
 const STOP_TIMEOUT: Duration = Duration::from_secs(20);
 const SUPERUSER: &str = "postgres";
 
-/// Servers running now, for [`stop_all_now`]: pid and sandbox directory.
+/// Servers (and initdb runs) going on now, for [`stop_all_now`]: pid and
+/// sandbox directory.
 static LIVE: std::sync::Mutex<Vec<(u32, PathBuf)>> = std::sync::Mutex::new(Vec::new());
 
 /// Stops every sandbox server at once and removes its directory: for an
@@ -193,14 +194,23 @@ impl Sandbox {
                 cmd.args(["-A", "trust"]);
             }
         }
-        let out = cmd
+        let child = cmd
             .arg("-D")
             .arg(self.data_dir())
             .args(["-U", SUPERUSER, "-E", "UTF8", "--locale=C"])
             .arg("--no-sync")
             .stdin(Stdio::null())
-            .output()
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
             .map_err(|e| Error::io("cannot run initdb", e))?;
+        // Known to stop_all_now while it runs: a second Ctrl-C during the
+        // start must not leave initdb running and its directory behind.
+        let pid = child.id();
+        register(pid, self.root());
+        let out = child.wait_with_output();
+        unregister(pid);
+        let out = out.map_err(|e| Error::io("cannot run initdb", e))?;
         if !out.status.success() {
             return Err(Error::run(format!(
                 "initdb failed: {}",
