@@ -84,6 +84,9 @@ pub async fn run_with(
     control: Control,
 ) -> Result<RunReport> {
     let started_at = SystemTime::now();
+    for w in plan.warnings() {
+        crate::say!("{w}");
+    }
     // Kept alive for the whole run; dropped (server stopped, directory
     // removed) when the run ends or its future is dropped.
     let mut _sandbox = None;
@@ -100,10 +103,12 @@ pub async fn run_with(
             })
             // A second Ctrl-C stops initdb under us: that is the
             // interrupt, not a failure of initdb's.
-            .map_err(|e| match control.check("while the sandbox server started") {
-                Err(interrupted) => interrupted,
-                Ok(()) => e,
-            })?;
+            .map_err(
+                |e| match control.check("while the sandbox server started") {
+                    Err(interrupted) => interrupted,
+                    Ok(()) => e,
+                },
+            )?;
             let c = sb.config();
             _sandbox = Some(sb);
             c

@@ -294,6 +294,11 @@ impl RunPlan {
                 "--report-interval must be at least 0.01 s: write e.g. -P 5 for every 5 seconds",
             ));
         }
+        check_distinct_outputs(&[
+            ("--json", cli.json.as_deref()),
+            ("--csv", cli.csv.as_deref()),
+            ("--latency-log", cli.latency_log.as_deref()),
+        ])?;
         if let Some(p) = &cli.json {
             check_output_file(p, "--json", crate::report::json::is_ours)?;
         }
@@ -382,6 +387,56 @@ impl From<OperationArg> for OpKind {
     }
 }
 
+impl RunPlan {
+    /// Flags given that do not apply to any operation of the run, each as
+    /// a warning line: the run goes on, but the user is not left to think
+    /// they took effect.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut w = Vec::new();
+        if self.warmup.is_some() && self.operations.iter().all(|o| o.is_load()) {
+            w.push(
+                "warning: --warmup applies to select and update; the loads of this run ignore it"
+                    .to_string(),
+            );
+        }
+        let unpaced: Vec<&str> = self
+            .operations
+            .iter()
+            .filter(|o| !o.is_paced())
+            .map(|o| o.name())
+            .collect();
+        if self.rate.is_some() && !unpaced.is_empty() {
+            w.push(format!(
+                "warning: --rate paces queries and insert/copy-mem batches; {} run one statement per thread and ignore it",
+                unpaced.join(" and ")
+            ));
+        }
+        w
+    }
+}
+
+/// Two reports written to one file would leave only the last: refused.
+/// The same file under two spellings (`./a.json`, `a.json`) counts too.
+fn check_distinct_outputs(outputs: &[(&str, Option<&std::path::Path>)]) -> Result<()> {
+    let key = |p: &std::path::Path| {
+        let abs = std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+        abs.components().collect::<PathBuf>()
+    };
+    let given: Vec<(&str, PathBuf)> = outputs
+        .iter()
+        .filter_map(|(flag, p)| p.map(|p| (*flag, key(p))))
+        .collect();
+    for (i, (a, pa)) in given.iter().enumerate() {
+        if let Some((b, _)) = given[i + 1..].iter().find(|(_, pb)| pb == pa) {
+            return Err(Error::usage(format!(
+                "{a} and {b} name the same file {}: give each report its own file",
+                pa.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -446,6 +501,38 @@ mod tests {
         assert_eq!(p.load_time, None);
         let p = plan(&["-o", "copy-mem,select", "--time", "1m"]).unwrap();
         assert_eq!(p.load_time, Some(Duration::from_secs(60)));
+    }
+
+    #[test]
+    fn flags_that_apply_to_no_operation_are_warned_about() {
+        let w = plan(&["-o", "copy-mem", "--warmup", "5s"])
+            .unwrap()
+            .warnings();
+        assert!(w[0].contains("--warmup"), "{w:?}");
+        assert!(
+            plan(&["-o", "copy-mem,select", "--warmup", "5s"])
+                .unwrap()
+                .warnings()
+                .is_empty()
+        );
+        let w = plan(&["-o", "procedure,copy-file,select", "--rate", "5"])
+            .unwrap()
+            .warnings();
+        assert!(w[0].contains("procedure and copy-file"), "{w:?}");
+        assert!(
+            plan(&["-o", "insert,update", "--rate", "5"])
+                .unwrap()
+                .warnings()
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn two_reports_may_not_share_a_file() {
+        let e = usage_message(&["-o", "select", "--json", "r.out", "--csv", "./r.out"]);
+        assert!(e.contains("--json and --csv"), "{e}");
+        let e = usage_message(&["-o", "select", "--csv", "r.out", "--latency-log", "r.out"]);
+        assert!(e.contains("same file"), "{e}");
     }
 
     #[test]

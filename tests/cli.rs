@@ -244,3 +244,28 @@ fn a_select_on_an_empty_table_is_warned_about() {
     );
     assert!(!text(&out.stdout).contains("missing rows          : 0"));
 }
+
+/// csv_generator refuses what ysql-bench could never load, and files that
+/// would not fit on the disk, before writing a byte.
+#[test]
+fn csv_generator_refuses_fields_too_long_and_files_too_big_for_the_disk() {
+    let dir = shared_dir();
+    let d = dir.path().to_str().unwrap();
+    for (args, says) in [
+        (vec!["-r", "10", "-f", "100000000", "-d", d], "too large"),
+        (
+            vec!["-r", "2000000000", "-f", "10000000", "-d", d],
+            "GB free",
+        ),
+    ] {
+        let mut all = args.clone();
+        all.push("-t");
+        all.push("2");
+        let out = bin("csv_generator", &all);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(says), "{stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+}

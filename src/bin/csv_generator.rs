@@ -46,6 +46,27 @@ fn main() -> ExitCode {
         );
         return ExitCode::from(2);
     }
+    if args.fields_length > ysql_bench::config::MAX_FIELD_LEN {
+        ysql_bench::say!(
+            "error: --fields-length {} is too large: ysql-bench loads at most {} characters per field",
+            args.fields_length,
+            ysql_bench::config::MAX_FIELD_LEN
+        );
+        return ExitCode::from(2);
+    }
+    // The files must fit: a disk filled up harms more than this run.
+    let need = estimated_bytes(args.rows, args.fields_length);
+    if let Some(free) = free_bytes(&args.dir)
+        && need > free
+    {
+        ysql_bench::say!(
+            "error: the files would take about {:.1} GB but {} has {:.1} GB free: free some space, write elsewhere with -d DIR, or make fewer rows or shorter fields",
+            need as f64 / 1e9,
+            args.dir.display(),
+            free as f64 / 1e9
+        );
+        return ExitCode::from(2);
+    }
     let seed = args.seed.unwrap_or_else(rand::random::<u64>);
     let spec = CsvSpec {
         dir: args.dir,
@@ -83,4 +104,27 @@ fn main() -> ExitCode {
             ExitCode::from(e.exit_code() as u8)
         }
     }
+}
+
+/// About how many bytes the files of `rows` rows take: four fields, the id
+/// (at most 10 digits), four commas and a newline per row.
+fn estimated_bytes(rows: u64, field_len: usize) -> u64 {
+    rows.saturating_mul((field_len as u64).saturating_mul(4).saturating_add(15))
+}
+
+/// Space free for an ordinary user in `dir`'s file system, if it can be
+/// told.
+fn free_bytes(dir: &std::path::Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let path = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
+    let mut st = std::mem::MaybeUninit::<libc::statvfs>::uninit();
+    // SAFETY: a valid C string and a buffer of the right type; statvfs
+    // only writes into the buffer, and it is read only on success.
+    let r = unsafe { libc::statvfs(path.as_ptr(), st.as_mut_ptr()) };
+    if r != 0 {
+        return None;
+    }
+    // SAFETY: statvfs returned 0, so it filled the buffer.
+    let st = unsafe { st.assume_init() };
+    Some((st.f_bavail as u64).saturating_mul(st.f_frsize as u64))
 }

@@ -133,7 +133,9 @@ pub struct JsonOperation {
 pub struct JsonHistograms {
     pub latency: String,
     pub service: String,
-    pub row_latency: String,
+    /// Loads only, as `row_latency_ns`.
+    #[serde(default)]
+    pub row_latency: Option<String>,
 }
 
 /// Whether a file starting with `head` was written by this module.
@@ -252,7 +254,11 @@ fn operation(op: &OpResult) -> Result<JsonOperation> {
         histograms: JsonHistograms {
             latency: encode_histogram(&t.latency)?,
             service: encode_histogram(&t.service)?,
-            row_latency: encode_histogram(&t.row_latency)?,
+            row_latency: if op.kind.is_load() {
+                Some(encode_histogram(&t.row_latency)?)
+            } else {
+                None
+            },
         },
         hosts: super::conns::json_hosts(op),
         connect: super::conns::json_connect(op),

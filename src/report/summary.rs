@@ -120,12 +120,15 @@ pub fn keep_up_note(r: &OpResult) -> Option<String> {
         return None;
     }
     let achieved = r.total.ops as f64 / wall;
-    let behind = r.total.lag_max > Duration::from_secs(1);
-    if achieved < 0.95 * target || behind {
+    let pct = 100.0 * achieved / target;
+    let lag = human(r.total.lag_max);
+    if achieved < 0.95 * target {
         Some(format!(
-            "the server (or client) did not keep up with the rate: {:.0}% of the target achieved, schedule lag up to {}",
-            100.0 * achieved / target,
-            human(r.total.lag_max)
+            "the server (or client) did not keep up with the rate: {pct:.0}% of the target achieved, schedule lag up to {lag}"
+        ))
+    } else if r.total.lag_max > Duration::from_secs(1) {
+        Some(format!(
+            "the units fell behind their schedule by up to {lag} at some point (a stall?), then caught up: {pct:.0}% of the target achieved"
         ))
     } else {
         None
@@ -417,6 +420,12 @@ mod tests {
         assert!(note.contains("50% of the target"), "{note}");
         r.rate = Some(crate::stats::RateTarget { per_second: 50.0 });
         assert_eq!(keep_up_note(&r), None);
+        // A stall the schedule caught up from is not "did not keep up".
+        r.total.lag_max = std::time::Duration::from_millis(1500);
+        let note = keep_up_note(&r).unwrap();
+        assert!(note.contains("caught up: 100% of the target"), "{note}");
+        assert!(!note.contains("did not keep up"), "{note}");
+        r.total.lag_max = std::time::Duration::ZERO;
         let mut out = Vec::new();
         write_summary(&mut out, &r).unwrap();
         let text = String::from_utf8(out).unwrap();

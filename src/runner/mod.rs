@@ -94,7 +94,10 @@ pub async fn run_operation(ctx: &RunCtx, kind: OpKind) -> OpResult {
     result.batch_size = plan.batch_size;
     result.table_rows = plan.rows;
     result.nontransactional = plan.nontransactional;
-    result.rate = plan.rate.map(|r| RateTarget { per_second: r });
+    result.rate = plan
+        .rate
+        .filter(|_| kind.is_paced())
+        .map(|r| RateTarget { per_second: r });
     result.latency_limit = plan.latency_limit;
     if !kind.is_load() {
         result.warmup = plan.warmup;
@@ -216,7 +219,7 @@ where
             Some(plan.run_time)
         },
         warmup: if kind.is_load() { None } else { plan.warmup },
-        rate: plan.rate,
+        rate: plan.rate.filter(|_| kind.is_paced()),
         latency_limit: plan.latency_limit,
         on_error: plan.on_error(kind),
         interval: plan.interval(),

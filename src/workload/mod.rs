@@ -62,6 +62,12 @@ impl OpKind {
         matches!(self, OpKind::Insert | OpKind::CopyMem)
     }
 
+    /// Whether `--rate` paces it: queries and the client's batches, not the
+    /// one statement per thread of procedure and copy-file.
+    pub fn is_paced(self) -> bool {
+        !self.is_load() || self.generates_batches()
+    }
+
     /// What the timed units are called, in the plural.
     pub fn units(self) -> &'static str {
         match self {
