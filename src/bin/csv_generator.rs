@@ -126,5 +126,7 @@ fn free_bytes(dir: &std::path::Path) -> Option<u64> {
     }
     // SAFETY: statvfs returned 0, so it filled the buffer.
     let st = unsafe { st.assume_init() };
+    // u64 on 64-bit Linux, narrower elsewhere.
+    #[allow(clippy::unnecessary_cast)]
     Some((st.f_bavail as u64).saturating_mul(st.f_frsize as u64))
 }
