@@ -123,7 +123,7 @@ pub struct Cli {
     pub show_rowsize: bool,
 
     /// Seed for the generated data and the chosen ids, for reproducible runs.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = parse_count::<u64>)]
     pub seed: Option<u64>,
 
     /// Directory of the CSV files for copy-file (on the database server's host).
@@ -131,15 +131,15 @@ pub struct Cli {
     pub csv_dir: PathBuf,
 
     /// How long select and update run (default 60s), e.g. 30s, 5m; also bounds a load, which then stops issuing batches and reports what it loaded.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, conflicts_with = "runtime_select")]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true, conflicts_with = "runtime_select")]
     pub time: Option<Duration>,
 
     /// The original tool's run time of select and update, in minutes (as --time, but it never bounds a load).
-    #[arg(long, value_name = "MINUTES", value_parser = parse_minutes)]
+    #[arg(long, value_name = "MINUTES", value_parser = parse_minutes, allow_hyphen_values = true)]
     pub runtime_select: Option<Duration>,
 
     /// Run select and update this long first and discard what it measured, e.g. 10s.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true)]
     pub warmup: Option<Duration>,
 
     /// Target rate over all threads: queries/s for select and update, batches/s for insert and copy-mem. Latency then counts from each unit's scheduled start.
@@ -155,7 +155,7 @@ pub struct Cli {
     pub latency_limit: Option<Duration>,
 
     /// Print a progress line on stderr every SECONDS (rate, latency percentiles, errors, lag).
-    #[arg(short = 'P', long, value_name = "SECONDS", value_parser = parse_duration)]
+    #[arg(short = 'P', long, value_name = "SECONDS", value_parser = parse_duration, allow_hyphen_values = true)]
     pub report_interval: Option<Duration>,
 
     /// Print an ASCII histogram of the latency of each operation.
@@ -207,11 +207,11 @@ pub struct Cli {
     pub on_error: Option<OnError>,
 
     /// How long to wait for a connection (default 10s, or connect_timeout in the URL).
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true)]
     pub connect_timeout: Option<Duration>,
 
     /// statement_timeout set on every connection (the server cancels longer statements), e.g. 30s. Default: the server's.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true)]
     pub statement_timeout: Option<Duration>,
 
     /// Spread the workers' connections over all the hosts of -u, one pool per host, instead of libpq's failover (which uses only the first host that answers).
@@ -249,6 +249,38 @@ pub enum OnError {
 pub enum HistogramScale {
     Linear,
     Log,
+}
+
+/// Parses the command line of `P`. Help and version go to stdout as clap
+/// prints them (`Err(0)`); any other error is one line on stderr, clap's
+/// first, with a pointer to --help (`Err(2)`), as every usage error of the
+/// tool is one line.
+pub fn parse_command_line<P: Parser>() -> Result<P, i32> {
+    let e = match P::try_parse() {
+        Ok(p) => return Ok(p),
+        Err(e) => e,
+    };
+    if !e.use_stderr() {
+        let _ = e.print();
+        return Err(crate::error::EXIT_OK);
+    }
+    // clap's first paragraph, on one line: "error: the following
+    // required arguments were not provided: --operations <LIST>".
+    let rendered = e.render().to_string();
+    let first: Vec<&str> = rendered
+        .lines()
+        .skip_while(|l| l.trim().is_empty())
+        .take_while(|l| !l.trim().is_empty())
+        .map(str::trim)
+        .collect();
+    let line = if first.is_empty() {
+        "error: bad usage".to_string()
+    } else {
+        first.join(" ")
+    };
+    let name = P::command().get_name().to_string();
+    crate::say!("{line} (see {name} --help)");
+    Err(crate::error::EXIT_USAGE)
 }
 
 fn parse_rate(s: &str) -> Result<f64, String> {
@@ -297,7 +329,7 @@ where
 pub fn parse_count<T: std::str::FromStr>(s: &str) -> Result<T, String> {
     let t = s.trim().replace('_', "");
     if t.starts_with('-') {
-        return Err("must not be negative".to_string());
+        return Err(format!("'{s}' is negative: write digits, e.g. 1000"));
     }
     t.parse::<T>()
         .map_err(|_| format!("'{s}' is not a whole number (write digits, e.g. 1000)"))
@@ -306,6 +338,16 @@ pub fn parse_count<T: std::str::FromStr>(s: &str) -> Result<T, String> {
 /// A duration such as `30s`, `5m`, `1h30m` or a plain number of seconds.
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
     let t = s.trim();
+    if t.starts_with("--") {
+        return Err(format!(
+            "'{s}' is a flag, not a duration: give a value such as 30s, 5m, 1h or 90"
+        ));
+    }
+    if t.starts_with('-') {
+        return Err(format!(
+            "'{s}' is negative: write a duration of 0 or more, e.g. 30s, 5m, 1h or 90"
+        ));
+    }
     if let Ok(secs) = t.parse::<f64>() {
         return seconds(secs).ok_or_else(|| format!("'{s}' is not a valid number of seconds"));
     }

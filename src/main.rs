@@ -8,7 +8,6 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
 use tokio::signal::unix::{SignalKind, signal};
 use ysql_bench::cli::Cli;
 use ysql_bench::config::RunPlan;
@@ -17,7 +16,10 @@ use ysql_bench::error::{EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK};
 use ysql_bench::{Control, run_with};
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match ysql_bench::cli::parse_command_line::<Cli>() {
+        Ok(c) => c,
+        Err(code) => return ExitCode::from(code as u8),
+    };
     let plan = match RunPlan::from_cli(cli) {
         Ok(p) => p,
         Err(e) => {

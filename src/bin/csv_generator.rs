@@ -29,7 +29,7 @@ struct Args {
     #[arg(short = 'd', long, value_name = "DIR", default_value = "/tmp")]
     dir: PathBuf,
     /// Seed of the data; the same seed gives the rows `ysql-bench --seed` loads.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = parse_count::<u64>)]
     seed: Option<u64>,
     /// Files written at once (default: the number of cores).
     #[arg(short = 'j', long, value_name = "N", value_parser = parse_positive::<usize>)]
@@ -37,7 +37,10 @@ struct Args {
 }
 
 fn main() -> ExitCode {
-    let args = Args::parse();
+    let args = match ysql_bench::cli::parse_command_line::<Args>() {
+        Ok(a) => a,
+        Err(code) => return ExitCode::from(code as u8),
+    };
     if args.rows > ysql_bench::config::MAX_ROWS {
         ysql_bench::say!(
             "error: --rows {} is more than the table can hold (ids are int): at most {}",

@@ -699,10 +699,13 @@ impl Phase<'_> {
                 }
                 // The coordinator cancelled a unit still running well after
                 // the stop (see `run_workers`): not a failure of the
-                // server's, and not a unit done.
+                // server's, and not a unit done. (Long units cancel
+                // themselves, above; their other failures count what they
+                // committed, below.)
                 (Err(e), None)
-                    if (self.ctx.stop.load(Ordering::Relaxed)
-                        || deadline.is_some_and(|d| end >= d))
+                    if !op.long_unit()
+                        && (self.ctx.stop.load(Ordering::Relaxed)
+                            || deadline.is_some_and(|d| end >= d))
                         && e.sqlstate() == Some(QUERY_CANCELED) =>
                 {
                     return;
