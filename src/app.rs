@@ -135,8 +135,8 @@ pub async fn run_with(
         }
     }
     control.check("while connecting")?;
-    let writes = plan.operations.iter().any(|o| o.writes());
-    schema::prepare_table(&client, &plan, server.flavor, writes).await?;
+    // Where the workers go is settled before the table is touched, so
+    // that a --yb-discover that cannot work changes nothing.
     let endpoints = if plan.yb_discover {
         crate::say!(">> yb_servers(): the cluster's nodes (--yb-discover)");
         nodes::discover(&client, &config).await?
@@ -145,6 +145,8 @@ pub async fn run_with(
     } else {
         nodes::split_hosts(&config)
     };
+    let writes = plan.operations.iter().any(|o| o.writes());
+    schema::prepare_table(&client, &plan, server.flavor, writes).await?;
     drop(client);
     if plan.balance != Balance::Failover {
         let labels: Vec<&str> = endpoints.iter().map(|e| e.label.as_str()).collect();
@@ -236,6 +238,9 @@ pub async fn run_with(
     drop(ctx);
     if let Some(t) = log_thread {
         t.close()?;
+        if let Some(p) = &plan.output.latency_log {
+            crate::say!(">> wrote {}", p.display());
+        }
     }
     write_files(&plan, &target, &report)?;
     Ok(report)
@@ -253,12 +258,20 @@ fn report_operation(
     let kind = result.kind;
     write_summary(out, result)?;
     if plan.output.print_histogram {
-        if kind.is_load() {
+        if kind.generates_batches() {
             writeln!(
                 out,
                 "histogram is per {} ({} rows)",
                 kind.unit(),
                 plan.batch_size
+            )?;
+        } else if kind.is_load() {
+            // copy-file and procedure: one unit per thread, its whole share.
+            writeln!(
+                out,
+                "histogram is per {} (one per thread, {} rows each or one more)",
+                kind.unit(),
+                plan.rows / plan.threads.max(1) as u64
             )?;
         } else {
             writeln!(out, "histogram is per {}", kind.unit())?;
@@ -271,6 +284,11 @@ fn report_operation(
         )?;
     }
     if let Some(g) = &plan.output.graph {
+        if result.total.ops == 0 {
+            // Empty axes would only puzzle whoever opens them.
+            crate::say!(">> no graph for {kind}: nothing was measured");
+            return Ok(());
+        }
         match plot::draw(result, g, stamp, server_name) {
             Ok(paths) => {
                 for p in paths {

@@ -285,6 +285,17 @@ async fn yb_discover_on_postgresql_says_it_needs_yugabytedb() {
         e.contains("yb_servers()") && e.contains("YugabyteDB"),
         "{e}"
     );
+    // Refused before the table was created.
+    let c = client(&sb).await;
+    let tables: i64 = c
+        .query_one(
+            "select count(*) from pg_tables where tablename = 'test_table'",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(tables, 0);
     let out = bin(
         "ysql-bench",
         &["--sandbox", "--yb-discover", "-o", "insert"],

@@ -173,3 +173,30 @@ async fn the_histogram_and_row_size_are_printed_as_asked() {
         "{text}"
     );
 }
+
+/// An operation that measured nothing (a failed copy-file) gets no empty
+/// picture, and says so.
+#[test]
+fn no_graph_is_drawn_for_an_operation_that_measured_nothing() {
+    let dir = shared_dir();
+    let graphs = dir.path().join("graphs");
+    let out = bin(
+        "ysql-bench",
+        &[
+            "--sandbox",
+            "-o",
+            "copy-file",
+            "-r",
+            "10",
+            "--csv-dir",
+            dir.path().to_str().unwrap(),
+            "--graph",
+            "--graph-dir",
+            graphs.to_str().unwrap(),
+        ],
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("no graph for copy-file"), "{stderr}");
+    assert_eq!(std::fs::read_dir(&graphs).unwrap().count(), 0);
+}

@@ -93,9 +93,10 @@ fn main() -> ExitCode {
                 let _ = writeln!(stdout, "{}", p.display());
             }
             ysql_bench::say!(
-                "wrote {} rows in {} files, {:.1} MB in {:.3} s ({:.1} MB/s), seed {seed}",
+                "wrote {} rows in {} file{}, {:.1} MB in {:.3} s ({:.1} MB/s), seed {seed}",
                 spec.rows,
                 paths.len(),
+                if paths.len() == 1 { "" } else { "s" },
                 bytes as f64 / 1e6,
                 secs,
                 bytes as f64 / 1e6 / secs.max(1e-9)

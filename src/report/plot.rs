@@ -65,7 +65,12 @@ pub fn draw(
 }
 
 fn title(op: &OpResult, server: &str) -> String {
-    let mut t = format!("{}: {} threads", op.kind, op.threads);
+    let mut t = format!(
+        "{}: {} thread{}",
+        op.kind,
+        op.threads,
+        if op.threads == 1 { "" } else { "s" }
+    );
     if op.kind.generates_batches() {
         t.push_str(&format!(", batch {}", op.batch_size));
     }

@@ -110,6 +110,12 @@ impl IntervalRecorder {
         self.current.errors += 1;
     }
 
+    /// Counts rows that a failed unit ending at `end` left committed.
+    pub fn record_rows(&mut self, end: Instant, rows: u64) {
+        self.move_to(end);
+        self.current.rows += rows;
+    }
+
     /// Hands over the last piece.
     pub fn finish(mut self) {
         self.send(true);

@@ -766,6 +766,10 @@ impl Phase<'_> {
                         if rows > 0 {
                             out.stats.rows += rows;
                             self.rows_done.fetch_add(rows, Ordering::Relaxed);
+                            // The per-interval rows add up to the summary's.
+                            if let Some(rec) = rec.as_deref_mut() {
+                                rec.intervals.record_rows(end, rows);
+                            }
                             partly = format!(" ({rows} of its rows were committed)");
                         }
                     }

@@ -225,7 +225,10 @@ impl Percentiles {
             return Percentiles::default();
         }
         Percentiles {
-            min: h.min(),
+            // Every figure as the top of its HDR bucket, as
+            // value_at_quantile gives them: one sample reads the same as
+            // min, p50 and max, never min < max.
+            min: h.highest_equivalent(h.min()),
             mean: h.mean(),
             p50: h.value_at_quantile(0.50),
             p90: h.value_at_quantile(0.90),

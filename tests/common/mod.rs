@@ -204,6 +204,9 @@ pub async fn cut_short_procedure(sb: &Sandbox, extra: &[&str]) -> (RunReport, St
         "{in_table}\n{text}"
     );
     assert_eq!(report.operations[0].total.rows, in_table, "{text}");
+    // The per-interval figures (CSV, JSON) hold the same rows.
+    let per_interval: u64 = report.operations[0].intervals.iter().map(|i| i.rows).sum();
+    assert_eq!(per_interval, in_table, "{text}");
     (report, text, in_table)
 }
 
