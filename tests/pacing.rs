@@ -359,9 +359,8 @@ async fn an_interrupt_cancels_a_server_side_copy() {
 
 #[test]
 fn progress_lines_come_at_the_interval_with_their_fields() {
-    let out = bin(
-        "ysql-bench",
-        &[
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ysql-bench"))
+        .args([
             "--sandbox",
             "-o",
             "insert,select",
@@ -371,15 +370,29 @@ fn progress_lines_come_at_the_interval_with_their_fields() {
             "2s",
             "-P",
             "0.5",
-        ],
-    );
-    let stderr = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
-    let lines: Vec<&str> = stderr
-        .lines()
-        .filter(|l| l.starts_with("progress: select"))
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Each line with the time it arrived.
+    let mut seen = Vec::new();
+    for line in BufReader::new(child.stderr.take().unwrap()).lines() {
+        seen.push((Instant::now(), line.unwrap()));
+    }
+    let status = child.wait().unwrap();
+    let stderr: String = seen.iter().map(|(_, l)| format!("{l}\n")).collect();
+    assert_eq!(status.code(), Some(0), "{stderr}");
+    let progress: Vec<&(Instant, String)> = seen
+        .iter()
+        .filter(|(_, l)| l.starts_with("progress: select"))
         .collect();
+    let lines: Vec<&str> = progress.iter().map(|(_, l)| l.as_str()).collect();
     assert!((3..=5).contains(&lines.len()), "{stderr}");
+    // While the run goes on, not all at its end: the first and the last
+    // line arrive about 1.5 s apart.
+    let spread = progress[progress.len() - 1].0 - progress[0].0;
+    assert!(spread > Duration::from_millis(700), "{spread:?}\n{stderr}");
     for (i, l) in lines.iter().enumerate() {
         assert!(
             l.contains(&format!("{:.1} s,", 0.5 * (i + 1) as f64)),
@@ -555,7 +568,10 @@ fn sigint_during_a_select_gives_a_partial_summary_and_exit_130() {
 
 #[test]
 fn sigint_during_a_load_reports_what_was_loaded_and_exits_130() {
-    let (code, stdout, stderr) = interrupt_after(
+    // Interrupted once a progress line shows the load under way, not a
+    // fixed time after it was announced (connecting and preparing come
+    // first, and take longer on a loaded machine).
+    let (code, stdout, stderr) = interrupt_with(
         &[
             "--sandbox",
             "-o",
@@ -566,8 +582,12 @@ fn sigint_during_a_load_reports_what_was_loaded_and_exits_130() {
             "100",
             "-t",
             "2",
+            "-P",
+            "0.2",
         ],
-        ">> insert",
+        "progress: insert",
+        &[Duration::from_millis(100)],
+        &[],
     );
     assert_interrupted(code, &stdout, &stderr, "insert");
     assert!(
