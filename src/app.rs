@@ -84,6 +84,7 @@ pub async fn run_with(
     control: Control,
 ) -> Result<RunReport> {
     let started_at = SystemTime::now();
+    ensure_open_files(plan.threads)?;
     for w in plan.warnings() {
         crate::say!("{w}");
     }
@@ -248,6 +249,39 @@ pub async fn run_with(
 
 /// The summary of one operation, its histogram and its pictures, as the
 /// plan asks.
+/// Room for one open file per worker connection (and some for the
+/// tool's own): raises the soft limit towards the hard one when needed,
+/// and refuses up front what cannot fit, rather than failing workers one
+/// by one with "too many open files".
+// rlim_t is u64 on 64-bit Linux, and may be narrower elsewhere.
+#[allow(clippy::unnecessary_cast)]
+fn ensure_open_files(threads: usize) -> Result<()> {
+    let need = threads as u64 + 64;
+    let mut rl = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes into the struct given.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut rl) } != 0 {
+        return Ok(());
+    }
+    let (soft, hard) = (rl.rlim_cur as u64, rl.rlim_max as u64);
+    if soft >= need {
+        return Ok(());
+    }
+    rl.rlim_cur = need.min(hard) as libc::rlim_t;
+    // SAFETY: setrlimit reads the struct given; raising the soft limit up
+    // to the hard one needs no privilege.
+    let raised = unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &rl) } == 0;
+    if !raised || hard < need {
+        return Err(Error::usage(format!(
+            "-t {threads} needs about {need} open files (a connection each) but the limit is {}: raise it (ulimit -n {need}) or use fewer threads",
+            if raised { hard } else { soft }
+        )));
+    }
+    Ok(())
+}
+
 fn report_operation(
     out: &mut (dyn Write + Send),
     plan: &RunPlan,

@@ -25,6 +25,9 @@ pub const INSERT_COLUMNS: usize = 5;
 pub const MAX_INSERT_BATCH: usize = MAX_BIND_PARAMS / INSERT_COLUMNS;
 /// ids are `int` (int4): the table holds at most 2^31 rows, ids 0..2^31-1.
 pub const MAX_ROWS: u64 = 1 << 31;
+/// The most workers a run may have: each is a connection, a task and an
+/// open file; far more than one client machine drives usefully.
+pub const MAX_THREADS: usize = 10_000;
 /// The longest field we generate (10 MiB); PostgreSQL's own limit is 1 GB.
 pub const MAX_FIELD_LEN: usize = 10 << 20;
 /// The most memory one batch of generated rows may take in a worker.
@@ -220,6 +223,12 @@ impl RunPlan {
         let operations: Vec<OpKind> = cli.operations.iter().map(|o| OpKind::from(*o)).collect();
         let table = TableName::new(&cli.table_name)?;
 
+        if cli.threads > MAX_THREADS {
+            return Err(Error::usage(format!(
+                "--threads {} is more than {MAX_THREADS}: each thread is a connection; use fewer, or spread the load over several client machines",
+                cli.threads
+            )));
+        }
         if cli.rows > MAX_ROWS {
             return Err(Error::usage(format!(
                 "--rows {} is more than the table can hold: ids are int, so at most {MAX_ROWS} rows",

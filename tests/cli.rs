@@ -269,3 +269,37 @@ fn csv_generator_refuses_fields_too_long_and_files_too_big_for_the_disk() {
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     }
 }
+
+/// More threads than connections the tool may open: refused up front, in
+/// one line, rather than workers failing one by one.
+#[test]
+fn threads_beyond_the_open_file_limit_or_the_cap_are_refused() {
+    use std::os::unix::process::CommandExt;
+    let out = bin("ysql-bench", &["--sandbox", "-o", "select", "-t", "10001"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("more than 10000"),
+        "{}",
+        text(&out.stderr)
+    );
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_ysql-bench"));
+    cmd.args(["--sandbox", "-o", "select", "-t", "500"]);
+    // SAFETY: setrlimit is async-signal-safe; runs in the child before exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            let rl = libc::rlimit {
+                rlim_cur: 256,
+                rlim_max: 256,
+            };
+            libc::setrlimit(libc::RLIMIT_NOFILE, &rl);
+            Ok(())
+        });
+    }
+    let out = cmd.output().unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("open files"), "{stderr}");
+    assert!(stderr.contains("ulimit -n 564"), "{stderr}");
+    // Nothing was started: no sandbox.
+    assert!(!stderr.contains(">> start sandbox server"), "{stderr}");
+}

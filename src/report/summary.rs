@@ -207,7 +207,7 @@ pub fn write_summary(w: &mut dyn Write, r: &OpResult) -> io::Result<()> {
                 percentile_line(&t.service),
             )?;
         }
-        if r.kind.is_load() && r.kind.generates_batches() {
+        if r.kind.is_load() {
             line(w, "latency per row", percentile_line(&t.row_latency))?;
         }
     }

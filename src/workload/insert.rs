@@ -144,7 +144,11 @@ impl Operation for Insert {
 
     fn unit_label(&self) -> Option<String> {
         let first = self.ids.first()?;
-        Some(format!("ids {first}..{}", first + self.ids.len() as i32))
+        // i64: the last batch of a 2^31-row table ends at 2^31.
+        Some(format!(
+            "ids {first}..{}",
+            i64::from(*first) + self.ids.len() as i64
+        ))
     }
 
     async fn execute(&mut self, client: &Client) -> Result<Outcome> {
