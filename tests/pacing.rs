@@ -67,6 +67,58 @@ async fn a_stall_shows_in_the_corrected_latency_not_in_service_time() {
     assert!(t.lag_max > Duration::from_millis(500), "{text}");
 }
 
+/// --latency-limit under --rate, as pgbench: the slots that fell due
+/// during a stall and were already later than the limit are skipped, not
+/// sent; those sent late are counted late; every slot is accounted for,
+/// and the per-interval figures hold the skips too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_latency_limit_skips_what_a_stall_made_too_late_and_counts_it() {
+    let sb = sandbox();
+    run_args(&sb, &["-o", "copy-mem", "-r", "10000", "-b", "1000"]).await;
+    let locker = client(&sb).await;
+    let stall = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(1200)).await;
+        locker
+            .batch_execute("begin; lock table test_table in access exclusive mode; select pg_sleep(1); commit;")
+            .await
+            .unwrap();
+    });
+    let (report, text) = run_args(
+        &sb,
+        &[
+            "-o",
+            "select",
+            "-r",
+            "10000",
+            "-t",
+            "2",
+            "--rate",
+            "400",
+            "--time",
+            "3s",
+            "--latency-limit",
+            "50",
+        ],
+    )
+    .await;
+    stall.await.unwrap();
+    assert!(report.succeeded(), "{text}");
+    let t = &report.operations[0].total;
+    // About 400 slots fell due during the 1 s lock.
+    assert!(t.skipped > 200, "{text}");
+    // The queries caught by the lock itself were sent in time and ended late.
+    assert!(t.late >= 2, "{text}");
+    let slots = t.ops + t.skipped;
+    assert!((1150..=1200).contains(&slots), "{slots} slots\n{text}");
+    let in_intervals: u64 = report.operations[0]
+        .intervals
+        .iter()
+        .map(|i| i.skipped)
+        .sum();
+    assert_eq!(in_intervals, t.skipped, "{text}");
+    assert!(text.contains("skipped"), "{text}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn warmup_is_run_first_and_left_out_of_the_figures() {
     let sb = sandbox();

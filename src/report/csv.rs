@@ -8,7 +8,7 @@ use crate::error::{Error, Result};
 use crate::stats::OpResult;
 
 /// The header row; also how the tool recognises its own file.
-pub const HEADER: [&str; 16] = [
+pub const HEADER: [&str; 17] = [
     "operation",
     "elapsed_s",
     "interval_s",
@@ -25,10 +25,11 @@ pub const HEADER: [&str; 16] = [
     "p999_us",
     "max_us",
     "errors",
+    "skipped",
 ];
 
 /// Whether a file starting with `head` was written by this module (also
-/// by an earlier version, whose header lacked p90_us).
+/// by an earlier version, whose header lacked p90_us or skipped).
 pub fn is_ours(head: &str) -> bool {
     head.starts_with(&HEADER[..7].join(","))
 }
@@ -62,6 +63,7 @@ pub fn write_csv<W: Write>(w: W, ops: &[OpResult]) -> Result<()> {
                 us(l.p999),
                 us(l.max),
                 f.errors.to_string(),
+                f.skipped.to_string(),
             ])
             .map_err(fail)?;
         }

@@ -110,6 +110,12 @@ impl IntervalRecorder {
         self.current.errors += 1;
     }
 
+    /// Counts a unit skipped at `at` under --latency-limit.
+    pub fn record_skipped(&mut self, at: Instant) {
+        self.move_to(at);
+        self.current.skipped += 1;
+    }
+
     /// Counts rows that a failed unit ending at `end` left committed.
     pub fn record_rows(&mut self, end: Instant, rows: u64) {
         self.move_to(end);
@@ -135,6 +141,7 @@ fn absorb_late(f: &mut IntervalFigures, piece: &IntervalStats) {
     f.ops += piece.ops;
     f.rows += piece.rows;
     f.errors += piece.errors;
+    f.skipped += piece.skipped;
     f.ops_per_s = f.ops as f64 / f.seconds;
     f.rows_per_s = f.rows as f64 / f.seconds;
     if piece.ops > 0 {

@@ -646,6 +646,9 @@ impl Phase<'_> {
                         && now > due + limit
                     {
                         out.stats.skipped += 1;
+                        if let Some(rec) = rec.as_deref_mut() {
+                            rec.intervals.record_skipped(now);
+                        }
                         continue;
                     }
                     Some(due)

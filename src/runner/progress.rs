@@ -40,6 +40,10 @@ pub fn progress_line(kind: OpKind, f: &IntervalFigures, rate_limited: bool) -> S
             ms(f.lag_avg_ns),
             ms(f.lag_max_ns)
         ));
+        // Only --latency-limit skips, and only under --rate.
+        if f.skipped > 0 {
+            s.push_str(&format!(", {} skipped", f.skipped));
+        }
     }
     s
 }
@@ -92,13 +96,14 @@ mod tests {
 
     #[test]
     fn a_progress_line_has_rate_latency_and_errors_without_control_characters() {
-        let f = IntervalFigures {
+        let mut f = IntervalFigures {
             index: 4,
             end_s: 5.0,
             seconds: 1.0,
             ops: 1234,
             rows: 1234,
             errors: 2,
+            skipped: 0,
             ops_per_s: 1234.0,
             rows_per_s: 1234.0,
             latency: Percentiles {
@@ -118,5 +123,7 @@ mod tests {
         );
         assert!(!line.chars().any(|c| c.is_control()));
         assert!(!progress_line(OpKind::Select, &f, false).contains("lag"));
+        f.skipped = 7;
+        assert!(progress_line(OpKind::Select, &f, true).ends_with(", 7 skipped"));
     }
 }

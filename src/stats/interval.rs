@@ -20,6 +20,8 @@ pub struct IntervalStats {
     pub ops: u64,
     pub rows: u64,
     pub errors: u64,
+    /// Units skipped under --latency-limit (already too late when due).
+    pub skipped: u64,
     pub latency: Histogram<u64>,
     pub lag_total: Duration,
     pub lag_max: Duration,
@@ -31,6 +33,7 @@ impl Default for IntervalStats {
             ops: 0,
             rows: 0,
             errors: 0,
+            skipped: 0,
             latency: new_histogram(),
             lag_total: Duration::ZERO,
             lag_max: Duration::ZERO,
@@ -52,13 +55,14 @@ impl IntervalStats {
         self.ops += other.ops;
         self.rows += other.rows;
         self.errors += other.errors;
+        self.skipped += other.skipped;
         let _ = self.latency.add(&other.latency);
         self.lag_total += other.lag_total;
         self.lag_max = self.lag_max.max(other.lag_max);
     }
 
     pub fn is_empty(&self) -> bool {
-        self.ops == 0 && self.errors == 0
+        self.ops == 0 && self.errors == 0 && self.skipped == 0
     }
 
     /// The figures of interval `index` of length `len`.
@@ -71,6 +75,7 @@ impl IntervalStats {
             ops: self.ops,
             rows: self.rows,
             errors: self.errors,
+            skipped: self.skipped,
             ops_per_s: self.ops as f64 / secs,
             rows_per_s: self.rows as f64 / secs,
             latency: Percentiles::of(&self.latency),
@@ -92,6 +97,9 @@ pub struct IntervalFigures {
     pub ops: u64,
     pub rows: u64,
     pub errors: u64,
+    /// Units skipped under --latency-limit.
+    #[serde(default)]
+    pub skipped: u64,
     pub ops_per_s: f64,
     pub rows_per_s: f64,
     pub latency: Percentiles,
