@@ -249,14 +249,17 @@ pub async fn run_with(
 
 /// The summary of one operation, its histogram and its pictures, as the
 /// plan asks.
-/// Room for one open file per worker connection (and some for the
-/// tool's own): raises the soft limit towards the hard one when needed,
-/// and refuses up front what cannot fit, rather than failing workers one
-/// by one with "too many open files".
+/// Room for the open files a run needs: a connection per worker, and at
+/// a stop as many cancel connections again, besides the runtime's own.
+/// Raises the soft limit towards the hard one when it is short, and
+/// refuses up front a run whose connections alone cannot fit, rather than
+/// failing workers one by one with "too many open files".
 // rlim_t is u64 on 64-bit Linux, and may be narrower elsewhere.
 #[allow(clippy::unnecessary_cast)]
 fn ensure_open_files(threads: usize) -> Result<()> {
-    let need = threads as u64 + 64;
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
+    let least = threads as u64 + 64;
+    let want = 2 * threads as u64 + 3 * cores + 64;
     let mut rl = libc::rlimit {
         rlim_cur: 0,
         rlim_max: 0,
@@ -266,17 +269,18 @@ fn ensure_open_files(threads: usize) -> Result<()> {
         return Ok(());
     }
     let (soft, hard) = (rl.rlim_cur as u64, rl.rlim_max as u64);
-    if soft >= need {
-        return Ok(());
+    let mut limit = soft;
+    if soft < want {
+        rl.rlim_cur = want.min(hard) as libc::rlim_t;
+        // SAFETY: setrlimit reads the struct given; raising the soft limit
+        // up to the hard one needs no privilege.
+        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &rl) } == 0 {
+            limit = want.min(hard);
+        }
     }
-    rl.rlim_cur = need.min(hard) as libc::rlim_t;
-    // SAFETY: setrlimit reads the struct given; raising the soft limit up
-    // to the hard one needs no privilege.
-    let raised = unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &rl) } == 0;
-    if !raised || hard < need {
+    if limit < least {
         return Err(Error::usage(format!(
-            "-t {threads} needs about {need} open files (a connection each) but the limit is {}: raise it (ulimit -n {need}) or use fewer threads",
-            if raised { hard } else { soft }
+            "-t {threads} needs at least {least} open files (a connection each) but the limit is {limit}: raise it (ulimit -n {want}) or use fewer threads"
         )));
     }
     Ok(())

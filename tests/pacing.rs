@@ -250,6 +250,15 @@ async fn an_interrupt_during_a_stall_cancels_the_stuck_queries_and_keeps_the_fig
     assert!(op.wallclock < Duration::from_secs(3), "{text}");
     let in_intervals: u64 = op.intervals.iter().map(|i| i.ops).sum();
     assert_eq!(in_intervals, op.total.ops, "{text}");
+    // The intervals end with the measurement, not with the wait for the
+    // stuck workers after it.
+    let last = op.intervals.last().unwrap();
+    assert!(
+        last.end_s <= op.wallclock.as_secs_f64() + 0.01,
+        "{:?} past {:?}",
+        last,
+        op.wallclock
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -14,6 +14,7 @@
 //! ([`AwaitClose`]), as libpq does, bounded by the connect timeout.
 
 use std::io;
+use std::net::{IpAddr, SocketAddr};
 use std::path::Path;
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
@@ -39,13 +40,28 @@ pub async fn cancel(
     token: &CancelToken,
     limit: Duration,
 ) -> Result<()> {
+    let stock = || async {
+        match tls {
+            Tls::Plain => token.cancel_query(NoTls).await.map_err(pg),
+            Tls::Rustls(m) => token.cancel_query(m.clone()).await.map_err(pg),
+        }
+    };
     let send = async {
         match single_host(config) {
-            Some(target) => send_awaiting_close(target, tls, token).await,
-            None => match tls {
-                Tls::Plain => token.cancel_query(NoTls).await.map_err(pg),
-                Tls::Rustls(m) => token.cancel_query(m.clone()).await.map_err(pg),
+            Some(Target::Tcp {
+                connect,
+                name,
+                port,
+            }) => match one_server(&connect, port).await {
+                Some(addr) => send_awaiting_close(Dest::Tcp { addr, name }, tls, token).await,
+                // A name for several servers (round-robin DNS): only
+                // tokio-postgres knows which address the connection took.
+                None => stock().await,
             },
+            Some(Target::Unix { dir, port }) => {
+                send_awaiting_close(Dest::Unix { dir, port }, tls, token).await
+            }
+            None => stock().await,
         }
     };
     match tokio::time::timeout(limit, send).await {
@@ -98,21 +114,35 @@ fn single_host(config: &Config) -> Option<Target<'_>> {
     }
 }
 
-async fn send_awaiting_close(target: Target<'_>, tls: &Tls, token: &CancelToken) -> io::Result<()> {
-    match target {
-        Target::Unix { dir, port } => {
+/// The address to send a cancel to when `host` means one server: an IP
+/// address, or a name whose addresses are one, or all on this machine
+/// (`localhost`: 127.0.0.1 and ::1 reach the same server). None otherwise.
+async fn one_server(host: &str, port: u16) -> Option<SocketAddr> {
+    if let Ok(ip) = host.parse::<IpAddr>() {
+        return Some(SocketAddr::new(ip, port));
+    }
+    let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host, port)).await.ok()?.collect();
+    let first = *addrs.first()?;
+    (addrs.len() == 1 || addrs.iter().all(|a| a.ip().is_loopback())).then_some(first)
+}
+
+/// Where a cancel request goes.
+enum Dest<'a> {
+    Tcp { addr: SocketAddr, name: &'a str },
+    Unix { dir: &'a Path, port: u16 },
+}
+
+async fn send_awaiting_close(dest: Dest<'_>, tls: &Tls, token: &CancelToken) -> io::Result<()> {
+    match dest {
+        Dest::Unix { dir, port } => {
             let s = UnixStream::connect(dir.join(format!(".s.PGSQL.{port}"))).await?;
             token
                 .cancel_query_raw(AwaitClose::new(s), NoTls)
                 .await
                 .map_err(pg)
         }
-        Target::Tcp {
-            connect,
-            name,
-            port,
-        } => {
-            let s = AwaitClose::new(TcpStream::connect((connect.as_str(), port)).await?);
+        Dest::Tcp { addr, name } => {
+            let s = AwaitClose::new(TcpStream::connect(addr).await?);
             match tls {
                 Tls::Plain => token.cancel_query_raw(s, NoTls).await.map_err(pg),
                 Tls::Rustls(m) => {
@@ -218,6 +248,15 @@ mod tests {
         );
         let c: Config = "host=a,b port=5433".parse().unwrap();
         assert_eq!(single_host(&c), None);
+    }
+
+    #[tokio::test]
+    async fn one_server_means_an_address_or_a_name_for_this_machine() {
+        let a = one_server("127.0.0.1", 5433).await.unwrap();
+        assert_eq!(a, "127.0.0.1:5433".parse().unwrap());
+        let a = one_server("localhost", 5433).await.unwrap();
+        assert!(a.ip().is_loopback() && a.port() == 5433, "{a}");
+        assert_eq!(one_server("no-such-host.invalid", 5433).await, None);
     }
 
     /// Shutdown returns only once the peer has closed, and does not close

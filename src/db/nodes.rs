@@ -485,17 +485,16 @@ impl ConnSource {
 impl ConnSource {
     /// Asks endpoint `i` to cancel what `token`'s connection is running,
     /// over the same TLS as the run's connections (see [`super::cancel`]).
-    /// Bounded by the connect timeout; a cancel that cannot be delivered is
-    /// reported, not waited for.
+    /// Bounded by the connect timeout (`--connect-timeout`); a cancel that
+    /// cannot be delivered is reported, not waited for.
     pub async fn cancel(&self, i: usize, token: &CancelToken) -> Result<()> {
         let node = &self.nodes[i.min(self.nodes.len() - 1)];
-        super::cancel::cancel(
-            &node.endpoint.config,
-            &self.tls,
-            token,
-            DEFAULT_CONNECT_TIMEOUT,
-        )
-        .await
+        let config = &node.endpoint.config;
+        let limit = config
+            .get_connect_timeout()
+            .copied()
+            .unwrap_or(DEFAULT_CONNECT_TIMEOUT);
+        super::cancel::cancel(config, &self.tls, token, limit).await
     }
 }
 

@@ -162,8 +162,9 @@ fn absorb_late(f: &mut IntervalFigures, piece: &IntervalStats) {
 
 /// Merges the workers' pieces until every recorder is gone; returns the
 /// figures of every interval, in order. The last interval is finished only
-/// when the workers are done, with its true length. `run_time`, when
-/// known, tells which interval is the last.
+/// when the workers are done, with its true length up to `end` (sent by
+/// the coordinator; now, if it sends none). `run_time`, when known, tells
+/// which interval is the last.
 pub async fn collect(
     mut rx: mpsc::UnboundedReceiver<IntervalMsg>,
     workers: usize,
@@ -171,6 +172,7 @@ pub async fn collect(
     len: Duration,
     run_time: Option<Duration>,
     mut on_interval: Option<OnInterval>,
+    end: tokio::sync::oneshot::Receiver<Instant>,
 ) -> Vec<IntervalFigures> {
     let grace = (len / 2).min(Duration::from_secs(1));
     let len_ns = nanos(len).max(1);
@@ -243,21 +245,43 @@ pub async fn collect(
             next += 1;
         }
     }
-    // Every worker is done: the rest, the last one possibly partial.
-    let total = start.elapsed();
-    let last = pending.keys().next_back().copied().unwrap_or(0).max(next);
+    // Every worker is done: the rest, the last one possibly partial. The
+    // end is the operation's (the stop, or the last unit counted after
+    // it), not now: intervals finished while a stuck worker was waited
+    // for after the end are no part of the measurement.
+    let end = end.await.unwrap_or_else(|_| Instant::now());
+    let total = end.saturating_duration_since(start);
+    let by_end = (nanos(total).max(1) - 1) / len_ns;
+    let by_end = by_end.min(last_index.unwrap_or(u64::MAX));
+    let last = pending.keys().next_back().copied().unwrap_or(0).max(by_end);
+    out.truncate(last as usize + 1);
+    // The length of the last interval, which may be partial.
+    let last_len = |begin: Duration| match total.checked_sub(begin) {
+        Some(d) if !d.is_zero() => d.min(len),
+        _ => len,
+    };
+    if next > last
+        && let Some(f) = out.get_mut(last as usize)
+    {
+        // Already finished (while a stuck worker was waited for): made
+        // partial now.
+        let begin = len.saturating_mul(last as u32);
+        let this_len = last_len(begin);
+        match kept.get(&last) {
+            Some(k) => *f = k.figures(last, this_len),
+            None => {
+                f.seconds = this_len.as_secs_f64();
+                f.ops_per_s = f.ops as f64 / f.seconds;
+                f.rows_per_s = f.rows as f64 / f.seconds;
+            }
+        }
+        f.end_s = (begin + this_len).as_secs_f64();
+    }
     while next <= last {
         let stats = pending.remove(&next).unwrap_or_default();
         let begin = len.saturating_mul(next as u32);
         // Only the last interval may be partial.
-        let this_len = if next < last {
-            len
-        } else {
-            match total.checked_sub(begin) {
-                Some(d) if !d.is_zero() => d.min(len),
-                _ => len,
-            }
-        };
+        let this_len = if next < last { len } else { last_len(begin) };
         let mut f = stats.figures(next, this_len);
         f.end_s = (begin + this_len).as_secs_f64();
         if let Some(cb) = on_interval.as_mut() {
@@ -272,6 +296,11 @@ pub async fn collect(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// No end from a coordinator: the collector takes the time it ends.
+    fn no_end() -> tokio::sync::oneshot::Receiver<Instant> {
+        tokio::sync::oneshot::channel().1
+    }
 
     fn unit() -> (Timing, Outcome) {
         (
@@ -301,7 +330,7 @@ mod tests {
         b.record_error(start + Duration::from_millis(2300));
         a.finish();
         b.finish();
-        let figs = collect(rx, 2, start, len, None, None).await;
+        let figs = collect(rx, 2, start, len, None, None, no_end()).await;
         assert_eq!(figs[0].ops, 4);
         assert_eq!(figs[0].rows, 8);
         assert_eq!(figs[1].ops, 0);
@@ -321,7 +350,16 @@ mod tests {
         r.record(start + Duration::from_millis(1500), t, o);
         r.record(start + Duration::from_millis(2003), t, o);
         r.finish();
-        let figs = collect(rx, 1, start, len, Some(Duration::from_secs(2)), None).await;
+        let figs = collect(
+            rx,
+            1,
+            start,
+            len,
+            Some(Duration::from_secs(2)),
+            None,
+            no_end(),
+        )
+        .await;
         assert_eq!(figs.len(), 2);
         assert_eq!(figs[1].ops, 2);
     }
@@ -343,7 +381,7 @@ mod tests {
             r.record(Instant::now(), t, o);
             r.finish();
         });
-        let figs = collect(rx, 1, start, len, None, None).await;
+        let figs = collect(rx, 1, start, len, None, None, no_end()).await;
         worker.await.unwrap();
         assert_eq!(figs[0].ops, 1, "{figs:?}");
         assert_eq!(figs[0].rows, 2);
@@ -386,7 +424,7 @@ mod tests {
             }
             r.finish();
         });
-        let figs = collect(rx, 1, start, len, None, Some(cb)).await;
+        let figs = collect(rx, 1, start, len, None, Some(cb), no_end()).await;
         worker.await.unwrap();
         let indexes: Vec<u64> = figs.iter().map(|f| f.index).collect();
         assert_eq!(*seen.lock().unwrap(), indexes);

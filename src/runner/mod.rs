@@ -64,9 +64,21 @@ pub const STOP_GRACE: Duration = Duration::from_secs(5);
 const CANCEL_WAIT: Duration = Duration::from_secs(5);
 
 /// What a worker's connection is running, for the coordinator to cancel
-/// after a stop: the host index and the connection's cancel token, set by
-/// the worker's [`Session`] whenever its connection changes (not per unit).
-pub type InFlight = Arc<std::sync::Mutex<Option<(usize, tokio_postgres::CancelToken)>>>;
+/// after a stop. Set by the worker's [`Session`] whenever its connection
+/// changes (not per unit).
+#[derive(Default)]
+pub struct InFlightSlot {
+    /// The host index and the connection's cancel token; None while the
+    /// worker has no connection, or must not be interrupted (a long unit
+    /// counting what it committed).
+    pub conn: Option<(usize, tokio_postgres::CancelToken)>,
+    /// The coordinator sent a cancel: a 57014 that follows is its doing,
+    /// not a statement timeout.
+    pub cancel_sent: bool,
+}
+
+/// A worker's [`InFlightSlot`], shared with the coordinator.
+pub type InFlight = Arc<std::sync::Mutex<InFlightSlot>>;
 
 /// What the operations of a run share.
 #[derive(Clone)]
@@ -271,6 +283,7 @@ where
             crate::say!("{}", progress::progress_line(kind, f, rate_limited));
         }) as OnInterval
     });
+    let (end_tx, end_rx) = tokio::sync::oneshot::channel();
     let collector = tokio::spawn(intervals::collect(
         rx,
         threads,
@@ -278,6 +291,7 @@ where
         pace.interval,
         pace.run_time,
         on_interval,
+        end_rx,
     ));
     let bar = (kind.is_load() && plan.report_interval.is_none())
         .then(|| progress::LoadBar::start(kind, plan.rows, rows_done.clone()))
@@ -293,6 +307,14 @@ where
         Cancelled,
     }
     let mut stopping = Stopping::Running;
+    // A procedure CALL or server-side COPY cancels itself at the stop and
+    // then counts what it committed (perhaps on a new connection): more
+    // time than a query needs to notice its cancel.
+    let cancel_wait = if kind.is_paced() {
+        CANCEL_WAIT
+    } else {
+        CANCEL_WAIT + COUNT_BUDGET + crate::db::connect::DEFAULT_CONNECT_TIMEOUT
+    };
     let mut stopped_at = None;
     let mut ended_by = "the stop";
     // The end of --time is a stop for the units still in flight: a
@@ -333,7 +355,7 @@ where
                     );
                     cancel_in_flight(ctx, &inflight, &running);
                     stopping = Stopping::Cancelled;
-                    timer.as_mut().reset((Instant::now() + CANCEL_WAIT).into());
+                    timer.as_mut().reset((Instant::now() + cancel_wait).into());
                     continue;
                 }
                 let left = set.len();
@@ -343,7 +365,7 @@ where
                 }
                 failures.push(format!(
                     "{left} worker(s) did not end within {} s of {ended_by}, even after their statements were cancelled (is the server frozen?); their measurements are not included",
-                    (STOP_GRACE + CANCEL_WAIT).as_secs()
+                    (STOP_GRACE + cancel_wait).as_secs()
                 ));
                 break;
             }
@@ -364,6 +386,7 @@ where
     if let Some(b) = bar {
         b.finish();
     }
+    let _ = end_tx.send(ended);
     let intervals = collector.await.unwrap_or_default();
     let mut workers = Vec::with_capacity(threads);
     for (t, out) in outputs.into_iter().enumerate() {
@@ -432,10 +455,11 @@ async fn stop_seen(stop: Arc<AtomicBool>, deadline: Option<Instant>) -> Instant 
 /// connect timeout, and one that fails is said).
 fn cancel_in_flight(ctx: &RunCtx, inflight: &[InFlight], workers: &[usize]) {
     for &t in workers {
-        let token = inflight[t]
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
+        let token = {
+            let mut slot = inflight[t].lock().unwrap_or_else(|p| p.into_inner());
+            slot.cancel_sent |= slot.conn.is_some();
+            slot.conn.clone()
+        };
         if let Some((host, token)) = token {
             let conns = ctx.conns.clone();
             tokio::spawn(async move {
@@ -448,8 +472,9 @@ fn cancel_in_flight(ctx: &RunCtx, inflight: &[InFlight], workers: &[usize]) {
 }
 
 /// Attempts at counting what a long unit committed on a spare connection
-/// after its own was lost, half a second apart.
+/// after its own was lost, half a second apart, within [`COUNT_BUDGET`].
 const COUNT_TRIES: u32 = 20;
+const COUNT_BUDGET: Duration = Duration::from_secs(10);
 
 /// SQLSTATE of a statement cancelled on request.
 const QUERY_CANCELED: &str = "57014";
@@ -667,11 +692,15 @@ impl Phase<'_> {
                     out.error = Some(e);
                     return;
                 }
-                if let Err(re) = self.reconnect(op, &mut out.stats).await {
-                    out.error = Some(Error::run(format!(
-                        "{e}; then the connection could not be made again: {re}"
-                    )));
-                    return;
+                match self.reconnect(op, &mut out.stats, deadline).await {
+                    Ok(true) => {}
+                    Ok(false) => return,
+                    Err(re) => {
+                        out.error = Some(Error::run(format!(
+                            "{e}; then the connection could not be made again: {re}"
+                        )));
+                        return;
+                    }
                 }
             }
             // No unit of this worker ends before this: the interval
@@ -707,9 +736,8 @@ impl Phase<'_> {
                 // committed, below.)
                 (Err(e), None)
                     if !op.long_unit()
-                        && (self.ctx.stop.load(Ordering::Relaxed)
-                            || deadline.is_some_and(|d| end >= d))
-                        && e.sqlstate() == Some(QUERY_CANCELED) =>
+                        && e.sqlstate() == Some(QUERY_CANCELED)
+                        && self.session.cancel_was_sent() =>
                 {
                     return;
                 }
@@ -787,13 +815,17 @@ impl Phase<'_> {
                         out.error = Some(e);
                         return;
                     }
-                    if (lost || self.session.is_closed())
-                        && let Err(re) = self.reconnect(op, &mut out.stats).await
-                    {
-                        out.error = Some(Error::run(format!(
-                            "{e}; then the connection could not be made again: {re}"
-                        )));
-                        return;
+                    if lost || self.session.is_closed() {
+                        match self.reconnect(op, &mut out.stats, deadline).await {
+                            Ok(true) => {}
+                            Ok(false) => return,
+                            Err(re) => {
+                                out.error = Some(Error::run(format!(
+                                    "{e}; then the connection could not be made again: {re}"
+                                )));
+                                return;
+                            }
+                        }
                     }
                 }
             }
@@ -872,40 +904,65 @@ impl Phase<'_> {
     /// same host once the server answers again (for up to about 10 s). A
     /// count that cannot be made is said and taken as none.
     async fn committed_rows<O: Operation>(&self, op: &mut O) -> u64 {
-        let mut last = None;
-        if let Some(client) = self.session.client()
-            && !self.session.is_closed()
-        {
-            match op.committed_rows(client).await {
-                Ok(n) => return n,
-                Err(e) => last = Some(e),
-            }
-        }
-        for _ in 0..COUNT_TRIES {
-            match self.session.spare().await {
-                Ok(conn) => match op.committed_rows(&conn).await {
-                    Ok(n) => return n,
+        // The count must not be taken for a stuck unit and cancelled.
+        self.session.forget_in_flight();
+        let count = async {
+            let mut last = None;
+            if let Some(client) = self.session.client()
+                && !self.session.is_closed()
+            {
+                match op.committed_rows(client).await {
+                    Ok(n) => return Ok(n),
                     Err(e) => last = Some(e),
-                },
-                Err(e) => last = Some(e),
+                }
             }
-            tokio::time::sleep(Duration::from_millis(500)).await;
+            for _ in 0..COUNT_TRIES {
+                match self.session.spare().await {
+                    Ok(conn) => match op.committed_rows(&conn).await {
+                        Ok(n) => return Ok(n),
+                        Err(e) => last = Some(e),
+                    },
+                    Err(e) => last = Some(e),
+                }
+                tokio::time::sleep(Duration::from_millis(500)).await;
+            }
+            Err(last.unwrap_or_else(|| Error::run("no connection to count on")))
+        };
+        match tokio::time::timeout(COUNT_BUDGET, count).await {
+            Ok(Ok(n)) => n,
+            Ok(Err(e)) => {
+                crate::say!("warning: {e}; the rows it committed are not counted");
+                0
+            }
+            Err(_) => {
+                crate::say!(
+                    "warning: the rows the {} committed could not be counted within {} s; they are not counted",
+                    self.pace.kind.unit(),
+                    COUNT_BUDGET.as_secs()
+                );
+                0
+            }
         }
-        if let Some(e) = last {
-            crate::say!("warning: {e}; the rows it committed are not counted");
-        }
-        0
     }
 
     /// Replaces a lost connection: bounded attempts with backoff, then
-    /// the session is set up and statements prepared again.
-    async fn reconnect<O: Operation>(&mut self, op: &mut O, stats: &mut Stats) -> Result<()> {
-        let mut last = Error::run("stopped");
+    /// the session is set up and statements prepared again. Returns
+    /// Ok(false), not an error, when the stop or the end of `--time` comes
+    /// first: the worker then simply ends, with what it measured, well
+    /// within the coordinator's patience.
+    async fn reconnect<O: Operation>(
+        &mut self,
+        op: &mut O,
+        stats: &mut Stats,
+        deadline: Option<Instant>,
+    ) -> Result<bool> {
+        let mut last = Error::run("no attempt was made");
         for n in 1..=RECONNECT_TRIES {
-            if self.ctx.stop.load(Ordering::Relaxed) {
-                return Err(last);
-            }
-            match self.session.reopen(op, stats).await {
+            let attempt = tokio::select! {
+                r = self.session.reopen(op, stats) => r,
+                _ = cancel_due(&self.ctx.stop, deadline) => return Ok(false),
+            };
+            match attempt {
                 Ok(()) => {
                     stats.reconnects += 1;
                     crate::say!(
@@ -913,7 +970,7 @@ impl Phase<'_> {
                         self.pace.kind,
                         self.thread + 1
                     );
-                    return Ok(());
+                    return Ok(true);
                 }
                 Err(e) => last = e,
             }
@@ -923,7 +980,10 @@ impl Phase<'_> {
                 RECONNECT_MAX_PAUSE,
                 &mut self.rng,
             );
-            tokio::time::sleep(pause).await;
+            tokio::select! {
+                _ = tokio::time::sleep(pause) => {}
+                _ = cancel_due(&self.ctx.stop, deadline) => return Ok(false),
+            }
         }
         Err(last)
     }

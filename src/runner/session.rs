@@ -65,9 +65,23 @@ impl Session {
 
     /// Makes `conn` the current connection, and its cancel token known.
     fn set_current(&mut self, host: usize, conn: Conn) {
-        *self.inflight.lock().unwrap_or_else(|p| p.into_inner()) =
-            Some((host, conn.cancel_token()));
+        self.slot().conn = Some((host, conn.cancel_token()));
         self.current = Some((host, conn));
+    }
+
+    fn slot(&self) -> std::sync::MutexGuard<'_, super::InFlightSlot> {
+        self.inflight.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Keeps the coordinator from cancelling what this connection runs
+    /// from now on (a long unit counting what it committed).
+    pub fn forget_in_flight(&self) {
+        self.slot().conn = None;
+    }
+
+    /// Whether the coordinator cancelled this worker's unit after a stop.
+    pub fn cancel_was_sent(&self) -> bool {
+        self.slot().cancel_sent
     }
 
     /// Before the barrier: connects and prepares. A pooled connection is
@@ -118,7 +132,7 @@ impl Session {
     pub async fn reopen<O: Operation>(&mut self, op: &mut O, stats: &mut Stats) -> Result<()> {
         // A broken pooled connection goes back to its pool, which discards it.
         self.current = None;
-        *self.inflight.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        self.slot().conn = None;
         let host = self.conns.pick(self.worker, self.made, &mut self.rng);
         self.made += 1;
         let conn = if self.reconnect {
