@@ -338,7 +338,7 @@ pub fn parse_count<T: std::str::FromStr>(s: &str) -> Result<T, String> {
 /// A duration such as `30s`, `5m`, `1h30m` or a plain number of seconds.
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
     let t = s.trim();
-    if t.starts_with("--") {
+    if t.starts_with('-') && !t[1..].starts_with(|c: char| c.is_ascii_digit() || c == '.') {
         return Err(format!(
             "'{s}' is a flag, not a duration: give a value such as 30s, 5m, 1h or 90"
         ));
@@ -403,7 +403,9 @@ mod tests {
         assert_eq!(parse_duration("5m"), Ok(Duration::from_secs(300)));
         assert_eq!(parse_duration("1.5"), Ok(Duration::from_millis(1500)));
         assert!(parse_duration("soon").is_err());
-        assert!(parse_duration("-1").is_err());
+        assert!(parse_duration("-1").unwrap_err().contains("negative"));
+        assert!(parse_duration("-o").unwrap_err().contains("a flag"));
+        assert!(parse_duration("--rate").unwrap_err().contains("a flag"));
         assert_eq!(parse_minutes("0.5"), Ok(Duration::from_secs(30)));
         assert_eq!(parse_millis("2.5"), Ok(Duration::from_micros(2500)));
         assert!(parse_millis("0").is_err());
