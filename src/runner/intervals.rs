@@ -131,8 +131,10 @@ impl IntervalRecorder {
 /// Called with each finished interval (progress lines).
 pub type OnInterval = Box<dyn FnMut(&IntervalFigures) + Send>;
 
-/// How many finished intervals keep their histograms for late pieces.
-pub const KEEP_FINISHED: usize = 64;
+/// How many finished intervals keep their histograms for late pieces: a
+/// histogram of millisecond latencies takes about 100 KB, and a piece is
+/// rarely later than a few intervals.
+pub const KEEP_FINISHED: usize = 8;
 
 /// Adds a piece that arrived after its interval `f` was finished, whose
 /// histogram is no longer kept: counts, rates, min and max are exact.
