@@ -35,18 +35,27 @@ async fn a_rate_is_held_and_latency_counts_from_the_schedule() {
     assert!(op.total.latency.value_at_quantile(0.5) >= op.total.service.value_at_quantile(0.5));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_stall_shows_in_the_corrected_latency_not_in_service_time() {
-    let sb = sandbox();
-    run_args(&sb, &["-o", "copy-mem", "-r", "10000", "-b", "1000"]).await;
-    let locker = client(&sb).await;
-    let stall = tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(1500)).await;
+/// `after` from now, another session holds an exclusive lock on the
+/// table for one second: every query waits for it.
+async fn stall_after(
+    sb: &ysql_bench::db::sandbox::Sandbox,
+    after: Duration,
+) -> tokio::task::JoinHandle<()> {
+    let locker = client(sb).await;
+    tokio::spawn(async move {
+        tokio::time::sleep(after).await;
         locker
             .batch_execute("begin; lock table test_table in access exclusive mode; select pg_sleep(1); commit;")
             .await
             .unwrap();
-    });
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stall_shows_in_the_corrected_latency_not_in_service_time() {
+    let sb = sandbox();
+    run_args(&sb, &["-o", "copy-mem", "-r", "10000", "-b", "1000"]).await;
+    let stall = stall_after(&sb, Duration::from_millis(1500)).await;
     let (report, text) = run_args(
         &sb,
         &[
@@ -75,14 +84,7 @@ async fn a_stall_shows_in_the_corrected_latency_not_in_service_time() {
 async fn a_latency_limit_skips_what_a_stall_made_too_late_and_counts_it() {
     let sb = sandbox();
     run_args(&sb, &["-o", "copy-mem", "-r", "10000", "-b", "1000"]).await;
-    let locker = client(&sb).await;
-    let stall = tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(1200)).await;
-        locker
-            .batch_execute("begin; lock table test_table in access exclusive mode; select pg_sleep(1); commit;")
-            .await
-            .unwrap();
-    });
+    let stall = stall_after(&sb, Duration::from_millis(1200)).await;
     let (report, text) = run_args(
         &sb,
         &[

@@ -692,15 +692,8 @@ impl Phase<'_> {
                     out.error = Some(e);
                     return;
                 }
-                match self.reconnect(op, &mut out.stats, deadline).await {
-                    Ok(true) => {}
-                    Ok(false) => return,
-                    Err(re) => {
-                        out.error = Some(Error::run(format!(
-                            "{e}; then the connection could not be made again: {re}"
-                        )));
-                        return;
-                    }
+                if !self.recover(op, out, deadline, e).await {
+                    return;
                 }
             }
             // No unit of this worker ends before this: the interval
@@ -815,17 +808,10 @@ impl Phase<'_> {
                         out.error = Some(e);
                         return;
                     }
-                    if lost || self.session.is_closed() {
-                        match self.reconnect(op, &mut out.stats, deadline).await {
-                            Ok(true) => {}
-                            Ok(false) => return,
-                            Err(re) => {
-                                out.error = Some(Error::run(format!(
-                                    "{e}; then the connection could not be made again: {re}"
-                                )));
-                                return;
-                            }
-                        }
+                    if (lost || self.session.is_closed())
+                        && !self.recover(op, out, deadline, e).await
+                    {
+                        return;
                     }
                 }
             }
@@ -941,6 +927,27 @@ impl Phase<'_> {
                     COUNT_BUDGET.as_secs()
                 );
                 0
+            }
+        }
+    }
+
+    /// After a lost connection (`cause`): whether the worker goes on, on a
+    /// new connection. It ends quietly at the stop or the end of `--time`,
+    /// and with `cause` as its error when no connection can be made.
+    async fn recover<O: Operation>(
+        &mut self,
+        op: &mut O,
+        out: &mut WorkerOutput,
+        deadline: Option<Instant>,
+        cause: Error,
+    ) -> bool {
+        match self.reconnect(op, &mut out.stats, deadline).await {
+            Ok(reconnected) => reconnected,
+            Err(re) => {
+                out.error = Some(Error::run(format!(
+                    "{cause}; then the connection could not be made again: {re}"
+                )));
+                false
             }
         }
     }
