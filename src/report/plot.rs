@@ -215,15 +215,21 @@ fn draw_throughput(op: &OpResult, opts: &GraphOptions, server: &str, path: &Path
             .label_style((FAMILY, 14))
             .draw()
             .map_err(&e)?;
+        // More points than half the pixels across: plotters draws a wide
+        // line as polygons whose joins spike far out of the chart at sharp
+        // turns, and the markers would hide the line; a 1-pixel line then.
+        let dense = points.len() as u64 > u64::from(opts.width) / 2;
         chart
             .draw_series(LineSeries::new(
                 points.iter().copied(),
-                color.stroke_width(2),
+                color.stroke_width(if dense { 1 } else { 2 }),
             ))
             .map_err(&e)?;
-        chart
-            .draw_series(points.iter().map(|p| Circle::new(*p, 3, color.filled())))
-            .map_err(&e)?;
+        if !dense {
+            chart
+                .draw_series(points.iter().map(|p| Circle::new(*p, 3, color.filled())))
+                .map_err(&e)?;
+        }
     }
     root.present().map_err(&e)?;
     Ok(())
