@@ -316,10 +316,10 @@ where
         CANCEL_WAIT + COUNT_BUDGET + crate::db::connect::DEFAULT_CONNECT_TIMEOUT
     };
     let mut stopped_at = None;
-    let mut ended_by = "the stop";
+    let mut ended_by = Ending::Stop;
     // The end of --time is a stop for the units still in flight: a
     // frozen server must not hold the run past its time for ever.
-    let seen = stop_seen(ctx.stop.clone(), pace.run_time.map(|d| start + d));
+    let seen = ending(&ctx.stop, pace.run_time.map(|d| start + d));
     tokio::pin!(seen);
     let timer = tokio::time::sleep(Duration::MAX / 4);
     tokio::pin!(timer);
@@ -331,14 +331,10 @@ where
                 Some(Ok(Err(e))) => failures.push(format!("a worker stopped: {e}")),
                 Some(Err(e)) => failures.push(format!("a worker stopped: {e}")),
             },
-            at = &mut seen, if stopping == Stopping::Running => {
+            (why, at) = &mut seen, if stopping == Stopping::Running => {
                 stopping = Stopping::Grace;
                 stopped_at = Some(at);
-                ended_by = if ctx.stop.load(Ordering::Relaxed) {
-                    "the stop"
-                } else {
-                    "the end of --time"
-                };
+                ended_by = why;
                 timer.as_mut().reset((at + STOP_GRACE).into());
             }
             _ = &mut timer, if stopping != Stopping::Running => {
@@ -349,9 +345,10 @@ where
                     let running: Vec<usize> =
                         (0..threads).filter(|&t| outputs[t].is_none()).collect();
                     crate::say!(
-                        ">> {kind}: {} worker(s) still in a unit {} s after {ended_by}: cancelling their statements",
+                        ">> {kind}: {} worker(s) still in a unit {} s after {}: cancelling their statements",
                         running.len(),
-                        STOP_GRACE.as_secs()
+                        STOP_GRACE.as_secs(),
+                        ended_by.what()
                     );
                     cancel_in_flight(ctx, &inflight, &running);
                     stopping = Stopping::Cancelled;
@@ -364,8 +361,9 @@ where
                     a.abort();
                 }
                 failures.push(format!(
-                    "{left} worker(s) did not end within {} s of {ended_by}, even after their statements were cancelled (is the server frozen?); their measurements are not included",
-                    (STOP_GRACE + cancel_wait).as_secs()
+                    "{left} worker(s) did not end within {} s of {}, even after their statements were cancelled (is the server frozen?); their measurements are not included",
+                    (STOP_GRACE + cancel_wait).as_secs(),
+                    ended_by.what()
                 ));
                 break;
             }
@@ -410,40 +408,39 @@ where
     }
 }
 
-/// Why the runner cancelled a long unit on the server.
+/// Why an operation's units are being ended early: what makes the
+/// coordinator start its grace, a long unit cancel itself, and a
+/// reconnecting worker give up quietly.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Cancelled {
+enum Ending {
     /// The run was stopped (Ctrl-C, SIGTERM, another worker's failure).
     Stop,
     /// `--time` is up.
     Deadline,
 }
 
-/// Resolves when a long unit in flight should be cancelled.
-async fn cancel_due(stop: &AtomicBool, deadline: Option<Instant>) -> Cancelled {
-    loop {
-        if stop.load(Ordering::Relaxed) {
-            return Cancelled::Stop;
+impl Ending {
+    /// As the messages say it.
+    fn what(self) -> &'static str {
+        match self {
+            Ending::Stop => "the stop",
+            Ending::Deadline => "the end of --time",
         }
-        if deadline.is_some_and(|d| Instant::now() >= d) {
-            return Cancelled::Deadline;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
 
-/// Resolves when `stop` is set (seen within 20 ms) or `deadline` passes,
-/// with that time.
-async fn stop_seen(stop: Arc<AtomicBool>, deadline: Option<Instant>) -> Instant {
+/// Resolves when `stop` is set (seen within 20 ms) or `deadline` passes:
+/// which, and when.
+async fn ending(stop: &AtomicBool, deadline: Option<Instant>) -> (Ending, Instant) {
     loop {
         let now = Instant::now();
         if stop.load(Ordering::Relaxed) {
-            return now;
+            return (Ending::Stop, now);
         }
         if let Some(d) = deadline
             && now >= d
         {
-            return d;
+            return (Ending::Deadline, d);
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
@@ -715,7 +712,7 @@ impl Phase<'_> {
             // failure: what it committed counts, and the worker stops.
             let res = match (res, cancelled) {
                 (Err(_), Some(why)) => {
-                    out.timed_out |= why == Cancelled::Deadline;
+                    out.timed_out |= why == Ending::Deadline;
                     let rows = self.committed_rows(op).await;
                     if rows == 0 {
                         return;
@@ -826,7 +823,7 @@ impl Phase<'_> {
         op: &mut O,
         stats: &mut Stats,
         deadline: Option<Instant>,
-    ) -> (Result<crate::workload::Outcome>, u32, Option<Cancelled>) {
+    ) -> (Result<crate::workload::Outcome>, u32, Option<Ending>) {
         let mut tries = 0;
         loop {
             tries += 1;
@@ -870,13 +867,13 @@ impl Phase<'_> {
         op: &mut O,
         client: &Client,
         deadline: Option<Instant>,
-    ) -> (Result<crate::workload::Outcome>, Option<Cancelled>) {
+    ) -> (Result<crate::workload::Outcome>, Option<Ending>) {
         let token = client.cancel_token();
         let exec = op.execute(client);
         tokio::pin!(exec);
         let why = tokio::select! {
             res = &mut exec => return (res, None),
-            why = cancel_due(&self.ctx.stop, deadline) => why,
+            (why, _) = ending(&self.ctx.stop, deadline) => why,
         };
         if let Err(e) = self.session.cancel(&token).await {
             crate::say!("warning: {e}");
@@ -967,7 +964,7 @@ impl Phase<'_> {
         for n in 1..=RECONNECT_TRIES {
             let attempt = tokio::select! {
                 r = self.session.reopen(op, stats) => r,
-                _ = cancel_due(&self.ctx.stop, deadline) => return Ok(false),
+                _ = ending(&self.ctx.stop, deadline) => return Ok(false),
             };
             match attempt {
                 Ok(()) => {
@@ -989,7 +986,7 @@ impl Phase<'_> {
             );
             tokio::select! {
                 _ = tokio::time::sleep(pause) => {}
-                _ = cancel_due(&self.ctx.stop, deadline) => return Ok(false),
+                _ = ending(&self.ctx.stop, deadline) => return Ok(false),
             }
         }
         Err(last)
