@@ -229,24 +229,13 @@ impl RunPlan {
                 cli.threads
             )));
         }
-        if cli.rows > MAX_ROWS {
-            return Err(Error::usage(format!(
-                "--rows {} is more than the table can hold: ids are int, so at most {MAX_ROWS} rows",
-                cli.rows
-            )));
-        }
         let queries = operations.iter().any(|o| !o.is_load());
         if queries && cli.rows == 0 {
             return Err(Error::usage(
                 "--rows 0 leaves select and update nothing to read: give the number of rows in the table, e.g. -r 100000",
             ));
         }
-        if cli.fields_length > MAX_FIELD_LEN {
-            return Err(Error::usage(format!(
-                "--fields-length {} is too large: the limit is {MAX_FIELD_LEN} characters",
-                cli.fields_length
-            )));
-        }
+        check_table_shape(cli.rows, cli.fields_length)?;
         let batch_bytes = cli
             .batch_size
             .saturating_mul(cli.fields_length.saturating_mul(4));
@@ -422,6 +411,23 @@ impl RunPlan {
         }
         w
     }
+}
+
+/// The table's limits, the same for ysql-bench and for csv_generator,
+/// whose files must be loadable: ids are int, and a field is at most
+/// [`MAX_FIELD_LEN`] characters.
+pub fn check_table_shape(rows: u64, fields_length: usize) -> Result<()> {
+    if rows > MAX_ROWS {
+        return Err(Error::usage(format!(
+            "--rows {rows} is more than the table can hold: ids are int, so at most {MAX_ROWS} rows"
+        )));
+    }
+    if fields_length > MAX_FIELD_LEN {
+        return Err(Error::usage(format!(
+            "--fields-length {fields_length} is too large: the limit is {MAX_FIELD_LEN} characters"
+        )));
+    }
+    Ok(())
 }
 
 /// Two reports written to one file would leave only the last: refused.

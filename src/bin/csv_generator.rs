@@ -41,21 +41,10 @@ fn main() -> ExitCode {
         Ok(a) => a,
         Err(code) => return ExitCode::from(code as u8),
     };
-    if args.rows > ysql_bench::config::MAX_ROWS {
-        ysql_bench::say!(
-            "error: --rows {} is more than the table can hold (ids are int): at most {}",
-            args.rows,
-            ysql_bench::config::MAX_ROWS
-        );
-        return ExitCode::from(2);
-    }
-    if args.fields_length > ysql_bench::config::MAX_FIELD_LEN {
-        ysql_bench::say!(
-            "error: --fields-length {} is too large: ysql-bench loads at most {} characters per field",
-            args.fields_length,
-            ysql_bench::config::MAX_FIELD_LEN
-        );
-        return ExitCode::from(2);
+    // Files ysql-bench could not load are refused before a byte is written.
+    if let Err(e) = ysql_bench::config::check_table_shape(args.rows, args.fields_length) {
+        ysql_bench::say!("error: {e}");
+        return ExitCode::from(e.exit_code() as u8);
     }
     // The files must fit: a disk filled up harms more than this run.
     let need = estimated_bytes(args.rows, args.fields_length);
