@@ -69,6 +69,17 @@ impl Session {
         self.current = Some((host, conn));
     }
 
+    /// Drops the current connection; nothing is left to cancel.
+    fn clear_current(&mut self) {
+        self.slot().conn = None;
+        self.current = None;
+    }
+
+    /// The host of the current connection (the first while there is none).
+    fn host(&self) -> usize {
+        self.current.as_ref().map_or(0, |(h, _)| *h)
+    }
+
     fn slot(&self) -> std::sync::MutexGuard<'_, super::InFlightSlot> {
         self.inflight.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -131,8 +142,7 @@ impl Session {
     /// worker's rotation: pooled, or made anew (and timed) with --reconnect.
     pub async fn reopen<O: Operation>(&mut self, op: &mut O, stats: &mut Stats) -> Result<()> {
         // A broken pooled connection goes back to its pool, which discards it.
-        self.current = None;
-        self.slot().conn = None;
+        self.clear_current();
         let host = self.conns.pick(self.worker, self.made, &mut self.rng);
         self.made += 1;
         let conn = if self.reconnect {
@@ -156,8 +166,7 @@ impl Session {
 
     /// Cancels on the server what the current connection is running.
     pub async fn cancel(&self, token: &CancelToken) -> Result<()> {
-        let host = self.current.as_ref().map_or(0, |(h, _)| *h);
-        self.conns.cancel(host, token).await
+        self.conns.cancel(self.host(), token).await
     }
 
     /// A new connection to the current host, outside the pool (whose
@@ -165,8 +174,7 @@ impl Session {
     /// timeout: for a look at the table after the worker's own connection
     /// was lost.
     pub async fn spare(&self) -> Result<Conn> {
-        let host = self.current.as_ref().map_or(0, |(h, _)| *h);
-        Ok(self.conns.fresh(host).await?.0)
+        Ok(self.conns.fresh(self.host()).await?.0)
     }
 
     /// Counts a unit that succeeded on the current host.
