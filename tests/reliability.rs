@@ -97,6 +97,17 @@ async fn a_failing_batch_is_named_and_stops_a_load_unless_told_to_continue() {
     assert_eq!(facts(&c, "test_table").await.count, 800);
 }
 
+/// `after` from now, the server stops (its sessions get 57P01) and is
+/// started again 0.8 s later on the same port.
+async fn restart_after(sb: &mut Sandbox, after: Duration) {
+    tokio::time::sleep(after).await;
+    tokio::task::block_in_place(|| {
+        sb.stop_server();
+        std::thread::sleep(Duration::from_millis(800));
+        sb.start_server().unwrap();
+    });
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn workers_reconnect_after_a_server_restart_during_a_select() {
     let mut sb = sandbox();
@@ -106,12 +117,7 @@ async fn workers_reconnect_after_a_server_restart_during_a_select() {
         &["-o", "select", "-r", "1000", "-t", "2", "--time", "6s"],
     );
     let run = spawn_run(p);
-    tokio::time::sleep(Duration::from_millis(1500)).await;
-    tokio::task::block_in_place(|| {
-        sb.stop_server();
-        std::thread::sleep(Duration::from_millis(800));
-        sb.start_server().unwrap();
-    });
+    restart_after(&mut sb, Duration::from_millis(1500)).await;
     let (report, text) = run.await.unwrap();
     let report = report.unwrap();
     let op = &report.operations[0];
@@ -492,12 +498,7 @@ async fn a_procedure_cut_by_a_restart_counts_what_it_committed() {
     let rows = LONG_PROCEDURE_ROWS.to_string();
     let p = plan(&sb, &["-o", "procedure", "-r", &rows, "-t", "2"]);
     let run = spawn_run(p);
-    tokio::time::sleep(Duration::from_millis(1500)).await;
-    tokio::task::block_in_place(|| {
-        sb.stop_server();
-        std::thread::sleep(Duration::from_millis(800));
-        sb.start_server().unwrap();
-    });
+    restart_after(&mut sb, Duration::from_millis(1500)).await;
     let (report, text) = run.await.unwrap();
     let report = report.unwrap();
     let op = &report.operations[0];
