@@ -53,14 +53,12 @@ pub async fn cancel(
                 name,
                 port,
             }) => match one_server(&connect, port).await {
-                Some(addr) => send_awaiting_close(Dest::Tcp { addr, name }, tls, token).await,
+                Some(addr) => send_tcp(addr, name, tls, token).await,
                 // A name for several servers (round-robin DNS): only
                 // tokio-postgres knows which address the connection took.
                 None => stock().await,
             },
-            Some(Target::Unix { dir, port }) => {
-                send_awaiting_close(Dest::Unix { dir, port }, tls, token).await
-            }
+            Some(Target::Unix { dir, port }) => send_unix(dir, port, token).await,
             None => stock().await,
         }
     };
@@ -126,34 +124,25 @@ async fn one_server(host: &str, port: u16) -> Option<SocketAddr> {
     (addrs.len() == 1 || addrs.iter().all(|a| a.ip().is_loopback())).then_some(first)
 }
 
-/// Where a cancel request goes.
-enum Dest<'a> {
-    Tcp { addr: SocketAddr, name: &'a str },
-    Unix { dir: &'a Path, port: u16 },
+/// A cancel over a Unix-domain socket (never TLS).
+async fn send_unix(dir: &Path, port: u16, token: &CancelToken) -> io::Result<()> {
+    let s = UnixStream::connect(dir.join(format!(".s.PGSQL.{port}"))).await?;
+    token
+        .cancel_query_raw(AwaitClose::new(s), NoTls)
+        .await
+        .map_err(pg)
 }
 
-async fn send_awaiting_close(dest: Dest<'_>, tls: &Tls, token: &CancelToken) -> io::Result<()> {
-    match dest {
-        Dest::Unix { dir, port } => {
-            let s = UnixStream::connect(dir.join(format!(".s.PGSQL.{port}"))).await?;
-            token
-                .cancel_query_raw(AwaitClose::new(s), NoTls)
-                .await
-                .map_err(pg)
-        }
-        Dest::Tcp { addr, name } => {
-            let s = AwaitClose::new(TcpStream::connect(addr).await?);
-            match tls {
-                Tls::Plain => token.cancel_query_raw(s, NoTls).await.map_err(pg),
-                Tls::Rustls(m) => {
-                    let connector = MakeTlsConnect::<AwaitClose<TcpStream>>::make_tls_connect(
-                        &mut m.clone(),
-                        name,
-                    )
+/// A cancel over TCP to `addr`, with the run's TLS (verifying `name`).
+async fn send_tcp(addr: SocketAddr, name: &str, tls: &Tls, token: &CancelToken) -> io::Result<()> {
+    let s = AwaitClose::new(TcpStream::connect(addr).await?);
+    match tls {
+        Tls::Plain => token.cancel_query_raw(s, NoTls).await.map_err(pg),
+        Tls::Rustls(m) => {
+            let connector =
+                MakeTlsConnect::<AwaitClose<TcpStream>>::make_tls_connect(&mut m.clone(), name)
                     .map_err(io::Error::other)?;
-                    token.cancel_query_raw(s, connector).await.map_err(pg)
-                }
-            }
+            token.cancel_query_raw(s, connector).await.map_err(pg)
         }
     }
 }
