@@ -213,6 +213,15 @@ pub fn describe(c: &Config) -> String {
     )
 }
 
+/// How long connecting to `config` may take: `--connect-timeout`, the
+/// URL's `connect_timeout`, or the default.
+pub fn connect_timeout(config: &Config) -> Duration {
+    config
+        .get_connect_timeout()
+        .copied()
+        .unwrap_or(DEFAULT_CONNECT_TIMEOUT)
+}
+
 /// A pool of up to `size` connections. Connections are made when first
 /// taken, so an oversized pool costs nothing.
 pub fn pool(config: &Config, size: usize, tls: &Tls) -> Result<Pool> {
@@ -226,10 +235,7 @@ pub fn pool(config: &Config, size: usize, tls: &Tls) -> Result<Pool> {
     // The connect timeout covers the TCP connect; the pool's create timeout
     // also bounds the start-up handshake, so that a server that accepts but
     // never answers cannot hold a worker forever.
-    let connect = config
-        .get_connect_timeout()
-        .copied()
-        .unwrap_or(DEFAULT_CONNECT_TIMEOUT);
+    let connect = connect_timeout(config);
     Pool::builder(manager)
         .max_size(size.max(1))
         .runtime(Runtime::Tokio1)
@@ -248,11 +254,7 @@ pub async fn get(pool: &Pool, config: &Config) -> Result<deadpool_postgres::Obje
         deadpool_postgres::PoolError::Timeout(_) => Error::run(format!(
             "cannot connect to {}: no answer within {} s (--connect-timeout)",
             describe(config),
-            config
-                .get_connect_timeout()
-                .copied()
-                .unwrap_or(DEFAULT_CONNECT_TIMEOUT)
-                .as_secs_f64()
+            connect_timeout(config).as_secs_f64()
         )),
         other => Error::run(format!("cannot connect to {}: {other}", describe(config))),
     })

@@ -22,7 +22,7 @@ use deadpool_postgres::Pool;
 use tokio_postgres::config::Host;
 use tokio_postgres::{CancelToken, Client, Config, NoTls};
 
-use super::connect::{DEFAULT_CONNECT_TIMEOUT, pool};
+use super::connect::{connect_timeout, pool};
 use super::tls::Tls;
 use crate::error::{Error, Result};
 
@@ -396,9 +396,14 @@ impl ConnSource {
         self.nodes.len()
     }
 
+    /// Endpoint `i` (the last one for an index past the end).
+    fn node(&self, i: usize) -> &Node {
+        &self.nodes[i.min(self.nodes.len() - 1)]
+    }
+
     /// Says on stderr, once per node, that a worker skipped it.
     pub fn warn_unreachable(&self, i: usize, e: &Error) {
-        let node = &self.nodes[i.min(self.nodes.len() - 1)];
+        let node = self.node(i);
         if !node.warned.swap(true, std::sync::atomic::Ordering::Relaxed) {
             crate::say!("warning: {e}; its workers go to the next host");
         }
@@ -423,7 +428,7 @@ impl ConnSource {
 
     /// A pooled connection to endpoint `i`, kept until dropped.
     pub async fn pooled(&self, i: usize) -> Result<Conn> {
-        let node = &self.nodes[i.min(self.nodes.len() - 1)];
+        let node = self.node(i);
         node.pool
             .get()
             .await
@@ -442,16 +447,11 @@ impl ConnSource {
     /// A new connection to endpoint `i`, closed when dropped, and how long
     /// it took to make it (TCP, TLS, authentication, session start).
     pub async fn fresh(&self, i: usize) -> Result<(Conn, Duration)> {
-        let node = &self.nodes[i.min(self.nodes.len() - 1)];
+        let node = self.node(i);
         // As the pools do: the whole handshake is bounded, not only the
         // TCP connect, so that a server that never answers cannot hold a
         // worker forever.
-        let limit = node
-            .endpoint
-            .config
-            .get_connect_timeout()
-            .copied()
-            .unwrap_or(DEFAULT_CONNECT_TIMEOUT);
+        let limit = connect_timeout(&node.endpoint.config);
         let config = &node.endpoint.config;
         let t0 = Instant::now();
         let connect = async {
@@ -488,13 +488,9 @@ impl ConnSource {
     /// Bounded by the connect timeout (`--connect-timeout`); a cancel that
     /// cannot be delivered is reported, not waited for.
     pub async fn cancel(&self, i: usize, token: &CancelToken) -> Result<()> {
-        let node = &self.nodes[i.min(self.nodes.len() - 1)];
+        let node = self.node(i);
         let config = &node.endpoint.config;
-        let limit = config
-            .get_connect_timeout()
-            .copied()
-            .unwrap_or(DEFAULT_CONNECT_TIMEOUT);
-        super::cancel::cancel(config, &self.tls, token, limit).await
+        super::cancel::cancel(config, &self.tls, token, connect_timeout(config)).await
     }
 }
 
