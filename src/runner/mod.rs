@@ -313,7 +313,7 @@ where
     let cancel_wait = if kind.is_paced() {
         CANCEL_WAIT
     } else {
-        CANCEL_WAIT + COUNT_BUDGET + crate::db::connect::DEFAULT_CONNECT_TIMEOUT
+        CANCEL_WAIT + COUNT_BUDGET + crate::db::connect::connect_timeout(&ctx.config)
     };
     let mut stopped_at = None;
     let mut ended_by = Ending::Stop;
