@@ -23,6 +23,7 @@ use crate::report::summary::write_summary;
 use crate::report::{csv as csv_report, json, plot};
 use crate::runner::{self, RunCtx, latency_log};
 use crate::stats::OpResult;
+use crate::workload::Workload;
 
 /// How many rows `--show-rowsize` samples.
 pub const ROWSIZE_SAMPLE: i64 = 10_000;
@@ -84,7 +85,8 @@ pub async fn run_with(
     control: Control,
 ) -> Result<RunReport> {
     let started_at = SystemTime::now();
-    ensure_open_files(plan.threads)?;
+    ensure_open_files(plan.run.threads)?;
+    let workloads = plan.workloads()?;
     for w in plan.warnings() {
         crate::say!("{w}");
     }
@@ -97,7 +99,7 @@ pub async fn run_with(
             crate::say!(">> start sandbox server");
             // Room for every worker, the tool's own connection and a few
             // to look on with psql.
-            let max_conns = (plan.threads + 20).max(300);
+            let max_conns = (plan.run.threads + 20).max(300);
             let sb = Sandbox::start(SandboxOptions {
                 settings: vec![("max_connections".to_string(), max_conns.to_string())],
                 ..SandboxOptions::default()
@@ -120,18 +122,18 @@ pub async fn run_with(
     let tls = plan.tls.connector()?;
     let target = connect::describe(&config);
     crate::say!(">> connect {target} sslmode={}", plan.tls.mode.name());
-    let pool = connect::pool(&config, plan.threads, &tls)?;
+    let pool = connect::pool(&config, plan.run.threads, &tls)?;
     let client = connect::get(&pool, &config).await?;
     let server = schema::detect(&client).await?;
     crate::say!(">> server: {}", server.version);
     crate::say!(">> encryption: {}", server.encryption);
     if server.flavor == Flavor::Postgres {
-        if plan.nontransactional {
+        if plan.run.nontransactional {
             return Err(Error::usage(
                 "--nontransactional sets yb_disable_transactional_writes, which only YugabyteDB has: leave it out on PostgreSQL",
             ));
         }
-        if plan.tablets.is_some() {
+        if plan.workload.tablets.is_some() {
             crate::say!("warning: --tablets applies to YugabyteDB only; ignored on PostgreSQL");
         }
     }
@@ -146,8 +148,7 @@ pub async fn run_with(
     } else {
         nodes::split_hosts(&config)
     };
-    let writes = plan.operations.iter().any(|o| o.writes());
-    schema::prepare_table(&client, &plan, server.flavor, writes).await?;
+    prepare_tables(&client, &plan, &workloads, server.flavor).await?;
     drop(client);
     if plan.balance != Balance::Failover {
         let labels: Vec<&str> = endpoints.iter().map(|e| e.label.as_str()).collect();
@@ -158,7 +159,12 @@ pub async fn run_with(
             labels.join(", ")
         );
     }
-    let conns = Arc::new(ConnSource::new(endpoints, plan.balance, tls, plan.threads)?);
+    let conns = Arc::new(ConnSource::new(
+        endpoints,
+        plan.balance,
+        tls,
+        plan.run.threads,
+    )?);
 
     let (log_sink, log_thread) = match &plan.output.latency_log {
         Some(p) => {
@@ -169,7 +175,7 @@ pub async fn run_with(
     };
     let plan = Arc::new(plan);
     let ctx = RunCtx {
-        plan: plan.clone(),
+        settings: Arc::new(plan.run.clone()),
         pool,
         config: Arc::new(config),
         stop: control.stop.clone(),
@@ -194,15 +200,17 @@ pub async fn run_with(
         short_version(&report.server.version)
     );
     let write_err = |e| Error::io("cannot write the summary", e);
-    for &kind in &plan.operations {
+    for workload in &workloads {
+        let kind = workload.spec();
         crate::say!(">> {kind}");
         if !kind.is_load() {
-            warn_about_load_state(&ctx, kind).await;
+            warn_about_load_state(&ctx, workload.as_ref()).await;
         }
-        let result = runner::run_operation(&ctx, kind).await;
-        report_operation(out, &plan, &result, &stamp, &server_name).map_err(write_err)?;
+        let result = runner::run_operation(&ctx, workload.as_ref()).await;
+        report_operation(out, &plan, workload.as_ref(), &result, &stamp, &server_name)
+            .map_err(write_err)?;
         if kind.is_load() && result.succeeded() && !result.timed_out && !result.interrupted {
-            mark_loaded(&ctx, result.total.rows).await;
+            mark_loaded(&ctx, workload.as_ref(), result.total.rows).await;
         }
         let ok = result.succeeded();
         let interrupted = result.interrupted;
@@ -216,7 +224,7 @@ pub async fn run_with(
                 .operations
                 .iter()
                 .skip(report.operations.len())
-                .map(|k| k.name())
+                .map(|k| k.name)
                 .collect();
             if !rest.is_empty() {
                 crate::say!(
@@ -227,8 +235,11 @@ pub async fn run_with(
             break;
         }
     }
-    if plan.show_rowsize && !report.interrupted {
-        let line = match row_size(&ctx).await {
+    if plan.show_rowsize
+        && !report.interrupted
+        && let Some(last) = workloads.last()
+    {
+        let line = match row_size(&ctx, last.as_ref()).await {
             Ok(Some((avg, n))) => format!("{avg:.1} bytes (average over {n} rows)"),
             Ok(None) => "empty table".to_string(),
             Err(e) => format!("not measured: {e}"),
@@ -289,37 +300,34 @@ fn ensure_open_files(threads: usize) -> Result<()> {
 fn report_operation(
     out: &mut (dyn Write + Send),
     plan: &RunPlan,
+    workload: &dyn Workload,
     result: &OpResult,
     stamp: &str,
     server_name: &str,
 ) -> std::io::Result<()> {
-    let kind = result.kind;
+    let kind = result.spec;
     write_summary(out, result)?;
     if plan.output.print_histogram {
-        if kind.generates_batches() {
-            writeln!(
-                out,
-                "histogram is per {} ({} rows)",
-                kind.unit(),
-                plan.batch_size
-            )?;
-        } else if kind.is_load() {
-            // copy-file and procedure: one unit per thread, its whole share.
-            writeln!(
-                out,
-                "histogram is per {} (one per thread, {} rows each or one more)",
-                kind.unit(),
-                plan.rows / plan.threads.max(1) as u64
-            )?;
-        } else {
-            writeln!(out, "histogram is per {}", kind.unit())?;
-        }
+        writeln!(out, "histogram is per {}", workload.histogram_note())?;
         write_histogram(
             out,
             &result.total.latency,
             plan.output.histogram_buckets,
             plan.output.histogram_scale,
         )?;
+        // A mix: each type's own histogram after the operation's.
+        for ty in result.types.iter().filter(|_| result.is_mix()) {
+            if ty.stats.ops == 0 {
+                continue;
+            }
+            writeln!(out, "histogram of [{}]", ty.name)?;
+            write_histogram(
+                out,
+                &ty.stats.latency,
+                plan.output.histogram_buckets,
+                plan.output.histogram_scale,
+            )?;
+        }
     }
     if let Some(g) = &plan.output.graph {
         if result.total.ops == 0 {
@@ -339,52 +347,57 @@ fn report_operation(
     Ok(())
 }
 
-/// Marks the table as completely loaded; a failure only costs the mark,
+/// Marks the tables as completely loaded; a failure only costs the mark,
 /// so it is a warning, not the end of the run.
-async fn mark_loaded(ctx: &RunCtx, rows: u64) {
+async fn mark_loaded(ctx: &RunCtx, workload: &dyn Workload, rows: u64) {
     let marked = async {
         let client = connect::get(&ctx.pool, &ctx.config).await?;
-        schema::mark_loaded(&client, &ctx.plan.table, rows).await
+        workload.finish_load(&client, rows).await
     };
     if let Err(e) = marked.await {
         crate::say!("warning: the table is loaded but could not be marked so: {e}");
     }
 }
 
-async fn row_size(ctx: &RunCtx) -> Result<Option<(f64, i64)>> {
+async fn row_size(ctx: &RunCtx, workload: &dyn Workload) -> Result<Option<(f64, i64)>> {
     let client = connect::get(&ctx.pool, &ctx.config).await?;
-    schema::average_row_size(&client, &ctx.plan.table, ROWSIZE_SAMPLE).await
+    schema::average_row_size(&client, workload.table(), ROWSIZE_SAMPLE).await
 }
 
-/// Says on stderr when select or update are about to run on a table whose
-/// last load did not finish or holds another number of rows than --rows.
+/// Creates or checks each set of tables the workloads use, once, before
+/// any of them runs: refusing a table that is not the tool's before
+/// anything is written.
+async fn prepare_tables(
+    client: &tokio_postgres::Client,
+    plan: &RunPlan,
+    workloads: &[Box<dyn Workload>],
+    flavor: Flavor,
+) -> Result<()> {
+    let mut done: Vec<&str> = Vec::new();
+    for w in workloads {
+        let set = w.tables();
+        if done.contains(&set.key()) {
+            continue;
+        }
+        done.push(set.key());
+        let writes = workloads
+            .iter()
+            .any(|o| o.tables().key() == set.key() && o.spec().writes);
+        set.prepare(client, &plan.workload, flavor, writes).await?;
+    }
+    Ok(())
+}
+
+/// Says on stderr when a query workload is about to run on tables whose
+/// last load did not finish or holds fewer rows than it will look for.
 /// Not knowing is no reason to stop the run.
-async fn warn_about_load_state(ctx: &RunCtx, kind: crate::workload::OpKind) {
+async fn warn_about_load_state(ctx: &RunCtx, workload: &dyn Workload) {
     let state = async {
         let client = connect::get(&ctx.pool, &ctx.config).await?;
-        let state = schema::load_state(&client, &ctx.plan.table).await?;
-        let empty = state == schema::LoadState::Unknown
-            && schema::is_empty(&client, &ctx.plan.table).await?;
-        Ok::<_, Error>((state, empty))
+        workload.check_loaded(&client).await
     };
-    let t = ctx.plan.table.quoted();
-    match state.await {
-        Ok((_, true)) => crate::say!(
-            "warning: {t} is empty: {kind} will find every row missing; load it first, e.g. -o copy-mem,{kind}"
-        ),
-        Ok((schema::LoadState::Incomplete, _)) => crate::say!(
-            "warning: the last load of {t} did not finish: {kind} will find rows missing; load it again first"
-        ),
-        Ok((schema::LoadState::Loaded(n), _)) if n != ctx.plan.rows => crate::say!(
-            "warning: {t} was loaded with {n} rows but --rows is {}: {kind} will {}",
-            ctx.plan.rows,
-            if n < ctx.plan.rows {
-                "find rows missing"
-            } else {
-                "touch only part of the table"
-            }
-        ),
-        _ => {}
+    if let Ok(Some(warning)) = state.await {
+        crate::say!("warning: {warning}");
     }
 }
 

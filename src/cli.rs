@@ -11,28 +11,52 @@ use std::time::Duration;
 
 use clap::{ArgAction, Parser, ValueEnum};
 
-pub use crate::runner::schedule::Distribution;
+use crate::workload::{self, Spec};
 
-/// The operations, in the spelling of the command line. The original tool's
-/// underscore spellings stay accepted as aliases.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum OperationArg {
-    Insert,
-    #[value(alias = "copy_mem")]
-    CopyMem,
-    #[value(alias = "copy_file")]
-    CopyFile,
-    Procedure,
-    Select,
-    Update,
+/// One name of `-o`, spaces around it allowed (`-o 'copy-mem, select'`):
+/// a workload of the registry, by its name or an alias (the original
+/// tool's underscore spellings).
+fn parse_operation(s: &str) -> Result<&'static Spec, String> {
+    let name = s.trim();
+    workload::lookup(name).ok_or_else(|| {
+        format!(
+            "'{name}' is not an operation: use {}",
+            workload::names().join(", ")
+        )
+    })
 }
 
-/// One name of `-o`, spaces around it allowed (`-o 'copy-mem, select'`).
-fn parse_operation(s: &str) -> Result<OperationArg, String> {
-    let name = s.trim();
-    OperationArg::from_str(name, false).map_err(|_| {
-        format!("'{name}' is not an operation: use insert, copy-mem, copy-file, procedure, select or update")
-    })
+/// The long help of `-o`: every workload of the registry, one a line.
+fn operations_help() -> String {
+    let mut h = String::from("Operations (workloads) to run, in order, comma separated:");
+    for s in workload::REGISTRY {
+        h.push_str(&format!("\n  {:<10} {}", s.name, s.about));
+    }
+    h
+}
+
+/// Spacing of the `--rate` schedule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum RateDistributionArg {
+    /// Evenly spaced.
+    Fixed,
+    /// Exponentially distributed gaps with the same mean (Poisson arrivals).
+    Poisson,
+}
+
+/// How query workloads pick keys.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum KeyDistributionArg {
+    /// Every key equally likely (select and update's default).
+    Uniform,
+    /// YCSB's scrambled zipfian: a few keys, spread over the key space, take most operations (--zipf-theta).
+    Zipfian,
+    /// The most recently inserted keys are the most likely (YCSB D).
+    Latest,
+    /// --hotspot-fraction of the keys take --hotspot-ops of the operations.
+    Hotspot,
+    /// Each worker walks the keys in order from its own start.
+    Sequential,
 }
 
 /// How `--load-balance` spreads connections over the hosts.
@@ -67,16 +91,17 @@ pub struct Cli {
     #[arg(long)]
     pub sandbox: bool,
 
-    /// Operations to run, in order, comma separated.
+    /// Operations to run, in order, comma separated (see --help for the list).
     #[arg(
         short = 'o',
         long,
         value_name = "LIST",
         value_delimiter = ',',
         value_parser = parse_operation,
+        long_help = operations_help(),
         required = true
     )]
-    pub operations: Vec<OperationArg>,
+    pub operations: Vec<&'static Spec>,
 
     /// Concurrent workers, each on its own connection.
     #[arg(short = 't', long, value_name = "N", default_value = "1", value_parser = parse_positive::<usize>)]
@@ -114,9 +139,9 @@ pub struct Cli {
     #[arg(long)]
     pub no_prepared: bool,
 
-    /// Table to load and query; always quoted as an identifier.
-    #[arg(long, value_name = "NAME", default_value = "test_table")]
-    pub table_name: String,
+    /// Table to load and query (default test_table; usertable for YCSB); always quoted as an identifier.
+    #[arg(long, value_name = "NAME")]
+    pub table_name: Option<String>,
 
     /// After the operations, print the average stored row size over a sample of rows.
     #[arg(long)]
@@ -148,7 +173,7 @@ pub struct Cli {
 
     /// Spacing of the --rate schedule.
     #[arg(long, value_name = "KIND", default_value = "fixed", requires = "rate")]
-    pub rate_distribution: Distribution,
+    pub rate_distribution: RateDistributionArg,
 
     /// Count units slower than this many milliseconds as late; under --rate, select and update skip (and count) units already later than this when due.
     #[arg(long, value_name = "MS", value_parser = parse_millis)]
@@ -168,7 +193,7 @@ pub struct Cli {
 
     /// Bucket spacing of the ASCII histogram: log keeps a long tail from squashing everything into the first row.
     #[arg(long, value_name = "SCALE", default_value = "linear")]
-    pub histogram_scale: HistogramScale,
+    pub histogram_scale: HistogramScaleArg,
 
     /// Write PNG scatterplots of latency over time per thread, and of throughput and p99 per interval.
     #[arg(long)]
@@ -204,7 +229,7 @@ pub struct Cli {
 
     /// After a failed unit: stop the operation, or count it and go on. Default: stop for loads (their data would be incomplete), continue for select and update.
     #[arg(long, value_name = "WHAT")]
-    pub on_error: Option<OnError>,
+    pub on_error: Option<OnErrorArg>,
 
     /// How long to wait for a connection (default 10s, or connect_timeout in the URL).
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true)]
@@ -233,22 +258,78 @@ pub struct Cli {
     /// copy-file: read the CSV files from --csv-dir on this machine and send them with COPY FROM STDIN, instead of having the server read them. Works through haproxy and PgBouncer, where a connection may land on any node.
     #[arg(long)]
     pub copy_file_client: bool,
+
+    /// How select, update and the YCSB mixes pick keys (default: uniform for select and update, each YCSB mix its own).
+    #[arg(long, value_name = "KIND")]
+    pub key_distribution: Option<KeyDistributionArg>,
+
+    /// The zipfian exponent of --key-distribution zipfian and latest: any value above 0 but 1 (YCSB's 0.99 is the default).
+    #[arg(long, value_name = "THETA", value_parser = parse_theta)]
+    pub zipf_theta: Option<f64>,
+
+    /// --key-distribution hotspot: the share of the keys that is hot (0 to 1, default 0.2).
+    #[arg(long, value_name = "SHARE", default_value = "0.2", value_parser = parse_share)]
+    pub hotspot_fraction: f64,
+
+    /// --key-distribution hotspot: the share of the operations that go to the hot keys (0 to 1, default 0.8).
+    #[arg(long, value_name = "SHARE", default_value = "0.8", value_parser = parse_share)]
+    pub hotspot_ops: f64,
+
+    /// YCSB: fields per record (field0..fieldN-1).
+    #[arg(long, value_name = "N", default_value = "10", value_parser = parse_positive::<usize>)]
+    pub ycsb_field_count: usize,
+
+    /// YCSB: characters per field.
+    #[arg(long, value_name = "N", default_value = "100", value_parser = parse_positive::<usize>)]
+    pub ycsb_field_length: usize,
+
+    /// YCSB: an update writes every field, not one chosen at random.
+    #[arg(long)]
+    pub ycsb_write_all_fields: bool,
+
+    /// YCSB: read-modify-write runs its read and update in one transaction.
+    #[arg(long)]
+    pub ycsb_rmw_txn: bool,
+
+    /// YCSB: a custom mix replacing the workload's, e.g. read=0.9,update=0.1 (types: read, update, insert, scan, read-modify-write).
+    #[arg(long, value_name = "TYPE=SHARE,...", value_parser = parse_proportions)]
+    pub ycsb_proportions: Option<workload::ycsb::Mix>,
 }
 
 /// What a worker does after a failed unit.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum OnError {
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum OnErrorArg {
     Stop,
     Continue,
 }
 
 /// Bucket spacing of the ASCII histogram.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum HistogramScale {
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum HistogramScaleArg {
     Linear,
     Log,
+}
+
+fn parse_theta(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(t) if t.is_finite() && t > 0.0 && t != 1.0 && t <= 100.0 => Ok(t),
+        _ => Err(format!(
+            "'{s}' is not a zipfian exponent: give a number above 0 and up to 100 other than 1, e.g. 0.99"
+        )),
+    }
+}
+
+fn parse_share(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v > 0.0 && v < 1.0 => Ok(v),
+        _ => Err(format!(
+            "'{s}' is not a share: give a number between 0 and 1, e.g. 0.2"
+        )),
+    }
+}
+
+fn parse_proportions(s: &str) -> Result<workload::ycsb::Mix, String> {
+    workload::ycsb::Mix::parse(s)
 }
 
 /// Parses the command line of `P`. Help and version go to stdout as clap
@@ -419,14 +500,17 @@ mod tests {
     #[test]
     fn operations_accept_original_spellings() {
         let cli = Cli::try_parse_from(["ysql-bench", "-o", "copy_mem,copy-file,select"]).unwrap();
-        assert_eq!(
-            cli.operations,
-            vec![
-                OperationArg::CopyMem,
-                OperationArg::CopyFile,
-                OperationArg::Select
-            ]
-        );
-        assert!(Cli::try_parse_from(["ysql-bench", "-o", "insert,delete"]).is_err());
+        let names: Vec<&str> = cli.operations.iter().map(|s| s.name).collect();
+        assert_eq!(names, ["copy-mem", "copy-file", "select"]);
+        let e = Cli::try_parse_from(["ysql-bench", "-o", "insert,delete"]).unwrap_err();
+        assert!(e.to_string().contains("ycsb-a"), "{e}");
+    }
+
+    #[test]
+    fn help_lists_every_workload() {
+        let help = operations_help();
+        for s in workload::REGISTRY {
+            assert!(help.contains(s.name), "{} missing in {help}", s.name);
+        }
     }
 }

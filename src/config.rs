@@ -10,12 +10,19 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::cli::{Cli, Distribution, HistogramScale, LoadBalanceArg, OnError, OperationArg};
+use crate::cli::{
+    Cli, HistogramScaleArg, KeyDistributionArg, LoadBalanceArg, OnErrorArg, RateDistributionArg,
+};
 use crate::db::connect::ConnTarget;
 use crate::db::nodes::Balance;
 use crate::db::tls::{TlsPlan, TlsSettings};
 use crate::error::{Error, Result};
-use crate::workload::OpKind;
+use crate::report::histogram::Scale;
+use crate::runner::schedule::Distribution;
+use crate::runner::{OnError, RunSettings};
+use crate::workload::keys::KeyDistribution;
+use crate::workload::ycsb::{YcsbSettings, ZIPF_THETA};
+use crate::workload::{Settings, Spec, Workload};
 
 /// PostgreSQL's limit on bind parameters in one statement (a 16-bit count).
 pub const MAX_BIND_PARAMS: usize = 65_535;
@@ -83,53 +90,25 @@ pub fn quote_literal(text: &str) -> String {
     format!("'{}'", text.replace('\'', "''"))
 }
 
-/// Everything a run needs, validated.
+/// Everything a run needs, validated. Each layer takes its own part:
+/// the workloads [`Settings`], the runner [`RunSettings`], the reports
+/// [`OutputOptions`]; the rest is about connecting.
 #[derive(Clone, Debug)]
 pub struct RunPlan {
     pub target: ConnTarget,
-    pub operations: Vec<OpKind>,
-    pub threads: usize,
-    pub rows: u64,
-    pub batch_size: usize,
-    pub field_len: usize,
-    pub nontransactional: bool,
-    pub tablets: Option<u32>,
-    pub drop: bool,
-    pub force: bool,
-    pub prepared: bool,
-    pub table: TableName,
-    pub show_rowsize: bool,
-    /// The seed actually used (drawn at random when not given), so that a
-    /// run can be repeated from its report.
-    pub seed: u64,
-    pub seed_given: bool,
-    pub csv_dir: PathBuf,
-    /// How long select and update run.
-    pub run_time: Duration,
-    /// `--time` as given (not `--runtime-select`): it also bounds loads.
-    pub load_time: Option<Duration>,
-    /// Select and update run this long first, unmeasured.
-    pub warmup: Option<Duration>,
-    /// Units per second over all threads.
-    pub rate: Option<f64>,
-    pub rate_distribution: Distribution,
-    pub latency_limit: Option<Duration>,
-    /// Progress lines every so often.
-    pub report_interval: Option<Duration>,
+    /// The workloads of `-o`, in order.
+    pub operations: Vec<&'static Spec>,
+    pub workload: Settings,
+    pub run: RunSettings,
     pub output: OutputOptions,
-    pub max_tries: u32,
-    /// `--on-error` as given; [`RunPlan::on_error`] applies the defaults.
-    pub on_error: Option<OnError>,
-    pub statement_timeout: Option<Duration>,
+    pub show_rowsize: bool,
+    /// Whether --seed was given (the seed itself is in the settings).
+    pub seed_given: bool,
     /// How connections spread over several hosts.
     pub balance: Balance,
     /// Ask YugabyteDB's yb_servers() for the hosts.
     pub yb_discover: bool,
-    /// A new connection per unit (pgbench -C).
-    pub reconnect: bool,
     pub tls: TlsPlan,
-    /// copy-file streams the files from this machine (COPY FROM STDIN).
-    pub copy_file_client: bool,
 }
 
 /// What the run writes besides the summary.
@@ -137,7 +116,7 @@ pub struct RunPlan {
 pub struct OutputOptions {
     pub print_histogram: bool,
     pub histogram_buckets: usize,
-    pub histogram_scale: HistogramScale,
+    pub histogram_scale: Scale,
     pub graph: Option<GraphOptions>,
     pub json: Option<PathBuf>,
     pub csv: Option<PathBuf>,
@@ -154,18 +133,19 @@ pub struct GraphOptions {
 }
 
 impl RunPlan {
-    /// What to do after a failed unit of `kind`.
-    pub fn on_error(&self, kind: OpKind) -> OnError {
-        self.on_error.unwrap_or(if kind.is_load() {
-            OnError::Stop
-        } else {
-            OnError::Continue
-        })
+    /// The seed actually used (drawn at random when not given), so that a
+    /// run can be repeated from its report.
+    pub fn seed(&self) -> u64 {
+        self.workload.seed
     }
 
-    /// The length of the per-interval figures (CSV rows, progress lines).
-    pub fn interval(&self) -> Duration {
-        self.report_interval.unwrap_or(Duration::from_secs(1))
+    /// Builds the workloads of `-o` for this run; each checks the flags
+    /// it cares about.
+    pub fn workloads(&self) -> Result<Vec<Box<dyn Workload>>> {
+        self.operations
+            .iter()
+            .map(|s| (s.build)(s, &self.workload))
+            .collect()
     }
 }
 
@@ -220,8 +200,13 @@ impl RunPlan {
             }
             (t, tls)
         };
-        let operations: Vec<OpKind> = cli.operations.iter().map(|o| OpKind::from(*o)).collect();
-        let table = TableName::new(&cli.table_name)?;
+        let operations = cli.operations.clone();
+        // Checked here, so that a bad name is a usage error; each table
+        // set applies its own default when none is given.
+        let table_name = match &cli.table_name {
+            Some(t) => Some(TableName::new(t)?.as_str().to_string()),
+            None => None,
+        };
 
         if cli.threads > MAX_THREADS {
             return Err(Error::usage(format!(
@@ -229,32 +214,8 @@ impl RunPlan {
                 cli.threads
             )));
         }
-        let queries = operations.iter().any(|o| !o.is_load());
-        if queries && cli.rows == 0 {
-            return Err(Error::usage(
-                "--rows 0 leaves select and update nothing to read: give the number of rows in the table, e.g. -r 100000",
-            ));
-        }
         check_table_shape(cli.rows, cli.fields_length)?;
-        let batch_bytes = cli
-            .batch_size
-            .saturating_mul(cli.fields_length.saturating_mul(4));
-        if operations.iter().any(|o| o.generates_batches()) && batch_bytes > MAX_BATCH_BYTES {
-            return Err(Error::usage(format!(
-                "--batch-size {} with --fields-length {} makes batches of {} MiB: keep batch-size x 4 x fields-length under {} MiB",
-                cli.batch_size,
-                cli.fields_length,
-                batch_bytes >> 20,
-                MAX_BATCH_BYTES >> 20
-            )));
-        }
         let prepared = !cli.no_prepared;
-        if prepared && operations.contains(&OpKind::Insert) && cli.batch_size > MAX_INSERT_BATCH {
-            return Err(Error::usage(format!(
-                "--batch-size {} is too large for insert: one prepared INSERT binds at most {MAX_BIND_PARAMS} parameters ({MAX_INSERT_BATCH} rows of {INSERT_COLUMNS} columns); use --batch-size {MAX_INSERT_BATCH} or less, --no-prepared, or copy-mem",
-                cli.batch_size
-            )));
-        }
         let given_time = cli.time.or(cli.runtime_select);
         let run_time = given_time.unwrap_or(DEFAULT_RUN_TIME);
         if run_time.is_zero() {
@@ -268,7 +229,7 @@ impl RunPlan {
             (Some(LoadBalanceArg::Random), _) => Balance::Random,
             (None, false) => Balance::Failover,
         };
-        if cli.copy_file_client && !operations.contains(&OpKind::CopyFile) {
+        if cli.copy_file_client && !operations.iter().any(|o| o.name == "copy-file") {
             return Err(Error::usage(
                 "--copy-file-client changes how copy-file reads its files, and copy-file is not among the operations: add it (-o copy-file) or leave the flag out",
             ));
@@ -325,63 +286,94 @@ impl RunPlan {
             None
         };
 
-        Ok(RunPlan {
-            target,
-            operations,
+        let theta = cli.zipf_theta.unwrap_or(ZIPF_THETA);
+        let keys = cli.key_distribution.map(|k| match k {
+            KeyDistributionArg::Uniform => KeyDistribution::Uniform,
+            KeyDistributionArg::Zipfian => KeyDistribution::Zipfian { theta },
+            KeyDistributionArg::Latest => KeyDistribution::Latest { theta },
+            KeyDistributionArg::Hotspot => KeyDistribution::Hotspot {
+                fraction: cli.hotspot_fraction,
+                ops: cli.hotspot_ops,
+            },
+            KeyDistributionArg::Sequential => KeyDistribution::Sequential,
+        });
+        if let Some(k) = &keys {
+            k.validate().map_err(Error::usage)?;
+        }
+        let workload = Settings {
             threads: cli.threads,
             rows: cli.rows,
             batch_size: cli.batch_size,
             field_len: cli.fields_length,
-            nontransactional: cli.nontransactional,
+            prepared,
+            table_name,
             tablets: cli.tablets,
             drop: cli.drop,
             force: cli.force,
-            prepared,
-            table,
-            show_rowsize: cli.show_rowsize,
             seed,
-            seed_given: cli.seed.is_some(),
             csv_dir: cli.csv_dir,
+            copy_file_client: cli.copy_file_client,
+            keys,
+            ycsb: YcsbSettings {
+                field_count: cli.ycsb_field_count,
+                field_length: cli.ycsb_field_length,
+                write_all_fields: cli.ycsb_write_all_fields,
+                rmw_txn: cli.ycsb_rmw_txn,
+                proportions: cli.ycsb_proportions,
+            },
+        };
+        let run = RunSettings {
+            threads: cli.threads,
+            rows: cli.rows,
+            seed,
             run_time,
             // The original tool's --runtime-select is about select and
             // update only: an old command line must still load every row.
             load_time: cli.time,
             warmup: cli.warmup.filter(|d| !d.is_zero()),
             rate: cli.rate,
-            rate_distribution: cli.rate_distribution,
+            rate_distribution: match cli.rate_distribution {
+                RateDistributionArg::Fixed => Distribution::Fixed,
+                RateDistributionArg::Poisson => Distribution::Poisson,
+            },
             latency_limit: cli.latency_limit,
             report_interval: cli.report_interval,
+            max_tries: cli.max_tries,
+            on_error: cli.on_error.map(|o| match o {
+                OnErrorArg::Stop => OnError::Stop,
+                OnErrorArg::Continue => OnError::Continue,
+            }),
+            statement_timeout: cli.statement_timeout.filter(|d| !d.is_zero()),
+            nontransactional: cli.nontransactional,
+            reconnect: cli.reconnect,
+        };
+        let plan = RunPlan {
+            target,
+            operations,
+            workload,
+            run,
             output: OutputOptions {
                 print_histogram: cli.print_histogram,
                 histogram_buckets: cli.histogram_buckets,
-                histogram_scale: cli.histogram_scale,
+                histogram_scale: match cli.histogram_scale {
+                    HistogramScaleArg::Linear => Scale::Linear,
+                    HistogramScaleArg::Log => Scale::Log,
+                },
                 graph,
                 json: cli.json,
                 csv: cli.csv,
                 latency_log: cli.latency_log,
             },
-            max_tries: cli.max_tries,
-            on_error: cli.on_error,
-            statement_timeout: cli.statement_timeout.filter(|d| !d.is_zero()),
+            show_rowsize: cli.show_rowsize,
+            seed_given: cli.seed.is_some(),
             balance,
             yb_discover: cli.yb_discover,
-            reconnect: cli.reconnect,
             tls,
-            copy_file_client: cli.copy_file_client,
-        })
-    }
-}
-
-impl From<OperationArg> for OpKind {
-    fn from(o: OperationArg) -> Self {
-        match o {
-            OperationArg::Insert => OpKind::Insert,
-            OperationArg::CopyMem => OpKind::CopyMem,
-            OperationArg::CopyFile => OpKind::CopyFile,
-            OperationArg::Procedure => OpKind::Procedure,
-            OperationArg::Select => OpKind::Select,
-            OperationArg::Update => OpKind::Update,
-        }
+        };
+        // Each workload checks the flags it cares about, now, before any
+        // connection is made.
+        plan.workloads()?;
+        Ok(plan)
     }
 }
 
@@ -391,19 +383,19 @@ impl RunPlan {
     /// they took effect.
     pub fn warnings(&self) -> Vec<String> {
         let mut w = Vec::new();
-        if self.warmup.is_some() && self.operations.iter().all(|o| o.is_load()) {
+        if self.run.warmup.is_some() && self.operations.iter().all(|o| o.is_load()) {
             w.push(
-                "warning: --warmup applies to select and update; the loads of this run ignore it"
+                "warning: --warmup applies to query workloads (select, update, the YCSB mixes); the loads of this run ignore it"
                     .to_string(),
             );
         }
         let unpaced: Vec<&str> = self
             .operations
             .iter()
-            .filter(|o| !o.is_paced())
-            .map(|o| o.name())
+            .filter(|o| !o.paced)
+            .map(|o| o.name)
             .collect();
-        if self.rate.is_some() && !unpaced.is_empty() {
+        if self.run.rate.is_some() && !unpaced.is_empty() {
             w.push(format!(
                 "warning: --rate paces queries and insert/copy-mem batches; {} run one statement per thread and ignore it",
                 unpaced.join(" and ")
@@ -411,6 +403,22 @@ impl RunPlan {
         }
         w
     }
+}
+
+/// A batch of generated rows must fit in a worker's memory: insert and
+/// copy-mem make `batch-size` rows of four `fields-length` fields.
+pub fn check_batch_bytes(s: &Settings) -> Result<()> {
+    let batch_bytes = s.batch_size.saturating_mul(s.field_len.saturating_mul(4));
+    if batch_bytes > MAX_BATCH_BYTES {
+        return Err(Error::usage(format!(
+            "--batch-size {} with --fields-length {} makes batches of {} MiB: keep batch-size x 4 x fields-length under {} MiB",
+            s.batch_size,
+            s.field_len,
+            batch_bytes >> 20,
+            MAX_BATCH_BYTES >> 20
+        )));
+    }
+    Ok(())
 }
 
 /// The table's limits, the same for ysql-bench and for csv_generator,
@@ -500,22 +508,29 @@ mod tests {
 
     #[test]
     fn run_time_comes_from_time_or_minutes() {
-        assert_eq!(plan(&["-o", "select"]).unwrap().run_time, DEFAULT_RUN_TIME);
         assert_eq!(
-            plan(&["-o", "select", "--time", "5s"]).unwrap().run_time,
+            plan(&["-o", "select"]).unwrap().run.run_time,
+            DEFAULT_RUN_TIME
+        );
+        assert_eq!(
+            plan(&["-o", "select", "--time", "5s"])
+                .unwrap()
+                .run
+                .run_time,
             Duration::from_secs(5)
         );
         assert_eq!(
             plan(&["-o", "select", "--runtime-select", "2"])
                 .unwrap()
+                .run
                 .run_time,
             Duration::from_secs(120)
         );
         // Only --time bounds a load; the original tool's flag never did.
         let p = plan(&["-o", "copy-mem,select", "--runtime-select", "1"]).unwrap();
-        assert_eq!(p.load_time, None);
+        assert_eq!(p.run.load_time, None);
         let p = plan(&["-o", "copy-mem,select", "--time", "1m"]).unwrap();
-        assert_eq!(p.load_time, Some(Duration::from_secs(60)));
+        assert_eq!(p.run.load_time, Some(Duration::from_secs(60)));
     }
 
     #[test]
@@ -574,7 +589,7 @@ mod tests {
     #[test]
     fn a_given_seed_is_kept() {
         let p = plan(&["-o", "insert", "--seed", "42"]).unwrap();
-        assert_eq!(p.seed, 42);
+        assert_eq!(p.seed(), 42);
         assert!(p.seed_given);
     }
 }

@@ -30,13 +30,13 @@ async fn select_and_update_find_every_row_and_count_their_queries() {
         assert!(
             op.total.ops > 100,
             "{:?} ran only {} queries",
-            op.kind,
+            op.spec,
             op.total.ops
         );
         assert_eq!(op.total.missing, 0);
         assert_eq!(op.total.ops, op.total.latency.len());
         let secs = op.wallclock.as_secs_f64();
-        assert!((0.95..3.0).contains(&secs), "{:?} ran {secs} s", op.kind);
+        assert!((0.95..3.0).contains(&secs), "{:?} ran {secs} s", op.spec);
     }
     let selects = report.operations[0].total.ops;
     assert!(
@@ -84,7 +84,7 @@ async fn missing_rows_are_counted_not_fatal() {
         assert!(report.succeeded(), "{summary}");
         for op in &report.operations {
             let share = op.total.missing as f64 / op.total.ops as f64;
-            assert!((0.8..0.97).contains(&share), "{:?}: {share}", op.kind);
+            assert!((0.8..0.97).contains(&share), "{:?}: {share}", op.spec);
         }
     }
 }

@@ -93,17 +93,17 @@ async fn graphs_json_csv_and_log_describe_the_same_run() {
     assert!(!doc.config.target.contains("password"));
     assert_eq!(doc.operations.len(), 2);
     for (j, op) in doc.operations.iter().zip(&report.operations) {
-        assert_eq!(j.operation, op.kind.name());
-        assert_eq!(j.units, op.total.ops);
-        assert_eq!(j.rows, op.total.rows);
-        let h = decode_histogram(&j.histograms.latency).unwrap();
-        assert_eq!(h.len(), j.units);
+        assert_eq!(j.operation, op.spec.name);
+        assert_eq!(j.figures.units, op.total.ops);
+        assert_eq!(j.figures.rows, op.total.rows);
+        let h = decode_histogram(&j.figures.histograms.latency).unwrap();
+        assert_eq!(h.len(), j.figures.units);
         assert_eq!(h.max(), op.total.latency.max());
-        assert!(j.latency_ns.p50 <= j.latency_ns.p99 && j.latency_ns.p99 <= j.latency_ns.max);
-        assert_eq!(j.intervals.iter().map(|i| i.ops).sum::<u64>(), j.units);
+        assert!(j.figures.latency_ns.p50 <= j.figures.latency_ns.p99 && j.figures.latency_ns.p99 <= j.figures.latency_ns.max);
+        assert_eq!(j.intervals.iter().map(|i| i.ops).sum::<u64>(), j.figures.units);
     }
-    assert_eq!(doc.operations[0].rows, 3000);
-    assert!(doc.operations[0].row_latency_ns.is_some());
+    assert_eq!(doc.operations[0].figures.rows, 3000);
+    assert!(doc.operations[0].figures.row_latency_ns.is_some());
 
     // CSV: counts per interval add up to the summary's.
     let mut rd = csv::Reader::from_path(&csv).unwrap();

@@ -9,8 +9,8 @@
 use tokio_postgres::types::Type;
 use tokio_postgres::{Client, Row};
 
-use super::dialect::{self, COLUMNS, Flavor, TABLE_MARK};
-use crate::config::{RunPlan, TableName};
+use super::dialect::{self, Flavor, TABLE_MARK};
+use crate::config::TableName;
 use crate::error::{Error, Result};
 
 /// What the run learned about the server.
@@ -82,8 +82,19 @@ pub enum TableState {
     },
 }
 
+/// A table a workload needs: its name, the columns it must have (name
+/// and `format_type`), and the DDL that creates it.
+pub struct TableDef {
+    pub name: TableName,
+    pub columns: Vec<(String, String)>,
+    /// The columns as messages say them ("id integer, f1..f4 text").
+    pub shape: &'static str,
+    pub ddl: String,
+}
+
 /// Looks at the table without touching it.
-pub async fn inspect(client: &Client, table: &TableName) -> Result<TableState> {
+pub async fn inspect(client: &Client, def: &TableDef) -> Result<TableState> {
+    let table = &def.name;
     let ctx = || format!("cannot inspect table {}", table.quoted());
     let row = client
         .query_typed(
@@ -112,15 +123,17 @@ pub async fn inspect(client: &Client, table: &TableName) -> Result<TableState> {
         .iter()
         .map(|r| (r.get(0), r.get(1)))
         .collect();
-    Ok(classify(&relkind, &columns, &comment))
+    Ok(classify(def, &relkind, &columns, &comment))
 }
 
 /// Decides from the catalog facts whether the table is ours.
-fn classify(relkind: &str, columns: &[(String, String)], comment: &str) -> TableState {
-    let expected: Vec<(String, String)> = COLUMNS
-        .iter()
-        .map(|(n, t)| (n.to_string(), t.to_string()))
-        .collect();
+fn classify(
+    def: &TableDef,
+    relkind: &str,
+    columns: &[(String, String)],
+    comment: &str,
+) -> TableState {
+    let expected = &def.columns;
     if relkind != "r" && relkind != "p" {
         return TableState::Foreign {
             shape_ok: false,
@@ -132,8 +145,9 @@ fn classify(relkind: &str, columns: &[(String, String)], comment: &str) -> Table
         return TableState::Foreign {
             shape_ok: false,
             why: format!(
-                "it has other columns ({}) than ysql-bench's (id integer, f1..f4 text)",
-                have.join(", ")
+                "it has other columns ({}) than ysql-bench's ({})",
+                have.join(", "),
+                def.shape
             ),
         };
     }
@@ -151,20 +165,21 @@ fn classify(relkind: &str, columns: &[(String, String)], comment: &str) -> Table
 /// whether the operations will write into an existing table.
 pub async fn prepare_table(
     client: &Client,
-    plan: &RunPlan,
-    flavor: Flavor,
+    def: &TableDef,
+    drop: bool,
+    force: bool,
     writes: bool,
 ) -> Result<()> {
-    let t = plan.table.quoted();
-    let mut state = inspect(client, &plan.table).await?;
+    let t = def.name.quoted();
+    let mut state = inspect(client, def).await?;
     let refuse = |why: &str, action: &str| {
         Error::usage(format!(
             "refusing to {action} table {t}: {why}; use another --table-name, or add --force if its data may be lost"
         ))
     };
-    if plan.drop && state != TableState::Missing {
+    if drop && state != TableState::Missing {
         if let TableState::Foreign { why, .. } = &state
-            && !plan.force
+            && !force
         {
             return Err(refuse(why, "drop"));
         }
@@ -178,13 +193,12 @@ pub async fn prepare_table(
     match state {
         TableState::Missing => {
             crate::say!(">> create table {t}");
-            let ddl = dialect::create_table(flavor, &plan.table, plan.tablets);
             client
-                .batch_execute(&ddl)
+                .batch_execute(&def.ddl)
                 .await
                 .map_err(|e| Error::db(format!("cannot create table {t}"), e))?;
             client
-                .batch_execute(&dialect::comment_table(&plan.table))
+                .batch_execute(&dialect::comment_table(&def.name))
                 .await
                 .map_err(|e| Error::db(format!("cannot mark table {t}"), e))?;
         }
@@ -195,7 +209,7 @@ pub async fn prepare_table(
                     "refusing to use table {t}: {why}; use another --table-name, or --drop --force to replace it"
                 )));
             }
-            if writes && !plan.force {
+            if writes && !force {
                 return Err(refuse(&why, "write into"));
             }
         }
@@ -311,6 +325,16 @@ pub async fn average_row_size(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::db::dialect::COLUMNS;
+
+    fn def() -> TableDef {
+        TableDef {
+            name: TableName::new("test_table").unwrap(),
+            columns: cols(&COLUMNS),
+            shape: "id integer, f1..f4 text",
+            ddl: String::new(),
+        }
+    }
 
     fn cols(list: &[(&str, &str)]) -> Vec<(String, String)> {
         list.iter()
@@ -331,19 +355,22 @@ mod tests {
         );
         assert_eq!(parse_load_state("someone else's"), LoadState::Unknown);
         let marked = "created by ysql-bench; loaded 5 rows";
-        assert_eq!(classify("r", &cols(&COLUMNS), marked), TableState::Ours);
+        assert_eq!(
+            classify(&def(), "r", &cols(&COLUMNS), marked),
+            TableState::Ours
+        );
     }
 
     #[test]
     fn only_a_marked_table_of_the_right_shape_is_ours() {
         let good = cols(&COLUMNS);
-        assert_eq!(classify("r", &good, TABLE_MARK), TableState::Ours);
+        assert_eq!(classify(&def(), "r", &good, TABLE_MARK), TableState::Ours);
         assert!(matches!(
-            classify("r", &good, ""),
+            classify(&def(), "r", &good, ""),
             TableState::Foreign { shape_ok: true, .. }
         ));
         let other = cols(&[("id", "integer"), ("name", "text")]);
-        match classify("r", &other, TABLE_MARK) {
+        match classify(&def(), "r", &other, TABLE_MARK) {
             TableState::Foreign { shape_ok, why } => {
                 assert!(!shape_ok);
                 assert!(why.contains("name text"));
@@ -351,7 +378,7 @@ mod tests {
             s => panic!("{s:?}"),
         }
         assert!(matches!(
-            classify("v", &good, TABLE_MARK),
+            classify(&def(), "v", &good, TABLE_MARK),
             TableState::Foreign {
                 shape_ok: false,
                 ..

@@ -20,11 +20,7 @@ pub fn rate_without_connect(r: &OpResult) -> Option<f64> {
     if c.timed() == 0 {
         return None;
     }
-    let items = if r.kind.is_load() {
-        r.total.rows
-    } else {
-        r.total.ops
-    };
+    let items = r.items();
     let per_worker = c.connect_total.as_secs_f64() / r.threads.max(1) as f64;
     let wall = (r.wallclock.as_secs_f64() - per_worker).max(0.0);
     Some(if wall > 0.0 { items as f64 / wall } else { 0.0 })
@@ -45,10 +41,10 @@ pub fn write_conn_lines(w: &mut dyn Write, r: &OpResult) -> io::Result<()> {
             human(p99)
         )?;
         if let Some(rate) = rate_without_connect(r) {
-            let label = if r.kind.is_load() {
-                "rows/s w/o connect"
+            let label = if r.spec.is_load() {
+                "rows/s w/o connect".to_string()
             } else {
-                "queries/s w/o connect"
+                format!("{}/s w/o connect", r.spec.units)
             };
             writeln!(w, "{label:<W$}: {rate:.1}")?;
         }
@@ -61,7 +57,7 @@ pub fn write_conn_lines(w: &mut dyn Write, r: &OpResult) -> io::Result<()> {
                 w,
                 "{:<W$}: {opened} connections, {ops} {}",
                 format!("host {host}"),
-                r.kind.units()
+                r.spec.units
             )?;
         }
     }
@@ -123,11 +119,10 @@ pub fn json_connect(r: &OpResult) -> Option<JsonConnect> {
 mod tests {
     use super::*;
     use crate::stats::Timing;
-    use crate::workload::{OpKind, Outcome};
+    use crate::workload::Outcome;
 
     fn select(threads: usize, wall_ms: u64, hosts: &[&str]) -> OpResult {
-        let mut r = OpResult::new(OpKind::Select, threads);
-        r.batch_size = 1;
+        let mut r = OpResult::new(&crate::workload::select::SPEC, threads);
         r.table_rows = 100;
         r.wallclock = Duration::from_millis(wall_ms);
         r.hosts = hosts.iter().map(|h| h.to_string()).collect();

@@ -7,8 +7,10 @@ use std::io::Write;
 use crate::error::{Error, Result};
 use crate::stats::OpResult;
 
-/// The header row; also how the tool recognises its own file.
-pub const HEADER: [&str; 17] = [
+/// The header row; also how the tool recognises its own file. `type` is
+/// the transaction type, `all` for the operation as a whole; it comes last
+/// so that the columns of earlier versions keep their places.
+pub const HEADER: [&str; 18] = [
     "operation",
     "elapsed_s",
     "interval_s",
@@ -26,6 +28,7 @@ pub const HEADER: [&str; 17] = [
     "max_us",
     "errors",
     "skipped",
+    "type",
 ];
 
 /// Whether a file starting with `head` was written by this module (also
@@ -38,36 +41,49 @@ fn us(ns: u64) -> String {
     format!("{:.1}", ns as f64 / 1000.0)
 }
 
-/// Writes the intervals of every operation.
+/// Writes the intervals of every operation: per interval one row for the
+/// operation (`all`), and for a mix one per transaction type before it.
 pub fn write_csv<W: Write>(w: W, ops: &[OpResult]) -> Result<()> {
     let fail = |e: csv::Error| Error::run(format!("cannot write the CSV report: {e}"));
     let mut out = csv::Writer::from_writer(w);
     out.write_record(HEADER).map_err(fail)?;
     for op in ops {
-        for f in &op.intervals {
-            let l = &f.latency;
-            out.write_record([
-                op.kind.name().to_string(),
-                format!("{:.3}", f.end_s),
-                format!("{:.3}", f.seconds),
-                f.ops.to_string(),
-                f.rows.to_string(),
-                format!("{:.1}", f.ops_per_s),
-                format!("{:.1}", f.rows_per_s),
-                us(l.min),
-                format!("{:.1}", l.mean / 1000.0),
-                us(l.p50),
-                us(l.p90),
-                us(l.p95),
-                us(l.p99),
-                us(l.p999),
-                us(l.max),
-                f.errors.to_string(),
-                f.skipped.to_string(),
-            ])
-            .map_err(fail)?;
+        for (i, all) in op.intervals.iter().enumerate() {
+            let types = op
+                .types
+                .iter()
+                .filter(|_| op.is_mix())
+                .filter_map(|t| t.intervals.get(i).map(|f| (t.name, f)));
+            for (ty, f) in types.chain(std::iter::once(("all", all))) {
+                out.write_record(row(op.spec.name, ty, f)).map_err(fail)?;
+            }
         }
     }
     out.flush()
         .map_err(|e| Error::io("cannot write the CSV report", e))
+}
+
+/// One row of the report.
+fn row(operation: &str, ty: &str, f: &crate::stats::IntervalFigures) -> [String; 18] {
+    let l = &f.latency;
+    [
+        operation.to_string(),
+        format!("{:.3}", f.end_s),
+        format!("{:.3}", f.seconds),
+        f.ops.to_string(),
+        f.rows.to_string(),
+        format!("{:.1}", f.ops_per_s),
+        format!("{:.1}", f.rows_per_s),
+        us(l.min),
+        format!("{:.1}", l.mean / 1000.0),
+        us(l.p50),
+        us(l.p90),
+        us(l.p95),
+        us(l.p99),
+        us(l.p999),
+        us(l.max),
+        f.errors.to_string(),
+        f.skipped.to_string(),
+        ty.to_string(),
+    ]
 }

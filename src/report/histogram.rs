@@ -11,22 +11,28 @@ use std::io::{self, Write};
 
 use hdrhistogram::Histogram;
 
-use crate::cli::HistogramScale;
-
 /// The longest bar, in characters.
 pub const BAR_WIDTH: u64 = 60;
 
+/// Bucket spacing of the ASCII histogram.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scale {
+    Linear,
+    /// Keeps a long tail from squashing everything into the first row.
+    Log,
+}
+
 /// Bucket edges in microseconds: `buckets + 1` increasing values from
 /// `min` to just past `max` (every value v falls in `edges[i] <= v < edges[i+1]`).
-pub fn edges(min_us: u64, max_us: u64, buckets: usize, scale: HistogramScale) -> Vec<u64> {
+pub fn edges(min_us: u64, max_us: u64, buckets: usize, scale: Scale) -> Vec<u64> {
     let buckets = buckets.max(1) as u64;
     let span = max_us - min_us + 1;
     match scale {
-        HistogramScale::Linear => {
+        Scale::Linear => {
             let width = span.div_ceil(buckets).max(1);
             (0..=buckets).map(|i| min_us + i * width).collect()
         }
-        HistogramScale::Log => {
+        Scale::Log => {
             let lo = min_us.max(1) as f64;
             let hi = (max_us + 1) as f64;
             let ratio = (hi / lo).powf(1.0 / buckets as f64);
@@ -49,7 +55,7 @@ pub fn write_histogram(
     w: &mut dyn Write,
     h: &Histogram<u64>,
     buckets: usize,
-    scale: HistogramScale,
+    scale: Scale,
 ) -> io::Result<()> {
     if h.is_empty() {
         writeln!(w, "# Number of samples = 0")?;
@@ -116,7 +122,7 @@ mod tests {
         // nanoseconds up at three significant digits.
         let h = hist(&[(10, 3), (15, 1), (20, 6), (55, 2), (109, 1)]);
         let mut out = Vec::new();
-        write_histogram(&mut out, &h, 5, HistogramScale::Linear).unwrap();
+        write_histogram(&mut out, &h, 5, Scale::Linear).unwrap();
         let text = String::from_utf8(out).unwrap();
         let expected = "\
 # Number of samples = 13
@@ -142,7 +148,7 @@ mod tests {
     fn bars_scale_down_to_the_width() {
         let h = hist(&[(100, 600), (200, 30)]);
         let mut out = Vec::new();
-        write_histogram(&mut out, &h, 2, HistogramScale::Linear).unwrap();
+        write_histogram(&mut out, &h, 2, Scale::Linear).unwrap();
         let text = String::from_utf8(out).unwrap();
         assert!(text.contains("# Each ∎ is a count of 10"));
         let longest = text.lines().map(|l| l.matches('∎').count()).max().unwrap();
@@ -151,11 +157,11 @@ mod tests {
 
     #[test]
     fn log_buckets_spread_a_long_tail() {
-        let e = edges(100, 99_999, 3, HistogramScale::Log);
+        let e = edges(100, 99_999, 3, Scale::Log);
         assert_eq!(e, vec![100, 1000, 10_000, 100_000]);
         let h = hist(&[(100, 1000), (1500, 10), (50_000, 1)]);
         let mut out = Vec::new();
-        write_histogram(&mut out, &h, 3, HistogramScale::Log).unwrap();
+        write_histogram(&mut out, &h, 3, Scale::Log).unwrap();
         let text = String::from_utf8(out).unwrap();
         let rows: Vec<&str> = text.lines().filter(|l| l.contains("..")).collect();
         assert_eq!(rows.len(), 3);
@@ -166,7 +172,7 @@ mod tests {
 
     #[test]
     fn every_sample_lands_in_a_bucket() {
-        for scale in [HistogramScale::Linear, HistogramScale::Log] {
+        for scale in [Scale::Linear, Scale::Log] {
             let h = hist(&[(1, 5), (7, 5), (333, 5), (4096, 5), (70_000, 5)]);
             let mut out = Vec::new();
             write_histogram(&mut out, &h, 7, scale).unwrap();

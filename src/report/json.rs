@@ -9,6 +9,7 @@
 
 use std::collections::BTreeMap;
 use std::io::Write;
+use std::time::Duration;
 
 use base64::Engine;
 use hdrhistogram::Histogram;
@@ -20,7 +21,7 @@ use crate::config::RunPlan;
 use crate::db::connect::ConnTarget;
 use crate::error::{Error, Result};
 use crate::report::summary::Figures;
-use crate::stats::{IntervalFigures, OpResult, Percentiles, nanos};
+use crate::stats::{IntervalFigures, OpResult, Percentiles, Stats, nanos};
 
 /// The report, as written.
 #[derive(Debug, Serialize, Deserialize)]
@@ -49,6 +50,9 @@ pub struct JsonConfig {
     pub prepared: bool,
     pub table: String,
     pub seed: u64,
+    /// --key-distribution, when given (each workload has its default).
+    #[serde(default)]
+    pub key_distribution: Option<String>,
     pub time_s: f64,
     pub warmup_s: Option<f64>,
     pub rate: Option<f64>,
@@ -78,6 +82,9 @@ pub struct JsonServer {
 #[derive(Debug, Serialize, Deserialize)]
 pub struct JsonOperation {
     pub operation: String,
+    /// The table the operation loaded or read.
+    #[serde(default)]
+    pub table: String,
     pub succeeded: bool,
     pub failure: Option<String>,
     pub interrupted: bool,
@@ -89,9 +96,43 @@ pub struct JsonOperation {
     /// The run was stopped during the warmup (warmup_s says after how
     /// long): nothing was measured.
     pub warmup_interrupted: bool,
+    pub unit: String,
+    /// Counts, rates, percentiles and histograms of all the operation's
+    /// units.
+    #[serde(flatten)]
+    pub figures: JsonFigures,
+    pub rate_target: Option<f64>,
+    /// Connections made again after being lost.
+    pub reconnects: u64,
+    pub thread_rows: Vec<u64>,
+    pub intervals: Vec<IntervalFigures>,
+    /// The same figures per transaction type (one type, named after the
+    /// unit, for the operations that are not a mix).
+    #[serde(default)]
+    pub types: Vec<JsonType>,
+    /// Connections and units per host.
+    #[serde(default)]
+    pub hosts: Vec<super::conns::JsonHost>,
+    /// Connect time and throughput without it, under --reconnect.
+    #[serde(default)]
+    pub connect: Option<super::conns::JsonConnect>,
+}
+
+/// One transaction type of an operation.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct JsonType {
+    pub name: String,
+    #[serde(flatten)]
+    pub figures: JsonFigures,
+    pub intervals: Vec<IntervalFigures>,
+}
+
+/// What [`Stats`] holds, as the report shows it: for an operation and
+/// for each of its transaction types alike.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct JsonFigures {
     /// Timed units that succeeded: batches, files, calls or queries.
     pub units: u64,
-    pub unit: String,
     pub rows: u64,
     pub missing_rows: u64,
     pub failed: u64,
@@ -105,7 +146,6 @@ pub struct JsonOperation {
     pub service_ns: Percentiles,
     /// Per row (unit latency / rows of the unit), for loads.
     pub row_latency_ns: Option<Percentiles>,
-    pub rate_target: Option<f64>,
     pub lag_avg_ns: u64,
     pub lag_max_ns: u64,
     pub late: u64,
@@ -113,20 +153,46 @@ pub struct JsonOperation {
     /// Units that needed retries, and the retries in all (--max-tries).
     pub retried: u64,
     pub retries: u64,
-    /// Connections made again after being lost.
-    pub reconnects: u64,
     /// The first failed units, e.g. "ids 400..600".
     pub failed_units: Vec<String>,
-    pub thread_rows: Vec<u64>,
-    pub intervals: Vec<IntervalFigures>,
     /// Base64 of HdrHistogram V2 compressed encodings, in nanoseconds.
     pub histograms: JsonHistograms,
-    /// Connections and units per host.
-    #[serde(default)]
-    pub hosts: Vec<super::conns::JsonHost>,
-    /// Connect time and throughput without it, under --reconnect.
-    #[serde(default)]
-    pub connect: Option<super::conns::JsonConnect>,
+}
+
+impl JsonFigures {
+    /// The figures of `t` over `wall`; `per_row` for loads.
+    pub fn of(t: &Stats, wall: Duration, per_row: bool) -> Result<JsonFigures> {
+        let wall = wall.as_secs_f64();
+        let per_s = |n: u64| if wall > 0.0 { n as f64 / wall } else { 0.0 };
+        Ok(JsonFigures {
+            units: t.ops,
+            rows: t.rows,
+            missing_rows: t.missing,
+            failed: t.failed(),
+            errors: t.errors.clone(),
+            units_per_s: per_s(t.ops),
+            rows_per_s: per_s(t.rows),
+            latency_ns: Percentiles::of(&t.latency),
+            service_ns: Percentiles::of(&t.service),
+            row_latency_ns: per_row.then(|| Percentiles::of(&t.row_latency)),
+            lag_avg_ns: nanos(t.lag_total).checked_div(t.ops).unwrap_or(0),
+            lag_max_ns: nanos(t.lag_max),
+            late: t.late,
+            skipped: t.skipped,
+            retried: t.retried,
+            retries: t.retries,
+            failed_units: t.failed_units.clone(),
+            histograms: JsonHistograms {
+                latency: encode_histogram(&t.latency)?,
+                service: encode_histogram(&t.service)?,
+                row_latency: if per_row {
+                    Some(encode_histogram(&t.row_latency)?)
+                } else {
+                    None
+                },
+            },
+        })
+    }
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -164,6 +230,7 @@ pub fn decode_histogram(text: &str) -> Result<Histogram<u64>> {
 
 /// Builds the report of a finished run.
 pub fn build(plan: &RunPlan, target: &str, report: &RunReport) -> Result<JsonReport> {
+    let (w, r) = (&plan.workload, &plan.run);
     let mut operations = Vec::new();
     for op in &report.operations {
         operations.push(operation(op)?);
@@ -180,25 +247,30 @@ pub fn build(plan: &RunPlan, target: &str, report: &RunReport) -> Result<JsonRep
             operations: plan
                 .operations
                 .iter()
-                .map(|o| o.name().to_string())
+                .map(|o| o.name.to_string())
                 .collect(),
-            threads: plan.threads,
-            rows: plan.rows,
-            batch_size: plan.batch_size,
-            fields_length: plan.field_len,
-            nontransactional: plan.nontransactional,
-            tablets: plan.tablets,
-            prepared: plan.prepared,
-            table: plan.table.as_str().to_string(),
-            seed: plan.seed,
-            time_s: plan.run_time.as_secs_f64(),
-            warmup_s: plan.warmup.map(|d| d.as_secs_f64()),
-            rate: plan.rate,
-            rate_distribution: format!("{:?}", plan.rate_distribution).to_lowercase(),
-            latency_limit_ms: plan.latency_limit.map(|d| d.as_secs_f64() * 1e3),
-            interval_s: plan.interval().as_secs_f64(),
+            threads: w.threads,
+            rows: w.rows,
+            batch_size: w.batch_size,
+            fields_length: w.field_len,
+            nontransactional: r.nontransactional,
+            tablets: w.tablets,
+            prepared: w.prepared,
+            table: report
+                .operations
+                .first()
+                .map(|o| o.table.clone())
+                .unwrap_or_default(),
+            seed: w.seed,
+            key_distribution: w.keys.map(|k| k.name().to_string()),
+            time_s: r.run_time.as_secs_f64(),
+            warmup_s: r.warmup.map(|d| d.as_secs_f64()),
+            rate: r.rate,
+            rate_distribution: format!("{:?}", r.rate_distribution).to_lowercase(),
+            latency_limit_ms: r.latency_limit.map(|d| d.as_secs_f64() * 1e3),
+            interval_s: r.interval().as_secs_f64(),
             load_balance: plan.balance.name().to_string(),
-            reconnect: plan.reconnect,
+            reconnect: r.reconnect,
             sslmode: plan.tls.mode.name().to_string(),
         },
         server: JsonServer {
@@ -212,54 +284,34 @@ pub fn build(plan: &RunPlan, target: &str, report: &RunReport) -> Result<JsonRep
 
 fn operation(op: &OpResult) -> Result<JsonOperation> {
     let f = Figures::of(op);
-    let t = &op.total;
-    let wall = op.wallclock.as_secs_f64();
+    let load = op.spec.is_load();
+    let mut types = Vec::with_capacity(op.types.len());
+    for t in &op.types {
+        types.push(JsonType {
+            name: t.name.to_string(),
+            figures: JsonFigures::of(&t.stats, op.wallclock, load)?,
+            intervals: t.intervals.clone(),
+        });
+    }
     Ok(JsonOperation {
-        operation: op.kind.name().to_string(),
+        operation: op.spec.name.to_string(),
+        table: op.table.clone(),
         succeeded: op.succeeded(),
         failure: op.failure.clone(),
         interrupted: op.interrupted,
         timed_out: op.timed_out,
         threads: op.threads,
-        wallclock_s: wall,
+        wallclock_s: op.wallclock.as_secs_f64(),
         db_time_s: f.db_time.as_secs_f64(),
         warmup_s: op.warmup.map(|d| d.as_secs_f64()),
         warmup_interrupted: op.warmup_cut,
-        units: t.ops,
-        unit: op.kind.unit().to_string(),
-        rows: t.rows,
-        missing_rows: t.missing,
-        failed: t.failed(),
-        errors: t.errors.clone(),
-        units_per_s: if wall > 0.0 { t.ops as f64 / wall } else { 0.0 },
-        rows_per_s: if wall > 0.0 {
-            t.rows as f64 / wall
-        } else {
-            0.0
-        },
-        latency_ns: Percentiles::of(&t.latency),
-        service_ns: Percentiles::of(&t.service),
-        row_latency_ns: op.kind.is_load().then(|| Percentiles::of(&t.row_latency)),
+        unit: op.spec.unit.to_string(),
+        figures: JsonFigures::of(&op.total, op.wallclock, load)?,
         rate_target: op.rate.map(|r| r.per_second),
-        lag_avg_ns: nanos(t.lag_total).checked_div(t.ops).unwrap_or(0),
-        lag_max_ns: nanos(t.lag_max),
-        late: t.late,
-        skipped: t.skipped,
-        retried: t.retried,
-        retries: t.retries,
-        reconnects: t.reconnects,
-        failed_units: t.failed_units.clone(),
+        reconnects: op.total.reconnects,
         thread_rows: op.thread_rows.clone(),
         intervals: op.intervals.clone(),
-        histograms: JsonHistograms {
-            latency: encode_histogram(&t.latency)?,
-            service: encode_histogram(&t.service)?,
-            row_latency: if op.kind.is_load() {
-                Some(encode_histogram(&t.row_latency)?)
-            } else {
-                None
-            },
-        },
+        types,
         hosts: super::conns::json_hosts(op),
         connect: super::conns::json_connect(op),
     })

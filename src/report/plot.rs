@@ -56,7 +56,7 @@ pub fn draw(
     server: &str,
 ) -> Result<Vec<PathBuf>> {
     register_font();
-    let stem = format!("ysql-bench-{run_stamp}-{}", op.kind);
+    let stem = format!("ysql-bench-{run_stamp}-{}", op.spec);
     let latency = free_path(&opts.dir, &format!("{stem}-latency"));
     draw_scatter(op, opts, server, &latency)?;
     let throughput = free_path(&opts.dir, &format!("{stem}-throughput"));
@@ -67,12 +67,12 @@ pub fn draw(
 fn title(op: &OpResult, server: &str) -> String {
     let mut t = format!(
         "{}: {} thread{}",
-        op.kind,
+        op.spec,
         op.threads,
         if op.threads == 1 { "" } else { "s" }
     );
-    if op.kind.generates_batches() {
-        t.push_str(&format!(", batch {}", op.batch_size));
+    if op.spec.is_load() && op.spec.paced {
+        t.push_str(&format!(", batch {}", op.batch_text));
     }
     t.push_str(&format!(", {} rows, {server}", op.table_rows));
     t
@@ -109,7 +109,7 @@ fn draw_scatter(op: &OpResult, opts: &GraphOptions, server: &str, path: &Path) -
     };
     let mut chart = ChartBuilder::on(&root)
         .caption(
-            format!("latency per {}: {}", op.kind.unit(), title(op, server)),
+            format!("latency per {}: {}", op.spec.unit, title(op, server)),
             (FAMILY, 20),
         )
         .margin(12)
@@ -183,18 +183,46 @@ fn draw_throughput(op: &OpResult, opts: &GraphOptions, server: &str, path: &Path
         .max(1e-3);
     // Each interval is drawn at its middle.
     let mid = |f: &crate::stats::IntervalFigures| f.end_s - f.seconds / 2.0;
-    let rate: Vec<(f64, f64)> = op.intervals.iter().map(|f| (mid(f), f.ops_per_s)).collect();
-    let p99: Vec<(f64, f64)> = op
-        .intervals
+    // One series for the operation, and for a mix one per type beside it.
+    let mut series: Vec<(String, &[crate::stats::IntervalFigures])> =
+        vec![("all".to_string(), &op.intervals[..])];
+    if op.is_mix() {
+        series.extend(
+            op.types
+                .iter()
+                .map(|t| (t.name.to_string(), &t.intervals[..])),
+        );
+    }
+    let rate: Vec<(String, Vec<(f64, f64)>)> = series
         .iter()
-        .filter(|f| f.ops > 0)
-        .map(|f| (mid(f), f.latency.p99 as f64 / 1e6))
+        .map(|(n, iv)| {
+            (
+                n.clone(),
+                iv.iter().map(|f| (mid(f), f.ops_per_s)).collect(),
+            )
+        })
         .collect();
-    for (area, points, what, color) in [
-        (&top, &rate, format!("{} per second", op.kind.units()), BLUE),
-        (&bottom, &p99, "p99 latency (ms)".to_string(), RED),
+    let p99: Vec<(String, Vec<(f64, f64)>)> = series
+        .iter()
+        .map(|(n, iv)| {
+            let pts = iv
+                .iter()
+                .filter(|f| f.ops > 0)
+                .map(|f| (mid(f), f.latency.p99 as f64 / 1e6))
+                .collect();
+            (n.clone(), pts)
+        })
+        .collect();
+    for (area, lines, what) in [
+        (&top, &rate, format!("{} per second", op.spec.units)),
+        (&bottom, &p99, "p99 latency (ms)".to_string()),
     ] {
-        let y_hi = points.iter().map(|p| p.1).fold(0f64, f64::max) * 1.1 + 1e-3;
+        let y_hi = lines
+            .iter()
+            .flat_map(|(_, pts)| pts.iter().map(|p| p.1))
+            .fold(0f64, f64::max)
+            * 1.1
+            + 1e-3;
         let mut chart = ChartBuilder::on(area)
             .margin(12)
             .x_label_area_size(40)
@@ -215,19 +243,44 @@ fn draw_throughput(op: &OpResult, opts: &GraphOptions, server: &str, path: &Path
             .label_style((FAMILY, 14))
             .draw()
             .map_err(&e)?;
-        // More points than half the pixels across: plotters draws a wide
-        // line as polygons whose joins spike far out of the chart at sharp
-        // turns, and the markers would hide the line; a 1-pixel line then.
-        let dense = points.len() as u64 > u64::from(opts.width) / 2;
-        chart
-            .draw_series(LineSeries::new(
-                points.iter().copied(),
-                color.stroke_width(if dense { 1 } else { 2 }),
-            ))
-            .map_err(&e)?;
-        if !dense {
+        for (i, (name, points)) in lines.iter().enumerate() {
+            // The operation's own line in the colours of a one-type
+            // picture (blue rate, red p99); each type in a colour of its own.
+            let color = match i {
+                0 if what.starts_with("p99") => RED.to_rgba(),
+                0 => BLUE.to_rgba(),
+                n => Palette99::pick(n + 1).to_rgba(),
+            };
+            // More points than half the pixels across: plotters draws a
+            // wide line as polygons whose joins spike far out of the chart
+            // at sharp turns, and the markers would hide the line; a
+            // 1-pixel line then.
+            let dense = points.len() as u64 > u64::from(opts.width) / 2;
+            let drawn = chart
+                .draw_series(LineSeries::new(
+                    points.iter().copied(),
+                    color.stroke_width(if dense { 1 } else { 2 }),
+                ))
+                .map_err(&e)?;
+            if lines.len() > 1 {
+                drawn
+                    .label(name.as_str())
+                    .legend(move |(x, y)| Circle::new((x, y), 4, color.filled()));
+            }
+            if !dense {
+                chart
+                    .draw_series(points.iter().map(|p| Circle::new(*p, 3, color.filled())))
+                    .map_err(&e)?;
+            }
+        }
+        if lines.len() > 1 {
             chart
-                .draw_series(points.iter().map(|p| Circle::new(*p, 3, color.filled())))
+                .configure_series_labels()
+                .background_style(WHITE.mix(0.85))
+                .border_style(BLACK)
+                .label_font((FAMILY, 14))
+                .position(SeriesLabelPosition::UpperRight)
+                .draw()
                 .map_err(&e)?;
         }
     }

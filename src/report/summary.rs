@@ -11,7 +11,6 @@ use std::io::{self, Write};
 use std::time::Duration;
 
 use crate::stats::{OpResult, Percentiles};
-use crate::workload::OpKind;
 
 /// The derived numbers of an operation's summary.
 #[derive(Clone, Debug, PartialEq)]
@@ -36,12 +35,8 @@ pub struct Figures {
 
 impl Figures {
     pub fn of(r: &OpResult) -> Figures {
-        let items = if r.kind.is_load() {
-            r.total.rows
-        } else {
-            r.total.ops
-        };
-        let per_thread: Vec<u64> = if r.kind.is_load() {
+        let items = r.items();
+        let per_thread: Vec<u64> = if r.spec.is_load() {
             r.thread_rows.clone()
         } else {
             // Queries per thread are not kept per thread; spread evenly.
@@ -144,27 +139,56 @@ fn per_thread(avg: f64) -> String {
     }
 }
 
-/// What a load's batch is: rows per statement, per commit of the
-/// procedure, or a whole file for copy-file.
-fn batch_text(r: &OpResult) -> String {
-    match r.kind {
-        OpKind::CopyFile => "one COPY of a whole file per thread".to_string(),
-        OpKind::Procedure => format!("{} (rows per commit)", r.batch_size),
-        _ => r.batch_size.to_string(),
+/// The per-type block of a mix, in the manner of YCSB's `[READ],
+/// Operations` and latency lines: each type's count and share, rate,
+/// failures and HDR percentiles.
+fn write_types(w: &mut dyn Write, r: &OpResult) -> io::Result<()> {
+    let wall = r.wallclock.as_secs_f64();
+    let all = r.total.ops.max(1) as f64;
+    for ty in &r.types {
+        let s = &ty.stats;
+        let rate = if wall > 0.0 { s.ops as f64 / wall } else { 0.0 };
+        let mut text = format!(
+            "{} ({:.1}%), {rate:.1}/s",
+            s.ops,
+            100.0 * s.ops as f64 / all
+        );
+        if s.failed() > 0 {
+            text.push_str(&format!(", {} failed", s.failed()));
+        }
+        if s.missing > 0 {
+            text.push_str(&format!(", {} missing", s.missing));
+        }
+        line(w, &format!("[{}]", ty.name), text)?;
+        if s.ops > 0 {
+            line(
+                w,
+                &format!("[{}] latency", ty.name),
+                percentile_line(&s.latency),
+            )?;
+            if r.rate.is_some() {
+                line(
+                    w,
+                    &format!("[{}] service", ty.name),
+                    percentile_line(&s.service),
+                )?;
+            }
+        }
     }
+    Ok(())
 }
 
 /// Writes the summary of one operation.
 pub fn write_summary(w: &mut dyn Write, r: &OpResult) -> io::Result<()> {
     let f = Figures::of(r);
-    writeln!(w, "== {} ==", r.kind)?;
+    writeln!(w, "== {} ==", r.spec)?;
     line(w, "wallclock time", human(f.wallclock))?;
     line(
         w,
         "tot db time",
         format!("{} ({:.1}% of wallclock)", human(f.db_time), f.db_pct),
     )?;
-    if r.kind.is_load() {
+    if r.spec.is_load() {
         let spread = if f.per_thread_min == f.per_thread_max {
             String::new()
         } else {
@@ -176,24 +200,34 @@ pub fn write_summary(w: &mut dyn Write, r: &OpResult) -> io::Result<()> {
             format!("{}{spread}", per_thread(f.per_thread_avg)),
         )?;
         line(w, "threads", r.threads)?;
-        line(w, "batch", batch_text(r))?;
+        line(w, "batch", &r.batch_text)?;
         line(w, "total rows", f.rows)?;
         line(w, "nontransactional", r.nontransactional)?;
         line(w, "wallclock tm/row", human(f.wallclock_per_item))?;
         line(w, "db tm/row", human(f.db_per_item))?;
         line(w, "rows/s", format!("{:.1}", f.rate))?;
-        line(w, r.kind.units(), f.units)?;
+        line(w, r.spec.units, f.units)?;
     } else {
+        // A query workload's unit is a query, or an operation of a mix.
+        let (one, many) = (r.spec.unit, r.spec.units);
         line(w, "threads", r.threads)?;
-        line(w, "nr queries", f.units)?;
-        line(w, "queries per thread", per_thread(f.per_thread_avg))?;
-        line(w, "avg wallclock/query", human(f.wallclock_per_item))?;
-        line(w, "avg db time/query", human(f.db_per_item))?;
-        line(w, "queries/s", format!("{:.1}", f.rate))?;
+        line(w, &format!("nr {many}"), f.units)?;
+        line(
+            w,
+            &format!("{many} per thread"),
+            per_thread(f.per_thread_avg),
+        )?;
+        line(
+            w,
+            &format!("avg wallclock/{one}"),
+            human(f.wallclock_per_item),
+        )?;
+        line(w, &format!("avg db time/{one}"), human(f.db_per_item))?;
+        line(w, &format!("{many}/s"), format!("{:.1}", f.rate))?;
         line(w, "missing rows", r.total.missing)?;
     }
     let t = &r.total;
-    let unit = r.kind.unit();
+    let unit = r.spec.unit;
     if t.ops > 0 {
         line(
             w,
@@ -207,9 +241,12 @@ pub fn write_summary(w: &mut dyn Write, r: &OpResult) -> io::Result<()> {
                 percentile_line(&t.service),
             )?;
         }
-        if r.kind.is_load() {
+        if r.spec.is_load() {
             line(w, "latency per row", percentile_line(&t.row_latency))?;
         }
+    }
+    if r.is_mix() {
+        write_types(w, r)?;
     }
     if let Some(target) = r.rate {
         line(
@@ -218,7 +255,7 @@ pub fn write_summary(w: &mut dyn Write, r: &OpResult) -> io::Result<()> {
             format!(
                 "target {:.1} {}/s, achieved {:.1}/s",
                 target.per_second,
-                r.kind.units(),
+                r.spec.units,
                 f.units as f64 / r.wallclock.as_secs_f64().max(1e-9)
             ),
         )?;
@@ -242,10 +279,7 @@ pub fn write_summary(w: &mut dyn Write, r: &OpResult) -> io::Result<()> {
             &format!("late (> {})", human(limit)),
             format!(
                 "{} of {} {}, skipped {}",
-                t.late,
-                t.ops,
-                r.kind.units(),
-                t.skipped
+                t.late, t.ops, r.spec.units, t.skipped
             ),
         )?;
     }
@@ -288,9 +322,7 @@ pub fn write_summary(w: &mut dyn Write, r: &OpResult) -> io::Result<()> {
             "retries",
             format!(
                 "{} {} retried, {} retries in all",
-                t.retried,
-                r.kind.units(),
-                t.retries
+                t.retried, r.spec.units, t.retries
             ),
         )?;
     }
@@ -305,7 +337,7 @@ pub fn write_summary(w: &mut dyn Write, r: &OpResult) -> io::Result<()> {
         };
         line(
             w,
-            &format!("failed {}", r.kind.units()),
+            &format!("failed {}", r.spec.units),
             format!("{}{more}", t.failed_units.join(", ")),
         )?;
     }
@@ -319,7 +351,7 @@ pub fn write_summary(w: &mut dyn Write, r: &OpResult) -> io::Result<()> {
 mod tests {
     use super::*;
     use crate::stats::Stats;
-    use crate::workload::{OpKind, Outcome};
+    use crate::workload::Outcome;
 
     fn load(rows_per_batch: &[u64], threads: usize, wall_ms: u64) -> OpResult {
         let mut total = Stats::default();
@@ -332,8 +364,8 @@ mod tests {
                 },
             );
         }
-        let mut r = OpResult::new(OpKind::Insert, threads);
-        r.batch_size = 200;
+        let mut r = OpResult::new(&crate::workload::insert::SPEC, threads);
+        r.batch_text = "200".to_string();
         r.table_rows = rows_per_batch.iter().sum();
         r.wallclock = Duration::from_millis(wall_ms);
         r.total = total;
@@ -360,7 +392,7 @@ mod tests {
     #[test]
     fn query_figures_are_per_query() {
         let mut r = load(&[1, 1, 1, 0], 2, 100);
-        r.kind = OpKind::Select;
+        r.spec = &crate::workload::select::SPEC;
         r.total.missing = 1;
         let f = Figures::of(&r);
         assert_eq!(f.units, 4);
@@ -416,7 +448,7 @@ mod tests {
     #[test]
     fn a_rate_that_was_not_kept_is_called_out() {
         let mut r = load(&[1; 50], 1, 1000);
-        r.kind = OpKind::Select;
+        r.spec = &crate::workload::select::SPEC;
         r.rate = Some(crate::stats::RateTarget { per_second: 100.0 });
         let note = keep_up_note(&r).unwrap();
         assert!(note.contains("50% of the target"), "{note}");

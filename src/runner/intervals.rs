@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
 
-use crate::stats::interval::{IntervalFigures, IntervalStats};
+use crate::stats::interval::{IntervalFigures, IntervalSet, IntervalStats, SetFigures};
 use crate::stats::{Timing, nanos};
 use crate::workload::Outcome;
 
@@ -32,7 +32,7 @@ use crate::workload::Outcome;
 pub struct IntervalMsg {
     worker: usize,
     index: u64,
-    stats: IntervalStats,
+    stats: IntervalSet,
     /// The worker has no more units.
     done: bool,
 }
@@ -46,17 +46,21 @@ pub struct IntervalRecorder {
     /// Units that end after a timed run's end (in flight at the deadline)
     /// count in its last interval instead of making a sliver of their own.
     last_index: Option<u64>,
-    current: IntervalStats,
+    /// Transaction types of the workload.
+    types: usize,
+    current: IntervalSet,
     tx: mpsc::UnboundedSender<IntervalMsg>,
 }
 
 impl IntervalRecorder {
-    /// `run_time`, when known, is how long measurement lasts.
+    /// `run_time`, when known, is how long measurement lasts; `types`
+    /// is how many transaction types the workload has.
     pub fn new(
         worker: usize,
         start: Instant,
         len: Duration,
         run_time: Option<Duration>,
+        types: usize,
         tx: mpsc::UnboundedSender<IntervalMsg>,
     ) -> Self {
         let len_ns = nanos(len).max(1);
@@ -66,7 +70,8 @@ impl IntervalRecorder {
             len_ns,
             index: 0,
             last_index: run_time.map(|d| nanos(d).div_ceil(len_ns).saturating_sub(1)),
-            current: IntervalStats::default(),
+            types,
+            current: IntervalSet::new(types),
             tx,
         }
     }
@@ -88,7 +93,7 @@ impl IntervalRecorder {
     }
 
     fn send(&mut self, done: bool) {
-        let stats = std::mem::take(&mut self.current);
+        let stats = std::mem::replace(&mut self.current, IntervalSet::new(self.types));
         // A closed collector means the operation is being torn down.
         let _ = self.tx.send(IntervalMsg {
             worker: self.worker,
@@ -98,28 +103,30 @@ impl IntervalRecorder {
         });
     }
 
-    /// Records a successful unit that ended at `end`.
-    pub fn record(&mut self, end: Instant, timing: Timing, outcome: Outcome) {
+    /// Records a successful unit of type `ty` that ended at `end`.
+    pub fn record(&mut self, end: Instant, ty: usize, timing: Timing, outcome: Outcome) {
         self.move_to(end);
-        self.current.record(timing, outcome);
+        self.current.of(ty).record(timing, outcome);
     }
 
-    /// Counts a failed unit that ended at `end`.
-    pub fn record_error(&mut self, end: Instant) {
+    /// Counts a failed unit of type `ty` that ended at `end`.
+    pub fn record_error(&mut self, end: Instant, ty: usize) {
         self.move_to(end);
-        self.current.errors += 1;
+        self.current.of(ty).errors += 1;
     }
 
-    /// Counts a unit skipped at `at` under --latency-limit.
+    /// Counts a unit skipped at `at` under --latency-limit (before its
+    /// type was drawn).
     pub fn record_skipped(&mut self, at: Instant) {
         self.move_to(at);
-        self.current.skipped += 1;
+        self.current.common.skipped += 1;
     }
 
-    /// Counts rows that a failed unit ending at `end` left committed.
-    pub fn record_rows(&mut self, end: Instant, rows: u64) {
+    /// Counts rows that a failed unit of type `ty` ending at `end` left
+    /// committed.
+    pub fn record_rows(&mut self, end: Instant, ty: usize, rows: u64) {
         self.move_to(end);
-        self.current.rows += rows;
+        self.current.of(ty).rows += rows;
     }
 
     /// Hands over the last piece.
@@ -129,12 +136,20 @@ impl IntervalRecorder {
 }
 
 /// Called with each finished interval (progress lines).
-pub type OnInterval = Box<dyn FnMut(&IntervalFigures) + Send>;
+pub type OnInterval = Box<dyn FnMut(&SetFigures) + Send>;
 
 /// How many finished intervals keep their histograms for late pieces: a
 /// histogram of millisecond latencies takes about 100 KB, and a piece is
 /// rarely later than a few intervals.
 pub const KEEP_FINISHED: usize = 8;
+
+/// [`absorb_late`] for the total and each type.
+fn absorb_late_set(f: &mut SetFigures, piece: &IntervalSet) {
+    absorb_late(&mut f.total, &piece.total());
+    for (f, p) in f.types.iter_mut().zip(&piece.types) {
+        absorb_late(f, p);
+    }
+}
 
 /// Adds a piece that arrived after its interval `f` was finished, whose
 /// histogram is no longer kept: counts, rates, min and max are exact.
@@ -167,21 +182,24 @@ fn absorb_late(f: &mut IntervalFigures, piece: &IntervalStats) {
 /// when the workers are done, with its true length up to `end` (sent by
 /// the coordinator; now, if it sends none). `run_time`, when known, tells
 /// which interval is the last.
+#[allow(clippy::too_many_arguments)]
 pub async fn collect(
     mut rx: mpsc::UnboundedReceiver<IntervalMsg>,
     workers: usize,
+    types: usize,
     start: Instant,
     len: Duration,
     run_time: Option<Duration>,
     mut on_interval: Option<OnInterval>,
     end: tokio::sync::oneshot::Receiver<Instant>,
-) -> Vec<IntervalFigures> {
+) -> Vec<SetFigures> {
     let grace = (len / 2).min(Duration::from_secs(1));
     let len_ns = nanos(len).max(1);
     let last_index = run_time.map(|d| nanos(d).div_ceil(len_ns).saturating_sub(1));
-    let mut pending: BTreeMap<u64, IntervalStats> = BTreeMap::new();
+    let mut pending: BTreeMap<u64, IntervalSet> = BTreeMap::new();
     // The last finished intervals, histograms included, for late pieces.
-    let mut kept: BTreeMap<u64, IntervalStats> = BTreeMap::new();
+    let mut kept: BTreeMap<u64, IntervalSet> = BTreeMap::new();
+    let empty = || IntervalSet::new(types);
     let mut position = vec![0u64; workers];
     let mut done = vec![false; workers];
     let mut next = 0u64;
@@ -195,7 +213,7 @@ pub async fn collect(
             msg = rx.recv() => {
                 let Some(m) = msg else { break };
                 if m.index >= next {
-                    pending.entry(m.index).or_default().add(&m.stats);
+                    pending.entry(m.index).or_insert_with(empty).add(&m.stats);
                 } else if !m.stats.is_empty()
                     && let Some(f) = out.get_mut(m.index as usize)
                 {
@@ -205,7 +223,7 @@ pub async fn collect(
                             k.add(&m.stats);
                             *f = k.figures(m.index, len);
                         }
-                        None => absorb_late(f, &m.stats),
+                        None => absorb_late_set(f, &m.stats),
                     }
                 }
                 // A worker sends interval k's piece when it moves past k.
@@ -234,7 +252,7 @@ pub async fn collect(
             .min(ended)
             .min(last_index.unwrap_or(u64::MAX));
         while next < upto {
-            let stats = pending.remove(&next).unwrap_or_default();
+            let stats = pending.remove(&next).unwrap_or_else(empty);
             let f = stats.figures(next, len);
             if let Some(cb) = on_interval.as_mut() {
                 cb(&f);
@@ -269,23 +287,18 @@ pub async fn collect(
         // partial now.
         let begin = len.saturating_mul(last as u32);
         let this_len = last_len(begin);
-        match kept.get(&last) {
-            Some(k) => *f = k.figures(last, this_len),
-            None => {
-                f.seconds = this_len.as_secs_f64();
-                f.ops_per_s = f.ops as f64 / f.seconds;
-                f.rows_per_s = f.rows as f64 / f.seconds;
-            }
+        if let Some(k) = kept.get(&last) {
+            *f = k.figures(last, this_len);
         }
-        f.end_s = (begin + this_len).as_secs_f64();
+        f.set_length(this_len.as_secs_f64(), (begin + this_len).as_secs_f64());
     }
     while next <= last {
-        let stats = pending.remove(&next).unwrap_or_default();
+        let stats = pending.remove(&next).unwrap_or_else(empty);
         let begin = len.saturating_mul(next as u32);
         // Only the last interval may be partial.
         let this_len = if next < last { len } else { last_len(begin) };
         let mut f = stats.figures(next, this_len);
-        f.end_s = (begin + this_len).as_secs_f64();
+        f.set_length(this_len.as_secs_f64(), (begin + this_len).as_secs_f64());
         if let Some(cb) = on_interval.as_mut() {
             cb(&f);
         }
@@ -319,27 +332,27 @@ mod tests {
         let (tx, rx) = mpsc::unbounded_channel();
         let start = Instant::now();
         let len = Duration::from_secs(1);
-        let mut a = IntervalRecorder::new(0, start, len, None, tx.clone());
-        let mut b = IntervalRecorder::new(1, start, len, None, tx);
+        let mut a = IntervalRecorder::new(0, start, len, None, 1, tx.clone());
+        let mut b = IntervalRecorder::new(1, start, len, None, 1, tx);
         let (t, o) = unit();
         // Interval 0: a 3 units, b 1; interval 2: b 2 units and an error.
         for _ in 0..3 {
-            a.record(start + Duration::from_millis(100), t, o);
+            a.record(start + Duration::from_millis(100), 0, t, o);
         }
-        b.record(start + Duration::from_millis(900), t, o);
-        b.record(start + Duration::from_millis(2100), t, o);
-        b.record(start + Duration::from_millis(2200), t, o);
-        b.record_error(start + Duration::from_millis(2300));
+        b.record(start + Duration::from_millis(900), 0, t, o);
+        b.record(start + Duration::from_millis(2100), 0, t, o);
+        b.record(start + Duration::from_millis(2200), 0, t, o);
+        b.record_error(start + Duration::from_millis(2300), 0);
         a.finish();
         b.finish();
-        let figs = collect(rx, 2, start, len, None, None, no_end()).await;
-        assert_eq!(figs[0].ops, 4);
-        assert_eq!(figs[0].rows, 8);
-        assert_eq!(figs[1].ops, 0);
-        assert_eq!(figs[2].ops, 2);
-        assert_eq!(figs[2].errors, 1);
-        assert_eq!(figs.iter().map(|f| f.ops).sum::<u64>(), 6);
-        assert!((figs[0].ops_per_s - 4.0).abs() < 1e-9);
+        let figs = collect(rx, 2, 1, start, len, None, None, no_end()).await;
+        assert_eq!(figs[0].total.ops, 4);
+        assert_eq!(figs[0].total.rows, 8);
+        assert_eq!(figs[1].total.ops, 0);
+        assert_eq!(figs[2].total.ops, 2);
+        assert_eq!(figs[2].total.errors, 1);
+        assert_eq!(figs.iter().map(|f| f.total.ops).sum::<u64>(), 6);
+        assert!((figs[0].total.ops_per_s - 4.0).abs() < 1e-9);
     }
 
     #[tokio::test]
@@ -347,13 +360,14 @@ mod tests {
         let (tx, rx) = mpsc::unbounded_channel();
         let start = Instant::now();
         let len = Duration::from_secs(1);
-        let mut r = IntervalRecorder::new(0, start, len, Some(Duration::from_secs(2)), tx);
+        let mut r = IntervalRecorder::new(0, start, len, Some(Duration::from_secs(2)), 1, tx);
         let (t, o) = unit();
-        r.record(start + Duration::from_millis(1500), t, o);
-        r.record(start + Duration::from_millis(2003), t, o);
+        r.record(start + Duration::from_millis(1500), 0, t, o);
+        r.record(start + Duration::from_millis(2003), 0, t, o);
         r.finish();
         let figs = collect(
             rx,
+            1,
             1,
             start,
             len,
@@ -363,7 +377,7 @@ mod tests {
         )
         .await;
         assert_eq!(figs.len(), 2);
-        assert_eq!(figs[1].ops, 2);
+        assert_eq!(figs[1].total.ops, 2);
     }
 
     /// A piece sent after its interval was finished (the worker's next
@@ -374,21 +388,21 @@ mod tests {
         let start = Instant::now();
         let len = Duration::from_millis(20);
         let worker = tokio::spawn(async move {
-            let mut r = IntervalRecorder::new(0, start, len, None, tx);
+            let mut r = IntervalRecorder::new(0, start, len, None, 1, tx);
             let (t, o) = unit();
-            r.record(start + Duration::from_millis(5), t, o);
+            r.record(start + Duration::from_millis(5), 0, t, o);
             // Long enough for the collector to finish intervals 0..4 by
             // its grace period before interval 0's piece arrives.
             tokio::time::sleep(Duration::from_millis(150)).await;
-            r.record(Instant::now(), t, o);
+            r.record(Instant::now(), 0, t, o);
             r.finish();
         });
-        let figs = collect(rx, 1, start, len, None, None, no_end()).await;
+        let figs = collect(rx, 1, 1, start, len, None, None, no_end()).await;
         worker.await.unwrap();
-        assert_eq!(figs[0].ops, 1, "{figs:?}");
-        assert_eq!(figs[0].rows, 2);
-        assert!(figs[0].latency.max > 0);
-        assert_eq!(figs.iter().map(|f| f.ops).sum::<u64>(), 2);
+        assert_eq!(figs[0].total.ops, 1, "{figs:?}");
+        assert_eq!(figs[0].total.rows, 2);
+        assert!(figs[0].total.latency.max > 0);
+        assert_eq!(figs.iter().map(|f| f.total.ops).sum::<u64>(), 2);
     }
 
     #[test]
@@ -415,21 +429,21 @@ mod tests {
         let len = Duration::from_millis(20);
         let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
         let s2 = seen.clone();
-        let cb: OnInterval = Box::new(move |f| s2.lock().unwrap().push(f.index));
+        let cb: OnInterval = Box::new(move |f| s2.lock().unwrap().push(f.total.index));
         let worker = tokio::spawn(async move {
-            let mut r = IntervalRecorder::new(0, start, len, None, tx);
+            let mut r = IntervalRecorder::new(0, start, len, None, 1, tx);
             let (t, o) = unit();
             for _ in 0..10 {
                 tokio::time::sleep(Duration::from_millis(7)).await;
-                r.record(Instant::now(), t, o);
+                r.record(Instant::now(), 0, t, o);
             }
             r.finish();
         });
-        let figs = collect(rx, 1, start, len, None, Some(cb), no_end()).await;
+        let figs = collect(rx, 1, 1, start, len, None, Some(cb), no_end()).await;
         worker.await.unwrap();
-        let indexes: Vec<u64> = figs.iter().map(|f| f.index).collect();
+        let indexes: Vec<u64> = figs.iter().map(|f| f.total.index).collect();
         assert_eq!(*seen.lock().unwrap(), indexes);
         assert_eq!(indexes, (0..indexes.len() as u64).collect::<Vec<_>>());
-        assert_eq!(figs.iter().map(|f| f.ops).sum::<u64>(), 10);
+        assert_eq!(figs.iter().map(|f| f.total.ops).sum::<u64>(), 10);
     }
 }

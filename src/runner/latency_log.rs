@@ -15,13 +15,18 @@ use tokio::sync::mpsc;
 use crate::error::{Error, Result};
 
 /// The first line of the log; also how the tool recognises its own file.
-pub const HEADER: &str = "operation,thread,start_us,latency_us,service_us,rows,ok";
+pub const HEADER: &str = "operation,thread,start_us,latency_us,service_us,rows,ok,type";
+/// The header of files written before transaction types existed, which
+/// are still recognised as the tool's own.
+pub const OLD_HEADER: &str = "operation,thread,start_us,latency_us,service_us,rows,ok";
 const BUFFER: usize = 4096;
 
 /// One timed unit.
 #[derive(Clone, Copy, Debug)]
 pub struct LogRecord {
     pub op: &'static str,
+    /// The unit's transaction type.
+    pub ty: &'static str,
     pub thread: u32,
     /// When the unit was due, in microseconds since the operation started.
     pub start_us: u64,
@@ -74,14 +79,15 @@ pub fn create(path: &Path) -> Result<(LogSink, LogThread)> {
                 for r in batch {
                     writeln!(
                         w,
-                        "{},{},{},{},{},{},{}",
+                        "{},{},{},{},{},{},{},{}",
                         r.op,
                         r.thread,
                         r.start_us,
                         r.latency_us,
                         r.service_us,
                         r.rows,
-                        u8::from(r.ok)
+                        u8::from(r.ok),
+                        r.ty
                     )?;
                 }
             }

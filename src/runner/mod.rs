@@ -27,26 +27,22 @@ use tokio::sync::{Barrier, mpsc};
 use tokio::task::JoinSet;
 use tokio_postgres::{Client, Config};
 
-use crate::cli::OnError;
-use crate::config::RunPlan;
+use crate::db::connect;
 use crate::db::nodes::ConnSource;
-use crate::db::{connect, schema};
 use crate::error::{Error, Result};
-use crate::stats::{OpResult, RateTarget, Scatter, Stats, Timing, nanos};
-use crate::workload::copy_file::CopyFile;
-use crate::workload::copy_mem::CopyMem;
-use crate::workload::insert::Insert;
-use crate::workload::procedure::{self, Procedure};
-use crate::workload::select::Select;
-use crate::workload::update::Update;
-use crate::workload::{OpKind, Operation, worker_seed};
+use crate::stats::interval::SetFigures;
+use crate::stats::{OpResult, RateTarget, Scatter, Stats, Timing, TypeResult, TypedStats, nanos};
+use crate::workload::{AnyOperation, Operation, Spec, Workload, worker_seed};
 
 pub mod intervals;
 pub mod latency_log;
 pub mod progress;
 pub mod schedule;
 pub mod session;
+pub mod settings;
 pub mod threads;
+
+pub use settings::{OnError, RunSettings};
 
 use intervals::{IntervalRecorder, OnInterval};
 use latency_log::{LogRecord, LogSink, LogWriter};
@@ -83,7 +79,7 @@ pub type InFlight = Arc<std::sync::Mutex<InFlightSlot>>;
 /// What the operations of a run share.
 #[derive(Clone)]
 pub struct RunCtx {
-    pub plan: Arc<RunPlan>,
+    pub settings: Arc<RunSettings>,
     pub pool: Pool,
     pub config: Arc<Config>,
     /// Set to make every worker stop after its current unit (an error in a
@@ -100,74 +96,79 @@ pub struct RunCtx {
 /// Runs one operation to its end and returns what it measured. Failures of
 /// the set-up (truncate, procedure) or of the workers are reported in
 /// [`OpResult::failure`], with whatever was measured until then.
-pub async fn run_operation(ctx: &RunCtx, kind: OpKind) -> OpResult {
-    let plan = &ctx.plan;
-    let mut result = OpResult::new(kind, plan.threads);
-    result.batch_size = plan.batch_size;
-    result.table_rows = plan.rows;
-    result.nontransactional = plan.nontransactional;
-    result.rate = plan
+pub async fn run_operation(ctx: &RunCtx, workload: &dyn Workload) -> OpResult {
+    let spec = workload.spec();
+    let s = &ctx.settings;
+    let mut result = OpResult::new(spec, s.threads);
+    result.batch_text = workload.batch_text();
+    result.table = workload.table().as_str().to_string();
+    result.table_rows = s.rows;
+    result.nontransactional = s.nontransactional;
+    result.rate = s
         .rate
-        .filter(|_| kind.is_paced())
+        .filter(|_| spec.paced)
         .map(|r| RateTarget { per_second: r });
-    result.latency_limit = plan.latency_limit;
-    if !kind.is_load() {
-        result.warmup = plan.warmup;
+    result.latency_limit = s.latency_limit;
+    if !spec.is_load() {
+        result.warmup = s.warmup;
     }
     result.hosts = ctx.conns.labels();
-    if let Err(e) = set_up(ctx, kind).await {
+    let names = workload.types();
+    let mut merged = TypedStats::new(names.len());
+    result.types = names
+        .iter()
+        .map(|&name| TypeResult {
+            name,
+            stats: Stats::default(),
+            intervals: Vec::new(),
+        })
+        .collect();
+    if let Err(e) = set_up(ctx, workload).await {
         result.failure = Some(e.to_string());
         return result;
     }
-    let outcome = match kind {
-        OpKind::Insert => run_workers(ctx, kind, Insert::new).await,
-        OpKind::CopyMem => run_workers(ctx, kind, CopyMem::new).await,
-        OpKind::CopyFile => run_workers(ctx, kind, CopyFile::new).await,
-        OpKind::Procedure => run_workers(ctx, kind, Procedure::new).await,
-        OpKind::Select => run_workers(ctx, kind, Select::new).await,
-        OpKind::Update => run_workers(ctx, kind, Update::new).await,
-    };
+    let make = |t: usize| AnyOperation(workload.worker(t));
+    let outcome = run_workers(ctx, spec, &names, make).await;
     result.wallclock = outcome.wallclock;
     if let Some(ran) = outcome.warmup_cut {
         result.warmup = Some(ran);
         result.warmup_cut = true;
     }
     for (t, w) in outcome.workers.into_iter().enumerate() {
-        result.thread_rows[t] = w.stats.rows;
-        result.total.add(&w.stats);
+        let rows: u64 = w.stats.common.rows + w.stats.types.iter().map(|s| s.rows).sum::<u64>();
+        result.thread_rows[t] = rows;
+        merged.add(&w.stats);
         result.scatter.push(w.scatter);
         result.timed_out |= w.timed_out;
     }
+    result.total = merged.total();
     // A load that reached the end of its share as --time ran out did not
     // stop short.
     result.timed_out &= result.total.rows < result.table_rows;
-    result.intervals = outcome.intervals;
+    for (i, (ty, stats)) in result.types.iter_mut().zip(merged.types).enumerate() {
+        ty.stats = stats;
+        ty.intervals = outcome
+            .intervals
+            .iter()
+            .filter_map(|f| f.types.get(i).cloned())
+            .collect();
+    }
+    result.intervals = outcome.intervals.into_iter().map(|f| f.total).collect();
     result.interrupted = ctx.interrupted.load(Ordering::Relaxed);
     result.failure = outcome.failure;
     result
 }
 
-/// What a load needs before its workers start: an empty table, and for
-/// `procedure` the server-side generator.
-async fn set_up(ctx: &RunCtx, kind: OpKind) -> Result<()> {
-    if !kind.is_load() {
-        return Ok(());
-    }
+/// The workload's own set-up (a load empties its tables), on one
+/// connection before the workers start.
+async fn set_up(ctx: &RunCtx, workload: &dyn Workload) -> Result<()> {
     let client = connect::get(&ctx.pool, &ctx.config).await?;
-    if kind == OpKind::CopyFile {
-        crate::workload::copy_file::check_files(&ctx.plan, &client).await?;
-    }
-    schema::truncate(&client, &ctx.plan.table).await?;
-    schema::mark_loading(&client, &ctx.plan.table).await?;
-    if kind == OpKind::Procedure {
-        procedure::install(&client).await?;
-    }
-    Ok(())
+    workload.set_up(&client).await
 }
 
 /// What one worker hands back.
 struct WorkerOutput {
-    stats: Stats,
+    stats: TypedStats,
     scatter: Scatter,
     /// `--time` ended the worker's share early.
     timed_out: bool,
@@ -178,9 +179,9 @@ struct WorkerOutput {
 }
 
 impl WorkerOutput {
-    fn new(scatter_seed: u64) -> Self {
+    fn new(types: usize, scatter_seed: u64) -> Self {
         WorkerOutput {
-            stats: Stats::default(),
+            stats: TypedStats::new(types),
             scatter: Scatter::new(scatter_seed),
             timed_out: false,
             error: None,
@@ -192,7 +193,7 @@ impl WorkerOutput {
 struct WorkersOutcome {
     wallclock: Duration,
     workers: Vec<WorkerOutput>,
-    intervals: Vec<crate::stats::IntervalFigures>,
+    intervals: Vec<SetFigures>,
     failure: Option<String>,
     /// The workers ended during the warmup, which ran this long.
     warmup_cut: Option<Duration>,
@@ -201,7 +202,9 @@ struct WorkersOutcome {
 /// How a worker runs, the same for all workers of an operation.
 #[derive(Clone)]
 struct Pace {
-    kind: OpKind,
+    spec: &'static Spec,
+    /// The workload's transaction types, as its units report them.
+    types: Arc<[&'static str]>,
     /// Measurement ends this long after it starts.
     run_time: Option<Duration>,
     warmup: Option<Duration>,
@@ -216,24 +219,31 @@ struct Pace {
 /// output in thread order. Once stopped, workers have [`STOP_GRACE`] to end
 /// their unit; then what is still running is cancelled on the server, and
 /// [`CANCEL_WAIT`] later the workers still not done are abandoned.
-async fn run_workers<O, F>(ctx: &RunCtx, kind: OpKind, make: F) -> WorkersOutcome
+async fn run_workers<O, F>(
+    ctx: &RunCtx,
+    spec: &'static Spec,
+    types: &[&'static str],
+    make: F,
+) -> WorkersOutcome
 where
     O: Operation,
-    F: Fn(&RunPlan, usize) -> O,
+    F: Fn(usize) -> O,
 {
-    let plan = &ctx.plan;
+    let plan = &ctx.settings;
     let threads = plan.threads;
+    let kind = spec;
     let pace = Pace {
-        kind,
-        run_time: if kind.is_load() {
+        spec,
+        types: types.into(),
+        run_time: if spec.is_load() {
             plan.load_time
         } else {
             Some(plan.run_time)
         },
-        warmup: if kind.is_load() { None } else { plan.warmup },
-        rate: plan.rate.filter(|_| kind.is_paced()),
+        warmup: if spec.is_load() { None } else { plan.warmup },
+        rate: plan.rate.filter(|_| spec.paced),
         latency_limit: plan.latency_limit,
-        on_error: plan.on_error(kind),
+        on_error: plan.on_error(spec),
         interval: plan.interval(),
     };
     // The coordinator waits at the barrier too, to note when work starts.
@@ -248,7 +258,7 @@ where
     let inflight: Vec<InFlight> = (0..threads).map(|_| InFlight::default()).collect();
     let mut loops = Vec::with_capacity(threads);
     for (t, slot) in inflight.iter().enumerate() {
-        let op = make(plan, t);
+        let op = make(t);
         let ctx = ctx.clone();
         let pace = pace.clone();
         let links = WorkerLinks {
@@ -279,21 +289,23 @@ where
     }
     let on_interval: Option<OnInterval> = plan.report_interval.map(|_| {
         let rate_limited = plan.rate.is_some();
-        Box::new(move |f: &crate::stats::IntervalFigures| {
-            crate::say!("{}", progress::progress_line(kind, f, rate_limited));
+        let names = pace.types.clone();
+        Box::new(move |f: &SetFigures| {
+            crate::say!("{}", progress::progress_line(kind, f, &names, rate_limited));
         }) as OnInterval
     });
     let (end_tx, end_rx) = tokio::sync::oneshot::channel();
     let collector = tokio::spawn(intervals::collect(
         rx,
         threads,
+        types.len(),
         start,
         pace.interval,
         pace.run_time,
         on_interval,
         end_rx,
     ));
-    let bar = (kind.is_load() && plan.report_interval.is_none())
+    let bar = (spec.is_load() && plan.report_interval.is_none())
         .then(|| progress::LoadBar::start(kind, plan.rows, rows_done.clone()))
         .flatten();
 
@@ -310,7 +322,7 @@ where
     // A procedure CALL or server-side COPY cancels itself at the stop and
     // then counts what it committed (perhaps on a new connection): more
     // time than a query needs to notice its cancel.
-    let cancel_wait = if kind.is_paced() {
+    let cancel_wait = if spec.paced {
         CANCEL_WAIT
     } else {
         CANCEL_WAIT + COUNT_BUDGET + crate::db::connect::connect_timeout(&ctx.config)
@@ -388,7 +400,7 @@ where
     let intervals = collector.await.unwrap_or_default();
     let mut workers = Vec::with_capacity(threads);
     for (t, out) in outputs.into_iter().enumerate() {
-        let out = out.unwrap_or_else(|| WorkerOutput::new(0));
+        let out = out.unwrap_or_else(|| WorkerOutput::new(types.len(), 0));
         if let Some(e) = &out.error {
             failures.push(format!("thread {}: {e}", t + 1));
         }
@@ -502,19 +514,20 @@ async fn worker_loop<O: Operation>(
         inflight,
     } = links;
     let rows_done = &*rows_done;
-    let seed = worker_seed(ctx.plan.seed, thread, 2);
-    let mut out = WorkerOutput::new(seed);
+    let s = &ctx.settings;
+    let seed = worker_seed(s.seed, thread, 2);
+    let mut out = WorkerOutput::new(pace.types.len(), seed);
     // The connection (or with --reconnect, the way to make one per unit),
     // and the per-connection set-up: see session.rs.
     let mut session = Session::new(
         ctx.conns.clone(),
         thread,
-        ctx.plan.reconnect,
-        session_settings(&ctx.plan),
-        ctx.plan.seed,
+        s.reconnect,
+        session_settings(s),
+        s.seed,
         inflight,
     );
-    let ready = session.start(&mut op, &mut out.stats).await;
+    let ready = session.start(&mut op, &mut out.stats.common).await;
     // A worker that could not connect stops the others before they start
     // (too many clients, a node down): no unit runs in a run that has
     // already failed.
@@ -529,16 +542,9 @@ async fn worker_loop<O: Operation>(
         return out;
     }
     let began = Instant::now();
-    let mut schedule = pace.rate.map(|r| {
-        Schedule::new(
-            began,
-            r,
-            ctx.plan.threads,
-            thread,
-            ctx.plan.rate_distribution,
-            seed,
-        )
-    });
+    let mut schedule = pace
+        .rate
+        .map(|r| Schedule::new(began, r, s.threads, thread, s.rate_distribution, seed));
     let mut phase = Phase {
         ctx,
         pace,
@@ -549,7 +555,7 @@ async fn worker_loop<O: Operation>(
         rng: rand::SeedableRng::seed_from_u64(seed ^ 0x5EED),
     };
     if let Some(w) = pace.warmup {
-        let mut discard = WorkerOutput::new(seed);
+        let mut discard = WorkerOutput::new(pace.types.len(), seed);
         phase
             .units(&mut op, Some(began + w), None, &mut discard)
             .await;
@@ -559,7 +565,14 @@ async fn worker_loop<O: Operation>(
         }
     }
     let start = began + pace.warmup.unwrap_or_default();
-    let recorder = IntervalRecorder::new(thread, start, pace.interval, pace.run_time, tx);
+    let recorder = IntervalRecorder::new(
+        thread,
+        start,
+        pace.interval,
+        pace.run_time,
+        pace.types.len(),
+        tx,
+    );
     let deadline = pace.run_time.map(|d| start + d);
     let mut rec = Recording {
         start,
@@ -578,7 +591,7 @@ async fn worker_loop<O: Operation>(
 
 /// The SQL every new connection runs before the operation prepares its
 /// statements (at the start, after a reconnect, and per unit with -C).
-fn session_settings(plan: &RunPlan) -> Vec<String> {
+fn session_settings(plan: &RunSettings) -> Vec<String> {
     let mut settings = Vec::new();
     if plan.nontransactional {
         settings.push(crate::db::dialect::nontransactional_setting().to_string());
@@ -640,14 +653,14 @@ impl Phase<'_> {
         mut rec: Option<&mut Recording>,
         out: &mut WorkerOutput,
     ) {
-        let skip_late = !self.pace.kind.is_load();
+        let skip_late = !self.pace.spec.is_load();
         loop {
             if self.ctx.stop.load(Ordering::Relaxed) {
                 return;
             }
             let now = Instant::now();
             if deadline.is_some_and(|d| now >= d) {
-                out.timed_out = self.pace.kind.is_load();
+                out.timed_out = self.pace.spec.is_load();
                 return;
             }
             let due = match self.schedule.as_deref_mut() {
@@ -667,7 +680,7 @@ impl Phase<'_> {
                         && let Some(limit) = self.pace.latency_limit
                         && now > due + limit
                     {
-                        out.stats.skipped += 1;
+                        out.stats.common.skipped += 1;
                         if let Some(rec) = rec.as_deref_mut() {
                             rec.intervals.record_skipped(now);
                         }
@@ -682,8 +695,11 @@ impl Phase<'_> {
             }
             // With --reconnect: a new connection for this unit, its connect
             // timed apart, before the unit's slot and timing.
-            if let Err(e) = self.session.next_unit(op, &mut out.stats).await {
-                out.stats.record_error(&error_class(&e), op.unit_label());
+            let ty = op.unit_type();
+            if let Err(e) = self.session.next_unit(op, &mut out.stats.common).await {
+                out.stats
+                    .of(ty)
+                    .record_error(&error_class(&e), op.unit_label());
                 if self.pace.on_error == OnError::Stop {
                     self.ctx.stop.store(true, Ordering::Relaxed);
                     out.error = Some(e);
@@ -705,7 +721,7 @@ impl Phase<'_> {
             }
             let sent = Instant::now();
             let (res, tries, cancelled) = self
-                .execute_with_retries(op, &mut out.stats, deadline)
+                .execute_with_retries(op, out.stats.of(ty), deadline)
                 .await;
             let end = Instant::now();
             // A long unit the runner cancelled is neither a success nor a
@@ -741,23 +757,30 @@ impl Phase<'_> {
                 service: end - sent,
             };
             if tries > 1 {
-                out.stats.retried += 1;
+                out.stats.of(ty).retried += 1;
             }
             match res {
                 Ok(outcome) => {
                     self.rows_done.fetch_add(outcome.rows, Ordering::Relaxed);
                     if self.pace.latency_limit.is_some_and(|l| timing.latency > l) {
-                        out.stats.late += 1;
+                        out.stats.of(ty).late += 1;
                     }
-                    out.stats.record(timing, outcome);
-                    self.session.count_op(&mut out.stats);
+                    out.stats.of(ty).record(timing, outcome);
+                    self.session.count_op(&mut out.stats.common);
                     if let Some(rec) = rec.as_deref_mut() {
                         let since = end.saturating_duration_since(rec.start);
                         out.scatter.record(nanos(since), nanos(timing.latency));
-                        rec.intervals.record(end, timing, outcome);
+                        rec.intervals.record(end, ty, timing, outcome);
                         if let Some(log) = rec.log.as_mut() {
-                            log.push(self.log_record(rec.start, end, timing, outcome.rows, true))
-                                .await;
+                            log.push(self.log_record(
+                                rec.start,
+                                end,
+                                ty,
+                                timing,
+                                outcome.rows,
+                                true,
+                            ))
+                            .await;
                         }
                     }
                     if cancelled.is_some() {
@@ -766,11 +789,13 @@ impl Phase<'_> {
                 }
                 Err(e) => {
                     let label = op.unit_label();
-                    out.stats.record_error(&error_class(&e), label.clone());
+                    out.stats
+                        .of(ty)
+                        .record_error(&error_class(&e), label.clone());
                     if let Some(rec) = rec.as_deref_mut() {
-                        rec.intervals.record_error(end);
+                        rec.intervals.record_error(end, ty);
                         if let Some(log) = rec.log.as_mut() {
-                            log.push(self.log_record(rec.start, end, timing, 0, false))
+                            log.push(self.log_record(rec.start, end, ty, timing, 0, false))
                                 .await;
                         }
                     }
@@ -785,18 +810,18 @@ impl Phase<'_> {
                     if op.long_unit() {
                         let rows = self.committed_rows(op).await;
                         if rows > 0 {
-                            out.stats.rows += rows;
+                            out.stats.of(ty).rows += rows;
                             self.rows_done.fetch_add(rows, Ordering::Relaxed);
                             // The per-interval rows add up to the summary's.
                             if let Some(rec) = rec.as_deref_mut() {
-                                rec.intervals.record_rows(end, rows);
+                                rec.intervals.record_rows(end, ty, rows);
                             }
                             partly = format!(" ({rows} of its rows were committed)");
                         }
                     }
                     let e = match label {
                         Some(l) => {
-                            Error::run(format!("{} {l} failed{partly}: {e}", self.pace.kind.unit()))
+                            Error::run(format!("{} {l} failed{partly}: {e}", self.pace.spec.unit))
                         }
                         None => e,
                     };
@@ -840,7 +865,7 @@ impl Phase<'_> {
             }
             match res {
                 Err(e)
-                    if tries < self.ctx.plan.max_tries
+                    if tries < self.ctx.settings.max_tries
                         && op.retryable()
                         && is_retryable(&e)
                         && !self.ctx.stop.load(Ordering::Relaxed) =>
@@ -920,7 +945,7 @@ impl Phase<'_> {
             Err(_) => {
                 crate::say!(
                     "warning: the rows the {} committed could not be counted within {} s; they are not counted",
-                    self.pace.kind.unit(),
+                    self.pace.spec.unit,
                     COUNT_BUDGET.as_secs()
                 );
                 0
@@ -938,7 +963,7 @@ impl Phase<'_> {
         deadline: Option<Instant>,
         cause: Error,
     ) -> bool {
-        match self.reconnect(op, &mut out.stats, deadline).await {
+        match self.reconnect(op, &mut out.stats.common, deadline).await {
             Ok(reconnected) => reconnected,
             Err(re) => {
                 out.error = Some(Error::run(format!(
@@ -971,7 +996,7 @@ impl Phase<'_> {
                     stats.reconnects += 1;
                     crate::say!(
                         ">> {} thread {}: the connection was lost and is made again (attempt {n})",
-                        self.pace.kind,
+                        self.pace.spec,
                         self.thread + 1
                     );
                     return Ok(true);
@@ -992,17 +1017,20 @@ impl Phase<'_> {
         Err(last)
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn log_record(
         &self,
         start: Instant,
         end: Instant,
+        ty: usize,
         timing: Timing,
         rows: u64,
         ok: bool,
     ) -> LogRecord {
         let due = end - timing.latency;
         LogRecord {
-            op: self.pace.kind.name(),
+            op: self.pace.spec.name,
+            ty: self.pace.types.get(ty).copied().unwrap_or(""),
             thread: self.thread as u32 + 1,
             start_us: due.saturating_duration_since(start).as_micros() as u64,
             latency_us: timing.latency.as_micros() as u64,

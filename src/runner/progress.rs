@@ -12,21 +12,28 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::stats::IntervalFigures;
-use crate::workload::OpKind;
+use crate::stats::interval::SetFigures;
+use crate::workload::Spec;
 
 fn ms(ns: u64) -> f64 {
     ns as f64 / 1e6
 }
 
-/// One progress line for a finished interval.
-pub fn progress_line(kind: OpKind, f: &IntervalFigures, rate_limited: bool) -> String {
+/// One progress line for a finished interval: the total, and for a mix
+/// of several transaction types (`names`) each type's rate and p99.
+pub fn progress_line(
+    spec: &Spec,
+    figures: &SetFigures,
+    names: &[&str],
+    rate_limited: bool,
+) -> String {
+    let f = &figures.total;
     let l = &f.latency;
     let mut s = format!(
-        "progress: {kind} {:.1} s, {:.1} {}/s, {:.1} rows/s, lat p50 {:.3} p95 {:.3} p99 {:.3} max {:.3} ms, {} failed",
+        "progress: {spec} {:.1} s, {:.1} {}/s, {:.1} rows/s, lat p50 {:.3} p95 {:.3} p99 {:.3} max {:.3} ms, {} failed",
         f.end_s,
         f.ops_per_s,
-        kind.units(),
+        spec.units,
         f.rows_per_s,
         ms(l.p50),
         ms(l.p95),
@@ -45,6 +52,14 @@ pub fn progress_line(kind: OpKind, f: &IntervalFigures, rate_limited: bool) -> S
             s.push_str(&format!(", {} skipped", f.skipped));
         }
     }
+    if names.len() > 1 {
+        let per: Vec<String> = names
+            .iter()
+            .zip(&figures.types)
+            .map(|(n, t)| format!("{n} {:.1}/s p99 {:.3}", t.ops_per_s, ms(t.latency.p99)))
+            .collect();
+        s.push_str(&format!(" | {} ms", per.join(", ")));
+    }
     s
 }
 
@@ -57,7 +72,7 @@ pub struct LoadBar {
 impl LoadBar {
     /// Starts a bar for `total` rows that follows `done`; `None` when
     /// stderr is not a terminal.
-    pub fn start(kind: OpKind, total: u64, done: Arc<AtomicU64>) -> Option<LoadBar> {
+    pub fn start(spec: &Spec, total: u64, done: Arc<AtomicU64>) -> Option<LoadBar> {
         if !std::io::stderr().is_terminal() {
             return None;
         }
@@ -68,7 +83,7 @@ impl LoadBar {
         .map(|s| s.progress_chars("=> "))
         .unwrap_or_else(|_| ProgressStyle::default_bar());
         bar.set_style(style);
-        bar.set_prefix(kind.name());
+        bar.set_prefix(spec.name);
         let b = bar.clone();
         let task = tokio::spawn(async move {
             let start = std::time::Instant::now();
@@ -96,7 +111,7 @@ mod tests {
 
     #[test]
     fn a_progress_line_has_rate_latency_and_errors_without_control_characters() {
-        let mut f = IntervalFigures {
+        let mut f = crate::stats::IntervalFigures {
             index: 4,
             end_s: 5.0,
             seconds: 1.0,
@@ -116,14 +131,34 @@ mod tests {
             lag_avg_ns: 50_000,
             lag_max_ns: 300_000,
         };
-        let line = progress_line(OpKind::Select, &f, true);
+        let select = &crate::workload::select::SPEC;
+        let set = |f: &crate::stats::IntervalFigures| SetFigures {
+            total: f.clone(),
+            types: vec![f.clone()],
+        };
+        let line = progress_line(select, &set(&f), &["query"], true);
         assert_eq!(
             line,
             "progress: select 5.0 s, 1234.0 queries/s, 1234.0 rows/s, lat p50 0.810 p95 1.200 p99 2.500 max 9.000 ms, 2 failed, lag avg 0.050 max 0.300 ms"
         );
         assert!(!line.chars().any(|c| c.is_control()));
-        assert!(!progress_line(OpKind::Select, &f, false).contains("lag"));
+        assert!(!progress_line(select, &set(&f), &["query"], false).contains("lag"));
         f.skipped = 7;
-        assert!(progress_line(OpKind::Select, &f, true).ends_with(", 7 skipped"));
+        assert!(progress_line(select, &set(&f), &["query"], true).ends_with(", 7 skipped"));
+        // A mix adds each type's rate and p99.
+        let mut mix = set(&f);
+        mix.types.push(crate::stats::IntervalFigures {
+            ops_per_s: 10.0,
+            latency: Percentiles {
+                p99: 4_000_000,
+                ..Default::default()
+            },
+            ..Default::default()
+        });
+        let line = progress_line(&crate::workload::ycsb::A, &mix, &["read", "update"], false);
+        assert!(
+            line.ends_with(" | read 1234.0/s p99 2.500, update 10.0/s p99 4.000 ms"),
+            "{line}"
+        );
     }
 }

@@ -26,7 +26,7 @@ use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 
 /// How arrivals are spaced.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Distribution {
     /// Evenly spaced.

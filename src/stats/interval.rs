@@ -85,8 +85,81 @@ impl IntervalStats {
     }
 }
 
+/// One interval's pieces of one or more workers: per transaction type,
+/// and what belongs to no type (units skipped before they were staged).
+#[derive(Clone, Debug)]
+pub struct IntervalSet {
+    pub types: Vec<IntervalStats>,
+    pub common: IntervalStats,
+}
+
+impl IntervalSet {
+    pub fn new(types: usize) -> Self {
+        IntervalSet {
+            types: (0..types.max(1))
+                .map(|_| IntervalStats::default())
+                .collect(),
+            common: IntervalStats::default(),
+        }
+    }
+
+    /// The piece of type `t` (the last for an index out of range).
+    pub fn of(&mut self, t: usize) -> &mut IntervalStats {
+        let last = self.types.len() - 1;
+        &mut self.types[t.min(last)]
+    }
+
+    pub fn add(&mut self, other: &IntervalSet) {
+        for (a, b) in self.types.iter_mut().zip(&other.types) {
+            a.add(b);
+        }
+        self.common.add(&other.common);
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.common.is_empty() && self.types.iter().all(IntervalStats::is_empty)
+    }
+
+    /// Every type and the common part merged.
+    pub fn total(&self) -> IntervalStats {
+        let mut t = self.common.clone();
+        for s in &self.types {
+            t.add(s);
+        }
+        t
+    }
+
+    /// The figures of interval `index` of length `len`, in all and per type.
+    pub fn figures(&self, index: u64, len: Duration) -> SetFigures {
+        SetFigures {
+            total: self.total().figures(index, len),
+            types: self.types.iter().map(|t| t.figures(index, len)).collect(),
+        }
+    }
+}
+
+/// The figures of one interval, in all and per transaction type.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SetFigures {
+    pub total: IntervalFigures,
+    pub types: Vec<IntervalFigures>,
+}
+
+impl SetFigures {
+    /// Every figure that depends on the interval's length, for a length
+    /// that turned out other than planned (the last, partial interval).
+    pub fn set_length(&mut self, seconds: f64, end_s: f64) {
+        for f in std::iter::once(&mut self.total).chain(self.types.iter_mut()) {
+            f.seconds = seconds;
+            f.end_s = end_s;
+            f.ops_per_s = f.ops as f64 / seconds;
+            f.rows_per_s = f.rows as f64 / seconds;
+        }
+    }
+}
+
 /// The figures of one interval, all latencies in nanoseconds.
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct IntervalFigures {
     /// 0 for the first interval.
     pub index: u64,

@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use hdrhistogram::Histogram;
 
-use crate::workload::{OpKind, Outcome};
+use crate::workload::{Outcome, Spec};
 
 pub mod conns;
 pub mod interval;
@@ -205,6 +205,50 @@ impl Stats {
     }
 }
 
+/// What one worker measured, per transaction type of its workload, and
+/// what belongs to no type (connections, reconnects, skipped units). Each
+/// unit is recorded once, into its type; the total is the sum, made when
+/// the workers are merged, so a workload with one type costs no more than
+/// before types existed.
+#[derive(Clone, Debug)]
+pub struct TypedStats {
+    pub types: Vec<Stats>,
+    pub common: Stats,
+}
+
+impl TypedStats {
+    pub fn new(types: usize) -> Self {
+        TypedStats {
+            types: (0..types.max(1)).map(|_| Stats::default()).collect(),
+            common: Stats::default(),
+        }
+    }
+
+    /// The stats of type `t` (the last type for an index out of range,
+    /// which a workload should never report).
+    pub fn of(&mut self, t: usize) -> &mut Stats {
+        let last = self.types.len() - 1;
+        &mut self.types[t.min(last)]
+    }
+
+    /// Adds another worker's measurements, type by type.
+    pub fn add(&mut self, other: &TypedStats) {
+        for (a, b) in self.types.iter_mut().zip(&other.types) {
+            a.add(b);
+        }
+        self.common.add(&other.common);
+    }
+
+    /// Every type and the common part merged.
+    pub fn total(&self) -> Stats {
+        let mut t = self.common.clone();
+        for s in &self.types {
+            t.add(s);
+        }
+        t
+    }
+}
+
 /// Percentiles of a histogram in nanoseconds, as reports show them.
 #[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Percentiles {
@@ -248,12 +292,20 @@ pub struct RateTarget {
     pub per_second: f64,
 }
 
+/// What was measured of one transaction type of an operation.
+#[derive(Clone, Debug)]
+pub struct TypeResult {
+    pub name: &'static str,
+    pub stats: Stats,
+    /// Per-interval figures of this type alone.
+    pub intervals: Vec<IntervalFigures>,
+}
+
 /// Everything measured about one operation of a run.
 #[derive(Clone, Debug)]
 pub struct OpResult {
-    pub kind: OpKind,
+    pub spec: &'static Spec,
     pub threads: usize,
-    pub batch_size: usize,
     /// Rows the table was to hold (loads) or ids were drawn from (queries).
     pub table_rows: u64,
     pub nontransactional: bool,
@@ -268,8 +320,14 @@ pub struct OpResult {
     pub rate: Option<RateTarget>,
     /// `--latency-limit`, if given.
     pub latency_limit: Option<Duration>,
-    /// All workers merged.
+    /// What one unit holds, as the summary's `batch` line says it.
+    pub batch_text: String,
+    /// The table the operation worked on.
+    pub table: String,
+    /// All workers and types merged.
     pub total: Stats,
+    /// All workers merged, per transaction type, in the workload's order.
+    pub types: Vec<TypeResult>,
     /// Rows done by each thread, in thread order.
     pub thread_rows: Vec<u64>,
     /// Each thread's bounded latency sample, for the scatterplot.
@@ -288,11 +346,13 @@ pub struct OpResult {
 
 impl OpResult {
     /// An operation that has not run yet.
-    pub fn new(kind: OpKind, threads: usize) -> OpResult {
+    pub fn new(spec: &'static Spec, threads: usize) -> OpResult {
         OpResult {
-            kind,
+            spec,
+            batch_text: String::new(),
+            table: String::new(),
+            types: Vec::new(),
             threads,
-            batch_size: 0,
             table_rows: 0,
             nontransactional: false,
             wallclock: Duration::ZERO,
@@ -313,6 +373,21 @@ impl OpResult {
 
     pub fn succeeded(&self) -> bool {
         self.failure.is_none() && self.total.failed() == 0
+    }
+
+    /// Whether the operation is a mix of several transaction types, whose
+    /// figures reports then show per type too.
+    pub fn is_mix(&self) -> bool {
+        self.types.len() > 1
+    }
+
+    /// Rows (loads) or units (queries) per second over the wallclock.
+    pub fn items(&self) -> u64 {
+        if self.spec.is_load() {
+            self.total.rows
+        } else {
+            self.total.ops
+        }
     }
 }
 

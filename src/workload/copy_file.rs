@@ -21,8 +21,9 @@ use tokio_postgres::{Client, Statement};
 use super::copy_mem::copy_in;
 use super::insert::command_rows;
 use super::partition::thread_range;
-use super::{Operation, Outcome};
-use crate::config::{RunPlan, quote_literal};
+use super::table::{self, TableOp, one_per_thread_note};
+use super::{BoxFuture, Operation, Outcome, Role, Settings, Spec};
+use crate::config::{TableName, quote_literal};
 use crate::error::{Error, Result, describe_pg};
 
 /// The file name for thread `n` (1-based) of `threads`, as csv_generator
@@ -51,11 +52,24 @@ pub struct CopyFile {
     statement: Option<Statement>,
 }
 
-impl CopyFile {
-    pub fn new(plan: &RunPlan, thread: usize) -> Self {
+/// `-o copy-file`.
+pub static SPEC: Spec = Spec {
+    name: "copy-file",
+    aliases: &["copy_file"],
+    about: "load: one COPY of a csv_generator file per thread",
+    role: Role::Load,
+    paced: false,
+    writes: true,
+    unit: "file",
+    units: "files",
+    build: table::build::<CopyFile>,
+};
+
+impl TableOp for CopyFile {
+    fn new(plan: &Settings, table: &TableName, thread: usize) -> Self {
         let range = thread_range(plan.rows, plan.threads, thread);
         CopyFile {
-            table: plan.table.quoted(),
+            table: table.quoted(),
             path: csv_path(
                 &plan.csv_dir,
                 plan.threads,
@@ -78,6 +92,24 @@ impl CopyFile {
         }
     }
 
+    fn before_truncate<'a>(
+        client: &'a Client,
+        s: &'a Settings,
+        table: &'a TableName,
+    ) -> BoxFuture<'a, Result<()>> {
+        Box::pin(check_files(s, table, client))
+    }
+
+    fn batch_text(_s: &Settings) -> String {
+        "one COPY of a whole file per thread".to_string()
+    }
+
+    fn histogram_note(s: &Settings, unit: &str) -> String {
+        one_per_thread_note(s, unit)
+    }
+}
+
+impl CopyFile {
     fn stdin_sql(&self) -> String {
         format!(
             "copy {} (id, f1, f2, f3, f4) from stdin with (format csv)",
@@ -196,9 +228,9 @@ impl Operation for CopyFile {
 /// With --copy-file-client the files are looked for here; otherwise on the
 /// server with `pg_stat_file` where the role may call it (where it may
 /// not, COPY itself says what is wrong, after the truncate).
-pub async fn check_files(plan: &RunPlan, client: &Client) -> Result<()> {
-    for t in 0..plan.threads {
-        CopyFile::new(plan, t).check_file(client).await?;
+pub async fn check_files(s: &Settings, table: &TableName, client: &Client) -> Result<()> {
+    for t in 0..s.threads {
+        CopyFile::new(s, table, t).check_file(client).await?;
     }
     Ok(())
 }

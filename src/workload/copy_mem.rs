@@ -13,8 +13,9 @@ use tokio_postgres::{Client, Statement};
 
 use super::partition::{Batches, thread_range};
 use super::rowgen::RowGen;
-use super::{Operation, Outcome};
-use crate::config::RunPlan;
+use super::table::{self, TableOp};
+use super::{Operation, Outcome, Role, Settings, Spec};
+use crate::config::{TableName, check_batch_bytes};
 use crate::error::{Error, Result};
 
 pub struct CopyMem {
@@ -29,13 +30,27 @@ pub struct CopyMem {
     staged: std::ops::Range<u64>,
 }
 
-impl CopyMem {
-    pub fn new(plan: &RunPlan, thread: usize) -> Self {
+/// `-o copy-mem`.
+pub static SPEC: Spec = Spec {
+    name: "copy-mem",
+    aliases: &["copy_mem"],
+    about: "load: one COPY FROM STDIN of rows made in memory per batch",
+    role: Role::Load,
+    paced: true,
+    writes: true,
+    unit: "batch",
+    units: "batches",
+    build: table::build::<CopyMem>,
+};
+
+impl TableOp for CopyMem {
+    fn check(s: &Settings) -> Result<()> {
+        check_batch_bytes(s)
+    }
+
+    fn new(plan: &Settings, table: &TableName, thread: usize) -> Self {
         CopyMem {
-            sql: format!(
-                "copy {} (id, f1, f2, f3, f4) from stdin",
-                plan.table.quoted()
-            ),
+            sql: format!("copy {} (id, f1, f2, f3, f4) from stdin", table.quoted()),
             batches: Batches::new(
                 thread_range(plan.rows, plan.threads, thread),
                 plan.batch_size,
@@ -46,6 +61,10 @@ impl CopyMem {
             data: Bytes::new(),
             staged: 0..0,
         }
+    }
+
+    fn histogram_note(s: &Settings, unit: &str) -> String {
+        format!("{unit} ({} rows)", s.batch_size)
     }
 }
 

@@ -13,8 +13,11 @@ use tokio_postgres::{Client, SimpleQueryMessage, Statement};
 
 use super::partition::{Batches, thread_range};
 use super::rowgen::{FIELDS, RowGen};
-use super::{Operation, Outcome};
-use crate::config::RunPlan;
+use super::table::{self, TableOp};
+use super::{Operation, Outcome, Role, Settings, Spec};
+use crate::config::{
+    INSERT_COLUMNS, MAX_BIND_PARAMS, MAX_INSERT_BATCH, TableName, check_batch_bytes,
+};
 use crate::error::{Error, Result};
 
 pub struct Insert {
@@ -34,13 +37,37 @@ pub struct Insert {
     sql: String,
 }
 
-impl Insert {
-    pub fn new(plan: &RunPlan, thread: usize) -> Self {
+/// `-o insert`.
+pub static SPEC: Spec = Spec {
+    name: "insert",
+    aliases: &[],
+    about: "load: one multi-row INSERT per batch",
+    role: Role::Load,
+    paced: true,
+    writes: true,
+    unit: "batch",
+    units: "batches",
+    build: table::build::<Insert>,
+};
+
+impl TableOp for Insert {
+    fn check(s: &Settings) -> Result<()> {
+        check_batch_bytes(s)?;
+        if s.prepared && s.batch_size > MAX_INSERT_BATCH {
+            return Err(Error::usage(format!(
+                "--batch-size {} is too large for insert: one prepared INSERT binds at most {MAX_BIND_PARAMS} parameters ({MAX_INSERT_BATCH} rows of {INSERT_COLUMNS} columns); use --batch-size {MAX_INSERT_BATCH} or less, --no-prepared, or copy-mem",
+                s.batch_size
+            )));
+        }
+        Ok(())
+    }
+
+    fn new(plan: &Settings, table: &TableName, thread: usize) -> Self {
         let range = thread_range(plan.rows, plan.threads, thread);
         let len = (range.end - range.start) as usize;
         let rem = len % plan.batch_size;
         Insert {
-            table: plan.table.quoted(),
+            table: table.quoted(),
             batches: Batches::new(range, plan.batch_size),
             batch_size: plan.batch_size,
             last_size: (rem != 0 && len > 0).then_some(rem),
@@ -53,6 +80,10 @@ impl Insert {
             fields: Vec::new(),
             sql: String::new(),
         }
+    }
+
+    fn histogram_note(s: &Settings, unit: &str) -> String {
+        format!("{unit} ({} rows)", s.batch_size)
     }
 }
 

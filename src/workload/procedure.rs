@@ -8,8 +8,9 @@
 use tokio_postgres::Client;
 
 use super::partition::thread_range;
-use super::{Operation, Outcome};
-use crate::config::{RunPlan, TableName};
+use super::table::{self, TableOp, one_per_thread_note};
+use super::{BoxFuture, Operation, Outcome, Role, Settings, Spec};
+use crate::config::TableName;
 use crate::db::dialect::{procedure_call, procedure_ddl};
 use crate::error::{Error, Result};
 
@@ -33,17 +34,42 @@ pub struct Procedure {
     staged: bool,
 }
 
-impl Procedure {
-    pub fn new(plan: &RunPlan, thread: usize) -> Self {
+/// `-o procedure`.
+pub static SPEC: Spec = Spec {
+    name: "procedure",
+    aliases: &[],
+    about: "load: one CALL per thread of a server-side generator that commits every batch",
+    role: Role::Load,
+    paced: false,
+    writes: true,
+    unit: "call",
+    units: "calls",
+    build: table::build::<Procedure>,
+};
+
+impl TableOp for Procedure {
+    fn new(plan: &Settings, table: &TableName, thread: usize) -> Self {
         let range = thread_range(plan.rows, plan.threads, thread);
         Procedure {
-            table: plan.table.clone(),
+            table: table.clone(),
             first: range.start,
             end: range.end,
             batch: plan.batch_size,
             field_len: plan.field_len,
             staged: false,
         }
+    }
+
+    fn after_truncate<'a>(client: &'a Client) -> BoxFuture<'a, Result<()>> {
+        Box::pin(install(client))
+    }
+
+    fn batch_text(s: &Settings) -> String {
+        format!("{} (rows per commit)", s.batch_size)
+    }
+
+    fn histogram_note(s: &Settings, unit: &str) -> String {
+        one_per_thread_note(s, unit)
     }
 }
 

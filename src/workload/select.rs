@@ -3,8 +3,10 @@
 
 use tokio_postgres::{Client, SimpleQueryMessage, Statement};
 
-use super::{IdPicker, Operation, Outcome};
-use crate::config::RunPlan;
+use super::keys::KeyDistribution;
+use super::table::{self, TableOp};
+use super::{IdPicker, Operation, Outcome, Role, Settings, Spec};
+use crate::config::TableName;
 use crate::error::{Error, Result};
 
 pub struct Select {
@@ -15,11 +17,30 @@ pub struct Select {
     id: i32,
 }
 
-impl Select {
-    pub fn new(plan: &RunPlan, thread: usize) -> Self {
+/// `-o select`.
+pub static SPEC: Spec = Spec {
+    name: "select",
+    aliases: &[],
+    about: "query: point reads by primary key",
+    role: Role::Query,
+    paced: true,
+    writes: false,
+    unit: "query",
+    units: "queries",
+    build: table::build::<Select>,
+};
+
+impl TableOp for Select {
+    fn new(plan: &Settings, table: &TableName, thread: usize) -> Self {
         Select {
-            table: plan.table.quoted(),
-            ids: IdPicker::new(plan.seed, thread, plan.rows),
+            table: table.quoted(),
+            ids: IdPicker::new(
+                plan.seed,
+                thread,
+                plan.threads,
+                plan.rows,
+                plan.keys.unwrap_or(KeyDistribution::Uniform),
+            ),
             prepared: plan.prepared,
             statement: None,
             id: 0,

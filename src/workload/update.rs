@@ -6,9 +6,11 @@
 use tokio_postgres::{Client, Statement};
 
 use super::insert::command_rows;
+use super::keys::KeyDistribution;
 use super::rowgen::{FIELDS, fill_alphanumeric};
-use super::{IdPicker, Operation, Outcome};
-use crate::config::RunPlan;
+use super::table::{self, TableOp};
+use super::{IdPicker, Operation, Outcome, Role, Settings, Spec};
+use crate::config::TableName;
 use crate::error::{Error, Result};
 
 pub struct Update {
@@ -21,11 +23,30 @@ pub struct Update {
     fields: Vec<u8>,
 }
 
-impl Update {
-    pub fn new(plan: &RunPlan, thread: usize) -> Self {
+/// `-o update`.
+pub static SPEC: Spec = Spec {
+    name: "update",
+    aliases: &[],
+    about: "query: rewrites the four fields of a row by primary key",
+    role: Role::Query,
+    paced: true,
+    writes: true,
+    unit: "query",
+    units: "queries",
+    build: table::build::<Update>,
+};
+
+impl TableOp for Update {
+    fn new(plan: &Settings, table: &TableName, thread: usize) -> Self {
         Update {
-            table: plan.table.quoted(),
-            ids: IdPicker::new(plan.seed, thread, plan.rows),
+            table: table.quoted(),
+            ids: IdPicker::new(
+                plan.seed,
+                thread,
+                plan.threads,
+                plan.rows,
+                plan.keys.unwrap_or(KeyDistribution::Uniform),
+            ),
             field_len: plan.field_len,
             prepared: plan.prepared,
             statement: None,
@@ -33,7 +54,9 @@ impl Update {
             fields: Vec::with_capacity(plan.field_len * FIELDS),
         }
     }
+}
 
+impl Update {
     fn field(&self, i: usize) -> Result<&str> {
         std::str::from_utf8(&self.fields[i * self.field_len..(i + 1) * self.field_len])
             .map_err(|_| Error::run("generated fields are not UTF-8"))

@@ -1,0 +1,991 @@
+//! YCSB's core workloads: `ycsb-load` and the mixes `ycsb-a` … `ycsb-f`.
+//!
+//! This module is the example of the workload seam: everything YCSB is
+//! here (its table, its loader, its mixes and their defaults), plugged in
+//! by seven lines of [`super::REGISTRY`].
+//!
+//! The data follows YCSB's core workload: table `usertable` with
+//! `ycsb_key varchar(255) primary key` and `field0..field9 text` of 100
+//! characters; record `n`'s key is `"user"` and the decimal FNV-1a hash of
+//! `n` (so keys are not in record order), and `-r` records `0..N-1` are
+//! loaded exactly, split over the threads, by COPY in batches of `-b`.
+//!
+//! A mix draws, per unit, one transaction type with the mix's
+//! proportions, and a record with the key distribution (scrambled zipfian
+//! θ = 0.99 by default, `latest` for D): read (every field of one record),
+//! update (one random field, or all with `--ycsb-write-all-fields`),
+//! insert (a new record), scan (`ycsb_key >= $1 order by ycsb_key limit
+//! $2`, length uniform in 1..=100) and read-modify-write (a read and an
+//! update of the same record, timed as one unit, in one transaction with
+//! `--ycsb-rmw-txn`). Inserts take record numbers after those in the table
+//! (counted at set-up, then probed until a free key), from one counter
+//! shared by the workers, so that no two workers and no rerun insert the
+//! same key.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use bytes::Bytes;
+use rand::rngs::SmallRng;
+use rand::{RngExt, SeedableRng};
+use tokio_postgres::types::ToSql;
+use tokio_postgres::{Client, SimpleQueryMessage, Statement};
+
+use super::copy_mem::copy_in;
+use super::insert::command_rows;
+use super::keys::{KeyDistribution, KeyPicker, fnv1a_64};
+use super::partition::{Batches, thread_range};
+use super::rowgen::fill_alphanumeric;
+use super::{
+    BoxFuture, DynOperation, Operation, Outcome, Role, Settings, Spec, TableSet, Workload,
+    worker_seed,
+};
+use crate::config::{TableName, quote_literal};
+use crate::db::dialect::Flavor;
+use crate::db::schema::{self, TableDef};
+use crate::error::{Error, Result};
+
+/// The table's default name, as in YCSB.
+pub const DEFAULT_TABLE: &str = "usertable";
+/// The longest scan, as YCSB's `maxscanlength`.
+pub const MAX_SCAN: i64 = 100;
+/// YCSB's default zipfian constant.
+pub const ZIPF_THETA: f64 = 0.99;
+
+/// The YCSB flags.
+#[derive(Clone, Debug)]
+pub struct YcsbSettings {
+    pub field_count: usize,
+    pub field_length: usize,
+    pub write_all_fields: bool,
+    pub rmw_txn: bool,
+    /// `--ycsb-proportions`: replaces the mix's own.
+    pub proportions: Option<Mix>,
+}
+
+impl Default for YcsbSettings {
+    fn default() -> Self {
+        YcsbSettings {
+            field_count: 10,
+            field_length: 100,
+            write_all_fields: false,
+            rmw_txn: false,
+            proportions: None,
+        }
+    }
+}
+
+/// The transaction types, in the order reports show them.
+pub const TYPES: [&str; 5] = ["read", "update", "insert", "scan", "read-modify-write"];
+
+/// Proportions of the five types, in the order of [`TYPES`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Mix(pub [f64; 5]);
+
+impl Mix {
+    /// Parses `read=0.9,update=0.1`: types not named get 0.
+    pub fn parse(text: &str) -> std::result::Result<Mix, String> {
+        let mut p = [0.0; 5];
+        for part in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let (name, value) = part.split_once('=').ok_or_else(|| {
+                format!("'{part}' is not TYPE=SHARE: write e.g. read=0.9,update=0.1")
+            })?;
+            let name = name.trim();
+            let i = TYPES.iter().position(|t| *t == name).ok_or_else(|| {
+                format!("'{name}' is not a YCSB operation: use {}", TYPES.join(", "))
+            })?;
+            let v: f64 = value.trim().parse().map_err(|_| {
+                format!("'{value}' is not a share: write a number such as 0.5 for {name}")
+            })?;
+            if !v.is_finite() || v < 0.0 {
+                return Err(format!("{name}={value}: a share is a number of 0 or more"));
+            }
+            p[i] += v;
+        }
+        if p.iter().sum::<f64>() <= 0.0 {
+            return Err("the shares add up to 0: give at least one positive, e.g. read=1".into());
+        }
+        Ok(Mix(p))
+    }
+
+    fn total(&self) -> f64 {
+        self.0.iter().sum()
+    }
+}
+
+/// What a mix of `-o` is, before the flags change it.
+struct MixDef {
+    mix: [f64; 5],
+    keys: KeyDistribution,
+}
+
+const ZIPF: KeyDistribution = KeyDistribution::Zipfian { theta: ZIPF_THETA };
+
+const fn mix_spec(name: &'static str, about: &'static str, writes: bool) -> Spec {
+    Spec {
+        name,
+        aliases: &[],
+        about,
+        role: Role::Query,
+        paced: true,
+        writes,
+        unit: "operation",
+        units: "operations",
+        build: build_mix,
+    }
+}
+
+/// `-o ycsb-load`.
+pub static LOAD: Spec = Spec {
+    name: "ycsb-load",
+    aliases: &[],
+    about: "YCSB: load usertable with -r records by COPY",
+    role: Role::Load,
+    paced: true,
+    writes: true,
+    unit: "batch",
+    units: "batches",
+    build: build_load,
+};
+pub static A: Spec = mix_spec("ycsb-a", "YCSB A: read/update 50/50, zipfian", true);
+pub static B: Spec = mix_spec("ycsb-b", "YCSB B: read/update 95/5, zipfian", true);
+pub static C: Spec = mix_spec("ycsb-c", "YCSB C: read only, zipfian", false);
+pub static D: Spec = mix_spec("ycsb-d", "YCSB D: read/insert 95/5, latest", true);
+pub static E: Spec = mix_spec("ycsb-e", "YCSB E: scan/insert 95/5, zipfian", true);
+pub static F: Spec = mix_spec(
+    "ycsb-f",
+    "YCSB F: read/read-modify-write 50/50, zipfian",
+    true,
+);
+
+fn mix_def(name: &str) -> MixDef {
+    let (mix, keys) = match name {
+        "ycsb-a" => ([0.5, 0.5, 0.0, 0.0, 0.0], ZIPF),
+        "ycsb-b" => ([0.95, 0.05, 0.0, 0.0, 0.0], ZIPF),
+        "ycsb-c" => ([1.0, 0.0, 0.0, 0.0, 0.0], ZIPF),
+        "ycsb-d" => (
+            [0.95, 0.0, 0.05, 0.0, 0.0],
+            KeyDistribution::Latest { theta: ZIPF_THETA },
+        ),
+        "ycsb-e" => ([0.0, 0.0, 0.05, 0.95, 0.0], ZIPF),
+        _ => ([0.5, 0.0, 0.0, 0.0, 0.5], ZIPF),
+    };
+    MixDef { mix, keys }
+}
+
+/// The key of record `n`, as YCSB names it.
+pub fn key_of(n: u64) -> String {
+    format!("user{}", fnv1a_64(n))
+}
+
+fn table_name(s: &Settings) -> Result<TableName> {
+    TableName::new(s.table_name.as_deref().unwrap_or(DEFAULT_TABLE))
+}
+
+fn check_shape(s: &Settings) -> Result<()> {
+    let y = &s.ycsb;
+    if y.field_count == 0 || y.field_count > 1000 {
+        return Err(Error::usage(format!(
+            "--ycsb-field-count {} is out of range: give 1 to 1000 (YCSB's default is 10)",
+            y.field_count
+        )));
+    }
+    if y.field_length > crate::config::MAX_FIELD_LEN {
+        return Err(Error::usage(format!(
+            "--ycsb-field-length {} is too large: the limit is {} characters",
+            y.field_length,
+            crate::config::MAX_FIELD_LEN
+        )));
+    }
+    Ok(())
+}
+
+/// usertable as a [`TableSet`].
+pub struct UserTable;
+
+pub static USERTABLE: UserTable = UserTable;
+
+impl UserTable {
+    fn def(s: &Settings, flavor: Flavor) -> Result<TableDef> {
+        let name = table_name(s)?;
+        let fields: Vec<String> = (0..s.ycsb.field_count)
+            .map(|i| format!("field{i}"))
+            .collect();
+        let mut columns = vec![("ycsb_key".to_string(), "character varying(255)".to_string())];
+        columns.extend(fields.iter().map(|f| (f.clone(), "text".to_string())));
+        let ddl = create_sql(flavor, &name, s.ycsb.field_count, s.tablets);
+        Ok(TableDef {
+            name,
+            columns,
+            shape: "ycsb_key varchar(255), field0..fieldN text",
+            ddl,
+        })
+    }
+}
+
+/// `CREATE TABLE` of usertable: the key hash-sharded on YugabyteDB.
+pub fn create_sql(
+    flavor: Flavor,
+    table: &TableName,
+    fields: usize,
+    tablets: Option<u32>,
+) -> String {
+    let t = table.quoted();
+    let cols: Vec<String> = (0..fields).map(|i| format!("field{i} text")).collect();
+    match flavor {
+        Flavor::Postgres => format!(
+            "create table {t} (ycsb_key varchar(255) primary key, {})",
+            cols.join(", ")
+        ),
+        Flavor::Yugabyte => {
+            let mut sql = format!(
+                "create table {t} (ycsb_key varchar(255), {}, primary key (ycsb_key hash))",
+                cols.join(", ")
+            );
+            if let Some(n) = tablets {
+                sql.push_str(&format!(" split into {n} tablets"));
+            }
+            sql
+        }
+    }
+}
+
+impl TableSet for UserTable {
+    fn key(&self) -> &'static str {
+        DEFAULT_TABLE
+    }
+
+    fn prepare<'a>(
+        &'a self,
+        client: &'a Client,
+        s: &'a Settings,
+        flavor: Flavor,
+        writes: bool,
+    ) -> BoxFuture<'a, Result<()>> {
+        Box::pin(async move {
+            let def = UserTable::def(s, flavor)?;
+            schema::prepare_table(client, &def, s.drop, s.force, writes).await
+        })
+    }
+}
+
+/// The SELECT list of every field.
+fn field_list(count: usize) -> String {
+    (0..count)
+        .map(|i| format!("field{i}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+// ---------------------------------------------------------------- load
+
+fn build_load(spec: &'static Spec, s: &Settings) -> Result<Box<dyn Workload>> {
+    check_shape(s)?;
+    let row_bytes = s.ycsb.field_count * (s.ycsb.field_length + 1) + 32;
+    if s.batch_size.saturating_mul(row_bytes) > crate::config::MAX_BATCH_BYTES {
+        return Err(Error::usage(format!(
+            "--batch-size {} of YCSB records of {row_bytes} bytes makes batches over {} MiB: use a smaller -b",
+            s.batch_size,
+            crate::config::MAX_BATCH_BYTES >> 20
+        )));
+    }
+    Ok(Box::new(Load {
+        spec,
+        table: table_name(s)?,
+        settings: s.clone(),
+    }))
+}
+
+struct Load {
+    spec: &'static Spec,
+    table: TableName,
+    settings: Settings,
+}
+
+impl Workload for Load {
+    fn spec(&self) -> &'static Spec {
+        self.spec
+    }
+
+    fn tables(&self) -> &'static dyn TableSet {
+        &USERTABLE
+    }
+
+    fn set_up<'a>(&'a self, client: &'a Client) -> BoxFuture<'a, Result<()>> {
+        Box::pin(async move {
+            schema::truncate(client, &self.table).await?;
+            schema::mark_loading(client, &self.table).await
+        })
+    }
+
+    fn finish_load<'a>(&'a self, client: &'a Client, rows: u64) -> BoxFuture<'a, Result<()>> {
+        Box::pin(schema::mark_loaded(client, &self.table, rows))
+    }
+
+    fn batch_text(&self) -> String {
+        format!("{} records per COPY", self.settings.batch_size)
+    }
+
+    fn histogram_note(&self) -> String {
+        format!("batch ({} records)", self.settings.batch_size)
+    }
+
+    fn table(&self) -> &TableName {
+        &self.table
+    }
+
+    fn worker(&self, thread: usize) -> Box<dyn DynOperation> {
+        let s = &self.settings;
+        Box::new(LoadOp {
+            sql: format!(
+                "copy {} (ycsb_key, {}) from stdin",
+                self.table.quoted(),
+                field_list(s.ycsb.field_count)
+            ),
+            batches: Batches::new(thread_range(s.rows, s.threads, thread), s.batch_size),
+            seed: s.seed,
+            fields: s.ycsb.field_count,
+            field_len: s.ycsb.field_length,
+            prepared: s.prepared,
+            statement: None,
+            data: Bytes::new(),
+            staged: 0..0,
+        })
+    }
+}
+
+struct LoadOp {
+    sql: String,
+    batches: Batches,
+    seed: u64,
+    fields: usize,
+    field_len: usize,
+    prepared: bool,
+    statement: Option<Statement>,
+    data: Bytes,
+    staged: std::ops::Range<u64>,
+}
+
+/// Appends record `n` as a COPY text line; its fields are a pure function
+/// of (seed, n), so a seeded load is the same whatever the threads.
+fn record_line(seed: u64, n: u64, fields: usize, field_len: usize, out: &mut Vec<u8>) {
+    let mut rng = SmallRng::seed_from_u64(worker_seed(seed, n as usize, 7));
+    out.extend_from_slice(key_of(n).as_bytes());
+    for _ in 0..fields {
+        out.push(b'\t');
+        fill_alphanumeric(&mut rng, out, field_len);
+    }
+    out.push(b'\n');
+}
+
+impl Operation for LoadOp {
+    async fn prepare(&mut self, client: &Client) -> Result<()> {
+        if self.prepared {
+            self.statement = Some(
+                client
+                    .prepare(&self.sql)
+                    .await
+                    .map_err(|e| Error::db("cannot prepare the COPY of usertable", e))?,
+            );
+        }
+        Ok(())
+    }
+
+    fn stage(&mut self) -> bool {
+        let Some(batch) = self.batches.next() else {
+            return false;
+        };
+        let mut buf =
+            Vec::with_capacity((batch.end - batch.start) as usize * self.fields * self.field_len);
+        for n in batch.clone() {
+            record_line(self.seed, n, self.fields, self.field_len, &mut buf);
+        }
+        self.data = Bytes::from(buf);
+        self.staged = batch;
+        true
+    }
+
+    fn unit_label(&self) -> Option<String> {
+        Some(format!(
+            "records {}..{}",
+            self.staged.start, self.staged.end
+        ))
+    }
+
+    async fn execute(&mut self, client: &Client) -> Result<Outcome> {
+        let chunk = futures_util::stream::iter([Ok(self.data.clone())]);
+        let rows = copy_in(client, self.statement.as_ref(), &self.sql, chunk).await?;
+        Ok(Outcome { rows, missing: 0 })
+    }
+}
+
+// ---------------------------------------------------------------- mixes
+
+fn build_mix(spec: &'static Spec, s: &Settings) -> Result<Box<dyn Workload>> {
+    check_shape(s)?;
+    if s.rows == 0 {
+        return Err(Error::usage(format!(
+            "--rows 0 leaves {spec} no record to read: give the records loaded by ycsb-load, e.g. -r 100000"
+        )));
+    }
+    let def = mix_def(spec.name);
+    let mix = s.ycsb.proportions.map_or(def.mix, |m| m.0);
+    let keys = s.keys.unwrap_or(def.keys);
+    // The types that can happen, in TYPES order; a unit's type indexes it.
+    let active: Vec<usize> = (0..TYPES.len()).filter(|&i| mix[i] > 0.0).collect();
+    let total = Mix(mix).total();
+    let mut cumulative = Vec::with_capacity(active.len());
+    let mut acc = 0.0;
+    for &i in &active {
+        acc += mix[i] / total;
+        cumulative.push(acc);
+    }
+    Ok(Box::new(YcsbMix {
+        spec,
+        table: table_name(s)?,
+        settings: s.clone(),
+        active,
+        cumulative,
+        keys,
+        next_insert: Arc::new(AtomicU64::new(s.rows)),
+        inserted: Arc::new(AtomicU64::new(0)),
+    }))
+}
+
+struct YcsbMix {
+    spec: &'static Spec,
+    table: TableName,
+    settings: Settings,
+    /// Indexes into TYPES of the types this mix draws.
+    active: Vec<usize>,
+    /// Cumulative shares of `active`, the last being 1.
+    cumulative: Vec<f64>,
+    keys: KeyDistribution,
+    /// The next record number to insert, shared by the workers.
+    next_insert: Arc<AtomicU64>,
+    /// Records inserted so far by this run (for `latest`).
+    inserted: Arc<AtomicU64>,
+}
+
+impl YcsbMix {
+    /// The first record number no record in the table has: the count,
+    /// then past any key that exists (an earlier run's inserts).
+    async fn first_free(&self, client: &Client) -> Result<u64> {
+        let t = self.table.quoted();
+        let count: i64 = client
+            .query_one(&format!("select count(*) from {t}"), &[])
+            .await
+            .map_err(|e| Error::db(format!("cannot count the records of {t}"), e))?
+            .get(0);
+        let mut n = (count.max(0) as u64).max(self.settings.rows);
+        let probe = format!("select exists (select 1 from {t} where ycsb_key = $1)");
+        loop {
+            let key = key_of(n);
+            let taken: bool = client
+                .query_one(&probe, &[&key])
+                .await
+                .map_err(|e| Error::db(format!("cannot look for free keys in {t}"), e))?
+                .get(0);
+            if !taken {
+                return Ok(n);
+            }
+            n += 1;
+        }
+    }
+}
+
+impl Workload for YcsbMix {
+    fn spec(&self) -> &'static Spec {
+        self.spec
+    }
+
+    fn types(&self) -> Vec<&'static str> {
+        self.active.iter().map(|&i| TYPES[i]).collect()
+    }
+
+    fn tables(&self) -> &'static dyn TableSet {
+        &USERTABLE
+    }
+
+    fn set_up<'a>(&'a self, client: &'a Client) -> BoxFuture<'a, Result<()>> {
+        Box::pin(async move {
+            if self.active.contains(&INSERT) {
+                let first = self.first_free(client).await?;
+                self.next_insert.store(first, Ordering::Relaxed);
+            }
+            self.inserted.store(0, Ordering::Relaxed);
+            Ok(())
+        })
+    }
+
+    fn check_loaded<'a>(&'a self, client: &'a Client) -> BoxFuture<'a, Result<Option<String>>> {
+        Box::pin(async move {
+            let t = self.table.quoted();
+            let rows = self.settings.rows;
+            Ok(match schema::load_state(client, &self.table).await? {
+                schema::LoadState::Incomplete => Some(format!(
+                    "the last ycsb-load of {t} did not finish: {} will find records missing",
+                    self.spec
+                )),
+                schema::LoadState::Loaded(n) if n < rows => Some(format!(
+                    "{t} was loaded with {n} records but -r is {rows}: {} will find records missing",
+                    self.spec
+                )),
+                schema::LoadState::Unknown if schema::is_empty(client, &self.table).await? => {
+                    Some(format!(
+                        "{t} is empty: load it first, e.g. -o ycsb-load,{}",
+                        self.spec
+                    ))
+                }
+                _ => None,
+            })
+        })
+    }
+
+    fn table(&self) -> &TableName {
+        &self.table
+    }
+
+    fn worker(&self, thread: usize) -> Box<dyn DynOperation> {
+        let s = &self.settings;
+        let seed = worker_seed(s.seed, thread, 11);
+        let start = (s.rows as u128 * thread as u128 / s.threads.max(1) as u128) as u64;
+        Box::new(MixOp {
+            table: self.table.quoted(),
+            rng: SmallRng::seed_from_u64(seed),
+            keys: KeyPicker::new(self.keys, s.rows, start),
+            latest: matches!(self.keys, KeyDistribution::Latest { .. }),
+            loaded: s.rows,
+            active: self.active.clone(),
+            cumulative: self.cumulative.clone(),
+            fields: s.ycsb.field_count,
+            field_len: s.ycsb.field_length,
+            write_all: s.ycsb.write_all_fields,
+            rmw_txn: s.ycsb.rmw_txn,
+            prepared: s.prepared,
+            next_insert: self.next_insert.clone(),
+            inserted: self.inserted.clone(),
+            st: None,
+            staged: Staged::default(),
+            values: Vec::new(),
+        })
+    }
+}
+
+const READ: usize = 0;
+const UPDATE: usize = 1;
+const INSERT: usize = 2;
+const SCAN: usize = 3;
+const RMW: usize = 4;
+
+/// The prepared statements of a mix worker.
+struct Statements {
+    read: Statement,
+    /// One per field: `update … set fieldK = $2 where ycsb_key = $1`.
+    update_one: Vec<Statement>,
+    update_all: Statement,
+    insert: Statement,
+    scan: Statement,
+}
+
+#[derive(Default)]
+struct Staged {
+    /// Index into `active`.
+    slot: usize,
+    key: String,
+    /// The field an update writes (when not all).
+    field: usize,
+    scan_len: i64,
+    /// The record number of an insert (it counts for `latest` once done).
+    insert_n: u64,
+}
+
+struct MixOp {
+    table: String,
+    rng: SmallRng,
+    keys: KeyPicker,
+    latest: bool,
+    loaded: u64,
+    active: Vec<usize>,
+    cumulative: Vec<f64>,
+    fields: usize,
+    field_len: usize,
+    write_all: bool,
+    rmw_txn: bool,
+    prepared: bool,
+    next_insert: Arc<AtomicU64>,
+    inserted: Arc<AtomicU64>,
+    st: Option<Statements>,
+    staged: Staged,
+    /// The staged values: every field's for an insert or a full update,
+    /// one field's otherwise, each `field_len` bytes.
+    values: Vec<u8>,
+}
+
+impl MixOp {
+    fn kind(&self) -> usize {
+        self.active[self.staged.slot]
+    }
+
+    fn value(&self, i: usize) -> Result<&str> {
+        std::str::from_utf8(&self.values[i * self.field_len..(i + 1) * self.field_len])
+            .map_err(|_| Error::run("generated fields are not UTF-8"))
+    }
+
+    fn update_sql_one(&self, field: usize) -> String {
+        format!(
+            "update {} set field{field} = $2 where ycsb_key = $1",
+            self.table
+        )
+    }
+
+    fn update_sql_all(&self) -> String {
+        let sets: Vec<String> = (0..self.fields)
+            .map(|i| format!("field{i} = ${}", i + 2))
+            .collect();
+        format!(
+            "update {} set {} where ycsb_key = $1",
+            self.table,
+            sets.join(", ")
+        )
+    }
+
+    async fn read(&self, client: &Client) -> Result<u64> {
+        match &self.st {
+            Some(st) => Ok(client
+                .query(&st.read, &[&self.staged.key])
+                .await
+                .map_err(|e| Error::db("YCSB read failed", e))?
+                .len() as u64),
+            None => {
+                let sql = format!(
+                    "select ycsb_key, {} from {} where ycsb_key = {}",
+                    field_list(self.fields),
+                    self.table,
+                    quote_literal(&self.staged.key)
+                );
+                simple_rows(client, &sql, "YCSB read failed").await
+            }
+        }
+    }
+
+    async fn update(&self, client: &Client) -> Result<u64> {
+        let key = &self.staged.key;
+        if let Some(st) = &self.st {
+            let n = if self.write_all {
+                let vals: Vec<&str> = (0..self.fields)
+                    .map(|i| self.value(i))
+                    .collect::<Result<_>>()?;
+                let mut params: Vec<&(dyn ToSql + Sync)> = Vec::with_capacity(self.fields + 1);
+                params.push(key);
+                params.extend(vals.iter().map(|v| v as &(dyn ToSql + Sync)));
+                client.execute(&st.update_all, &params).await
+            } else {
+                let v = self.value(0)?;
+                client
+                    .execute(&st.update_one[self.staged.field], &[key, &v])
+                    .await
+            };
+            return n.map_err(|e| Error::db("YCSB update failed", e));
+        }
+        let sets: Vec<String> = if self.write_all {
+            (0..self.fields)
+                .map(|i| Ok(format!("field{i} = {}", quote_literal(self.value(i)?))))
+                .collect::<Result<_>>()?
+        } else {
+            vec![format!(
+                "field{} = {}",
+                self.staged.field,
+                quote_literal(self.value(0)?)
+            )]
+        };
+        let sql = format!(
+            "update {} set {} where ycsb_key = {}",
+            self.table,
+            sets.join(", "),
+            quote_literal(key)
+        );
+        Ok(command_rows(
+            &client
+                .simple_query(&sql)
+                .await
+                .map_err(|e| Error::db("YCSB update failed", e))?,
+        ))
+    }
+
+    async fn insert(&self, client: &Client) -> Result<u64> {
+        let key = &self.staged.key;
+        let vals: Vec<&str> = (0..self.fields)
+            .map(|i| self.value(i))
+            .collect::<Result<_>>()?;
+        if let Some(st) = &self.st {
+            let mut params: Vec<&(dyn ToSql + Sync)> = Vec::with_capacity(self.fields + 1);
+            params.push(key);
+            params.extend(vals.iter().map(|v| v as &(dyn ToSql + Sync)));
+            return client
+                .execute(&st.insert, &params)
+                .await
+                .map_err(|e| Error::db("YCSB insert failed", e));
+        }
+        let lits: Vec<String> = vals.iter().map(|v| quote_literal(v)).collect();
+        let sql = format!(
+            "insert into {} (ycsb_key, {}) values ({}, {})",
+            self.table,
+            field_list(self.fields),
+            quote_literal(key),
+            lits.join(", ")
+        );
+        Ok(command_rows(
+            &client
+                .simple_query(&sql)
+                .await
+                .map_err(|e| Error::db("YCSB insert failed", e))?,
+        ))
+    }
+
+    async fn scan(&self, client: &Client) -> Result<u64> {
+        match &self.st {
+            Some(st) => Ok(client
+                .query(&st.scan, &[&self.staged.key, &self.staged.scan_len])
+                .await
+                .map_err(|e| Error::db("YCSB scan failed", e))?
+                .len() as u64),
+            None => {
+                let sql = format!(
+                    "select ycsb_key, {} from {} where ycsb_key >= {} order by ycsb_key limit {}",
+                    field_list(self.fields),
+                    self.table,
+                    quote_literal(&self.staged.key),
+                    self.staged.scan_len
+                );
+                simple_rows(client, &sql, "YCSB scan failed").await
+            }
+        }
+    }
+
+    async fn read_modify_write(&self, client: &Client) -> Result<u64> {
+        if !self.rmw_txn {
+            let found = self.read(client).await?;
+            let _ = self.update(client).await?;
+            return Ok(found);
+        }
+        let fail = |e| Error::db("YCSB read-modify-write transaction failed", e);
+        client.batch_execute("begin").await.map_err(fail)?;
+        let done = async {
+            let found = self.read(client).await?;
+            self.update(client).await?;
+            Ok::<_, Error>(found)
+        }
+        .await;
+        match done {
+            Ok(found) => {
+                client.batch_execute("commit").await.map_err(fail)?;
+                Ok(found)
+            }
+            Err(e) => {
+                // The error is the unit's; a failed rollback on a lost
+                // connection adds nothing to it.
+                let _ = client.batch_execute("rollback").await;
+                Err(e)
+            }
+        }
+    }
+}
+
+async fn simple_rows(client: &Client, sql: &str, what: &'static str) -> Result<u64> {
+    Ok(client
+        .simple_query(sql)
+        .await
+        .map_err(|e| Error::db(what, e))?
+        .iter()
+        .filter(|m| matches!(m, SimpleQueryMessage::Row(_)))
+        .count() as u64)
+}
+
+impl Operation for MixOp {
+    async fn prepare(&mut self, client: &Client) -> Result<()> {
+        if !self.prepared {
+            return Ok(());
+        }
+        let prep = |sql: String| async move {
+            client
+                .prepare(&sql)
+                .await
+                .map_err(|e| Error::db(format!("cannot prepare '{sql}'"), e))
+        };
+        let cols = field_list(self.fields);
+        let read = prep(format!(
+            "select ycsb_key, {cols} from {} where ycsb_key = $1",
+            self.table
+        ))
+        .await?;
+        let mut update_one = Vec::new();
+        let needs_update = self.active.contains(&UPDATE) || self.active.contains(&RMW);
+        if needs_update && !self.write_all {
+            for f in 0..self.fields {
+                update_one.push(prep(self.update_sql_one(f)).await?);
+            }
+        }
+        let update_all = prep(self.update_sql_all()).await?;
+        let params: Vec<String> = (1..=self.fields + 1).map(|i| format!("${i}")).collect();
+        let insert = prep(format!(
+            "insert into {} (ycsb_key, {cols}) values ({})",
+            self.table,
+            params.join(", ")
+        ))
+        .await?;
+        let scan = prep(format!(
+            "select ycsb_key, {cols} from {} where ycsb_key >= $1 order by ycsb_key limit $2",
+            self.table
+        ))
+        .await?;
+        self.st = Some(Statements {
+            read,
+            update_one,
+            update_all,
+            insert,
+            scan,
+        });
+        Ok(())
+    }
+
+    fn stage(&mut self) -> bool {
+        let u: f64 = self.rng.random();
+        let slot = self
+            .cumulative
+            .iter()
+            .position(|&c| u < c)
+            .unwrap_or(self.cumulative.len() - 1);
+        self.staged.slot = slot;
+        let kind = self.active[slot];
+        let n = if kind == INSERT {
+            let n = self.next_insert.fetch_add(1, Ordering::Relaxed);
+            self.staged.insert_n = n;
+            n
+        } else if self.latest {
+            let newest = self.loaded + self.inserted.load(Ordering::Relaxed);
+            self.keys.next_latest(&mut self.rng, newest)
+        } else {
+            self.keys.next(&mut self.rng)
+        };
+        self.staged.key = key_of(n);
+        self.values.clear();
+        match kind {
+            INSERT => fill_alphanumeric(
+                &mut self.rng,
+                &mut self.values,
+                self.fields * self.field_len,
+            ),
+            UPDATE | RMW if self.write_all => fill_alphanumeric(
+                &mut self.rng,
+                &mut self.values,
+                self.fields * self.field_len,
+            ),
+            UPDATE | RMW => {
+                self.staged.field = self.rng.random_range(0..self.fields);
+                fill_alphanumeric(&mut self.rng, &mut self.values, self.field_len);
+            }
+            SCAN => self.staged.scan_len = self.rng.random_range(1..=MAX_SCAN),
+            _ => {}
+        }
+        true
+    }
+
+    fn unit_type(&self) -> usize {
+        self.staged.slot
+    }
+
+    fn unit_label(&self) -> Option<String> {
+        Some(format!("{} of {}", TYPES[self.kind()], self.staged.key))
+    }
+
+    async fn execute(&mut self, client: &Client) -> Result<Outcome> {
+        let kind = self.kind();
+        let rows = match kind {
+            READ => self.read(client).await?,
+            UPDATE => self.update(client).await?,
+            INSERT => {
+                let n = self.insert(client).await?;
+                self.inserted.fetch_add(1, Ordering::Relaxed);
+                n
+            }
+            SCAN => self.scan(client).await?,
+            _ => self.read_modify_write(client).await?,
+        };
+        // A read, update or read-modify-write that found no record; a
+        // scan past the last key may rightly find none.
+        let missing = u64::from(rows == 0 && kind != SCAN);
+        Ok(Outcome { rows, missing })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn proportions_parse_and_refuse_what_they_cannot_use() {
+        assert_eq!(
+            Mix::parse("read=0.9, update=0.1").unwrap(),
+            Mix([0.9, 0.1, 0.0, 0.0, 0.0])
+        );
+        assert_eq!(
+            Mix::parse("read-modify-write=1").unwrap(),
+            Mix([0.0, 0.0, 0.0, 0.0, 1.0])
+        );
+        assert!(
+            Mix::parse("delete=1")
+                .unwrap_err()
+                .contains("not a YCSB operation")
+        );
+        assert!(Mix::parse("read").unwrap_err().contains("TYPE=SHARE"));
+        assert!(Mix::parse("read=-1").unwrap_err().contains("0 or more"));
+        assert!(Mix::parse("read=0").unwrap_err().contains("add up to 0"));
+    }
+
+    #[test]
+    fn keys_are_user_and_the_fnv_hash_of_the_record_number() {
+        assert_eq!(key_of(0), format!("user{}", fnv1a_64(0)));
+        assert_ne!(key_of(1), key_of(2));
+        assert!(key_of(12345).starts_with("user"));
+    }
+
+    #[test]
+    fn the_ddl_hash_shards_the_key_on_yugabytedb_only() {
+        let t = TableName::new("usertable").unwrap();
+        let pg = create_sql(Flavor::Postgres, &t, 2, Some(4));
+        assert_eq!(
+            pg,
+            "create table \"usertable\" (ycsb_key varchar(255) primary key, field0 text, field1 text)"
+        );
+        let yb = create_sql(Flavor::Yugabyte, &t, 2, Some(4));
+        assert!(
+            yb.ends_with("primary key (ycsb_key hash)) split into 4 tablets"),
+            "{yb}"
+        );
+    }
+
+    #[test]
+    fn the_standard_mixes_have_ycsb_shares() {
+        assert_eq!(mix_def("ycsb-a").mix, [0.5, 0.5, 0.0, 0.0, 0.0]);
+        assert_eq!(mix_def("ycsb-e").mix, [0.0, 0.0, 0.05, 0.95, 0.0]);
+        assert!(matches!(
+            mix_def("ycsb-d").keys,
+            KeyDistribution::Latest { .. }
+        ));
+        assert_eq!(mix_def("ycsb-f").mix, [0.5, 0.0, 0.0, 0.0, 0.5]);
+    }
+
+    #[test]
+    fn a_record_line_is_the_same_for_the_same_seed() {
+        let mut a = Vec::new();
+        let mut b = Vec::new();
+        record_line(7, 42, 3, 5, &mut a);
+        record_line(7, 42, 3, 5, &mut b);
+        assert_eq!(a, b);
+        let text = String::from_utf8(a).unwrap();
+        assert_eq!(text.matches('\t').count(), 3);
+        assert!(text.starts_with(&key_of(42)));
+        assert_eq!(text.len(), key_of(42).len() + 3 * 6 + 1);
+    }
+}
