@@ -99,8 +99,14 @@ async fn graphs_json_csv_and_log_describe_the_same_run() {
         let h = decode_histogram(&j.figures.histograms.latency).unwrap();
         assert_eq!(h.len(), j.figures.units);
         assert_eq!(h.max(), op.total.latency.max());
-        assert!(j.figures.latency_ns.p50 <= j.figures.latency_ns.p99 && j.figures.latency_ns.p99 <= j.figures.latency_ns.max);
-        assert_eq!(j.intervals.iter().map(|i| i.ops).sum::<u64>(), j.figures.units);
+        assert!(
+            j.figures.latency_ns.p50 <= j.figures.latency_ns.p99
+                && j.figures.latency_ns.p99 <= j.figures.latency_ns.max
+        );
+        assert_eq!(
+            j.intervals.iter().map(|i| i.ops).sum::<u64>(),
+            j.figures.units
+        );
     }
     assert_eq!(doc.operations[0].figures.rows, 3000);
     assert!(doc.operations[0].figures.row_latency_ns.is_some());

@@ -244,11 +244,7 @@ pub fn build(plan: &RunPlan, target: &str, report: &RunReport) -> Result<JsonRep
                 ConnTarget::Sandbox => format!("sandbox ({target})"),
                 ConnTarget::Server(_) => target.to_string(),
             },
-            operations: plan
-                .operations
-                .iter()
-                .map(|o| o.name.to_string())
-                .collect(),
+            operations: plan.operations.iter().map(|o| o.name.to_string()).collect(),
             threads: w.threads,
             rows: w.rows,
             batch_size: w.batch_size,

@@ -555,7 +555,9 @@ impl Workload for YcsbMix {
             rng: SmallRng::seed_from_u64(seed),
             keys: KeyPicker::new(self.keys, s.rows, start),
             latest: matches!(self.keys, KeyDistribution::Latest { .. }),
-            loaded: s.rows,
+            // Set up before the workers are made: the first record number
+            // past every record in the table.
+            loaded: self.next_insert.load(Ordering::Relaxed),
             active: self.active.clone(),
             cumulative: self.cumulative.clone(),
             fields: s.ycsb.field_count,
@@ -605,6 +607,8 @@ struct MixOp {
     rng: SmallRng,
     keys: KeyPicker,
     latest: bool,
+    /// Records in the table when the run began (`latest` counts from
+    /// there).
     loaded: u64,
     active: Vec<usize>,
     cumulative: Vec<f64>,
