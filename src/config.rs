@@ -266,7 +266,8 @@ impl RunPlan {
         }
         if let Some(p) = &cli.latency_log {
             check_output_file(p, "--latency-log", |head: &str| {
-                head.starts_with(crate::runner::latency_log::HEADER)
+                // Also a log of a version before the `type` column.
+                head.starts_with(crate::runner::latency_log::OLD_HEADER)
             })?;
         }
         let graph = if cli.graph {

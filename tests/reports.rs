@@ -127,8 +127,10 @@ async fn graphs_json_csv_and_log_describe_the_same_run() {
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(
         lines[0],
-        "operation,thread,start_us,latency_us,service_us,rows,ok"
+        "operation,thread,start_us,latency_us,service_us,rows,ok,type"
     );
+    // Each line ends with the unit's transaction type.
+    assert!(lines[1..].iter().all(|l| l.ends_with(",batch") || l.ends_with(",query")));
     let selects = lines.iter().filter(|l| l.starts_with("select,")).count() as u64;
     assert_eq!(selects, report.operations[1].total.ops);
     let copied: u64 = lines

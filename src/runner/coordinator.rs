@@ -1,0 +1,262 @@
+//! The coordinator of one operation: starts one worker per thread on the
+//! per-core runtimes, releases them together at a barrier, runs the
+//! collector of interval figures and the progress bar, and collects the
+//! workers' output. After a stop or the end of `--time` it gives the units
+//! in flight a grace, then cancels them on the server, then abandons the
+//! workers that still do not end, so that a frozen server cannot hold the
+//! run for ever.
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
+use std::time::{Duration, Instant};
+
+use tokio::sync::{Barrier, mpsc};
+use tokio::task::JoinSet;
+
+use super::ending::{Ending, ending};
+use super::intervals::{self, OnInterval};
+use super::worker::{Pace, WorkerLinks, WorkerOutput, worker_loop};
+use super::{COUNT_BUDGET, InFlight, RunCtx, STOP_GRACE, progress, threads};
+use crate::stats::interval::SetFigures;
+use crate::workload::{Operation, Spec};
+
+/// How long workers may take to end after their statements were
+/// cancelled; after that (a server that does not answer at all) they are
+/// abandoned and their measurements are lost.
+const CANCEL_WAIT: Duration = Duration::from_secs(5);
+
+pub(super) struct WorkersOutcome {
+    pub(super) wallclock: Duration,
+    pub(super) workers: Vec<WorkerOutput>,
+    pub(super) intervals: Vec<SetFigures>,
+    pub(super) failure: Option<String>,
+    /// The workers ended during the warmup, which ran this long.
+    pub(super) warmup_cut: Option<Duration>,
+}
+
+/// Starts one worker per thread, waits for all of them, and collects their
+/// output in thread order. Once stopped, workers have [`STOP_GRACE`] to end
+/// their unit; then what is still running is cancelled on the server, and
+/// [`CANCEL_WAIT`] later the workers still not done are abandoned.
+pub(super) async fn run_workers<O, F>(
+    ctx: &RunCtx,
+    spec: &'static Spec,
+    types: &[&'static str],
+    make: F,
+) -> WorkersOutcome
+where
+    O: Operation,
+    F: Fn(usize) -> O,
+{
+    let plan = &ctx.settings;
+    let threads = plan.threads;
+    let kind = spec;
+    let pace = Pace {
+        spec,
+        types: types.into(),
+        run_time: if spec.is_load() {
+            plan.load_time
+        } else {
+            Some(plan.run_time)
+        },
+        warmup: if spec.is_load() { None } else { plan.warmup },
+        rate: plan.rate.filter(|_| spec.paced),
+        latency_limit: plan.latency_limit,
+        on_error: plan.on_error(spec),
+        interval: plan.interval(),
+    };
+    // The coordinator waits at the barrier too, to note when work starts.
+    let barrier = Arc::new(Barrier::new(threads + 1));
+    let (tx, rx) = mpsc::unbounded_channel();
+    let rows_done = Arc::new(AtomicU64::new(0));
+    // Idle connections were opened on another runtime (this one, or the
+    // threads of an earlier operation); workers open their own on their
+    // threads (see `threads`).
+    ctx.pool.retain(|_, _| false);
+    ctx.conns.drop_idle();
+    let inflight: Vec<InFlight> = (0..threads).map(|_| InFlight::default()).collect();
+    let mut loops = Vec::with_capacity(threads);
+    for (t, slot) in inflight.iter().enumerate() {
+        let op = make(t);
+        let ctx = ctx.clone();
+        let pace = pace.clone();
+        let links = WorkerLinks {
+            barrier: barrier.clone(),
+            intervals: tx.clone(),
+            rows_done: rows_done.clone(),
+            inflight: slot.clone(),
+        };
+        loops.push(async move {
+            let out = worker_loop(op, &ctx, t, &pace, links).await;
+            (t, out)
+        });
+    }
+    drop(tx);
+    let mut set = JoinSet::new();
+    let mut aborts = Vec::with_capacity(threads);
+    for joined in threads::spawn_spread(loops) {
+        aborts.push(joined.abort_handle());
+        set.spawn(joined.join());
+    }
+    barrier.wait().await;
+    let start = Instant::now() + pace.warmup.unwrap_or_default();
+    if let Some(w) = pace.warmup {
+        crate::say!(
+            ">> {kind}: warming up for {}",
+            humantime::format_duration(w)
+        );
+    }
+    let on_interval: Option<OnInterval> = plan.report_interval.map(|_| {
+        let rate_limited = plan.rate.is_some();
+        let names = pace.types.clone();
+        Box::new(move |f: &SetFigures| {
+            crate::say!("{}", progress::progress_line(kind, f, &names, rate_limited));
+        }) as OnInterval
+    });
+    let (end_tx, end_rx) = tokio::sync::oneshot::channel();
+    let collector = tokio::spawn(intervals::collect(
+        rx,
+        threads,
+        types.len(),
+        start,
+        pace.interval,
+        pace.run_time,
+        on_interval,
+        end_rx,
+    ));
+    let bar = (spec.is_load() && plan.report_interval.is_none())
+        .then(|| progress::LoadBar::start(kind, plan.rows, rows_done.clone()))
+        .flatten();
+
+    let mut outputs: Vec<Option<WorkerOutput>> = (0..threads).map(|_| None).collect();
+    let mut failures = Vec::new();
+    // After a stop: Grace, then Cancelled, then the rest are abandoned.
+    #[derive(PartialEq)]
+    enum Stopping {
+        Running,
+        Grace,
+        Cancelled,
+    }
+    let mut stopping = Stopping::Running;
+    // A procedure CALL or server-side COPY cancels itself at the stop and
+    // then counts what it committed (perhaps on a new connection): more
+    // time than a query needs to notice its cancel.
+    let cancel_wait = if spec.paced {
+        CANCEL_WAIT
+    } else {
+        CANCEL_WAIT + COUNT_BUDGET + crate::db::connect::connect_timeout(&ctx.config)
+    };
+    let mut stopped_at = None;
+    let mut ended_by = Ending::Stop;
+    // The end of --time is a stop for the units still in flight: a
+    // frozen server must not hold the run past its time for ever.
+    let seen = ending(&ctx.stop, pace.run_time.map(|d| start + d));
+    tokio::pin!(seen);
+    let timer = tokio::time::sleep(Duration::MAX / 4);
+    tokio::pin!(timer);
+    loop {
+        tokio::select! {
+            joined = set.join_next() => match joined {
+                None => break,
+                Some(Ok(Ok((t, out)))) => outputs[t] = Some(out),
+                Some(Ok(Err(e))) => failures.push(format!("a worker stopped: {e}")),
+                Some(Err(e)) => failures.push(format!("a worker stopped: {e}")),
+            },
+            (why, at) = &mut seen, if stopping == Stopping::Running => {
+                stopping = Stopping::Grace;
+                stopped_at = Some(at);
+                ended_by = why;
+                timer.as_mut().reset((at + STOP_GRACE).into());
+            }
+            _ = &mut timer, if stopping != Stopping::Running => {
+                if stopping == Stopping::Grace {
+                    // Units still in flight (a lock wait, a stalled
+                    // server): cancel them, so that their workers end
+                    // with what they measured rather than being abandoned.
+                    let running: Vec<usize> =
+                        (0..threads).filter(|&t| outputs[t].is_none()).collect();
+                    crate::say!(
+                        ">> {kind}: {} worker(s) still in a unit {} s after {}: cancelling their statements",
+                        running.len(),
+                        STOP_GRACE.as_secs(),
+                        ended_by.what()
+                    );
+                    cancel_in_flight(ctx, &inflight, &running);
+                    stopping = Stopping::Cancelled;
+                    timer.as_mut().reset((Instant::now() + cancel_wait).into());
+                    continue;
+                }
+                let left = set.len();
+                set.abort_all();
+                for a in &aborts {
+                    a.abort();
+                }
+                failures.push(format!(
+                    "{left} worker(s) did not end within {} s of {}, even after their statements were cancelled (is the server frozen?); their measurements are not included",
+                    (STOP_GRACE + cancel_wait).as_secs(),
+                    ended_by.what()
+                ));
+                break;
+            }
+        }
+    }
+    let mut ended = Instant::now();
+    // After a stop, measurement ends at the stop or at the last unit that
+    // was counted, not when the last stuck worker gave up.
+    if let Some(at) = stopped_at {
+        let last = outputs.iter().flatten().filter_map(|o| o.last_end).max();
+        ended = ended.min(last.map_or(at, |l| l.max(at)));
+    }
+    let wallclock = ended.saturating_duration_since(start);
+    let warmup_cut = pace
+        .warmup
+        .filter(|_| ended < start)
+        .map(|w| w.saturating_sub(start - ended));
+    if let Some(b) = bar {
+        b.finish();
+    }
+    let _ = end_tx.send(ended);
+    let intervals = collector.await.unwrap_or_default();
+    let mut workers = Vec::with_capacity(threads);
+    for (t, out) in outputs.into_iter().enumerate() {
+        let out = out.unwrap_or_else(|| WorkerOutput::new(types.len(), 0));
+        if let Some(e) = &out.error {
+            failures.push(format!("thread {}: {e}", t + 1));
+        }
+        workers.push(out);
+    }
+    let failure = match failures.len() {
+        0 => None,
+        1 => failures.pop(),
+        n => Some(format!("{} (and {} more)", failures[0], n - 1)),
+    };
+    WorkersOutcome {
+        wallclock,
+        workers,
+        intervals,
+        failure,
+        warmup_cut,
+    }
+}
+
+/// Asks the server to cancel what the connections of `workers` are
+/// running, all at once and in the background: a server that does not
+/// answer must not hold up the coordinator (each cancel is bounded by the
+/// connect timeout, and one that fails is said).
+fn cancel_in_flight(ctx: &RunCtx, inflight: &[InFlight], workers: &[usize]) {
+    for &t in workers {
+        let token = {
+            let mut slot = inflight[t].lock().unwrap_or_else(|p| p.into_inner());
+            slot.cancel_sent |= slot.conn.is_some();
+            slot.conn.clone()
+        };
+        if let Some((host, token)) = token {
+            let conns = ctx.conns.clone();
+            tokio::spawn(async move {
+                if let Err(e) = conns.cancel(host, &token).await {
+                    crate::say!("warning: {e}");
+                }
+            });
+        }
+    }
+}
