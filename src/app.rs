@@ -84,9 +84,21 @@ pub async fn run_with(
     out: &mut (dyn Write + Send),
     control: Control,
 ) -> Result<RunReport> {
+    let workloads = plan.workloads()?;
+    run_workloads(plan, workloads, out, control).await
+}
+
+/// Runs `workloads` (built from the plan, or any other [`Workload`], as
+/// tests of the runner do with units that need no table) with the plan's
+/// connection, pacing and reports.
+pub async fn run_workloads(
+    plan: RunPlan,
+    workloads: Vec<Box<dyn Workload>>,
+    out: &mut (dyn Write + Send),
+    control: Control,
+) -> Result<RunReport> {
     let started_at = SystemTime::now();
     ensure_open_files(plan.run.threads)?;
-    let workloads = plan.workloads()?;
     for w in plan.warnings() {
         crate::say!("{w}");
     }
@@ -220,11 +232,10 @@ pub async fn run_with(
             break;
         }
         if !ok && kind.is_load() {
-            let rest: Vec<&str> = plan
-                .operations
+            let rest: Vec<&str> = workloads
                 .iter()
                 .skip(report.operations.len())
-                .map(|k| k.name)
+                .map(|w| w.spec().name)
                 .collect();
             if !rest.is_empty() {
                 crate::say!(

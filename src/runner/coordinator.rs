@@ -25,6 +25,10 @@ use crate::workload::{Operation, Spec};
 /// abandoned and their measurements are lost.
 const CANCEL_WAIT: Duration = Duration::from_secs(5);
 
+/// How long, once the stuck workers were dropped, the others of their
+/// threads may take to hand over what they measured.
+const HAND_OVER: Duration = Duration::from_secs(2);
+
 pub(super) struct WorkersOutcome {
     pub(super) wallclock: Duration,
     pub(super) workers: Vec<WorkerOutput>,
@@ -136,6 +140,10 @@ where
         Running,
         Grace,
         Cancelled,
+        /// The stuck workers' futures were dropped; the others of their
+        /// threads hand over their output now (a thread hands over its
+        /// workers' output when all of them have ended).
+        Abandoning,
     }
     let mut stopping = Stopping::Running;
     // A procedure CALL or server-side COPY cancels itself at the stop and
@@ -159,6 +167,9 @@ where
             joined = set.join_next() => match joined {
                 None => break,
                 Some(Ok(Ok((t, out)))) => outputs[t] = Some(out),
+                // An abandoned worker: counted below with the others
+                // that did not end.
+                Some(Ok(Err(_))) if stopping == Stopping::Abandoning => {}
                 Some(Ok(Err(e))) => failures.push(format!("a worker stopped: {e}")),
                 Some(Err(e)) => failures.push(format!("a worker stopped: {e}")),
             },
@@ -186,19 +197,31 @@ where
                     timer.as_mut().reset((Instant::now() + cancel_wait).into());
                     continue;
                 }
-                let left = set.len();
-                set.abort_all();
-                for a in &aborts {
-                    a.abort();
+                if stopping == Stopping::Cancelled {
+                    // Drop the stuck workers' futures; the workers that
+                    // ended but share a thread with one are handed over
+                    // once it is gone.
+                    for (t, a) in aborts.iter().enumerate() {
+                        if outputs[t].is_none() {
+                            a.abort();
+                        }
+                    }
+                    stopping = Stopping::Abandoning;
+                    timer.as_mut().reset((Instant::now() + HAND_OVER).into());
+                    continue;
                 }
-                failures.push(format!(
-                    "{left} worker(s) did not end within {} s of {}, even after their statements were cancelled (is the server frozen?); their measurements are not included",
-                    (STOP_GRACE + cancel_wait).as_secs(),
-                    ended_by.what()
-                ));
+                set.abort_all();
                 break;
             }
         }
+    }
+    if stopping == Stopping::Abandoning {
+        let left = outputs.iter().filter(|o| o.is_none()).count();
+        failures.push(format!(
+            "{left} worker(s) did not end within {} s of {}, even after their statements were cancelled (is the server frozen?); their measurements are not included",
+            (STOP_GRACE + cancel_wait).as_secs(),
+            ended_by.what()
+        ));
     }
     let mut ended = Instant::now();
     // After a stop, measurement ends at the stop or at the last unit that
