@@ -140,7 +140,7 @@ impl Operation for FakeOp {
             Behaviour::Hangs if self.thread == 0 => {
                 tokio::time::sleep(Duration::from_secs(3600)).await;
             }
-            Behaviour::Conflicts if self.n % 3 == 0 && self.tries == 1 => {
+            Behaviour::Conflicts if self.n.is_multiple_of(3) && self.tries == 1 => {
                 client
                     .batch_execute("do $$ begin raise exception 'fake conflict' using errcode = '40001'; end $$")
                     .await
