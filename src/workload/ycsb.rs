@@ -129,8 +129,8 @@ const fn mix_spec(name: &'static str, about: &'static str, writes: bool) -> Spec
         role: Role::Query,
         paced: true,
         writes,
-        unit: "operation",
-        units: "operations",
+        unit: "op",
+        units: "ops",
         build: build_mix,
     }
 }
