@@ -110,7 +110,8 @@ pub async fn run_operation(ctx: &RunCtx, kind: OpKind) -> OpResult {
         .rate
         .filter(|_| kind.is_paced())
         .map(|r| RateTarget { per_second: r });
-    result.latency_limit = plan.latency_limit;
+    // As --rate: one statement per thread is not a unit to count late.
+    result.latency_limit = plan.latency_limit.filter(|_| kind.is_paced());
     if !kind.is_load() {
         result.warmup = plan.warmup;
     }
@@ -232,7 +233,7 @@ where
         },
         warmup: if kind.is_load() { None } else { plan.warmup },
         rate: plan.rate.filter(|_| kind.is_paced()),
-        latency_limit: plan.latency_limit,
+        latency_limit: plan.latency_limit.filter(|_| kind.is_paced()),
         on_error: plan.on_error(kind),
         interval: plan.interval(),
     };
