@@ -48,6 +48,9 @@ pub struct JsonConfig {
     pub tablets: Option<u32>,
     pub prepared: bool,
     pub table: String,
+    /// A string of digits: a JSON number above 2^53 is rounded by jq and
+    /// JavaScript. Read from either form.
+    #[serde(with = "crate::report::exact_u64")]
     pub seed: u64,
     pub time_s: f64,
     pub warmup_s: Option<f64>,
