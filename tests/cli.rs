@@ -647,3 +647,47 @@ fn completions_and_the_man_page_are_printed_on_stdout() {
         text(&out.stderr)
     );
 }
+
+/// The load's progress bar redraws itself with cursor controls: it is
+/// drawn on a terminal (here a pseudo-terminal made by `script`), and not
+/// under --quiet, with TERM=dumb, or into a pipe; it never has colour.
+#[test]
+fn the_progress_bar_is_drawn_only_on_a_terminal_that_can_redraw() {
+    let sb = sandbox();
+    let url = sb.url();
+    let load = |term: &str, extra: &str| {
+        let cmd = format!(
+            "{} -u '{url}' -o copy-mem -r 200000 -b 1000 {extra}",
+            env!("CARGO_BIN_EXE_ysql-bench")
+        );
+        let out = std::process::Command::new("script")
+            .args(["-qec", &cmd, "/dev/null"])
+            .env("TERM", term)
+            .env_remove("YSQLBENCH_URL")
+            .output()
+            .expect("script (util-linux) runs");
+        assert!(out.status.success(), "{}", text(&out.stdout));
+        text(&out.stdout)
+    };
+    let drawn = load("xterm", "");
+    assert!(
+        drawn.contains("copy-mem [") && drawn.contains(" rows/s, ETA"),
+        "{drawn}"
+    );
+    // Cursor movement, but no colour (SGR, `ESC [ ... m`).
+    assert!(
+        !drawn.contains("\x1b[3") && !drawn.contains("\x1b[1m"),
+        "{drawn:?}"
+    );
+    assert!(!load("xterm", "-q").contains("ETA"));
+    assert!(!load("dumb", "").contains("ETA"));
+    let piped = bin(
+        "ysql-bench",
+        &["-u", &url, "-o", "copy-mem", "-r", "200000", "-b", "1000"],
+    );
+    assert!(
+        !text(&piped.stderr).contains("ETA"),
+        "{}",
+        text(&piped.stderr)
+    );
+}
