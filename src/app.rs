@@ -160,6 +160,7 @@ pub async fn run_workloads(
     } else {
         nodes::split_hosts(&config)
     };
+    check_rows_for_queries(&client, &workloads).await?;
     prepare_tables(&client, &plan, &workloads, server.flavor).await?;
     drop(client);
     if plan.balance != Balance::Failover {
@@ -212,6 +213,7 @@ pub async fn run_workloads(
         short_version(&report.server.version)
     );
     let write_err = |e| Error::io("cannot write the summary", e);
+    write_run_header(out, &plan).map_err(write_err)?;
     for workload in &workloads {
         let kind = workload.spec();
         crate::say!(">> {kind}");
@@ -221,6 +223,7 @@ pub async fn run_workloads(
         let result = runner::run_operation(&ctx, workload.as_ref()).await;
         report_operation(out, &plan, workload.as_ref(), &result, &stamp, &server_name)
             .map_err(write_err)?;
+        say_why_it_failed(&result);
         if kind.is_load() && result.succeeded() && !result.timed_out && !result.interrupted {
             mark_loaded(&ctx, workload.as_ref(), result.total.rows).await;
         }
@@ -317,8 +320,13 @@ fn report_operation(
     server_name: &str,
 ) -> std::io::Result<()> {
     let kind = result.spec;
-    write_summary(out, result)?;
-    if plan.output.print_histogram {
+    // Nothing ran: a block of zeros would only hide the error, which
+    // goes to stderr (say_why_it_failed).
+    let started = !never_started(result);
+    if started {
+        write_summary(out, result)?;
+    }
+    if plan.output.print_histogram && started {
         writeln!(out, "histogram is per {}", workload.histogram_note())?;
         write_histogram(
             out,
@@ -358,6 +366,70 @@ fn report_operation(
     Ok(())
 }
 
+/// Whether an operation failed before its first unit was sent: its set-up
+/// (the truncate, the procedure's install, copy-file's files) or every
+/// worker's connection failed. It has nothing to summarise.
+pub fn never_started(result: &OpResult) -> bool {
+    result.failure.is_some()
+        && result.total.ops == 0
+        && result.total.failed() == 0
+        && result.total.rows == 0
+}
+
+/// A failed operation's reason on stderr too: with the summary sent to a
+/// file (`> results.txt`), the terminal would otherwise show only the
+/// exit code.
+fn say_why_it_failed(result: &OpResult) {
+    let kind = result.spec;
+    if let Some(why) = &result.failure {
+        if never_started(result) {
+            crate::say!("error: {kind} did not start: {why}");
+        } else {
+            crate::say!("error: {kind} failed: {why}");
+        }
+        return;
+    }
+    let failed = result.total.failed();
+    if failed > 0 {
+        let by_code: Vec<String> = result
+            .total
+            .errors
+            .iter()
+            .map(|(code, n)| format!("{code}: {n}"))
+            .collect();
+        crate::say!(
+            "error: {kind}: {failed} of its {} failed ({})",
+            kind.units,
+            by_code.join(", ")
+        );
+    }
+}
+
+/// The lines before the first operation's summary: what it takes to
+/// repeat the run, the seed first (drawn at random unless --seed was
+/// given, and otherwise known only from the JSON report).
+fn write_run_header(out: &mut (dyn Write + Send), plan: &RunPlan) -> std::io::Result<()> {
+    writeln!(out, "{:<22}: {}", "seed", plan.seed())
+}
+
+/// Query workloads look rows up: before anything is created or written,
+/// a run whose first operation queries (no load before it) needs a table
+/// that exists and holds rows. The check is per workload
+/// ([`schema::require_rows`]); the hint is this run's command line with a
+/// load put first.
+async fn check_rows_for_queries(
+    client: &tokio_postgres::Client,
+    workloads: &[Box<dyn Workload>],
+) -> Result<()> {
+    let Some(first) = workloads.first().filter(|w| !w.spec().is_load()) else {
+        return Ok(());
+    };
+    let ops: Vec<&str> = workloads.iter().map(|w| w.spec().name).collect();
+    let load_first = format!("-o {},{}", first.tables().loader(), ops.join(","));
+    schema::require_rows(client, first.table(), first.spec().name, &load_first).await
+}
+
+/// Marks the table as completely loaded; a failure only costs the mark,
 /// Marks the tables as completely loaded; a failure only costs the mark,
 /// so it is a warning, not the end of the run.
 async fn mark_loaded(ctx: &RunCtx, workload: &dyn Workload, rows: u64) {

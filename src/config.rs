@@ -214,6 +214,7 @@ impl RunPlan {
                 cli.threads
             )));
         }
+        check_operations(&operations, cli.rows, cli.drop)?;
         check_table_shape(cli.rows, cli.fields_length)?;
         let prepared = !cli.no_prepared;
         let given_time = cli.time.or(cli.runtime_select);
@@ -396,10 +397,15 @@ impl RunPlan {
             .filter(|o| !o.paced)
             .map(|o| o.name)
             .collect();
+        let unpaced = unpaced.join(" and ");
         if self.run.rate.is_some() && !unpaced.is_empty() {
             w.push(format!(
-                "warning: --rate paces queries and insert/copy-mem batches; {} run one statement per thread and ignore it",
-                unpaced.join(" and ")
+                "warning: --rate paces queries and the batches of insert and copy-mem; it does not apply to {unpaced} (one statement per thread)"
+            ));
+        }
+        if self.run.latency_limit.is_some() && !unpaced.is_empty() {
+            w.push(format!(
+                "warning: --latency-limit counts late queries and batches of insert and copy-mem; it does not apply to {unpaced} (one statement per thread), which are never counted late"
             ));
         }
         w
@@ -417,6 +423,35 @@ pub fn check_batch_bytes(s: &Settings) -> Result<()> {
             s.field_len,
             batch_bytes >> 20,
             MAX_BATCH_BYTES >> 20
+        )));
+    }
+    Ok(())
+}
+
+/// What the operations need of `--rows` and `--drop`: rows to load or to
+/// look up (a load of 0 rows would end "successfully" with a summary of
+/// zeros), and a table that a query at the start may read (`--drop`
+/// empties it first).
+fn check_operations(operations: &[&'static Spec], rows: u64, drop: bool) -> Result<()> {
+    if operations.is_empty() {
+        return Err(Error::usage(
+            "no operation to run: give some with -o, e.g. -o copy-mem,select",
+        ));
+    }
+    if rows == 0 {
+        let first = operations[0];
+        let what = if first.is_load() {
+            format!("gives {first} nothing to load")
+        } else {
+            format!("leaves {first} nothing to read")
+        };
+        return Err(Error::usage(format!(
+            "--rows 0 {what}: give the number of rows in the table, e.g. -r 100000"
+        )));
+    }
+    if drop && let Some(first) = operations.first().filter(|o| !o.is_load()) {
+        return Err(Error::usage(format!(
+            "--drop empties the table before {first}, which reads it: put a load first (e.g. -o copy-mem,{first}) or leave --drop out"
         )));
     }
     Ok(())
@@ -497,7 +532,6 @@ mod tests {
     #[test]
     fn combinations_are_checked_before_running() {
         assert!(usage_message(&["-o", "select", "-r", "0"]).contains("--rows 0"));
-        assert!(plan(&["-o", "insert", "-r", "0"]).is_ok());
         assert!(usage_message(&["-o", "insert", "-b", "20000"]).contains("13107"));
         assert!(plan(&["-o", "insert", "-b", "20000", "--no-prepared"]).is_ok());
         assert!(plan(&["-o", "copy-mem", "-b", "20000"]).is_ok());
@@ -551,7 +585,60 @@ mod tests {
             .warnings();
         assert!(w[0].contains("procedure and copy-file"), "{w:?}");
         assert!(
+            w[0].contains(
+                "it does not apply to procedure and copy-file (one statement per thread)"
+            ),
+            "{w:?}"
+        );
+        assert!(
             plan(&["-o", "insert,update", "--rate", "5"])
+                .unwrap()
+                .warnings()
+                .is_empty()
+        );
+    }
+
+    /// Issue 17: `-r 0` with a load ran, loaded nothing and exited 0 with
+    /// a summary of zeros.
+    #[test]
+    fn rows_0_with_a_load_is_refused() {
+        for ops in [
+            "insert",
+            "copy-mem",
+            "copy-file",
+            "procedure",
+            "copy-mem,select",
+        ] {
+            let e = usage_message(&["-o", ops, "-r", "0"]);
+            assert!(e.contains("--rows 0 gives"), "{ops}: {e}");
+            assert!(e.contains("nothing to load"), "{ops}: {e}");
+        }
+        assert!(plan(&["-o", "insert", "-r", "1"]).is_ok());
+    }
+
+    /// `--drop` before a query would empty the table the query reads.
+    #[test]
+    fn drop_before_a_query_is_refused() {
+        let e = usage_message(&["-o", "select,copy-mem", "--drop"]);
+        assert!(e.contains("-o copy-mem,select"), "{e}");
+        assert!(plan(&["-o", "copy-mem,select", "--drop"]).is_ok());
+    }
+
+    /// Issue 17: --latency-limit counted procedure's and copy-file's one
+    /// statement per thread as late ("late: 2 of 2 calls") without a word.
+    #[test]
+    fn latency_limit_on_one_statement_per_thread_is_warned_about() {
+        let w = plan(&["-o", "procedure,select", "--latency-limit", "5"])
+            .unwrap()
+            .warnings();
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].starts_with("warning: --latency-limit"), "{w:?}");
+        assert!(
+            w[0].contains("it does not apply to procedure (one statement per thread)"),
+            "{w:?}"
+        );
+        assert!(
+            plan(&["-o", "insert,update", "--latency-limit", "5"])
                 .unwrap()
                 .warnings()
                 .is_empty()

@@ -48,6 +48,9 @@ impl TableSet for NoTables {
     fn key(&self) -> &'static str {
         "none"
     }
+    fn loader(&self) -> &'static str {
+        "none"
+    }
     fn prepare<'a>(
         &'a self,
         _client: &'a Client,

@@ -49,6 +49,9 @@ pub struct JsonConfig {
     pub tablets: Option<u32>,
     pub prepared: bool,
     pub table: String,
+    /// A string of digits: a JSON number above 2^53 is rounded by jq and
+    /// JavaScript. Read from either form.
+    #[serde(with = "crate::report::exact_u64")]
     pub seed: u64,
     /// --key-distribution, when given (each workload has its default).
     #[serde(default)]

@@ -65,7 +65,7 @@ where
         },
         warmup: if spec.is_load() { None } else { plan.warmup },
         rate: plan.rate.filter(|_| spec.paced),
-        latency_limit: plan.latency_limit,
+        latency_limit: plan.latency_limit.filter(|_| spec.paced),
         on_error: plan.on_error(spec),
         interval: plan.interval(),
     };

@@ -108,7 +108,8 @@ pub async fn run_operation(ctx: &RunCtx, workload: &dyn Workload) -> OpResult {
         .rate
         .filter(|_| spec.paced)
         .map(|r| RateTarget { per_second: r });
-    result.latency_limit = s.latency_limit;
+    // As --rate: one statement per thread is not a unit to count late.
+    result.latency_limit = s.latency_limit.filter(|_| spec.paced);
     if !spec.is_load() {
         result.warmup = s.warmup;
     }

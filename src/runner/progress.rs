@@ -3,9 +3,8 @@
 //! With `--report-interval` a line per interval in the manner of pgbench's
 //! `-P` (plain text, no control characters, fit for a log file). Without
 //! it, on a terminal, loads show a progress bar with rows done, rate and
-//! ETA; when stderr is not a terminal nothing is drawn.
+//! ETA; when stderr is not a terminal (or under `--quiet`) nothing is drawn.
 
-use std::io::IsTerminal;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -71,9 +70,10 @@ pub struct LoadBar {
 
 impl LoadBar {
     /// Starts a bar for `total` rows that follows `done`; `None` when
-    /// stderr is not a terminal.
+    /// stderr is not a terminal, or under `--quiet` (see
+    /// [`crate::output::bar_wanted`]).
     pub fn start(spec: &Spec, total: u64, done: Arc<AtomicU64>) -> Option<LoadBar> {
-        if !std::io::stderr().is_terminal() {
+        if !crate::output::progress_bar_allowed() {
             return None;
         }
         let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());

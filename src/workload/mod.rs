@@ -189,6 +189,10 @@ pub trait TableSet: Sync {
     /// Tells sets apart: workloads with the same key share their tables.
     fn key(&self) -> &'static str;
 
+    /// The workload of `-o` that loads these tables, for advice such as
+    /// "load it first with -o copy-mem,select".
+    fn loader(&self) -> &'static str;
+
     /// Drops (with `--drop`) and creates the tables, refusing any that is
     /// not the tool's before anything is written; `writes` tells whether
     /// the run will write into existing tables.

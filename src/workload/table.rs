@@ -35,6 +35,10 @@ impl TableSet for TestTable {
         DEFAULT_TABLE
     }
 
+    fn loader(&self) -> &'static str {
+        "copy-mem"
+    }
+
     fn prepare<'a>(
         &'a self,
         client: &'a Client,

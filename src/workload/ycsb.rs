@@ -255,6 +255,10 @@ impl TableSet for UserTable {
         DEFAULT_TABLE
     }
 
+    fn loader(&self) -> &'static str {
+        "ycsb-load"
+    }
+
     fn prepare<'a>(
         &'a self,
         client: &'a Client,
