@@ -220,7 +220,10 @@ pub async fn run_workloads(
         if !kind.is_load() {
             warn_about_load_state(&ctx, workload.as_ref()).await;
         }
-        let result = runner::run_operation(&ctx, workload.as_ref()).await;
+        let mut result = runner::run_operation(&ctx, workload.as_ref()).await;
+        if !never_started(&result) && !result.interrupted {
+            run_checks(&ctx, workload.as_ref(), &mut result).await;
+        }
         report_operation(out, &plan, workload.as_ref(), &result, &stamp, &server_name)
             .map_err(write_err)?;
         say_why_it_failed(&result);
@@ -325,6 +328,10 @@ fn report_operation(
     let started = !never_started(result);
     if started {
         write_summary(out, result)?;
+        if plan.output.per_statement && !result.statements.is_empty() {
+            writeln!(out, "latency per statement:")?;
+            crate::report::summary::write_statements(out, result)?;
+        }
     }
     if plan.output.print_histogram && started {
         writeln!(out, "histogram is per {}", workload.histogram_note())?;
@@ -421,7 +428,10 @@ async fn check_rows_for_queries(
     client: &tokio_postgres::Client,
     workloads: &[Box<dyn Workload>],
 ) -> Result<()> {
-    let Some(first) = workloads.first().filter(|w| !w.spec().is_load()) else {
+    let Some(first) = workloads
+        .first()
+        .filter(|w| !w.spec().is_load() && w.needs_tables())
+    else {
         return Ok(());
     };
     let ops: Vec<&str> = workloads.iter().map(|w| w.spec().name).collect();
@@ -447,6 +457,34 @@ async fn row_size(ctx: &RunCtx, workload: &dyn Workload) -> Result<Option<(f64, 
     schema::average_row_size(&client, workload.table(), ROWSIZE_SAMPLE).await
 }
 
+/// The workload's consistency checks, after it ran, on a connection of
+/// its own: a broken one, or one that cannot be made, fails the
+/// operation.
+async fn run_checks(ctx: &RunCtx, workload: &dyn Workload, result: &mut OpResult) {
+    let checked = async {
+        let client = connect::get(&ctx.pool, &ctx.config).await?;
+        workload.checks(&client).await
+    };
+    match checked.await {
+        Ok(checks) => {
+            let broken: Vec<&str> = checks
+                .iter()
+                .filter(|c| !c.held)
+                .map(|c| c.name.as_str())
+                .collect();
+            if !broken.is_empty() && result.failure.is_none() {
+                result.failure = Some(format!("consistency check broken: {}", broken.join(", ")));
+            }
+            result.checks = checks;
+        }
+        Err(e) => {
+            result
+                .failure
+                .get_or_insert(format!("the consistency checks could not run: {e}"));
+        }
+    }
+}
+
 /// Creates or checks each set of tables the workloads use, once, before
 /// any of them runs: refusing a table that is not the tool's before
 /// anything is written.
@@ -457,7 +495,7 @@ async fn prepare_tables(
     flavor: Flavor,
 ) -> Result<()> {
     let mut done: Vec<&str> = Vec::new();
-    for w in workloads {
+    for w in workloads.iter().filter(|w| w.needs_tables()) {
         let set = w.tables();
         if done.contains(&set.key()) {
             continue;

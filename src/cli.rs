@@ -178,11 +178,11 @@ pub struct Cli {
     #[arg(short = 't', long, value_name = "N", default_value = "1", value_parser = parse_positive::<usize>, help_heading = WORKLOAD)]
     pub threads: usize,
 
-    /// Rows in the table: loads write ids 0..N-1, select and update look up ids in 0..N-1.
+    /// Rows in the table (default 100000): loads write ids 0..N-1, queries look up ids in 0..N-1.
     ///
     /// A load splits the ids over the threads (the first N mod threads take one more).
-    #[arg(short = 'r', long, value_name = "N", default_value = "100000", value_parser = parse_count::<u64>, help_heading = WORKLOAD)]
-    pub rows: u64,
+    #[arg(short = 'r', long, value_name = "N", value_parser = parse_count::<u64>, help_heading = WORKLOAD)]
+    pub rows: Option<u64>,
 
     /// Rows per INSERT statement, per COPY, or per commit of the procedure.
     #[arg(short = 'b', long = "batch-size", value_name = "N", default_value = "200", value_parser = parse_positive::<usize>, help_heading = WORKLOAD)]
@@ -328,12 +328,25 @@ pub struct Cli {
     #[arg(short = 'q', long, help_heading = REPORTS)]
     pub quiet: bool,
 
-    /// Tries per unit for serialization failures and deadlocks (40001, 40P01).
+    /// Tries per unit (a whole transaction) after a failure --retry-on names; 0: no limit but the end of the run.
     ///
     /// Retried with jittered backoff; YugabyteDB's read-restart and conflict errors are 40001.
-    /// The procedure's CALL is never retried (it commits as it goes).
-    #[arg(long, value_name = "N", default_value = "1", value_parser = parse_positive::<u32>, help_heading = PACING)]
-    pub max_tries: u32,
+    /// Default: 1 for single statements, no limit for the transactions of oltp-* and booking
+    /// (as sysbench and the booking benchmark retry). The procedure's CALL is never retried
+    /// (it commits as it goes).
+    #[arg(long, value_name = "N", value_parser = parse_count::<u32>, help_heading = PACING)]
+    pub max_tries: Option<u32>,
+
+    /// SQLSTATEs that make a unit be tried again, comma separated.
+    ///
+    /// Default: 40001,40P01 (serialization failure, deadlock), plus 23505 for oltp-* as
+    /// sysbench's PostgreSQL driver does.
+    #[arg(long, value_name = "CODES", value_delimiter = ',', value_parser = parse_sqlstate, help_heading = PACING)]
+    pub retry_on: Option<Vec<String>>,
+
+    /// The isolation level of every transaction (default: the server's; booking: repeatable read).
+    #[arg(long, value_name = "LEVEL", help_heading = PACING)]
+    pub isolation: Option<IsolationArg>,
 
     /// After a failed unit: stop the operation, or count it and go on.
     ///
@@ -416,6 +429,66 @@ pub struct Cli {
     #[arg(long, value_name = "TYPE=SHARE,...", value_parser = parse_proportions, help_heading = WORKLOAD)]
     pub ycsb_proportions: Option<workload::ycsb::Mix>,
 
+    /// oltp-*: tables sbtest1..N, each of -r rows.
+    #[arg(long, value_name = "N", default_value = "1", value_parser = parse_positive::<usize>, help_heading = WORKLOAD)]
+    pub tables: usize,
+
+    /// oltp-*: rows per table, as sysbench's --table-size (the same as -r).
+    #[arg(long, value_name = "N", value_parser = parse_count::<u64>, help_heading = WORKLOAD)]
+    pub table_size: Option<u64>,
+
+    /// oltp-*: rows of each range select.
+    #[arg(long, value_name = "N", default_value = "100", value_parser = parse_positive::<u64>, help_heading = WORKLOAD)]
+    pub range_size: u64,
+
+    /// oltp-*: point selects per transaction (oltp-point-select: 1).
+    #[arg(long, value_name = "N", value_parser = parse_count::<u32>, help_heading = WORKLOAD)]
+    pub point_selects: Option<u32>,
+
+    /// oltp-*: simple range selects per transaction.
+    #[arg(long, value_name = "N", default_value = "1", value_parser = parse_count::<u32>, help_heading = WORKLOAD)]
+    pub simple_ranges: u32,
+
+    /// oltp-*: SUM() range selects per transaction.
+    #[arg(long, value_name = "N", default_value = "1", value_parser = parse_count::<u32>, help_heading = WORKLOAD)]
+    pub sum_ranges: u32,
+
+    /// oltp-*: ORDER BY range selects per transaction.
+    #[arg(long, value_name = "N", default_value = "1", value_parser = parse_count::<u32>, help_heading = WORKLOAD)]
+    pub order_ranges: u32,
+
+    /// oltp-*: DISTINCT range selects per transaction.
+    #[arg(long, value_name = "N", default_value = "1", value_parser = parse_count::<u32>, help_heading = WORKLOAD)]
+    pub distinct_ranges: u32,
+
+    /// oltp-*: index updates (k = k + 1) per transaction.
+    #[arg(long, value_name = "N", default_value = "1", value_parser = parse_count::<u32>, help_heading = WORKLOAD)]
+    pub index_updates: u32,
+
+    /// oltp-*: non-index updates (c = ...) per transaction.
+    #[arg(long, value_name = "N", default_value = "1", value_parser = parse_count::<u32>, help_heading = WORKLOAD)]
+    pub non_index_updates: u32,
+
+    /// oltp-*: DELETE and INSERT pairs of one id per transaction.
+    #[arg(long, value_name = "N", default_value = "1", value_parser = parse_count::<u32>, help_heading = WORKLOAD)]
+    pub delete_inserts: u32,
+
+    /// oltp-*: run the range selects (on, as sysbench's --range-selects).
+    #[arg(long, value_name = "BOOL", default_value = "on", value_parser = parse_on_off, help_heading = WORKLOAD)]
+    pub range_selects: bool,
+
+    /// oltp-*: no BEGIN/COMMIT: every statement autocommits.
+    #[arg(long, help_heading = WORKLOAD)]
+    pub skip_trx: bool,
+
+    /// booking: the days a flight is booked on (fewer days, hotter audit rows).
+    #[arg(long, value_name = "DAYS", default_value = "30", value_parser = parse_positive::<u32>, help_heading = WORKLOAD)]
+    pub day_range: u32,
+
+    /// Print the latency of each statement kind inside a transaction (always in --json).
+    #[arg(long, help_heading = REPORTS)]
+    pub per_statement: bool,
+
     /// Drop the table first (only one ysql-bench created, unless --force).
     #[arg(long, help_heading = SAFETY)]
     pub drop: bool,
@@ -464,6 +537,37 @@ fn parse_theta(s: &str) -> Result<f64, String> {
         _ => Err(format!(
             "'{s}' is not a zipfian exponent: give a number above 0 and up to 100 other than 1, e.g. 0.99"
         )),
+    }
+}
+
+/// `--isolation`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum IsolationArg {
+    ReadCommitted,
+    RepeatableRead,
+    Serializable,
+}
+
+/// A SQLSTATE: five digits or capital letters.
+fn parse_sqlstate(s: &str) -> Result<String, String> {
+    let c = s.trim().to_ascii_uppercase();
+    if c.len() == 5
+        && c.chars()
+            .all(|ch| ch.is_ascii_digit() || ch.is_ascii_uppercase())
+    {
+        Ok(c)
+    } else {
+        Err(format!(
+            "'{s}' is not a SQLSTATE: give five characters such as 40001 (serialization failure) or 40P01 (deadlock)"
+        ))
+    }
+}
+
+fn parse_on_off(s: &str) -> Result<bool, String> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "on" | "true" | "yes" | "1" => Ok(true),
+        "off" | "false" | "no" | "0" => Ok(false),
+        _ => Err(format!("'{s}' is not on or off")),
     }
 }
 

@@ -11,7 +11,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::cli::{
-    Cli, HistogramScaleArg, KeyDistributionArg, LoadBalanceArg, OnErrorArg, RateDistributionArg,
+    Cli, HistogramScaleArg, IsolationArg, KeyDistributionArg, LoadBalanceArg, OnErrorArg,
+    RateDistributionArg,
 };
 use crate::db::connect::ConnTarget;
 use crate::db::nodes::Balance;
@@ -19,8 +20,11 @@ use crate::db::tls::{TlsPlan, TlsSettings};
 use crate::error::{Error, Result};
 use crate::report::histogram::Scale;
 use crate::runner::schedule::Distribution;
+use crate::runner::settings::Isolation;
 use crate::runner::{OnError, RunSettings};
+use crate::workload::booking::BookingSettings;
 use crate::workload::keys::KeyDistribution;
+use crate::workload::oltp::OltpSettings;
 use crate::workload::ycsb::{YcsbSettings, ZIPF_THETA};
 use crate::workload::{Settings, Spec, Workload};
 
@@ -41,6 +45,8 @@ pub const MAX_FIELD_LEN: usize = 10 << 20;
 pub const MAX_BATCH_BYTES: usize = 256 << 20;
 /// PostgreSQL truncates identifiers to 63 bytes (NAMEDATALEN - 1).
 pub const MAX_IDENTIFIER_LEN: usize = 63;
+/// Rows in the table (records, rows per oltp table) unless -r says.
+pub const DEFAULT_ROWS: u64 = 100_000;
 /// The default run time of select and update.
 pub const DEFAULT_RUN_TIME: Duration = Duration::from_secs(60);
 
@@ -115,6 +121,8 @@ pub struct RunPlan {
 #[derive(Clone, Debug)]
 pub struct OutputOptions {
     pub print_histogram: bool,
+    /// Latency per statement kind in the summary.
+    pub per_statement: bool,
     pub histogram_buckets: usize,
     pub histogram_scale: Scale,
     pub graph: Option<GraphOptions>,
@@ -214,8 +222,17 @@ impl RunPlan {
                 cli.threads
             )));
         }
-        check_operations(&operations, cli.rows, cli.drop)?;
-        check_table_shape(cli.rows, cli.fields_length)?;
+        // sysbench's --table-size is -r by another name.
+        let rows = match (cli.rows, cli.table_size) {
+            (Some(r), Some(t)) if r != t => {
+                return Err(Error::usage(format!(
+                    "--table-size {t} and -r {r} disagree: they are the same setting, give one"
+                )));
+            }
+            (r, t) => r.or(t).unwrap_or(DEFAULT_ROWS),
+        };
+        check_operations(&operations, rows, cli.drop)?;
+        check_table_shape(rows, cli.fields_length)?;
         let prepared = !cli.no_prepared;
         let given_time = cli.time.or(cli.runtime_select);
         let run_time = given_time.unwrap_or(DEFAULT_RUN_TIME);
@@ -302,9 +319,14 @@ impl RunPlan {
         if let Some(k) = &keys {
             k.validate().map_err(Error::usage)?;
         }
+        let isolation = cli.isolation.map(|i| match i {
+            IsolationArg::ReadCommitted => Isolation::ReadCommitted,
+            IsolationArg::RepeatableRead => Isolation::RepeatableRead,
+            IsolationArg::Serializable => Isolation::Serializable,
+        });
         let workload = Settings {
             threads: cli.threads,
-            rows: cli.rows,
+            rows,
             batch_size: cli.batch_size,
             field_len: cli.fields_length,
             prepared,
@@ -316,6 +338,24 @@ impl RunPlan {
             csv_dir: cli.csv_dir,
             copy_file_client: cli.copy_file_client,
             keys,
+            oltp: OltpSettings {
+                tables: cli.tables,
+                range_size: cli.range_size,
+                point_selects: cli.point_selects,
+                simple_ranges: cli.simple_ranges,
+                sum_ranges: cli.sum_ranges,
+                order_ranges: cli.order_ranges,
+                distinct_ranges: cli.distinct_ranges,
+                index_updates: cli.index_updates,
+                non_index_updates: cli.non_index_updates,
+                delete_inserts: cli.delete_inserts,
+                range_selects: cli.range_selects,
+                skip_trx: cli.skip_trx,
+            },
+            booking: BookingSettings {
+                day_range: cli.day_range,
+            },
+            isolation,
             ycsb: YcsbSettings {
                 field_count: cli.ycsb_field_count,
                 field_length: cli.ycsb_field_length,
@@ -326,7 +366,7 @@ impl RunPlan {
         };
         let run = RunSettings {
             threads: cli.threads,
-            rows: cli.rows,
+            rows,
             seed,
             run_time,
             // The original tool's --runtime-select is about select and
@@ -341,6 +381,8 @@ impl RunPlan {
             latency_limit: cli.latency_limit,
             report_interval: cli.report_interval,
             max_tries: cli.max_tries,
+            retry_on: cli.retry_on,
+            isolation,
             on_error: cli.on_error.map(|o| match o {
                 OnErrorArg::Stop => OnError::Stop,
                 OnErrorArg::Continue => OnError::Continue,
@@ -356,6 +398,7 @@ impl RunPlan {
             run,
             output: OutputOptions {
                 print_histogram: cli.print_histogram,
+                per_statement: cli.per_statement,
                 histogram_buckets: cli.histogram_buckets,
                 histogram_scale: match cli.histogram_scale {
                     HistogramScaleArg::Linear => Scale::Linear,

@@ -113,12 +113,29 @@ pub struct JsonOperation {
     /// unit, for the operations that are not a mix).
     #[serde(default)]
     pub types: Vec<JsonType>,
+    /// Per statement kind inside the units (transactions): count and
+    /// latency.
+    #[serde(default)]
+    pub statements: Vec<JsonStatement>,
+    /// Consistency checks run after the operation.
+    #[serde(default)]
+    pub checks: Vec<crate::workload::Check>,
     /// Connections and units per host.
     #[serde(default)]
     pub hosts: Vec<super::conns::JsonHost>,
     /// Connect time and throughput without it, under --reconnect.
     #[serde(default)]
     pub connect: Option<super::conns::JsonConnect>,
+}
+
+/// One statement kind inside an operation's units.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct JsonStatement {
+    pub name: String,
+    pub count: u64,
+    pub latency_ns: Percentiles,
+    /// Base64 HdrHistogram V2 compressed, nanoseconds.
+    pub histogram: String,
 }
 
 /// One transaction type of an operation.
@@ -147,6 +164,10 @@ pub struct JsonFigures {
     pub latency_ns: Percentiles,
     /// Per unit, from when it was sent.
     pub service_ns: Percentiles,
+    /// Per unit, its successful try alone (equal to service_ns when
+    /// nothing was retried).
+    #[serde(default)]
+    pub attempt_ns: Percentiles,
     /// Per row (unit latency / rows of the unit), for loads.
     pub row_latency_ns: Option<Percentiles>,
     pub lag_avg_ns: u64,
@@ -177,6 +198,7 @@ impl JsonFigures {
             rows_per_s: per_s(t.rows),
             latency_ns: Percentiles::of(&t.latency),
             service_ns: Percentiles::of(&t.service),
+            attempt_ns: Percentiles::of(&t.attempt()),
             row_latency_ns: per_row.then(|| Percentiles::of(&t.row_latency)),
             lag_avg_ns: nanos(t.lag_total).checked_div(t.ops).unwrap_or(0),
             lag_max_ns: nanos(t.lag_max),
@@ -311,6 +333,19 @@ fn operation(op: &OpResult) -> Result<JsonOperation> {
         thread_rows: op.thread_rows.clone(),
         intervals: op.intervals.clone(),
         types,
+        statements: op
+            .statements
+            .iter()
+            .map(|s| {
+                Ok(JsonStatement {
+                    name: s.name.to_string(),
+                    count: s.count,
+                    latency_ns: Percentiles::of(&s.latency),
+                    histogram: encode_histogram(&s.latency)?,
+                })
+            })
+            .collect::<Result<_>>()?,
+        checks: op.checks.clone(),
         hosts: super::conns::json_hosts(op),
         connect: super::conns::json_connect(op),
     })

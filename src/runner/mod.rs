@@ -33,7 +33,7 @@ use crate::db::connect;
 use crate::db::nodes::ConnSource;
 use crate::error::Result;
 use crate::stats::{OpResult, RateTarget, Stats, TypeResult, TypedStats};
-use crate::workload::{AnyOperation, Workload};
+use crate::workload::{AnyOperation, StatementStats, Workload};
 
 mod coordinator;
 mod ending;
@@ -47,7 +47,6 @@ pub mod settings;
 pub mod threads;
 mod worker;
 
-pub use recover::is_retryable;
 pub use settings::{OnError, RunSettings};
 
 use coordinator::run_workers;
@@ -129,7 +128,8 @@ pub async fn run_operation(ctx: &RunCtx, workload: &dyn Workload) -> OpResult {
         return result;
     }
     let make = |t: usize| AnyOperation(workload.worker(t));
-    let outcome = run_workers(ctx, spec, &names, make).await;
+    let retry = s.retry_policy(workload.retry_on(), workload.default_max_tries());
+    let outcome = run_workers(ctx, spec, &names, retry, make).await;
     result.wallclock = outcome.wallclock;
     if let Some(ran) = outcome.warmup_cut {
         result.warmup = Some(ran);
@@ -139,6 +139,7 @@ pub async fn run_operation(ctx: &RunCtx, workload: &dyn Workload) -> OpResult {
         let rows: u64 = w.stats.common.rows + w.stats.types.iter().map(|s| s.rows).sum::<u64>();
         result.thread_rows[t] = rows;
         merged.add(&w.stats);
+        merge_statements(&mut result.statements, w.statements);
         result.scatter.push(w.scatter);
         result.timed_out |= w.timed_out;
     }
@@ -158,6 +159,17 @@ pub async fn run_operation(ctx: &RunCtx, workload: &dyn Workload) -> OpResult {
     result.interrupted = ctx.interrupted.load(Ordering::Relaxed);
     result.failure = outcome.failure;
     result
+}
+
+/// Adds a worker's per-statement figures to the operation's, by name, in
+/// the order they were first seen.
+fn merge_statements(all: &mut Vec<StatementStats>, worker: Vec<StatementStats>) {
+    for st in worker {
+        match all.iter_mut().find(|a| a.name == st.name) {
+            Some(a) => a.add(&st),
+            None => all.push(st),
+        }
+    }
 }
 
 /// The workload's own set-up (a load empties its tables), on one

@@ -51,6 +51,9 @@ pub fn progress_line(
             s.push_str(&format!(", {} skipped", f.skipped));
         }
     }
+    if f.retries > 0 {
+        s.push_str(&format!(", {} retries", f.retries));
+    }
     if names.len() > 1 {
         let per: Vec<String> = names
             .iter()
@@ -119,6 +122,7 @@ mod tests {
             rows: 1234,
             errors: 2,
             skipped: 0,
+            retries: 0,
             ops_per_s: 1234.0,
             rows_per_s: 1234.0,
             latency: Percentiles {
