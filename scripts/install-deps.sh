@@ -27,6 +27,7 @@ if [ "$sandbox_only" = 0 ]; then
     command -v psql >/dev/null 2>&1 || missing+=(postgresql-client)
     command -v haproxy >/dev/null 2>&1 || [ -x /usr/sbin/haproxy ] || missing+=(haproxy)
     command -v pgbouncer >/dev/null 2>&1 || [ -x /usr/sbin/pgbouncer ] || missing+=(pgbouncer)
+command -v sysbench >/dev/null 2>&1 || missing+=(sysbench)
     [ -x /usr/bin/time ] || missing+=(time)
 fi
 

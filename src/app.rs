@@ -381,6 +381,7 @@ pub fn never_started(result: &OpResult) -> bool {
         && result.total.ops == 0
         && result.total.failed() == 0
         && result.total.rows == 0
+        && result.checks.is_empty()
 }
 
 /// A failed operation's reason on stderr too: with the summary sent to a

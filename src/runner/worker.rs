@@ -315,6 +315,22 @@ impl Phase<'_> {
                 {
                     return;
                 }
+                // A unit the retry policy would have tried again, but the
+                // stop or the end of --time came first: cut short by the
+                // run's end, not failed (its retries still count).
+                (Err(e), None)
+                    if op.retryable()
+                        && self.pace.retry.again(tries, e.sqlstate())
+                        && (self.ctx.stop.load(Ordering::Relaxed)
+                            || deadline.is_some_and(|d| end >= d)) =>
+                {
+                    if tries > 1
+                        && let Some(rec) = rec.as_deref_mut()
+                    {
+                        rec.intervals.record_retries(end, ty, u64::from(tries - 1));
+                    }
+                    return;
+                }
                 (res, _) => res,
             };
             if rec.is_some() {
