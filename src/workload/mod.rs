@@ -42,8 +42,10 @@ pub mod insert;
 pub mod keys;
 pub mod oltp;
 pub mod partition;
+pub mod pgbench_init;
 pub mod procedure;
 pub mod rowgen;
+pub mod script;
 pub mod select;
 pub mod table;
 pub mod update;
@@ -80,6 +82,8 @@ pub static REGISTRY: &[&Spec] = &[
     &booking::LOAD,
     &booking::BOOKING,
     &booking::CHECK,
+    &pgbench_init::SPEC,
+    &script::SPEC,
 ];
 
 /// The workload named `name` in `-o` (its name or an alias).
@@ -450,6 +454,8 @@ pub struct Settings {
     pub ycsb: ycsb::YcsbSettings,
     pub oltp: oltp::OltpSettings,
     pub booking: booking::BookingSettings,
+    /// `--script`, `--builtin`, `-D` and `-s`.
+    pub script: script::ScriptSettings,
     /// `--isolation`, for workloads that begin their transactions with
     /// an explicit level.
     pub isolation: Option<crate::runner::settings::Isolation>,

@@ -1087,7 +1087,8 @@ pub fn query_class(name: &str) -> &'static str {
         Some(k) if k.is_read() => "read",
         Some(Kind::Begin | Kind::Commit) => "other",
         Some(_) => "write",
-        None => "other",
+        // A statement of a pgbench script: by its verb.
+        None => super::script::query_class(name),
     }
 }
 
