@@ -248,6 +248,7 @@ fn build(spec: &'static Spec, s: &Settings) -> Result<Box<dyn Workload>> {
         settings: s.clone(),
         scale: Arc::new(AtomicI64::new(s.script.scale.unwrap_or(1) as i64)),
         table,
+        shown: FirstErrors::default(),
     }))
 }
 
@@ -329,6 +330,7 @@ struct ScriptRun {
     /// `:scale`, known after set-up.
     scale: Arc<AtomicI64>,
     table: TableName,
+    shown: FirstErrors,
 }
 
 impl ScriptRun {
@@ -434,7 +436,7 @@ impl Workload for ScriptRun {
         }
         Box::new(ScriptOp {
             interp: Interp::new(p.clone(), vars, self.settings.prepared),
-            types: self.types.clone(),
+            shown: self.shown.clone(),
             rng: SmallRng::seed_from_u64(worker_seed(seed, thread, 29)),
             cumulative: self.cumulative.clone(),
             chosen: 0,
@@ -443,9 +445,40 @@ impl Workload for ScriptRun {
     }
 }
 
+/// The first failure of each kind, said once on stderr: the summary
+/// counts failures by SQLSTATE, but only the message says which line of
+/// which script failed and why (a division by zero in `\set`, a
+/// `\gset` that found no row).
+#[derive(Clone, Default)]
+struct FirstErrors(Arc<std::sync::Mutex<Vec<String>>>);
+
+impl FirstErrors {
+    /// How many kinds are said; later ones are only counted.
+    const MAX: usize = 10;
+
+    fn show(&self, e: &Error) {
+        let text = e.to_string();
+        // The kind: where it happened and what class of error (the part
+        // before the message, which may hold values).
+        let kind = format!(
+            "{} {}",
+            text.split(": ").next().unwrap_or(""),
+            e.sqlstate().unwrap_or("client")
+        );
+        let Ok(mut seen) = self.0.lock() else {
+            return;
+        };
+        if seen.len() >= Self::MAX || seen.contains(&kind) {
+            return;
+        }
+        seen.push(kind);
+        crate::say!("warning: a script failed (the first failure of its kind; all are counted in the summary): {text}");
+    }
+}
+
 struct ScriptOp {
     interp: Interp,
-    types: Vec<&'static str>,
+    shown: FirstErrors,
     rng: SmallRng,
     cumulative: Arc<[u64]>,
     /// The staged unit's script, and the seed of its random draws.
@@ -470,13 +503,14 @@ impl Operation for ScriptOp {
         self.chosen
     }
 
-    fn unit_label(&self) -> Option<String> {
-        self.types.get(self.chosen).map(|n| format!("of script {n}"))
-    }
-
     async fn execute(&mut self, client: &Client) -> Result<Outcome> {
-        let rows = self.interp.run(client, self.chosen, self.unit_seed).await?;
-        Ok(Outcome { rows, missing: 0 })
+        match self.interp.run(client, self.chosen, self.unit_seed).await {
+            Ok(rows) => Ok(Outcome { rows, missing: 0 }),
+            Err(e) => {
+                self.shown.show(&e);
+                Err(e)
+            }
+        }
     }
 
     fn take_statements(&mut self) -> Vec<StatementStats> {
