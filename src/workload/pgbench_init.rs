@@ -25,7 +25,9 @@ use tokio_postgres::Client;
 
 use super::copy_mem::copy_in;
 use super::partition::{Batches, thread_range};
-use super::{BoxFuture, DynOperation, Operation, Outcome, Role, Settings, Spec, TableSet, Workload};
+use super::{
+    BoxFuture, DynOperation, Operation, Outcome, Role, Settings, Spec, TableSet, Workload,
+};
 use crate::config::TableName;
 use crate::db::dialect::Flavor;
 use crate::db::schema::{self, TableDef};
@@ -232,7 +234,9 @@ impl Workload for Init {
                 // faster into a table without an index.
                 for (t, _) in PRIMARY_KEYS {
                     client
-                        .batch_execute(&format!("alter table {t} drop constraint if exists {t}_pkey"))
+                        .batch_execute(&format!(
+                            "alter table {t} drop constraint if exists {t}_pkey"
+                        ))
                         .await
                         .map_err(fail("cannot drop a primary key before the load"))?;
                 }
@@ -282,7 +286,12 @@ impl Workload for Init {
             };
             // One statement each: VACUUM refuses to run in the implicit
             // transaction of a multi-statement query.
-            for t in ["pgbench_branches", "pgbench_tellers", "pgbench_accounts", "pgbench_history"] {
+            for t in [
+                "pgbench_branches",
+                "pgbench_tellers",
+                "pgbench_accounts",
+                "pgbench_history",
+            ] {
                 client
                     .batch_execute(&format!("{verb} {t}"))
                     .await
@@ -397,7 +406,10 @@ mod tests {
     fn accounts_are_written_as_pgbench_writes_them() {
         let mut out = Vec::new();
         account_lines(99_999..100_001, &mut out);
-        assert_eq!(String::from_utf8(out).unwrap(), "100000\t1\t0\t\n100001\t2\t0\t\n");
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "100000\t1\t0\t\n100001\t2\t0\t\n"
+        );
     }
 
     #[test]

@@ -114,9 +114,7 @@ fn is_plain_number(t: &str) -> bool {
         None => (body, None),
     };
     let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
-    digits(int)
-        && (int == "0" || !int.starts_with('0'))
-        && frac.is_none_or(digits)
+    digits(int) && (int == "0" || !int.starts_with('0')) && frac.is_none_or(digits)
 }
 
 /// A quoted string literal: quotes doubled, and in E'' form when it holds

@@ -66,15 +66,21 @@ pub fn store(cell: &RawCell<'_>, var: &mut Var) -> Result<(), String> {
         *var = Var::Value(Value::Int(i16::from_be_bytes([b[6], b[7]]) as i64));
     } else if *ty == Type::INT4 {
         let b = be(4)?;
-        *var = Var::Value(Value::Int(i32::from_be_bytes([b[4], b[5], b[6], b[7]]) as i64));
+        *var = Var::Value(Value::Int(
+            i32::from_be_bytes([b[4], b[5], b[6], b[7]]) as i64
+        ));
     } else if *ty == Type::INT8 {
         *var = Var::Value(Value::Int(i64::from_be_bytes(be(8)?)));
     } else if *ty == Type::OID {
         let b = be(4)?;
-        *var = Var::Value(Value::Int(u32::from_be_bytes([b[4], b[5], b[6], b[7]]) as i64));
+        *var = Var::Value(Value::Int(
+            u32::from_be_bytes([b[4], b[5], b[6], b[7]]) as i64
+        ));
     } else if *ty == Type::FLOAT4 {
         let b = be(4)?;
-        *var = Var::Value(Value::Double(f32::from_be_bytes([b[4], b[5], b[6], b[7]]) as f64));
+        *var = Var::Value(Value::Double(
+            f32::from_be_bytes([b[4], b[5], b[6], b[7]]) as f64
+        ));
     } else if *ty == Type::FLOAT8 {
         *var = Var::Value(Value::Double(f64::from_be_bytes(be(8)?)));
     } else if [
@@ -131,7 +137,8 @@ pub fn store(cell: &RawCell<'_>, var: &mut Var) -> Result<(), String> {
 /// The text of a binary numeric: the base-10000 digits, the weight of the
 /// first, the sign and the display scale.
 fn numeric_text(raw: &[u8]) -> Option<String> {
-    let word = |i: usize| -> Option<u16> { Some(u16::from_be_bytes([*raw.get(i)?, *raw.get(i + 1)?])) };
+    let word =
+        |i: usize| -> Option<u16> { Some(u16::from_be_bytes([*raw.get(i)?, *raw.get(i + 1)?])) };
     let ndigits = word(0)? as usize;
     let weight = word(2)? as i16 as i64;
     let sign = word(4)?;
@@ -142,7 +149,9 @@ fn numeric_text(raw: &[u8]) -> Option<String> {
         0xF000 => return Some("-Infinity".to_string()),
         _ => {}
     }
-    let digits: Vec<u16> = (0..ndigits).map(|k| word(8 + 2 * k)).collect::<Option<_>>()?;
+    let digits: Vec<u16> = (0..ndigits)
+        .map(|k| word(8 + 2 * k))
+        .collect::<Option<_>>()?;
     // The base-10000 digit worth 10000^g: the first digit is worth
     // 10000^weight, the next one power less, and so on.
     let group = |g: i64| -> u16 {
@@ -265,11 +274,20 @@ mod tests {
     #[test]
     fn numerics_print_as_the_server_prints_them() {
         // 12345.678 = [1, 2345, 6780], weight 1, scale 3.
-        assert_eq!(numeric_text(&num(3, 1, 0, 3, &[1, 2345, 6780])).unwrap(), "12345.678");
-        assert_eq!(numeric_text(&num(1, -1, 0x4000, 2, &[5000])).unwrap(), "-0.50");
+        assert_eq!(
+            numeric_text(&num(3, 1, 0, 3, &[1, 2345, 6780])).unwrap(),
+            "12345.678"
+        );
+        assert_eq!(
+            numeric_text(&num(1, -1, 0x4000, 2, &[5000])).unwrap(),
+            "-0.50"
+        );
         assert_eq!(numeric_text(&num(1, 2, 0, 0, &[7])).unwrap(), "700000000");
         assert_eq!(numeric_text(&num(0, 0, 0, 2, &[])).unwrap(), "0.00");
-        assert_eq!(numeric_text(&num(1, -2, 0, 6, &[1200])).unwrap(), "0.000012");
+        assert_eq!(
+            numeric_text(&num(1, -2, 0, 6, &[1200])).unwrap(),
+            "0.000012"
+        );
         assert_eq!(numeric_text(&num(0, 0, 0xC000, 0, &[])).unwrap(), "NaN");
     }
 
@@ -279,7 +297,10 @@ mod tests {
         assert_eq!(date_text(9497), "2026-01-01");
         assert_eq!(date_text(-1), "1999-12-31");
         assert_eq!(timestamp_text(0), "2000-01-01 00:00:00");
-        assert_eq!(timestamp_text(86_400_000_000 + 3_723_500_000), "2000-01-02 01:02:03.5");
+        assert_eq!(
+            timestamp_text(86_400_000_000 + 3_723_500_000),
+            "2000-01-02 01:02:03.5"
+        );
         assert_eq!(timestamp_text(-1), "1999-12-31 23:59:59.999999");
     }
 }

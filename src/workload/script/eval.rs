@@ -60,9 +60,9 @@ impl Value {
             Value::Int(i) => Ok(i),
             Value::Double(d) => {
                 let r = d.round_ties_even();
-                // i64::MAX as f64 rounds up to 2^63, which does not fit.
-                if r.is_nan() || r < -9.223_372_036_854_775_808e18 || r >= 9.223_372_036_854_775_808e18
-                {
+                // 2^63: i64::MAX as f64 rounds up to it, and it does not fit.
+                const TWO_63: f64 = 9_223_372_036_854_775_808.0;
+                if !(-TWO_63..TWO_63).contains(&r) {
                     Err(EvalError::new(format!(
                         "double to int overflow for {}",
                         format_double(d)
@@ -153,9 +153,7 @@ impl Env<'_> {
         let name = || self.names.get(slot).map_or("?", |s| s.as_str());
         match self.vars.get(slot) {
             Some(v) => v.value().map_err(|e| match e {
-                VarError::Undefined => {
-                    EvalError::new(format!("undefined variable \"{}\"", name()))
-                }
+                VarError::Undefined => EvalError::new(format!("undefined variable \"{}\"", name())),
                 VarError::Malformed(text) => EvalError::new(format!(
                     "malformed variable \"{}\" value: \"{text}\"",
                     name()
@@ -181,7 +179,9 @@ pub fn parse_text_value(text: &str) -> Option<Value> {
     if t.eq_ignore_ascii_case("null") {
         return Some(Value::Null);
     }
-    let prefix_of = |word: &str| !t.is_empty() && t.len() <= word.len() && word[..t.len()].eq_ignore_ascii_case(t);
+    let prefix_of = |word: &str| {
+        !t.is_empty() && t.len() <= word.len() && word[..t.len()].eq_ignore_ascii_case(t)
+    };
     if prefix_of("true") || prefix_of("yes") || t.eq_ignore_ascii_case("on") {
         return Some(Value::Bool(true));
     }
@@ -476,8 +476,20 @@ fn call(f: Func, args: &[Expr], env: &mut Env<'_>) -> Result<Value, EvalError> {
                     Some(b) => {
                         let least = f == Func::Least;
                         let better = match numeric_pair(v, b)? {
-                            Pair::Ints(x, y) => if least { x < y } else { x > y },
-                            Pair::Doubles(x, y) => if least { x < y } else { x > y },
+                            Pair::Ints(x, y) => {
+                                if least {
+                                    x < y
+                                } else {
+                                    x > y
+                                }
+                            }
+                            Pair::Doubles(x, y) => {
+                                if least {
+                                    x < y
+                                } else {
+                                    x > y
+                                }
+                            }
                         };
                         if better { v } else { b }
                     }
@@ -502,7 +514,7 @@ fn call(f: Func, args: &[Expr], env: &mut Env<'_>) -> Result<Value, EvalError> {
         Func::RandomExponential => {
             let (lb, ub) = bounds(arg(0, env)?, arg(1, env)?)?;
             let p = arg(2, env)?.to_double()?;
-            if !(p > 0.0) {
+            if p.is_nan() || p <= 0.0 {
                 return Err(EvalError::new(format!(
                     "exponential parameter must be greater than zero (not {})",
                     format_double(p)
@@ -513,7 +525,7 @@ fn call(f: Func, args: &[Expr], env: &mut Env<'_>) -> Result<Value, EvalError> {
         Func::RandomGaussian => {
             let (lb, ub) = bounds(arg(0, env)?, arg(1, env)?)?;
             let p = arg(2, env)?.to_double()?;
-            if !(p >= 2.0) {
+            if p.is_nan() || p < 2.0 {
                 return Err(EvalError::new(format!(
                     "gaussian parameter must be at least 2 (not {})",
                     format_double(p)
@@ -909,7 +921,10 @@ mod tests {
         assert_eq!(err("-9223372036854775808 - 1"), "bigint sub out of range");
         assert_eq!(err("9223372036854775807 * 2"), "bigint mul out of range");
         assert_eq!(err("-9223372036854775808 * -1"), "bigint mul out of range");
-        assert_eq!(err("(-9223372036854775807 - 1) / -1"), "bigint div out of range");
+        assert_eq!(
+            err("(-9223372036854775807 - 1) / -1"),
+            "bigint div out of range"
+        );
         assert_eq!(err("1 / 0"), "division by zero");
         assert_eq!(err("1 % 0"), "division by zero");
         assert_eq!(err("random(5, 1)"), "empty range given to random");
@@ -959,7 +974,10 @@ mod tests {
         assert_eq!(dbl("double(3)"), "3");
         assert_eq!(dbl("double(9223372036854775807)"), "9.22337203685478e+18");
         assert_eq!(int("random(7, 7)"), 7);
-        assert_eq!(int("case when 1 > 2 then 10 when 2 > 1 then 20 else 30 end"), 20);
+        assert_eq!(
+            int("case when 1 > 2 then 10 when 2 > 1 then 20 else 30 end"),
+            20
+        );
         assert_eq!(int("case when 1 then 5 end"), 5);
         assert_eq!(ev("case when false then 1 end"), Ok(Value::Null));
         assert_eq!(int("case when null then 1 else 2 end"), 2);
@@ -1098,7 +1116,10 @@ mod tests {
             let theta: f64 = s.parse().unwrap();
             let want = 1.0 / crate::workload::keys::zeta(1000, theta);
             let got = ones as f64 / draws as f64;
-            assert!((got - want).abs() < 0.1 * want + 0.002, "{s}: {got} vs {want}");
+            assert!(
+                (got - want).abs() < 0.1 * want + 0.002,
+                "{s}: {got} vs {want}"
+            );
         }
     }
 }

@@ -120,10 +120,12 @@ impl Interp {
             let mut per = Vec::with_capacity(script.commands.len());
             for c in &script.commands {
                 let st = match c {
-                    Command::Sql(sql) if self.prepared => match client.prepare(&sql.prepared).await {
+                    Command::Sql(sql) if self.prepared => match client.prepare(&sql.prepared).await
+                    {
                         Ok(st) => Some(st),
                         Err(e)
-                            if e.code().is_some_and(|c| UNDEFINED_OBJECT.contains(&c.code())) =>
+                            if e.code()
+                                .is_some_and(|c| UNDEFINED_OBJECT.contains(&c.code())) =>
                         {
                             None
                         }
@@ -192,17 +194,20 @@ impl Interp {
                         SleepAmount::Var(slot) => {
                             let v = self.vars.get(*slot).unwrap_or(&Var::Unset);
                             match v.value() {
-                                Ok(v) => v.to_int().map_err(|e| Error::run(format!("{at}: \\sleep: {e}")))?,
+                                Ok(v) => v
+                                    .to_int()
+                                    .map_err(|e| Error::run(format!("{at}: \\sleep: {e}")))?,
                                 Err(_) => {
                                     let name = &self.program.names[*slot];
-                                    return Err(self.fail(
-                                        client,
-                                        in_txn,
-                                        Error::run(format!(
-                                            "{at}: \\sleep: variable \"{name}\" is not a number"
-                                        )),
-                                    )
-                                    .await);
+                                    return Err(self
+                                        .fail(
+                                            client,
+                                            in_txn,
+                                            Error::run(format!(
+                                                "{at}: \\sleep: variable \"{name}\" is not a number"
+                                            )),
+                                        )
+                                        .await);
                                 }
                             }
                         }

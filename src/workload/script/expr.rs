@@ -116,9 +116,21 @@ const FUNCTIONS: [(&str, Callee, Arity); 21] = [
     ("double", Callee::Plain(Func::Double), Arity::Exactly(1)),
     ("exp", Callee::Plain(Func::Exp), Arity::Exactly(1)),
     ("greatest", Callee::Plain(Func::Greatest), Arity::Some),
-    ("hash", Callee::Plain(Func::HashMurmur2), Arity::Seeded(1, 2)),
-    ("hash_fnv1a", Callee::Plain(Func::HashFnv1a), Arity::Seeded(1, 2)),
-    ("hash_murmur2", Callee::Plain(Func::HashMurmur2), Arity::Seeded(1, 2)),
+    (
+        "hash",
+        Callee::Plain(Func::HashMurmur2),
+        Arity::Seeded(1, 2),
+    ),
+    (
+        "hash_fnv1a",
+        Callee::Plain(Func::HashFnv1a),
+        Arity::Seeded(1, 2),
+    ),
+    (
+        "hash_murmur2",
+        Callee::Plain(Func::HashMurmur2),
+        Arity::Seeded(1, 2),
+    ),
     ("int", Callee::Plain(Func::Int), Arity::Exactly(1)),
     ("least", Callee::Plain(Func::Least), Arity::Some),
     ("ln", Callee::Plain(Func::Ln), Arity::Exactly(1)),
@@ -128,8 +140,16 @@ const FUNCTIONS: [(&str, Callee, Arity); 21] = [
     ("pow", Callee::Plain(Func::Pow), Arity::Exactly(2)),
     ("power", Callee::Plain(Func::Pow), Arity::Exactly(2)),
     ("random", Callee::Plain(Func::Random), Arity::Exactly(2)),
-    ("random_exponential", Callee::Plain(Func::RandomExponential), Arity::Exactly(3)),
-    ("random_gaussian", Callee::Plain(Func::RandomGaussian), Arity::Exactly(3)),
+    (
+        "random_exponential",
+        Callee::Plain(Func::RandomExponential),
+        Arity::Exactly(3),
+    ),
+    (
+        "random_gaussian",
+        Callee::Plain(Func::RandomGaussian),
+        Arity::Exactly(3),
+    ),
     ("random_zipfian", Callee::Zipf, Arity::Exactly(3)),
     ("sqrt", Callee::Plain(Func::Sqrt), Arity::Exactly(1)),
 ];
@@ -207,7 +227,8 @@ impl Lexer<'_> {
         }
         let b = self.src[self.pos];
         let at = |i: usize| self.src.get(i).copied().filter(|_| i < self.end);
-        if b.is_ascii_digit() || (b == b'.' && at(self.pos + 1).is_some_and(|c| c.is_ascii_digit())) {
+        if b.is_ascii_digit() || (b == b'.' && at(self.pos + 1).is_some_and(|c| c.is_ascii_digit()))
+        {
             return self.number(start).map(|t| (t, start));
         }
         if b.is_ascii_alphabetic() || b == b'_' {
@@ -450,18 +471,14 @@ impl Parser<'_, '_> {
         let mut lhs = self.prefix()?;
         // Comparisons and IS do not chain: `1 < 2 < 3` is an error.
         let mut last: Option<Infix> = None;
-        loop {
-            let Some((lbp, rbp, op)) = infix(&self.tok) else {
-                break;
-            };
+        while let Some((lbp, rbp, op)) = infix(&self.tok) {
             if lbp < min {
                 break;
             }
-            let chained = match (last, op) {
-                (Some(Infix::Cmp(_)), Infix::Cmp(_)) => true,
-                (Some(Infix::Is), Infix::Is) => true,
-                _ => false,
-            };
+            let chained = matches!(
+                (last, op),
+                (Some(Infix::Cmp(_)), Infix::Cmp(_)) | (Some(Infix::Is), Infix::Is)
+            );
             if chained {
                 return fail(
                     self.at,
@@ -472,7 +489,11 @@ impl Parser<'_, '_> {
                 );
             }
             let at = self.at;
-            let word = if let Tok::Word(w) = &self.tok { w.clone() } else { String::new() };
+            let word = if let Tok::Word(w) = &self.tok {
+                w.clone()
+            } else {
+                String::new()
+            };
             self.advance()?;
             lhs = match op {
                 Infix::Or => Expr::Or(Box::new(lhs), Box::new(self.expr(rbp)?)),
@@ -722,10 +743,16 @@ mod tests {
             parse("~1 | 2").unwrap(),
             Expr::Bin(BitOr, Box::new(Expr::BitNot(c(1))), c(2))
         );
-        assert!(matches!(parse("not 1 < 2 and true").unwrap(), Expr::And(..)));
+        assert!(matches!(
+            parse("not 1 < 2 and true").unwrap(),
+            Expr::And(..)
+        ));
         assert!(matches!(parse("not false is true").unwrap(), Expr::Not(..)));
         assert!(matches!(parse("1 = 1 is true").unwrap(), Expr::Is(..)));
-        assert_eq!(parse("-9223372036854775808").unwrap(), Expr::Const(Value::Int(i64::MIN)));
+        assert_eq!(
+            parse("-9223372036854775808").unwrap(),
+            Expr::Const(Value::Int(i64::MIN))
+        );
         assert_eq!(parse("1e3").unwrap(), Expr::Const(Value::Double(1000.0)));
         assert_eq!(parse("1.").unwrap(), Expr::Const(Value::Double(1.0)));
         assert_eq!(parse(".5").unwrap(), Expr::Const(Value::Double(0.5)));
@@ -743,11 +770,23 @@ mod tests {
         assert_eq!(at, 9);
         assert!(msg.contains("unknown function 'foo'"), "{msg}");
         assert!(msg.contains("random_zipfian"), "{msg}");
-        assert!(error("abs(1, 2)").1.contains("abs() takes 1 argument, not 2"));
+        assert!(
+            error("abs(1, 2)")
+                .1
+                .contains("abs() takes 1 argument, not 2")
+        );
         assert!(error("least()").1.contains("at least 1"));
         assert!(error("hash(1, 2, 3)").1.contains("1 or 2"));
-        assert!(error("9223372036854775808").1.contains("bigint constant overflow"));
-        assert!(error("99999999999999999999").1.contains("bigint constant overflow"));
+        assert!(
+            error("9223372036854775808")
+                .1
+                .contains("bigint constant overflow")
+        );
+        assert!(
+            error("99999999999999999999")
+                .1
+                .contains("bigint constant overflow")
+        );
         assert!(error("1e400").1.contains("double constant overflow"));
         assert!(error("1.0e-400").1.contains("double constant overflow"));
         assert_eq!(error("2 ^ 3"), (2, "unexpected character '^'".to_string()));
@@ -772,10 +811,15 @@ mod tests {
         assert_eq!(sites, 2);
         assert_eq!(names, ["default_seed"]);
         let Expr::Bin(_, left, _) = e else { panic!() };
-        let Expr::Bin(_, hash, _) = *left else { panic!() };
+        let Expr::Bin(_, hash, _) = *left else {
+            panic!()
+        };
         assert_eq!(
             *hash,
-            Expr::Func(Func::HashMurmur2, vec![Expr::Const(Value::Int(1)), Expr::Var(0)])
+            Expr::Func(
+                Func::HashMurmur2,
+                vec![Expr::Const(Value::Int(1)), Expr::Var(0)]
+            )
         );
     }
 }

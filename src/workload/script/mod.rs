@@ -129,9 +129,16 @@ fn split_weight(arg: &str, flag: &str) -> Result<(String, u64)> {
         && !w.is_empty()
         && w.bytes().all(|b| b.is_ascii_digit())
     {
-        let weight: u64 = w.parse().ok().filter(|&w| w <= i32::MAX as u64).ok_or_else(|| {
-            Error::usage(format!("{flag} {arg}: the weight {w} is too large (at most {})", i32::MAX))
-        })?;
+        let weight: u64 = w
+            .parse()
+            .ok()
+            .filter(|&w| w <= i32::MAX as u64)
+            .ok_or_else(|| {
+                Error::usage(format!(
+                    "{flag} {arg}: the weight {w} is too large (at most {})",
+                    i32::MAX
+                ))
+            })?;
         return Ok((name.to_string(), weight));
     }
     Ok((arg.to_string(), 1))
@@ -196,9 +203,8 @@ fn compile(s: &ScriptSettings) -> Result<(Program, bool)> {
     let mut builtin_used = false;
     for arg in &s.scripts {
         let (path, weight) = split_weight(arg, "--script")?;
-        let text = std::fs::read_to_string(&path).map_err(|e| {
-            Error::usage(format!("--script {path}: cannot read the file: {e}"))
-        })?;
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| Error::usage(format!("--script {path}: cannot read the file: {e}")))?;
         let base = std::path::Path::new(&path)
             .file_name()
             .map_or(path.clone(), |f| f.to_string_lossy().into_owned());
@@ -260,10 +266,14 @@ fn guess_table(program: &Program, builtin_used: bool) -> String {
     if builtin_used {
         return DEFAULT.to_string();
     }
-    let first = program.scripts.iter().flat_map(|s| &s.commands).find_map(|c| match c {
-        parse::Command::Sql(sql) => Some(sql.text.as_str()),
-        _ => None,
-    });
+    let first = program
+        .scripts
+        .iter()
+        .flat_map(|s| &s.commands)
+        .find_map(|c| match c {
+            parse::Command::Sql(sql) => Some(sql.text.as_str()),
+            _ => None,
+        });
     let Some(text) = first else {
         return DEFAULT.to_string();
     };
@@ -425,7 +435,11 @@ impl Workload for ScriptRun {
             ("scale", parse::SCALE, self.scale.load(Ordering::Relaxed)),
             ("random_seed", parse::RANDOM_SEED, seed as i64),
             // The same for every client, as pgbench's.
-            ("default_seed", parse::DEFAULT_SEED, worker_seed(seed, 0, 31) as i64),
+            (
+                "default_seed",
+                parse::DEFAULT_SEED,
+                worker_seed(seed, 0, 31) as i64,
+            ),
         ];
         for (name, slot, value) in automatic {
             if !self.defined(name)
@@ -472,7 +486,9 @@ impl FirstErrors {
             return;
         }
         seen.push(kind);
-        crate::say!("warning: a script failed (the first failure of its kind; all are counted in the summary): {text}");
+        crate::say!(
+            "warning: a script failed (the first failure of its kind; all are counted in the summary): {text}"
+        );
     }
 }
 
@@ -524,10 +540,22 @@ mod tests {
 
     #[test]
     fn weights_split_at_the_last_at_sign_only_before_digits() {
-        assert_eq!(split_weight("a.sql@9", "--script").unwrap(), ("a.sql".into(), 9));
-        assert_eq!(split_weight("a.sql", "--script").unwrap(), ("a.sql".into(), 1));
-        assert_eq!(split_weight("me@host/a.sql", "--script").unwrap(), ("me@host/a.sql".into(), 1));
-        assert_eq!(split_weight("x@y.sql@0", "--script").unwrap(), ("x@y.sql".into(), 0));
+        assert_eq!(
+            split_weight("a.sql@9", "--script").unwrap(),
+            ("a.sql".into(), 9)
+        );
+        assert_eq!(
+            split_weight("a.sql", "--script").unwrap(),
+            ("a.sql".into(), 1)
+        );
+        assert_eq!(
+            split_weight("me@host/a.sql", "--script").unwrap(),
+            ("me@host/a.sql".into(), 1)
+        );
+        assert_eq!(
+            split_weight("x@y.sql@0", "--script").unwrap(),
+            ("x@y.sql".into(), 0)
+        );
         assert!(split_weight("a@99999999999", "--script").is_err());
     }
 
@@ -538,8 +566,18 @@ mod tests {
         assert_eq!(find_builtin("se").unwrap().0, "select-only");
         let e = find_builtin("s").unwrap_err().to_string();
         assert!(e.contains("ambiguous"), "{e}");
-        assert!(find_builtin("list").unwrap_err().to_string().contains("select-only"));
-        assert!(find_builtin("nope").unwrap_err().to_string().contains("no such"));
+        assert!(
+            find_builtin("list")
+                .unwrap_err()
+                .to_string()
+                .contains("select-only")
+        );
+        assert!(
+            find_builtin("nope")
+                .unwrap_err()
+                .to_string()
+                .contains("no such")
+        );
     }
 
     #[test]
@@ -566,8 +604,13 @@ mod tests {
     #[test]
     fn the_reported_table_is_the_first_one_named() {
         let mut c = Compiler::new();
-        c.add("a", "a.sql", "\\set x 1\nselect * from \"usertable\" where k = :x;", 1)
-            .unwrap();
+        c.add(
+            "a",
+            "a.sql",
+            "\\set x 1\nselect * from \"usertable\" where k = :x;",
+            1,
+        )
+        .unwrap();
         let p = c.finish().unwrap();
         assert_eq!(guess_table(&p, false), "usertable");
         assert_eq!(guess_table(&p, true), "pgbench_accounts");

@@ -269,7 +269,11 @@ impl Compiler {
     /// The program, once every script is added; refuses a script that
     /// writes a variable it sets inside quotes.
     pub fn finish(self) -> Result<Program, ParseError> {
-        if let Some(e) = self.quoted.iter().find(|e| self.assigned.contains(&e.message)) {
+        if let Some(e) = self
+            .quoted
+            .iter()
+            .find(|e| self.assigned.contains(&e.message))
+        {
             let name = &e.message;
             return Err(ParseError {
                 message: format!(
@@ -462,7 +466,11 @@ impl ScriptParser<'_> {
                     && (b[pos - 1] == b'\\'
                         || (b[pos - 1] == b'\r' && pos >= 2 && b[pos - 2] == b'\\'));
                 if !continued {
-                    let end = if pos >= 1 && b[pos - 1] == b'\r' { pos - 1 } else { pos };
+                    let end = if pos >= 1 && b[pos - 1] == b'\r' {
+                        pos - 1
+                    } else {
+                        pos
+                    };
                     return (end, pos + 1);
                 }
             }
@@ -551,7 +559,9 @@ impl ScriptParser<'_> {
                 if words.len() > 1 {
                     return Err(self.err(
                         i,
-                        format!("\\{name} takes at most one argument, a prefix of the variable names"),
+                        format!(
+                            "\\{name} takes at most one argument, a prefix of the variable names"
+                        ),
                     ));
                 }
                 let prefix = words.first().copied().unwrap_or("").to_string();
@@ -593,7 +603,12 @@ impl ScriptParser<'_> {
                     "compound commands (\\;) are not supported: end each statement with ; as its own command",
                 ));
             }
-            "" => return Err(self.err(start, "a backslash must be followed by a meta-command name, e.g. \\set")),
+            "" => {
+                return Err(self.err(
+                    start,
+                    "a backslash must be followed by a meta-command name, e.g. \\set",
+                ));
+            }
             other => {
                 return Err(self.err(
                     start,
@@ -708,7 +723,9 @@ impl ScriptParser<'_> {
                 "s" => 1_000_000_000,
                 _ => {
                     let off = after + self.text[after..end].find(u).unwrap_or(0);
-                    return Err(self.err(off, format!("\\sleep: unknown unit '{u}': use us, ms or s")));
+                    return Err(
+                        self.err(off, format!("\\sleep: unknown unit '{u}': use us, ms or s"))
+                    );
                 }
             },
             _ => {
@@ -716,7 +733,10 @@ impl ScriptParser<'_> {
             }
         };
         let at = self.at(start);
-        let shown = self.text[start..end].split_whitespace().collect::<Vec<_>>().join(" ");
+        let shown = self.text[start..end]
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
         let stat = self.statement_name(&at, &shown);
         self.commands.push(Command::Sleep {
             amount,
@@ -804,9 +824,8 @@ fn scan_sql(b: &[u8], start: usize) -> SqlScan {
             }
             b'/' if b.get(i + 1) == Some(&b'*') => i = skip_block_comment(b, i),
             b'\'' => {
-                let escapes = i >= 1
-                    && (b[i - 1] == b'E' || b[i - 1] == b'e')
-                    && (i < 2 || !ident(b[i - 2]));
+                let escapes =
+                    i >= 1 && (b[i - 1] == b'E' || b[i - 1] == b'e') && (i < 2 || !ident(b[i - 2]));
                 i = skip_quoted(b, i, b'\'', escapes, &mut quoted);
             }
             b'"' => i = skip_quoted(b, i, b'"', false, &mut quoted),
@@ -858,7 +877,13 @@ fn scan_sql(b: &[u8], start: usize) -> SqlScan {
 
 /// Skips a quoted string or identifier starting at `i`; notes `:name`
 /// inside it whose name starts with a letter or underscore.
-fn skip_quoted(b: &[u8], mut i: usize, q: u8, escapes: bool, quoted: &mut Vec<(usize, String)>) -> usize {
+fn skip_quoted(
+    b: &[u8],
+    mut i: usize,
+    q: u8,
+    escapes: bool,
+    quoted: &mut Vec<(usize, String)>,
+) -> usize {
     i += 1;
     while i < b.len() {
         let c = b[i];
@@ -874,7 +899,8 @@ fn skip_quoted(b: &[u8], mut i: usize, q: u8, escapes: bool, quoted: &mut Vec<(u
             return i + 1;
         }
         if c == b':'
-            && b.get(i + 1).is_some_and(|&n| n.is_ascii_alphabetic() || n == b'_')
+            && b.get(i + 1)
+                .is_some_and(|&n| n.is_ascii_alphabetic() || n == b'_')
             && (i == 0 || b[i - 1] != b':')
         {
             let mut j = i + 1;
@@ -926,7 +952,10 @@ mod tests {
             s[1].prepared,
             "UPDATE pgbench_accounts SET abalance = abalance + $1 WHERE aid = $2"
         );
-        assert_eq!(s[1].params, vec![p.slot("delta").unwrap(), p.slot("aid").unwrap()]);
+        assert_eq!(
+            s[1].params,
+            vec![p.slot("delta").unwrap(), p.slot("aid").unwrap()]
+        );
         assert_eq!(s[1].parts.len(), 3);
         assert_eq!(s[6].text, "END");
         assert_eq!(s[6].txn, TxnEffect::End);
@@ -957,12 +986,16 @@ mod tests {
         // no parameter.
         assert_eq!(s[0].prepared, "select $1::int, ':b', \":c\", $2, $1 -- :d");
         assert_eq!(s[0].params.len(), 2);
-        assert_eq!(s[0].parts, vec!["select ", "::int, ':b', \":c\", ", ", $1 -- :d"]);
+        assert_eq!(
+            s[0].parts,
+            vec!["select ", "::int, ':b', \":c\", ", ", $1 -- :d"]
+        );
     }
 
     #[test]
     fn gset_and_aset_end_the_command_before_them() {
-        let p = compile("select 1 as one \\gset p_\nselect 2 as two;\n\\aset\nselect 3\n\\gset").unwrap();
+        let p = compile("select 1 as one \\gset p_\nselect 2 as two;\n\\aset\nselect 3\n\\gset")
+            .unwrap();
         let s = sqls(&p);
         assert_eq!(s[0].text, "select 1 as one");
         assert_eq!(
@@ -972,7 +1005,11 @@ mod tests {
                 prefix: "p_".into()
             })
         );
-        assert!(s[1].into.as_ref().is_some_and(|i| i.all_rows && i.prefix.is_empty()));
+        assert!(
+            s[1].into
+                .as_ref()
+                .is_some_and(|i| i.all_rows && i.prefix.is_empty())
+        );
         assert!(s[2].into.is_some());
     }
 
@@ -1011,7 +1048,15 @@ mod tests {
                 _ => None,
             })
             .collect();
-        assert_eq!(units, [(10, 1_000_000), (-1, 1_000), (2, 1_000_000_000), (3, 1_000_000)]);
+        assert_eq!(
+            units,
+            [
+                (10, 1_000_000),
+                (-1, 1_000),
+                (2, 1_000_000_000),
+                (3, 1_000_000)
+            ]
+        );
     }
 
     #[test]
@@ -1034,22 +1079,31 @@ mod tests {
         assert!(error("\\gset").contains("must follow an SQL command"));
         assert!(error("\\set x 1\n\\gset").contains("t.sql:2:1: \\gset must follow"));
         assert!(error("select 1 \\gset a b").contains("at most one argument"));
-        assert!(error("\\if true\nselect 1;").starts_with("t.sql:1:1: \\if without a matching \\endif"));
+        assert!(
+            error("\\if true\nselect 1;").starts_with("t.sql:1:1: \\if without a matching \\endif")
+        );
         assert!(error("\\else").contains("\\else without \\if"));
         assert!(error("\\endif").contains("\\endif without \\if"));
-        assert!(error("\\if 1\n\\else\n\\elif 2\n\\endif").contains("t.sql:3:1: \\elif after \\else"));
+        assert!(
+            error("\\if 1\n\\else\n\\elif 2\n\\endif").contains("t.sql:3:1: \\elif after \\else")
+        );
         assert!(error("\\else x").contains("takes no argument"));
         assert!(error("\\set").contains("needs a variable name"));
         assert!(error("\\set x").contains("\\set needs an expression"));
         assert!(error("\\sleep 1 hour").contains("unknown unit 'hour'"));
         assert!(error("\\sleep soon").contains("whole number"));
         assert!(error("-- nothing\n").contains("no command"));
-        assert!(error("\\set aid 1\nselect ':aid';").starts_with("t.sql:2:9: :aid is inside quotes"));
+        assert!(
+            error("\\set aid 1\nselect ':aid';").starts_with("t.sql:2:9: :aid is inside quotes")
+        );
     }
 
     #[test]
     fn the_transaction_effect_comes_from_the_first_words() {
-        assert_eq!(txn_effect("begin isolation level serializable"), TxnEffect::Begin);
+        assert_eq!(
+            txn_effect("begin isolation level serializable"),
+            TxnEffect::Begin
+        );
         assert_eq!(txn_effect("START TRANSACTION"), TxnEffect::Begin);
         assert_eq!(txn_effect("End"), TxnEffect::End);
         assert_eq!(txn_effect("rollback to savepoint a"), TxnEffect::None);
@@ -1060,7 +1114,10 @@ mod tests {
     #[test]
     fn statement_names_say_script_line_and_text() {
         let p = compile("\\set aid 1\nUPDATE   pgbench_accounts\n  SET abalance = 0 WHERE aid = :aid;\n\\sleep 1 ms").unwrap();
-        assert_eq!(p.statements[0], "t:2 UPDATE pgbench_accounts SET abalance = 0 WHERE aid = :aid");
+        assert_eq!(
+            p.statements[0],
+            "t:2 UPDATE pgbench_accounts SET abalance = 0 WHERE aid = :aid"
+        );
         assert_eq!(p.statements[1], "t:4 \\sleep 1 ms");
     }
 }
