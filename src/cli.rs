@@ -533,9 +533,9 @@ pub enum HistogramScaleArg {
 
 fn parse_theta(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
-        Ok(t) if t.is_finite() && t > 0.0 && t != 1.0 && t <= 100.0 => Ok(t),
+        Ok(t) if t.is_finite() && t > 0.0 && t != 1.0 => Ok(t),
         _ => Err(format!(
-            "'{s}' is not a zipfian exponent: give a number above 0 and up to 100 other than 1, e.g. 0.99"
+            "'{s}' is not a zipfian exponent: give a number above 0 other than 1, e.g. 0.99"
         )),
     }
 }
@@ -575,7 +575,7 @@ fn parse_share(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
         Ok(v) if v > 0.0 && v < 1.0 => Ok(v),
         _ => Err(format!(
-            "'{s}' is not a share: give a number between 0 and 1, e.g. 0.2"
+            "'{s}' is not a share: give a number between 0 and 1 (exclusive), e.g. 0.2 for --hotspot-fraction or 0.8 for --hotspot-ops"
         )),
     }
 }

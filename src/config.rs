@@ -110,6 +110,10 @@ pub struct RunPlan {
     pub show_rowsize: bool,
     /// Whether --seed was given (the seed itself is in the settings).
     pub seed_given: bool,
+    /// Whether --zipf-theta, --hotspot-fraction or --hotspot-ops were
+    /// given (for the warning when nothing reads them).
+    pub zipf_theta_given: bool,
+    pub hotspot_given: bool,
     /// How connections spread over several hosts.
     pub balance: Balance,
     /// Ask YugabyteDB's yb_servers() for the hosts.
@@ -232,7 +236,10 @@ impl RunPlan {
             (r, t) => r.or(t).unwrap_or(DEFAULT_ROWS),
         };
         check_operations(&operations, rows, cli.drop)?;
-        check_table_shape(rows, cli.fields_length)?;
+        // The id range of test_table is its workloads' business (YCSB
+        // records and sbtest ids have their own); the field length is
+        // everyone's.
+        check_table_shape(0, cli.fields_length)?;
         let prepared = !cli.no_prepared;
         let given_time = cli.time.or(cli.runtime_select);
         let run_time = given_time.unwrap_or(DEFAULT_RUN_TIME);
@@ -306,6 +313,7 @@ impl RunPlan {
         };
 
         let theta = cli.zipf_theta.unwrap_or(ZIPF_THETA);
+        let hotspot_given = cli.hotspot_fraction != 0.2 || cli.hotspot_ops != 0.8;
         let keys = cli.key_distribution.map(|k| match k {
             KeyDistributionArg::Uniform => KeyDistribution::Uniform,
             KeyDistributionArg::Zipfian => KeyDistribution::Zipfian { theta },
@@ -411,6 +419,8 @@ impl RunPlan {
             },
             show_rowsize: cli.show_rowsize,
             seed_given: cli.seed.is_some(),
+            zipf_theta_given: cli.zipf_theta.is_some(),
+            hotspot_given,
             balance,
             yb_discover: cli.yb_discover,
             tls,
@@ -446,12 +456,76 @@ impl RunPlan {
                 "warning: --rate paces queries and the batches of insert and copy-mem; it does not apply to {unpaced} (one statement per thread)"
             ));
         }
+        w.extend(self.unused_workload_flags());
         if self.run.latency_limit.is_some() && !unpaced.is_empty() {
             w.push(format!(
                 "warning: --latency-limit counts late queries and batches of insert and copy-mem; it does not apply to {unpaced} (one statement per thread), which are never counted late"
             ));
         }
         w
+    }
+}
+
+impl RunPlan {
+    /// Workload flags given that no workload of the run reads.
+    fn unused_workload_flags(&self) -> Vec<String> {
+        let ops: Vec<&str> = self.operations.iter().map(|o| o.name).collect();
+        let ycsb = ops.iter().any(|o| o.starts_with("ycsb-"));
+        let ycsb_mix = ops
+            .iter()
+            .any(|o| o.starts_with("ycsb-") && *o != "ycsb-load");
+        // Workloads that draw keys: the queries (not the loads, not the
+        // checks and cleanups).
+        let keyed = self.operations.iter().any(|o| !o.is_load() && o.paced);
+        let w = &self.workload;
+        let y = &w.ycsb;
+        let mut unused = Vec::new();
+        let mut note = |flag: &str, applies: &str| {
+            unused.push(format!(
+                "warning: {flag} applies to {applies}; no workload of this run uses it"
+            ))
+        };
+        if !ycsb_mix {
+            if y.proportions.is_some() {
+                note("--ycsb-proportions", "the YCSB mixes (ycsb-a … ycsb-f)");
+            }
+            if y.rmw_txn {
+                note("--ycsb-rmw-txn", "the YCSB mixes' read-modify-write");
+            }
+            if y.write_all_fields {
+                note("--ycsb-write-all-fields", "the YCSB mixes' updates");
+            }
+        }
+        if !ycsb && (y.field_count != 10 || y.field_length != 100) {
+            note(
+                "--ycsb-field-count/--ycsb-field-length",
+                "the YCSB workloads",
+            );
+        }
+        if w.keys.is_some() && !keyed {
+            note(
+                "--key-distribution",
+                "workloads that pick keys (select, update, the YCSB mixes, oltp-*, booking), not loads",
+            );
+        }
+        let zipf = match w.keys {
+            Some(KeyDistribution::Zipfian { .. } | KeyDistribution::Latest { .. }) => true,
+            None => ycsb_mix,
+            _ => false,
+        };
+        if self.zipf_theta_given && !zipf {
+            note(
+                "--zipf-theta",
+                "--key-distribution zipfian and latest (and the YCSB mixes' defaults)",
+            );
+        }
+        if self.hotspot_given && !matches!(w.keys, Some(KeyDistribution::Hotspot { .. })) {
+            note(
+                "--hotspot-fraction/--hotspot-ops",
+                "--key-distribution hotspot",
+            );
+        }
+        unused
     }
 }
 

@@ -88,6 +88,10 @@ pub struct JsonOperation {
     /// The table the operation loaded or read.
     #[serde(default)]
     pub table: String,
+    /// What the run of the workload was beyond its name: a mix's shares,
+    /// its key distribution and theta, its record shape.
+    #[serde(default)]
+    pub workload: String,
     pub succeeded: bool,
     pub failure: Option<String>,
     pub interrupted: bool,
@@ -317,6 +321,7 @@ fn operation(op: &OpResult) -> Result<JsonOperation> {
     Ok(JsonOperation {
         operation: op.spec.name.to_string(),
         table: op.table.clone(),
+        workload: op.workload.clone(),
         succeeded: op.succeeded(),
         failure: op.failure.clone(),
         interrupted: op.interrupted,

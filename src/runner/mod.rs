@@ -101,6 +101,7 @@ pub async fn run_operation(ctx: &RunCtx, workload: &dyn Workload) -> OpResult {
     let mut result = OpResult::new(spec, s.threads);
     result.batch_text = workload.batch_text();
     result.table = workload.table().as_str().to_string();
+    result.workload = workload.describe();
     result.table_rows = s.rows;
     result.nontransactional = s.nontransactional;
     result.rate = s

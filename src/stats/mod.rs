@@ -355,6 +355,9 @@ pub struct OpResult {
     pub batch_text: String,
     /// The table the operation worked on.
     pub table: String,
+    /// What the run of the workload was beyond its name (a mix's shares,
+    /// its keys), or empty.
+    pub workload: String,
     /// All workers and types merged.
     pub total: Stats,
     /// All workers merged, per transaction type, in the workload's order.
@@ -387,6 +390,7 @@ impl OpResult {
             spec,
             batch_text: String::new(),
             table: String::new(),
+            workload: String::new(),
             types: Vec::new(),
             statements: Vec::new(),
             checks: Vec::new(),

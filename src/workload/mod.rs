@@ -202,10 +202,24 @@ pub trait Workload: Send + Sync {
         Box::pin(std::future::ready(Ok(Vec::new())))
     }
 
+    /// Whether this run of the workload writes into its tables (so that
+    /// a table the tool did not create is refused without `--force`): the
+    /// spec's, unless the flags change it (a custom YCSB mix).
+    fn writes(&self) -> bool {
+        self.spec().writes
+    }
+
     /// Whether the workload needs its tables created and checked before
     /// the run (not so for one that drops them).
     fn needs_tables(&self) -> bool {
         true
+    }
+
+    /// What this run of the workload is, beyond its name: a mix's shares,
+    /// its key distribution, its record shape. Shown in the summary and
+    /// the JSON report; empty when the name says it all.
+    fn describe(&self) -> String {
+        String::new()
     }
 
     /// What one unit holds, as the summary's `batch` line says it.
