@@ -26,11 +26,12 @@ use rand::{RngExt, SeedableRng};
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, Statement};
 
+use super::copy_load::{CopyLoad, Lines};
 use super::keys::{KeyDistribution, KeyPicker};
-use super::partition::{Batches, thread_range};
+use super::partition::thread_range;
 use super::{
-    BoxFuture, Check, DynOperation, Operation, Outcome, Role, Settings, Spec, TableSet, Workload,
-    worker_seed,
+    BoxFuture, Check, DynOperation, Operation, Outcome, Role, Settings, Spec, TableSet, Tables,
+    Workload, worker_seed,
 };
 use crate::config::TableName;
 use crate::db::dialect::Flavor;
@@ -177,35 +178,12 @@ pub fn table_defs(flavor: Flavor, tablets: Option<u32>) -> Vec<TableDef> {
     ]
 }
 
-/// The booking tables as a [`TableSet`].
-pub struct BookingTables;
-
-pub static BOOKING_TABLES: BookingTables = BookingTables;
-
-impl TableSet for BookingTables {
-    fn key(&self) -> &'static str {
-        "booking"
-    }
-
-    fn loader(&self) -> &'static str {
-        "booking-load"
-    }
-
-    fn prepare<'a>(
-        &'a self,
-        client: &'a Client,
-        s: &'a Settings,
-        flavor: Flavor,
-        writes: bool,
-    ) -> BoxFuture<'a, Result<()>> {
-        Box::pin(async move {
-            for def in table_defs(flavor, s.tablets) {
-                schema::prepare_table(client, &def, s.drop, s.force, writes).await?;
-            }
-            Ok(())
-        })
-    }
-}
+/// The booking tables.
+pub static BOOKING_TABLES: Tables = Tables {
+    key: "booking",
+    loader: "booking-load",
+    defs: |s, flavor| Ok(table_defs(flavor, s.tablets)),
+};
 
 /// `-o booking-load`.
 pub static LOAD: Spec = Spec {
@@ -310,20 +288,32 @@ impl Workload for Load {
 
     fn worker(&self, thread: usize) -> Box<dyn DynOperation> {
         let s = &self.settings;
-        Box::new(LoadOp {
-            batches: Batches::new(thread_range(FLIGHTS, s.threads, thread), s.batch_size),
-            seed: s.seed,
-            data: bytes::Bytes::new(),
-            staged: 0..0,
-        })
+        Box::new(CopyLoad::new(
+            "copy schedule (schedule_id, origin, destination, departure, aircraft_id, price) from stdin"
+                .to_string(),
+            thread_range(FLIGHTS, s.threads, thread),
+            s.batch_size,
+            Flights { seed: s.seed },
+            s.prepared,
+        ))
     }
 }
 
-struct LoadOp {
-    batches: Batches,
+/// The flights of `schedule`, as COPY lines.
+struct Flights {
     seed: u64,
-    data: bytes::Bytes,
-    staged: std::ops::Range<u64>,
+}
+
+impl Lines for Flights {
+    fn line(&self, n: u64, out: &mut Vec<u8>) {
+        let mut text = String::with_capacity(48);
+        flight_line(self.seed, n, &mut text);
+        out.extend_from_slice(text.as_bytes());
+    }
+
+    fn what(&self) -> &'static str {
+        "flights"
+    }
 }
 
 /// Flight `n` (0-based) as a COPY line: schedule id n+1, a route, a
@@ -347,40 +337,6 @@ fn flight_line(seed: u64, n: u64, out: &mut String) {
         cents / 100,
         cents % 100
     );
-}
-
-impl Operation for LoadOp {
-    async fn prepare(&mut self, _client: &Client) -> Result<()> {
-        Ok(())
-    }
-
-    fn stage(&mut self) -> bool {
-        let Some(batch) = self.batches.next() else {
-            return false;
-        };
-        let mut buf = String::with_capacity((batch.end - batch.start) as usize * 48);
-        for n in batch.clone() {
-            flight_line(self.seed, n, &mut buf);
-        }
-        self.data = bytes::Bytes::from(buf);
-        self.staged = batch;
-        true
-    }
-
-    fn unit_label(&self) -> Option<String> {
-        Some(format!(
-            "flights {}..{}",
-            self.staged.start + 1,
-            self.staged.end + 1
-        ))
-    }
-
-    async fn execute(&mut self, client: &Client) -> Result<Outcome> {
-        let sql = "copy schedule (schedule_id, origin, destination, departure, aircraft_id, price) from stdin";
-        let chunk = futures_util::stream::iter([Ok(self.data.clone())]);
-        let rows = super::copy_mem::copy_in(client, None, sql, chunk).await?;
-        Ok(Outcome { rows, missing: 0 })
-    }
 }
 
 // ---------------------------------------------------------------- checks
@@ -464,22 +420,7 @@ impl Workload for CheckOnly {
     }
 
     fn worker(&self, _thread: usize) -> Box<dyn DynOperation> {
-        Box::new(Idle)
-    }
-}
-
-/// The worker of a workload with no units.
-struct Idle;
-
-impl Operation for Idle {
-    async fn prepare(&mut self, _client: &Client) -> Result<()> {
-        Ok(())
-    }
-    fn stage(&mut self) -> bool {
-        false
-    }
-    async fn execute(&mut self, _client: &Client) -> Result<Outcome> {
-        Ok(Outcome::default())
+        Box::new(super::NoUnits)
     }
 }
 

@@ -32,10 +32,12 @@ use tokio_postgres::Client;
 
 use crate::config::TableName;
 use crate::db::dialect::Flavor;
+use crate::db::schema::{self, TableDef};
 use crate::error::Result;
 
 pub mod booking;
 pub mod copy_file;
+pub mod copy_load;
 pub mod copy_mem;
 pub mod csv_gen;
 pub mod insert;
@@ -237,6 +239,56 @@ pub trait Workload: Send + Sync {
 
     /// The operation of worker `thread` (0-based).
     fn worker(&self, thread: usize) -> Box<dyn DynOperation>;
+}
+
+/// The [`TableSet`] of a workload family, described by its tables: each
+/// is created when missing and refused when it is not the tool's (see
+/// [`schema::prepare_table`]).
+pub struct Tables {
+    pub key: &'static str,
+    pub loader: &'static str,
+    /// The tables, with their DDL for the server's flavour.
+    pub defs: fn(&Settings, Flavor) -> Result<Vec<TableDef>>,
+}
+
+impl TableSet for Tables {
+    fn key(&self) -> &'static str {
+        self.key
+    }
+
+    fn loader(&self) -> &'static str {
+        self.loader
+    }
+
+    fn prepare<'a>(
+        &'a self,
+        client: &'a Client,
+        s: &'a Settings,
+        flavor: Flavor,
+        writes: bool,
+    ) -> BoxFuture<'a, Result<()>> {
+        Box::pin(async move {
+            for def in (self.defs)(s, flavor)? {
+                schema::prepare_table(client, &def, s.drop, s.force, writes).await?;
+            }
+            Ok(())
+        })
+    }
+}
+
+/// The worker of a workload whose work is all in its set-up or checks.
+pub struct NoUnits;
+
+impl Operation for NoUnits {
+    async fn prepare(&mut self, _client: &Client) -> Result<()> {
+        Ok(())
+    }
+    fn stage(&mut self) -> bool {
+        false
+    }
+    async fn execute(&mut self, _client: &Client) -> Result<Outcome> {
+        Ok(Outcome::default())
+    }
 }
 
 /// One consistency condition checked after a workload ran.

@@ -38,7 +38,7 @@ use super::keys::{KeyDistribution, KeyPicker};
 use super::partition::thread_range;
 use super::{
     BoxFuture, DynOperation, Operation, Outcome, Role, Settings, Spec, StatementStats, TableSet,
-    Workload, worker_seed,
+    Tables, Workload, worker_seed,
 };
 use crate::config::TableName;
 use crate::db::dialect::Flavor;
@@ -130,44 +130,27 @@ pub fn create_sql(flavor: Flavor, i: usize, tablets: Option<u32>) -> String {
     format!("{create}; create index k_{i} on {t}(k)")
 }
 
-/// sbtest1..N as a [`TableSet`].
-pub struct SbTables;
-
-pub static SBTABLES: SbTables = SbTables;
-
-impl TableSet for SbTables {
-    fn key(&self) -> &'static str {
-        "sbtest"
-    }
-
-    fn loader(&self) -> &'static str {
-        "oltp-prepare"
-    }
-
-    fn prepare<'a>(
-        &'a self,
-        client: &'a Client,
-        s: &'a Settings,
-        flavor: Flavor,
-        writes: bool,
-    ) -> BoxFuture<'a, Result<()>> {
-        Box::pin(async move {
-            for i in 1..=s.oltp.tables {
-                let def = TableDef {
-                    name: table(i),
-                    columns: COLUMNS
-                        .iter()
-                        .map(|(n, t)| (n.to_string(), t.to_string()))
-                        .collect(),
-                    shape: "id integer, k integer, c char(120), pad char(60)",
-                    ddl: create_sql(flavor, i, s.tablets),
-                };
-                schema::prepare_table(client, &def, s.drop, s.force, writes).await?;
-            }
-            Ok(())
+/// The tables sbtest1..N, as sysbench makes them.
+fn sbtest_defs(s: &Settings, flavor: Flavor) -> Result<Vec<TableDef>> {
+    Ok((1..=s.oltp.tables)
+        .map(|i| TableDef {
+            name: table(i),
+            columns: COLUMNS
+                .iter()
+                .map(|(n, t)| (n.to_string(), t.to_string()))
+                .collect(),
+            shape: "id integer, k integer, c char(120), pad char(60)",
+            ddl: create_sql(flavor, i, s.tablets),
         })
-    }
+        .collect())
 }
+
+/// sbtest1..N.
+pub static SBTABLES: Tables = Tables {
+    key: "sbtest",
+    loader: "oltp-prepare",
+    defs: sbtest_defs,
+};
 
 /// What one oltp workload runs per unit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -498,16 +481,7 @@ impl Workload for Cleanup {
 
     fn set_up<'a>(&'a self, client: &'a Client) -> BoxFuture<'a, Result<()>> {
         Box::pin(async move {
-            for i in 1..=self.settings.oltp.tables {
-                let def = TableDef {
-                    name: table(i),
-                    columns: COLUMNS
-                        .iter()
-                        .map(|(n, t)| (n.to_string(), t.to_string()))
-                        .collect(),
-                    shape: "id integer, k integer, c char(120), pad char(60)",
-                    ddl: String::new(),
-                };
+            for def in sbtest_defs(&self.settings, Flavor::Postgres)? {
                 let t = def.name.quoted();
                 match schema::inspect(client, &def).await? {
                     TableState::Missing => continue,
@@ -533,22 +507,7 @@ impl Workload for Cleanup {
     }
 
     fn worker(&self, _thread: usize) -> Box<dyn DynOperation> {
-        Box::new(NoUnits)
-    }
-}
-
-/// The worker of a workload whose work is all in its set-up.
-struct NoUnits;
-
-impl Operation for NoUnits {
-    async fn prepare(&mut self, _client: &Client) -> Result<()> {
-        Ok(())
-    }
-    fn stage(&mut self) -> bool {
-        false
-    }
-    async fn execute(&mut self, _client: &Client) -> Result<Outcome> {
-        Ok(Outcome::default())
+        Box::new(super::NoUnits)
     }
 }
 
