@@ -211,6 +211,13 @@ pub trait Workload: Send + Sync {
         self.spec().writes
     }
 
+    /// Whether the workload runs timed units at all (not so for one whose
+    /// work is its set-up or its checks): its summary is then only what
+    /// it did.
+    fn has_units(&self) -> bool {
+        true
+    }
+
     /// Whether the workload needs its tables created and checked before
     /// the run (not so for one that drops them).
     fn needs_tables(&self) -> bool {
@@ -327,6 +334,18 @@ impl StatementStats {
     pub fn add(&mut self, other: &StatementStats) {
         self.count += other.count;
         let _ = self.latency.add(&other.latency);
+    }
+}
+
+/// sysbench's query classes of a statement kind, by its name: `read`
+/// (selects and ranges), `other` (BEGIN, COMMIT, ROLLBACK) or `write`.
+pub fn query_class(name: &str) -> &'static str {
+    if name.contains("select") || name.ends_with("_range") || name == "read" || name == "scan" {
+        "read"
+    } else if matches!(name, "begin" | "commit" | "rollback") {
+        "other"
+    } else {
+        "write"
     }
 }
 

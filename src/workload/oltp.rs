@@ -475,6 +475,10 @@ impl Workload for Cleanup {
         &SBTABLES
     }
 
+    fn has_units(&self) -> bool {
+        false
+    }
+
     fn needs_tables(&self) -> bool {
         false
     }
@@ -574,7 +578,7 @@ impl Kind {
             Kind::NonIndexUpdate => format!("UPDATE {t} SET c=$2 WHERE id=$1"),
             Kind::Delete => format!("DELETE FROM {t} WHERE id=$1"),
             Kind::Insert if serial_insert => {
-                format!("INSERT INTO {t} (k, c, pad) VALUES ($2, $3, $4)")
+                format!("INSERT INTO {t} (k, c, pad) VALUES ($1, $2, $3)")
             }
             Kind::Insert => format!("INSERT INTO {t} (id, k, c, pad) VALUES ($1, $2, $3, $4)"),
             Kind::Begin => "BEGIN".to_string(),
@@ -707,6 +711,23 @@ impl Workload for OltpRun {
                             self.settings.rows
                         )));
                     }
+                    schema::LoadState::Unknown => {
+                        // A table sysbench prepared carries no mark: its
+                        // highest id says its size.
+                        let max: Option<i32> = client
+                            .query_one(&format!("select max(id) from {}", t.quoted()), &[])
+                            .await
+                            .map_err(|e| Error::db(format!("cannot read {}", t.quoted()), e))?
+                            .get(0);
+                        let max = max.unwrap_or(0) as u64;
+                        if max != self.settings.rows {
+                            return Ok(Some(format!(
+                                "{} holds ids up to {max} but -r is {} (sysbench's --table-size is 10000 by default): give -r {max}",
+                                t.quoted(),
+                                self.settings.rows
+                            )));
+                        }
+                    }
                     _ => {}
                 }
             }
@@ -716,6 +737,28 @@ impl Workload for OltpRun {
 
     fn table(&self) -> &TableName {
         &self.first
+    }
+
+    fn describe(&self) -> String {
+        let s = &self.settings;
+        let o = &s.oltp;
+        let per: Vec<String> = groups(self.script, o)
+            .iter()
+            .map(|(k, n)| format!("{n} {}", k.name()))
+            .collect();
+        format!(
+            "{} table(s) of {} rows; per event: {}{}; range size {}; keys {}",
+            o.tables,
+            s.rows,
+            per.join(", "),
+            if transactional(self.script, o) {
+                " in BEGIN/COMMIT"
+            } else {
+                ""
+            },
+            o.range_size,
+            s.keys.unwrap_or(KeyDistribution::Uniform).name()
+        )
     }
 
     fn worker(&self, thread: usize) -> Box<dyn DynOperation> {
@@ -747,6 +790,7 @@ impl Workload for OltpRun {
             keys: KeyPicker::new(keys, s.rows, start),
             statements: Vec::new(),
             steps: Vec::new(),
+            failed_at: None,
             stats,
         })
     }
@@ -780,6 +824,8 @@ struct OltpOp {
     statements: Vec<Vec<Option<Statement>>>,
     /// The staged event.
     steps: Vec<Step>,
+    /// The step that failed last, for the failed unit's label.
+    failed_at: Option<usize>,
     stats: Vec<StatementStats>,
 }
 
@@ -952,6 +998,7 @@ impl Operation for OltpOp {
 
     fn stage(&mut self) -> bool {
         self.steps.clear();
+        self.failed_at = None;
         if self.txn {
             let s = self.step(Kind::Begin, 1, 0, 0);
             self.steps.push(s);
@@ -1002,11 +1049,11 @@ impl Operation for OltpOp {
     }
 
     fn unit_label(&self) -> Option<String> {
-        let first = self
-            .steps
-            .iter()
-            .find(|s| s.table > 0 && s.kind != Kind::Begin)?;
-        Some(format!("{} on sbtest{}", first.kind.name(), first.table))
+        let step = match self.failed_at {
+            Some(i) => self.steps.get(i)?,
+            None => self.steps.iter().find(|s| s.kind != Kind::Begin)?,
+        };
+        Some(format!("{} on sbtest{}", step.kind.name(), step.table))
     }
 
     async fn execute(&mut self, client: &Client) -> Result<Outcome> {
@@ -1019,6 +1066,7 @@ impl Operation for OltpOp {
                     missing += u64::from(n == 0 && self.steps[i].kind == Kind::PointSelect);
                 }
                 Err(e) => {
+                    self.failed_at = Some(i);
                     if self.txn {
                         // The error is the unit's; a failed rollback on a
                         // lost connection adds nothing to it.
@@ -1036,17 +1084,6 @@ impl Operation for OltpOp {
             .iter_mut()
             .map(|s| std::mem::replace(s, StatementStats::new(s.name)))
             .collect()
-    }
-}
-
-/// sysbench's query classes of a statement kind, by its name: `read`,
-/// `write` or `other` (BEGIN, COMMIT).
-pub fn query_class(name: &str) -> &'static str {
-    match KINDS.iter().find(|k| k.name() == name) {
-        Some(k) if k.is_read() => "read",
-        Some(Kind::Begin | Kind::Commit) => "other",
-        Some(_) => "write",
-        None => "other",
     }
 }
 
@@ -1109,6 +1146,17 @@ mod tests {
 
     #[test]
     fn statements_are_classed_as_sysbench_counts_queries() {
+        use crate::workload::query_class;
+        for k in KINDS {
+            let expect = if k.is_read() {
+                "read"
+            } else if matches!(k, Kind::Begin | Kind::Commit) {
+                "other"
+            } else {
+                "write"
+            };
+            assert_eq!(query_class(k.name()), expect, "{k:?}");
+        }
         assert_eq!(query_class("point_select"), "read");
         assert_eq!(query_class("distinct_range"), "read");
         assert_eq!(query_class("delete"), "write");
