@@ -504,7 +504,7 @@ async fn prepare_tables(
         done.push(set.key());
         let writes = workloads
             .iter()
-            .any(|o| o.tables().key() == set.key() && o.spec().writes);
+            .any(|o| o.tables().key() == set.key() && o.writes());
         set.prepare(client, &plan.workload, flavor, writes).await?;
     }
     Ok(())

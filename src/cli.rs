@@ -241,7 +241,7 @@ pub struct Cli {
     pub runtime_select: Option<Duration>,
 
     /// Run select and update this long first, unmeasured, e.g. 10s.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true, help_heading = PACING)]
+    #[arg(long, alias = "warmup-time", value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true, help_heading = PACING)]
     pub warmup: Option<Duration>,
 
     /// Target units per second over all threads (queries, or insert and copy-mem batches).
@@ -474,7 +474,7 @@ pub struct Cli {
     pub delete_inserts: u32,
 
     /// oltp-*: run the range selects (on, as sysbench's --range-selects).
-    #[arg(long, value_name = "BOOL", default_value = "on", value_parser = parse_on_off, help_heading = WORKLOAD)]
+    #[arg(long, value_name = "BOOL", default_value = "on", value_parser = parse_on_off, action = ArgAction::Set, help_heading = WORKLOAD)]
     pub range_selects: bool,
 
     /// oltp-*: no BEGIN/COMMIT: every statement autocommits.
@@ -557,9 +557,9 @@ pub enum HistogramScaleArg {
 
 fn parse_theta(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
-        Ok(t) if t.is_finite() && t > 0.0 && t != 1.0 && t <= 100.0 => Ok(t),
+        Ok(t) if t.is_finite() && t > 0.0 && t != 1.0 => Ok(t),
         _ => Err(format!(
-            "'{s}' is not a zipfian exponent: give a number above 0 and up to 100 other than 1, e.g. 0.99"
+            "'{s}' is not a zipfian exponent: give a number above 0 other than 1, e.g. 0.99"
         )),
     }
 }
@@ -599,7 +599,7 @@ fn parse_share(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
         Ok(v) if v > 0.0 && v < 1.0 => Ok(v),
         _ => Err(format!(
-            "'{s}' is not a share: give a number between 0 and 1, e.g. 0.2"
+            "'{s}' is not a share: give a number between 0 and 1 (exclusive), e.g. 0.2 for --hotspot-fraction or 0.8 for --hotspot-ops"
         )),
     }
 }

@@ -111,6 +111,10 @@ pub struct RunPlan {
     pub show_rowsize: bool,
     /// Whether --seed was given (the seed itself is in the settings).
     pub seed_given: bool,
+    /// Whether --zipf-theta, --hotspot-fraction or --hotspot-ops were
+    /// given (for the warning when nothing reads them).
+    pub zipf_theta_given: bool,
+    pub hotspot_given: bool,
     /// How connections spread over several hosts.
     pub balance: Balance,
     /// Ask YugabyteDB's yb_servers() for the hosts.
@@ -234,7 +238,10 @@ impl RunPlan {
         };
         let rows = pgbench_init_rows(&operations, rows, cli.scale)?.unwrap_or(DEFAULT_ROWS);
         check_operations(&operations, rows, cli.drop)?;
-        check_table_shape(rows, cli.fields_length)?;
+        // The id range of test_table is its workloads' business (YCSB
+        // records and sbtest ids have their own); the field length is
+        // everyone's.
+        check_table_shape(0, cli.fields_length)?;
         let prepared = !cli.no_prepared;
         let given_time = cli.time.or(cli.runtime_select);
         let run_time = given_time.unwrap_or(DEFAULT_RUN_TIME);
@@ -308,6 +315,7 @@ impl RunPlan {
         };
 
         let theta = cli.zipf_theta.unwrap_or(ZIPF_THETA);
+        let hotspot_given = cli.hotspot_fraction != 0.2 || cli.hotspot_ops != 0.8;
         let keys = cli.key_distribution.map(|k| match k {
             KeyDistributionArg::Uniform => KeyDistribution::Uniform,
             KeyDistributionArg::Zipfian => KeyDistribution::Zipfian { theta },
@@ -419,6 +427,8 @@ impl RunPlan {
             },
             show_rowsize: cli.show_rowsize,
             seed_given: cli.seed.is_some(),
+            zipf_theta_given: cli.zipf_theta.is_some(),
+            hotspot_given,
             balance,
             yb_discover: cli.yb_discover,
             tls,
@@ -454,6 +464,7 @@ impl RunPlan {
                 "warning: --rate paces queries and the batches of insert and copy-mem; it does not apply to {unpaced} (one statement per thread)"
             ));
         }
+        w.extend(self.unused_workload_flags());
         if self.run.latency_limit.is_some() && !unpaced.is_empty() {
             w.push(format!(
                 "warning: --latency-limit counts late queries and batches of insert and copy-mem; it does not apply to {unpaced} (one statement per thread), which are never counted late"
@@ -501,6 +512,104 @@ fn pgbench_init_rows(
             scale.unwrap_or(1)
         ))),
         _ => Ok(Some(accounts)),
+    }
+}
+
+impl RunPlan {
+    /// Workload flags given that no workload of the run reads.
+    fn unused_workload_flags(&self) -> Vec<String> {
+        let ops: Vec<&str> = self.operations.iter().map(|o| o.name).collect();
+        let ycsb = ops.iter().any(|o| o.starts_with("ycsb-"));
+        let ycsb_mix = ops
+            .iter()
+            .any(|o| o.starts_with("ycsb-") && *o != "ycsb-load");
+        // Workloads that draw keys: the queries (not the loads, not the
+        // checks and cleanups).
+        let keyed = self.operations.iter().any(|o| !o.is_load() && o.paced);
+        let w = &self.workload;
+        let y = &w.ycsb;
+        let mut unused = Vec::new();
+        let mut note = |flag: &str, applies: &str| {
+            unused.push(format!(
+                "warning: {flag} applies to {applies}; no workload of this run uses it"
+            ))
+        };
+        if !ycsb_mix {
+            if y.proportions.is_some() {
+                note("--ycsb-proportions", "the YCSB mixes (ycsb-a … ycsb-f)");
+            }
+            if y.rmw_txn {
+                note("--ycsb-rmw-txn", "the YCSB mixes' read-modify-write");
+            }
+            if y.write_all_fields {
+                note("--ycsb-write-all-fields", "the YCSB mixes' updates");
+            }
+        }
+        if !ycsb && (y.field_count != 10 || y.field_length != 100) {
+            note(
+                "--ycsb-field-count/--ycsb-field-length",
+                "the YCSB workloads",
+            );
+        }
+        if w.keys.is_some() && !keyed {
+            note(
+                "--key-distribution",
+                "workloads that pick keys (select, update, the YCSB mixes, oltp-*, booking), not loads",
+            );
+        }
+        let zipf = match w.keys {
+            Some(KeyDistribution::Zipfian { .. } | KeyDistribution::Latest { .. }) => true,
+            None => ycsb_mix,
+            _ => false,
+        };
+        if self.zipf_theta_given && !zipf {
+            note(
+                "--zipf-theta",
+                "--key-distribution zipfian and latest (and the YCSB mixes' defaults)",
+            );
+        }
+        let oltp_run = ops
+            .iter()
+            .any(|o| o.starts_with("oltp-") && *o != "oltp-prepare" && *o != "oltp-cleanup");
+        let d = OltpSettings::default();
+        let o = &w.oltp;
+        let knobs = o.range_size != d.range_size
+            || o.point_selects.is_some()
+            || o.simple_ranges != d.simple_ranges
+            || o.sum_ranges != d.sum_ranges
+            || o.order_ranges != d.order_ranges
+            || o.distinct_ranges != d.distinct_ranges
+            || o.index_updates != d.index_updates
+            || o.non_index_updates != d.non_index_updates
+            || o.delete_inserts != d.delete_inserts
+            || o.range_selects != d.range_selects
+            || o.skip_trx;
+        if knobs && !oltp_run {
+            note(
+                "the oltp statement counts (--point-selects, --range-size, ...)",
+                "the oltp-* runs",
+            );
+        }
+        if o.tables != d.tables && !ops.iter().any(|o| o.starts_with("oltp-")) {
+            note("--tables", "the oltp-* workloads");
+        }
+        if w.booking.day_range != 30 && !ops.contains(&"booking") {
+            note("--day-range", "booking");
+        }
+        let scripts = ops.contains(&"script");
+        if !w.script.defines.is_empty() && !scripts {
+            note("-D", "the scripts of -o script (--script, --builtin)");
+        }
+        if w.script.scale.is_some() && !scripts && !ops.contains(&"pgbench-init") {
+            note("-s", "pgbench-init and the scripts of -o script");
+        }
+        if self.hotspot_given && !matches!(w.keys, Some(KeyDistribution::Hotspot { .. })) {
+            note(
+                "--hotspot-fraction/--hotspot-ops",
+                "--key-distribution hotspot",
+            );
+        }
+        unused
     }
 }
 

@@ -143,6 +143,18 @@ fn per_thread(avg: f64) -> String {
 /// Operations` and latency lines: each type's count and share, rate,
 /// failures and HDR percentiles.
 fn write_types(w: &mut dyn Write, r: &OpResult) -> io::Result<()> {
+    // Labels as wide as the longest type's ("[read-modify-write] latency"),
+    // so that the block stays aligned.
+    let width = r
+        .types
+        .iter()
+        .map(|t| t.name.len() + 10)
+        .max()
+        .unwrap_or(W)
+        .max(W);
+    let line = |w: &mut dyn Write, label: &str, value: String| -> io::Result<()> {
+        writeln!(w, "{label:<width$}: {value}")
+    };
     let wall = r.wallclock.as_secs_f64();
     let all = r.total.ops.max(1) as f64;
     for ty in &r.types {
@@ -186,7 +198,7 @@ fn write_queries(w: &mut dyn Write, r: &OpResult) -> io::Result<()> {
     }
     let mut by_class = [0u64; 3];
     for s in &r.statements {
-        let i = match crate::workload::oltp::query_class(s.name) {
+        let i = match crate::workload::query_class(s.name) {
             "read" => 0,
             "write" => 1,
             _ => 2,
@@ -235,6 +247,17 @@ fn write_checks(w: &mut dyn Write, r: &OpResult) -> io::Result<()> {
 pub fn write_summary(w: &mut dyn Write, r: &OpResult) -> io::Result<()> {
     let f = Figures::of(r);
     writeln!(w, "== {} ==", r.spec)?;
+    if !r.workload.is_empty() {
+        line(w, "workload", &r.workload)?;
+    }
+    if !r.measured {
+        // A cleanup or a check: what it found, nothing timed.
+        write_checks(w, r)?;
+        if let Some(why) = &r.failure {
+            line(w, "FAILED", why)?;
+        }
+        return Ok(());
+    }
     line(w, "wallclock time", human(f.wallclock))?;
     line(
         w,

@@ -355,6 +355,11 @@ pub struct OpResult {
     pub batch_text: String,
     /// The table the operation worked on.
     pub table: String,
+    /// Whether the operation runs timed units (not a cleanup or a check).
+    pub measured: bool,
+    /// What the run of the workload was beyond its name (a mix's shares,
+    /// its keys), or empty.
+    pub workload: String,
     /// All workers and types merged.
     pub total: Stats,
     /// All workers merged, per transaction type, in the workload's order.
@@ -387,6 +392,8 @@ impl OpResult {
             spec,
             batch_text: String::new(),
             table: String::new(),
+            measured: true,
+            workload: String::new(),
             types: Vec::new(),
             statements: Vec::new(),
             checks: Vec::new(),

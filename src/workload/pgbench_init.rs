@@ -20,14 +20,11 @@
 //! unless `--force` is given. aid stays an integer, so the scale stops
 //! below 20000, where pgbench switches to bigint.
 
-use bytes::Bytes;
 use tokio_postgres::Client;
 
-use super::copy_mem::copy_in;
-use super::partition::{Batches, thread_range};
-use super::{
-    BoxFuture, DynOperation, Operation, Outcome, Role, Settings, Spec, TableSet, Workload,
-};
+use super::copy_load::{CopyLoad, Lines};
+use super::partition::thread_range;
+use super::{BoxFuture, DynOperation, Role, Settings, Spec, TableSet, Tables, Workload};
 use crate::config::TableName;
 use crate::db::dialect::Flavor;
 use crate::db::schema::{self, TableDef};
@@ -150,34 +147,11 @@ const PRIMARY_KEYS: [(&str, &str); 3] = [
 ];
 
 /// pgbench's tables as a [`TableSet`].
-pub struct PgbenchTables;
-
-pub static PGBENCH_TABLES: PgbenchTables = PgbenchTables;
-
-impl TableSet for PgbenchTables {
-    fn key(&self) -> &'static str {
-        "pgbench"
-    }
-
-    fn loader(&self) -> &'static str {
-        "pgbench-init"
-    }
-
-    fn prepare<'a>(
-        &'a self,
-        client: &'a Client,
-        s: &'a Settings,
-        flavor: Flavor,
-        writes: bool,
-    ) -> BoxFuture<'a, Result<()>> {
-        Box::pin(async move {
-            for def in table_defs(flavor, s.tablets) {
-                schema::prepare_table(client, &def, s.drop, s.force, writes).await?;
-            }
-            Ok(())
-        })
-    }
-}
+pub static PGBENCH_TABLES: Tables = Tables {
+    key: "pgbench",
+    loader: "pgbench-init",
+    defs: |s, flavor| Ok(table_defs(flavor, s.tablets)),
+};
 
 /// The scale of the run: `-s`, 1 when not given.
 pub fn scale(s: &Settings) -> u64 {
@@ -322,28 +296,33 @@ impl Workload for Init {
 
     fn worker(&self, thread: usize) -> Box<dyn DynOperation> {
         let total = self.scale * ACCOUNTS_PER_BRANCH;
-        Box::new(InitOp {
-            batches: Batches::new(
-                thread_range(total, self.settings.threads, thread),
-                self.copy_rows(),
-            ),
-            prepared: self.settings.prepared,
-            statement: None,
-            data: Bytes::new(),
-            staged: 0..0,
-        })
+        Box::new(CopyLoad::new(
+            COPY.to_string(),
+            thread_range(total, self.settings.threads, thread),
+            self.copy_rows(),
+            Accounts,
+            self.settings.prepared,
+        ))
     }
 }
 
 const COPY: &str = "copy pgbench_accounts (aid, bid, abalance, filler) from stdin";
 
-struct InitOp {
-    batches: Batches,
-    prepared: bool,
-    statement: Option<tokio_postgres::Statement>,
-    data: Bytes,
-    /// Account numbers 0.., as aid - 1.
-    staged: std::ops::Range<u64>,
+/// The accounts as COPY lines: line n is account n + 1.
+struct Accounts;
+
+impl Lines for Accounts {
+    fn line(&self, n: u64, out: &mut Vec<u8>) {
+        account_lines(n..n + 1, out);
+    }
+
+    fn line_bytes(&self) -> usize {
+        20
+    }
+
+    fn what(&self) -> &'static str {
+        "accounts (aid - 1)"
+    }
 }
 
 /// Appends accounts `range` (aid - 1) as COPY text lines: aid, bid, a zero
@@ -356,45 +335,6 @@ pub fn account_lines(range: std::ops::Range<u64>, out: &mut Vec<u8>) {
         out.push(b'\t');
         out.extend_from_slice(b.format(n / ACCOUNTS_PER_BRANCH + 1).as_bytes());
         out.extend_from_slice(b"\t0\t\n");
-    }
-}
-
-impl Operation for InitOp {
-    async fn prepare(&mut self, client: &Client) -> Result<()> {
-        if self.prepared {
-            self.statement = Some(
-                client
-                    .prepare(COPY)
-                    .await
-                    .map_err(|e| Error::db("cannot prepare the COPY of pgbench_accounts", e))?,
-            );
-        }
-        Ok(())
-    }
-
-    fn stage(&mut self) -> bool {
-        let Some(batch) = self.batches.next() else {
-            return false;
-        };
-        let mut buf = Vec::with_capacity((batch.end - batch.start) as usize * 20);
-        account_lines(batch.clone(), &mut buf);
-        self.data = Bytes::from(buf);
-        self.staged = batch;
-        true
-    }
-
-    fn unit_label(&self) -> Option<String> {
-        Some(format!(
-            "accounts {}..{}",
-            self.staged.start + 1,
-            self.staged.end
-        ))
-    }
-
-    async fn execute(&mut self, client: &Client) -> Result<Outcome> {
-        let chunk = futures_util::stream::iter([Ok(self.data.clone())]);
-        let rows = copy_in(client, self.statement.as_ref(), COPY, chunk).await?;
-        Ok(Outcome { rows, missing: 0 })
     }
 }
 

@@ -289,19 +289,25 @@ fn guess_table(program: &Program, builtin_used: bool) -> String {
         .unwrap_or_else(|| DEFAULT.to_string())
 }
 
-/// sysbench's query class of a script statement (its name is
-/// "script:line TEXT"): read, write or other, by the statement's verb.
-pub fn query_class(name: &str) -> &'static str {
-    let verb = name
+/// sysbench's query class of a script statement, whose name is
+/// "script:line TEXT": read, write or other, by the statement's verb. None
+/// for a name of another shape (another workload's statement kind).
+pub fn query_class(name: &str) -> Option<&'static str> {
+    let (at, text) = name.split_once(' ')?;
+    let (_, line) = at.rsplit_once(':')?;
+    if line.is_empty() || !line.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let verb = text
         .split_whitespace()
-        .nth(1)
+        .next()
         .unwrap_or("")
         .to_ascii_uppercase();
-    match verb.as_str() {
+    Some(match verb.as_str() {
         "SELECT" | "WITH" | "VALUES" | "TABLE" | "SHOW" | "FETCH" => "read",
         "INSERT" | "UPDATE" | "DELETE" | "MERGE" | "COPY" => "write",
         _ => "other",
-    }
+    })
 }
 
 /// Scripts need no tables of the tool's: nothing to create or check.
@@ -595,10 +601,13 @@ mod tests {
 
     #[test]
     fn query_classes_follow_the_verb() {
-        assert_eq!(query_class("t:3 SELECT abalance FROM x"), "read");
-        assert_eq!(query_class("t:4 update x set"), "write");
-        assert_eq!(query_class("t:5 END"), "other");
-        assert_eq!(query_class("t:6 \\sleep 1 ms"), "other");
+        assert_eq!(query_class("t:3 SELECT abalance FROM x"), Some("read"));
+        assert_eq!(query_class("a.sql:4 update x set"), Some("write"));
+        assert_eq!(query_class("t:5 END"), Some("other"));
+        assert_eq!(query_class("t:6 \\sleep 1 ms"), Some("other"));
+        // Another workload's statement kinds.
+        assert_eq!(query_class("point_select"), None);
+        assert_eq!(query_class("read"), None);
     }
 
     #[test]
