@@ -198,7 +198,8 @@ impl Interp {
                                     .to_int()
                                     .map_err(|e| Error::run(format!("{at}: \\sleep: {e}")))?,
                                 Err(_) => {
-                                    let name = &self.program.names[*slot];
+                                    let name =
+                                        self.program.names.get(*slot).map_or("?", |n| n.as_str());
                                     return Err(self
                                         .fail(
                                             client,

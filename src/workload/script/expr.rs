@@ -274,7 +274,11 @@ impl Lexer<'_> {
             (b'#', _) => "#",
             (b'~', _) => "~",
             _ => {
-                let ch = self.text[start..].chars().next().unwrap_or('?');
+                let ch = self
+                    .text
+                    .get(start..)
+                    .and_then(|t| t.chars().next())
+                    .unwrap_or('?');
                 return fail(start, format!("unexpected character '{ch}'"));
             }
         };

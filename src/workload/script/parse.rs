@@ -1099,6 +1099,20 @@ mod tests {
     }
 
     #[test]
+    fn non_ascii_text_is_read_and_pointed_at_by_character() {
+        let p = compile("\\set café 1\nselect 'né', :café;").unwrap();
+        assert_eq!(sqls(&p)[0].prepared, "select 'né', $1");
+        assert_eq!(
+            error("\\set x 'é'\n"),
+            "t.sql:1:8: unexpected character '''"
+        );
+        assert_eq!(
+            error("\\set é 1 € 2\n"),
+            "t.sql:1:10: unexpected character '€'"
+        );
+    }
+
+    #[test]
     fn the_transaction_effect_comes_from_the_first_words() {
         assert_eq!(
             txn_effect("begin isolation level serializable"),
