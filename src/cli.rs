@@ -294,6 +294,10 @@ pub struct Cli {
     /// YCSB: a custom mix replacing the workload's, e.g. read=0.9,update=0.1 (types: read, update, insert, scan, read-modify-write).
     #[arg(long, value_name = "TYPE=SHARE,...", value_parser = parse_proportions)]
     pub ycsb_proportions: Option<workload::ycsb::Mix>,
+
+    /// Leave out the server's side of the run: no snapshots of pg_stat_database, pg_stat_user_tables and pg_stat_statements around each operation, no sampling of what the run's backends wait on (pg_stat_activity), no statistics connection.
+    #[arg(long)]
+    pub no_server_stats: bool,
 }
 
 /// What a worker does after a failed unit.

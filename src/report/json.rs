@@ -116,6 +116,9 @@ pub struct JsonOperation {
     /// Connect time and throughput without it, under --reconnect.
     #[serde(default)]
     pub connect: Option<super::conns::JsonConnect>,
+    /// What the server saw of the operation (absent with --no-server-stats).
+    #[serde(default)]
+    pub server: Option<crate::stats::server::ServerFigures>,
 }
 
 /// One transaction type of an operation.
@@ -310,6 +313,7 @@ fn operation(op: &OpResult) -> Result<JsonOperation> {
         types,
         hosts: super::conns::json_hosts(op),
         connect: super::conns::json_connect(op),
+        server: op.server.clone(),
     })
 }
 

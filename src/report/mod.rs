@@ -9,4 +9,5 @@ pub mod csv;
 pub mod histogram;
 pub mod json;
 pub mod plot;
+pub mod server;
 pub mod summary;
