@@ -52,7 +52,8 @@ pub fn waits_text(w: &WaitCounts, n: usize) -> String {
 /// the events grouped into waiting for the client (`Client:ClientRead`,
 /// and `idle`, the moment between sending a result and reading the next
 /// statement), executing (`CPU`), waiting on locks (`Lock:*`) and on I/O
-/// (`IO:*`), and the largest group read out.
+/// (`IO:*`, and `LWLock:WALWrite`: waiting for another backend to write
+/// the WAL), and the largest group read out.
 pub fn reading(w: &WaitCounts) -> Option<String> {
     let mut groups = [("client", 0.0), ("cpu", 0.0), ("lock", 0.0), ("io", 0.0)];
     for (ev, share) in w.shares() {
@@ -62,7 +63,8 @@ pub fn reading(w: &WaitCounts) -> Option<String> {
             1
         } else if ev.starts_with("Lock:") {
             2
-        } else if ev.starts_with("IO:") {
+        } else if ev.starts_with("IO:") || ev == "LWLock:WALWrite" {
+            // WALWrite: waiting for another backend's write of the WAL.
             3
         } else {
             continue;
@@ -85,7 +87,7 @@ pub fn reading(w: &WaitCounts) -> Option<String> {
             "in {pct:.0}% of the samples the run's backends waited on locks held by other transactions (Lock:*): contention sets the pace"
         ),
         "io" => format!(
-            "in {pct:.0}% of the samples the run's backends waited on I/O (IO:*): the disk, or its flushes, sets the pace"
+            "in {pct:.0}% of the samples the run's backends waited on I/O (IO:*, LWLock:WALWrite): the disk, or its flushes, sets the pace"
         ),
         _ => return None,
     };
@@ -295,12 +297,11 @@ fn write_waits(w: &mut dyn Write, r: &OpResult, s: &ServerFigures) -> io::Result
             waits.per_sample()
         ),
     )?;
-    if let Some(text) = reading(waits) {
-        line(w, "reading the waits", text)?;
-    }
     let per = waits.per_sample();
     let threads = r.threads as f64;
-    if r.total.conns.timed() == 0 && (per > threads * 1.5 + 0.5 || per < threads * 0.5) {
+    let odd_count =
+        r.total.conns.timed() == 0 && (per > threads * 1.5 + 0.5 || per < threads * 0.5);
+    if odd_count {
         line(
             w,
             "server note",
@@ -309,6 +310,14 @@ fn write_waits(w: &mut dyn Write, r: &OpResult, s: &ServerFigures) -> io::Result
                 r.threads
             ),
         )?;
+    }
+    // Through a pooler, idle backends are the pooler's, not the client's:
+    // no reading then.
+    if !odd_count
+        && s.left_open == 0
+        && let Some(text) = reading(waits)
+    {
+        line(w, "reading the waits", text)?;
     }
     if let Some(c) = &s.sampler {
         let share = if r.wallclock.is_zero() {
@@ -320,7 +329,7 @@ fn write_waits(w: &mut dyn Write, r: &OpResult, s: &ServerFigures) -> io::Result
             w,
             "sampler",
             format!(
-                "{} queries, one every {:.0} ms per node on its own connection, {} each on average (max {}): {share:.2}% of the run's time",
+                "{} queries of pg_stat_activity, one every {:.0} ms per node on its own connection; round trip {} on average (max {}): that connection busy {share:.2}% of the time",
                 c.samples,
                 c.period_ms,
                 human(Duration::from_secs_f64(c.mean_us / 1e6)),
@@ -562,8 +571,8 @@ mod tests {
             "server exec time      : 10.000 ms = 25.0% of the tool's db time (40.000 ms)",
             "server waits          : 75% Client:ClientRead, 25% CPU (2 samples, 2.0 of the run's backends each)",
             "reading the waits     : in 75% of the samples the run's backends waited for the client",
-            "sampler               : 10 queries, one every 100 ms",
-            "0.20% of the run's time",
+            "sampler               : 10 queries of pg_stat_activity, one every 100 ms",
+            "busy 0.20% of the time",
             "server note           : a note",
         ] {
             assert!(text.contains(want), "{want}\nnot in\n{text}");

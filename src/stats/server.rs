@@ -230,6 +230,12 @@ pub struct ServerFigures {
     /// The same per interval, aligned with the operation's intervals.
     pub intervals: Vec<ServerInterval>,
     pub sampler: Option<SamplerCost>,
+    /// Backends of the run still there after the workers' connections
+    /// closed (a pooler's server connections, or a server that does not
+    /// answer): their last counts may be missing, and their state is not
+    /// the workers'.
+    #[serde(default)]
+    pub left_open: i64,
     /// What limits these figures (a node not reached, backends left
     /// open, statistics reset, ...), one sentence each.
     pub notes: Vec<String>,
