@@ -48,6 +48,9 @@ impl TableSet for NoTables {
     fn key(&self) -> &'static str {
         "none"
     }
+    fn loader(&self) -> &'static str {
+        "none"
+    }
     fn prepare<'a>(
         &'a self,
         _client: &'a Client,
@@ -92,6 +95,9 @@ impl Workload for Fake {
     }
     fn tables(&self) -> &'static dyn TableSet {
         &NO_TABLES
+    }
+    fn needs_tables(&self) -> bool {
+        false
     }
     fn set_up<'a>(&'a self, _client: &'a Client) -> BoxFuture<'a, ysql_bench::Result<()>> {
         Box::pin(std::future::ready(Ok(())))

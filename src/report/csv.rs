@@ -8,12 +8,12 @@ use crate::error::{Error, Result};
 use crate::stats::OpResult;
 
 /// The header row; also how the tool recognises its own file. `type` is
-/// the transaction type, `all` for the operation as a whole; it and the
-/// server's columns come last so that the columns of earlier versions keep
-/// their places. The server's columns (commits, rollbacks and wait events
+/// the transaction type, `all` for the operation as a whole; it, `retries`
+/// and the server's columns come last so that the columns of earlier
+/// versions keep their places. The server's columns (commits, rollbacks and wait events
 /// of the interval, see [`super::server::csv_columns`]) are filled on the
 /// `all` rows only: the server does not know the transaction types.
-pub const HEADER: [&str; 21] = [
+pub const HEADER: [&str; 22] = [
     "operation",
     "elapsed_s",
     "interval_s",
@@ -32,6 +32,7 @@ pub const HEADER: [&str; 21] = [
     "errors",
     "skipped",
     "type",
+    "retries",
     "server_commits",
     "server_rollbacks",
     "server_waits",
@@ -79,7 +80,7 @@ fn row(
     ty: &str,
     f: &crate::stats::IntervalFigures,
     server: [String; 3],
-) -> [String; 21] {
+) -> [String; 22] {
     let l = &f.latency;
     let [commits, rollbacks, waits] = server;
     [
@@ -101,6 +102,7 @@ fn row(
         f.errors.to_string(),
         f.skipped.to_string(),
         ty.to_string(),
+        f.retries.to_string(),
         commits,
         rollbacks,
         waits,

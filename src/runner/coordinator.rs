@@ -15,6 +15,7 @@ use tokio::task::JoinSet;
 
 use super::ending::{Ending, ending};
 use super::intervals::{self, OnInterval};
+use super::settings::RetryPolicy;
 use super::worker::{Pace, WorkerLinks, WorkerOutput, worker_loop};
 use super::{COUNT_BUDGET, InFlight, RunCtx, STOP_GRACE, progress, threads};
 use crate::stats::interval::SetFigures;
@@ -48,6 +49,7 @@ pub(super) async fn run_workers<O, F>(
     ctx: &RunCtx,
     spec: &'static Spec,
     types: &[&'static str],
+    retry: RetryPolicy,
     make: F,
 ) -> WorkersOutcome
 where
@@ -67,8 +69,9 @@ where
         },
         warmup: if spec.is_load() { None } else { plan.warmup },
         rate: plan.rate.filter(|_| spec.paced),
-        latency_limit: plan.latency_limit,
+        latency_limit: plan.latency_limit.filter(|_| spec.paced),
         on_error: plan.on_error(spec),
+        retry,
         interval: plan.interval(),
     };
     // The coordinator waits at the barrier too, to note when work starts.

@@ -34,7 +34,7 @@ use crate::db::nodes::ConnSource;
 use crate::db::server_watch::{OpShape, ServerWatch};
 use crate::error::Result;
 use crate::stats::{OpResult, RateTarget, Stats, TypeResult, TypedStats};
-use crate::workload::{AnyOperation, Workload};
+use crate::workload::{AnyOperation, StatementStats, Workload};
 
 mod coordinator;
 mod ending;
@@ -48,7 +48,6 @@ pub mod settings;
 pub mod threads;
 mod worker;
 
-pub use recover::is_retryable;
 pub use settings::{OnError, RunSettings};
 
 use coordinator::run_workers;
@@ -106,13 +105,15 @@ pub async fn run_operation(ctx: &RunCtx, workload: &dyn Workload) -> OpResult {
     let mut result = OpResult::new(spec, s.threads);
     result.batch_text = workload.batch_text();
     result.table = workload.table().as_str().to_string();
+    result.workload = workload.describe();
     result.table_rows = s.rows;
     result.nontransactional = s.nontransactional;
     result.rate = s
         .rate
         .filter(|_| spec.paced)
         .map(|r| RateTarget { per_second: r });
-    result.latency_limit = s.latency_limit;
+    // As --rate: one statement per thread is not a unit to count late.
+    result.latency_limit = s.latency_limit.filter(|_| spec.paced);
     if !spec.is_load() {
         result.warmup = s.warmup;
     }
@@ -141,7 +142,8 @@ pub async fn run_operation(ctx: &RunCtx, workload: &dyn Workload) -> OpResult {
         None => None,
     };
     let make = |t: usize| AnyOperation(workload.worker(t));
-    let outcome = run_workers(ctx, spec, &names, make).await;
+    let retry = s.retry_policy(workload.retry_on(), workload.default_max_tries());
+    let outcome = run_workers(ctx, spec, &names, retry, make).await;
     result.wallclock = outcome.wallclock;
     if let Some(ran) = outcome.warmup_cut {
         result.warmup = Some(ran);
@@ -151,6 +153,7 @@ pub async fn run_operation(ctx: &RunCtx, workload: &dyn Workload) -> OpResult {
         let rows: u64 = w.stats.common.rows + w.stats.types.iter().map(|s| s.rows).sum::<u64>();
         result.thread_rows[t] = rows;
         merged.add(&w.stats);
+        merge_statements(&mut result.statements, w.statements);
         result.scatter.push(w.scatter);
         result.timed_out |= w.timed_out;
     }
@@ -178,6 +181,17 @@ pub async fn run_operation(ctx: &RunCtx, workload: &dyn Workload) -> OpResult {
         result.server = Some(w.end(&ctx.pool, &ctx.conns, shape).await);
     }
     result
+}
+
+/// Adds a worker's per-statement figures to the operation's, by name, in
+/// the order they were first seen.
+fn merge_statements(all: &mut Vec<StatementStats>, worker: Vec<StatementStats>) {
+    for st in worker {
+        match all.iter_mut().find(|a| a.name == st.name) {
+            Some(a) => a.add(&st),
+            None => all.push(st),
+        }
+    }
 }
 
 /// The workload's own set-up (a load empties its tables), on one

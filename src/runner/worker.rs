@@ -17,10 +17,11 @@ use super::intervals::{self, IntervalRecorder};
 use super::latency_log::{LogRecord, LogSink, LogWriter};
 use super::schedule::{self, Schedule};
 use super::session::Session;
-use super::{InFlight, OnError, RunCtx, RunSettings, backoff, is_retryable};
+use super::settings::RetryPolicy;
+use super::{InFlight, OnError, RunCtx, RunSettings, backoff};
 use crate::error::{Error, Result};
 use crate::stats::{Scatter, Stats, Timing, TypedStats, nanos};
-use crate::workload::{Operation, Spec, worker_seed};
+use crate::workload::{Operation, Spec, StatementStats, worker_seed};
 
 /// What one worker hands back.
 pub(super) struct WorkerOutput {
@@ -32,6 +33,8 @@ pub(super) struct WorkerOutput {
     /// When the last measured unit ended: after a stop, the wallclock runs
     /// to the stop or to the last unit counted, whichever is later.
     pub(super) last_end: Option<Instant>,
+    /// Per statement kind, as the operation kept them (transactions).
+    pub(super) statements: Vec<StatementStats>,
 }
 
 impl WorkerOutput {
@@ -42,6 +45,7 @@ impl WorkerOutput {
             timed_out: false,
             error: None,
             last_end: None,
+            statements: Vec::new(),
         }
     }
 }
@@ -59,6 +63,8 @@ pub(super) struct Pace {
     pub(super) latency_limit: Option<Duration>,
     /// What to do after a failed unit.
     pub(super) on_error: OnError,
+    /// Which failed units are tried again, and how often.
+    pub(super) retry: RetryPolicy,
     pub(super) interval: Duration,
 }
 
@@ -140,6 +146,8 @@ pub(super) async fn worker_loop<O: Operation>(
             out.error = discard.error;
             return out;
         }
+        // What the statements did during the warmup is not measured.
+        drop(op.take_statements());
     }
     let start = began + pace.warmup.unwrap_or_default();
     let recorder = IntervalRecorder::new(
@@ -163,6 +171,7 @@ pub(super) async fn worker_loop<O: Operation>(
         log.flush().await;
     }
     rec.intervals.finish();
+    out.statements = op.take_statements();
     out
 }
 
@@ -175,6 +184,9 @@ fn session_settings(plan: &RunSettings) -> Vec<String> {
     }
     if let Some(t) = plan.statement_timeout {
         settings.push(format!("set statement_timeout = {}", t.as_millis().max(1)));
+    }
+    if let Some(i) = plan.isolation {
+        settings.push(format!("set default_transaction_isolation = '{}'", i.sql()));
     }
     settings
 }
@@ -276,7 +288,7 @@ impl Phase<'_> {
                 return;
             }
             let sent = Instant::now();
-            let (res, tries, cancelled) = self
+            let (res, tries, cancelled, attempt) = self
                 .execute_with_retries(op, out.stats.of(ty), deadline)
                 .await;
             let end = Instant::now();
@@ -303,6 +315,22 @@ impl Phase<'_> {
                 {
                     return;
                 }
+                // A unit the retry policy would have tried again, but the
+                // stop or the end of --time came first: cut short by the
+                // run's end, not failed (its retries still count).
+                (Err(e), None)
+                    if op.retryable()
+                        && self.pace.retry.again(tries, e.sqlstate())
+                        && (self.ctx.stop.load(Ordering::Relaxed)
+                            || deadline.is_some_and(|d| end >= d)) =>
+                {
+                    if tries > 1
+                        && let Some(rec) = rec.as_deref_mut()
+                    {
+                        rec.intervals.record_retries(end, ty, u64::from(tries - 1));
+                    }
+                    return;
+                }
                 (res, _) => res,
             };
             if rec.is_some() {
@@ -314,6 +342,16 @@ impl Phase<'_> {
             };
             if tries > 1 {
                 out.stats.of(ty).retried += 1;
+                if let Some(rec) = rec.as_deref_mut() {
+                    rec.intervals.record_retries(end, ty, u64::from(tries - 1));
+                }
+                if res.is_ok() {
+                    // The successful attempt alone, beside the unit's
+                    // time with its retries.
+                    out.stats
+                        .of(ty)
+                        .record_retried(end - sent, end.saturating_duration_since(attempt));
+                }
             }
             match res {
                 Ok(outcome) => {
@@ -396,20 +434,27 @@ impl Phase<'_> {
         }
     }
 
-    /// Sends the staged unit, retrying retryable errors up to
-    /// `--max-tries`; returns the result, the number of tries, and whether
-    /// (and why) a long unit was cancelled on the server.
+    /// Sends the staged unit, trying it again after a failure the retry
+    /// policy names (`--retry-on`, `--max-tries`); returns the result, the
+    /// number of tries, whether (and why) a long unit was cancelled on the
+    /// server, and when the last try began.
     async fn execute_with_retries<O: Operation>(
         &mut self,
         op: &mut O,
         stats: &mut Stats,
         deadline: Option<Instant>,
-    ) -> (Result<crate::workload::Outcome>, u32, Option<Ending>) {
+    ) -> (
+        Result<crate::workload::Outcome>,
+        u32,
+        Option<Ending>,
+        Instant,
+    ) {
         let mut tries = 0;
         loop {
             tries += 1;
+            let began = Instant::now();
             let Some(client) = self.session.client() else {
-                return (Err(Error::run("no connection")), tries, None);
+                return (Err(Error::run("no connection")), tries, None, began);
             };
             let (res, cancelled) = if op.long_unit() {
                 self.execute_cancellable(op, client, deadline).await
@@ -417,14 +462,14 @@ impl Phase<'_> {
                 (op.execute(client).await, None)
             };
             if cancelled.is_some() {
-                return (res, tries, cancelled);
+                return (res, tries, cancelled, began);
             }
             match res {
                 Err(e)
-                    if tries < self.ctx.settings.max_tries
-                        && op.retryable()
-                        && is_retryable(&e)
-                        && !self.ctx.stop.load(Ordering::Relaxed) =>
+                    if op.retryable()
+                        && self.pace.retry.again(tries, e.sqlstate())
+                        && !self.ctx.stop.load(Ordering::Relaxed)
+                        && deadline.is_none_or(|d| Instant::now() < d) =>
                 {
                     stats.retries += 1;
                     let pause = backoff(
@@ -435,7 +480,7 @@ impl Phase<'_> {
                     );
                     tokio::time::sleep(pause).await;
                 }
-                other => return (other, tries, None),
+                other => return (other, tries, None, began),
             }
         }
     }

@@ -35,6 +35,10 @@ impl TableSet for TestTable {
         DEFAULT_TABLE
     }
 
+    fn loader(&self) -> &'static str {
+        "copy-mem"
+    }
+
     fn prepare<'a>(
         &'a self,
         client: &'a Client,
@@ -97,6 +101,7 @@ pub trait TableOp: Operation + Sized {
 /// Builds the workload of `spec` for operation `O`: the `build` of each
 /// operation's [`Spec`].
 pub fn build<O: TableOp>(spec: &'static Spec, s: &Settings) -> Result<Box<dyn Workload>> {
+    crate::config::check_table_shape(s.rows, s.field_len)?;
     O::check(s)?;
     if spec.role == Role::Query && s.rows == 0 {
         return Err(Error::usage(format!(
