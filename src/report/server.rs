@@ -50,14 +50,14 @@ pub fn waits_text(w: &WaitCounts, n: usize) -> String {
 
 /// What the run's backends mostly did, when it says something clear:
 /// the events grouped into waiting for the client (`Client:ClientRead`,
-/// and `idle`, the moment between sending a result and reading the next
-/// statement), executing (`CPU`), waiting on locks (`Lock:*`) and on I/O
+/// and the `idle` states without a wait event: between sending a result
+/// and blocking on the next statement), executing (`CPU`), waiting on locks (`Lock:*`) and on I/O
 /// (`IO:*`, and `LWLock:WALWrite`: waiting for another backend to write
 /// the WAL), and the largest group read out.
 pub fn reading(w: &WaitCounts) -> Option<String> {
     let mut groups = [("client", 0.0), ("cpu", 0.0), ("lock", 0.0), ("io", 0.0)];
     for (ev, share) in w.shares() {
-        let g = if ev == "Client:ClientRead" || ev == "idle" {
+        let g = if ev == "Client:ClientRead" || ev.starts_with("idle") {
             0
         } else if ev == "CPU" {
             1
@@ -78,7 +78,7 @@ pub fn reading(w: &WaitCounts) -> Option<String> {
     let pct = share * 100.0;
     let text = match group {
         "client" => format!(
-            "in {pct:.0}% of the samples the run's backends waited for the client's next statement (Client:ClientRead, idle): the client (or the network) is the bottleneck, not the server"
+            "in {pct:.0}% of the samples the run's backends waited for the client's next statement (Client:ClientRead, idle): the time goes to the client and the round trips, not to the server's work; the client (or the network) is the bottleneck"
         ),
         "cpu" => format!(
             "in {pct:.0}% of the samples the run's backends were executing (CPU: on YugabyteDB also waiting on the storage layer, which PostgreSQL does not instrument): the server sets the pace"
@@ -249,21 +249,30 @@ fn write_statements(w: &mut dyn Write, r: &OpResult, s: &ServerFigures) -> io::R
         text.push_str(&format!(": {}", one_line(&st.query, 90)));
         line(w, "statement", text)?;
     }
+    let calls: i64 = stmts.iter().map(|s| s.calls).sum();
     if let Some(exec_ms) = s.statements_exec_ms()
         && !stmts.is_empty()
         && !t.busy.is_zero()
     {
         let exec = Duration::from_secs_f64(exec_ms / 1e3);
-        line(
-            w,
-            "server exec time",
+        let text = if (calls as u64) < t.ops {
+            // pg_stat_statements counts a utility statement (COPY) run
+            // from a reused prepared statement only the first time.
             format!(
-                "{} = {:.1}% of the tool's db time ({}): the rest is network, protocol, parsing and the client",
+                "{} over {calls} calls, fewer than the tool's {} {}: not compared with the tool's db time",
+                human(exec),
+                t.ops,
+                r.spec.units
+            )
+        } else {
+            format!(
+                "{} = {:.1}% of the tool's db time ({}): the rest is planning, the commit (its WAL flush), the network, the protocol and the client",
                 human(exec),
                 100.0 * exec.as_secs_f64() / t.busy.as_secs_f64(),
                 human(t.busy)
-            ),
-        )?;
+            )
+        };
+        line(w, "server exec time", text)?;
     }
     Ok(())
 }

@@ -136,7 +136,7 @@ pub async fn run_operation(ctx: &RunCtx, workload: &dyn Workload) -> OpResult {
     // counts of the operation.
     let watch = match &ctx.server {
         Some(w) => Some(
-            w.begin(&ctx.pool, &ctx.conns, &[result.table.clone()])
+            w.begin(&ctx.pool, &ctx.conns, &workload.stat_tables())
                 .await,
         ),
         None => None,
