@@ -103,7 +103,7 @@ enum Node {
     Down,
     /// The same server as node `i` under another name: counted once.
     Alias(usize),
-    Up(NodeConn),
+    Up(Box<NodeConn>),
 }
 
 impl NodeConn {
@@ -319,14 +319,14 @@ impl ServerWatch {
                     continue;
                 }
             };
-            *node = Node::Up(NodeConn {
+            *node = Node::Up(Box::new(NodeConn {
                 client,
                 label: endpoint.label.clone(),
                 commits: 0,
                 rollbacks: 0,
                 broken: false,
                 sample: None,
-            });
+            }));
         }
         for (i, node) in nodes.iter_mut().enumerate() {
             if let Node::Up(c) = node {
