@@ -17,6 +17,8 @@ use crate::db::dialect::Flavor;
 use crate::db::nodes::{self, Balance, ConnSource, Endpoint};
 use crate::db::sandbox::{Sandbox, SandboxOptions};
 use crate::db::schema::{self, ServerInfo};
+use crate::db::server_stats;
+use crate::db::server_watch::ServerWatch;
 use crate::error::{Error, Result};
 use crate::report::histogram::write_histogram;
 use crate::report::summary::write_summary;
@@ -58,6 +60,9 @@ impl Control {
 #[derive(Debug)]
 pub struct RunReport {
     pub started_at: SystemTime,
+    /// The application_name of the run's connections: the name asked for
+    /// and the run id.
+    pub application_name: String,
     pub server: ServerInfo,
     pub operations: Vec<OpResult>,
     pub interrupted: bool,
@@ -131,6 +136,13 @@ pub async fn run_workloads(
     };
     control.check("while the sandbox server started")?;
     config.ssl_mode(plan.tls.mode.tokio_mode());
+    // Every connection of the run carries the run's own name, so that the
+    // server's view of it (pg_stat_activity) can be told from any other.
+    let application_name = server_stats::run_application_name(
+        config.get_application_name(),
+        &server_stats::run_id(started_at),
+    );
+    config.application_name(&application_name);
     let tls = plan.tls.connector()?;
     let target = connect::describe(&config);
     crate::say!(">> connect {target} sslmode={}", plan.tls.mode.name());
@@ -162,6 +174,18 @@ pub async fn run_workloads(
     };
     check_rows_for_queries(&client, &workloads).await?;
     prepare_tables(&client, &plan, &workloads, server.flavor).await?;
+    let watch = if plan.server_stats {
+        ServerWatch::start(
+            &client,
+            endpoints.clone(),
+            tls.clone(),
+            application_name.clone(),
+            plan.run.interval(),
+        )
+        .await
+    } else {
+        None
+    };
     drop(client);
     if plan.balance != Balance::Failover {
         let labels: Vec<&str> = endpoints.iter().map(|e| e.label.as_str()).collect();
@@ -195,9 +219,11 @@ pub async fn run_workloads(
         interrupted: control.interrupted.clone(),
         latency_log: log_sink,
         conns,
+        server: watch,
     };
     let mut report = RunReport {
         started_at,
+        application_name,
         server,
         operations: Vec::new(),
         interrupted: false,

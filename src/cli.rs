@@ -499,6 +499,10 @@ pub struct Cli {
     #[arg(long, help_heading = SAFETY)]
     pub force: bool,
 
+    /// Leave out the server's side of the run: no snapshots of pg_stat_database, pg_stat_user_tables and pg_stat_statements around each operation, no sampling of what the run's backends wait on (pg_stat_activity), no statistics connection.
+    #[arg(long, help_heading = REPORTS)]
+    pub no_server_stats: bool,
+
     /// Generated files instead of a run: shell completions, the man page.
     #[command(subcommand)]
     pub command: Option<Command>,

@@ -119,6 +119,9 @@ pub struct RunPlan {
     /// Ask YugabyteDB's yb_servers() for the hosts.
     pub yb_discover: bool,
     pub tls: TlsPlan,
+    /// Read the server's own statistics of each operation and sample what
+    /// its backends wait on (off with --no-server-stats).
+    pub server_stats: bool,
 }
 
 /// What the run writes besides the summary.
@@ -424,6 +427,7 @@ impl RunPlan {
             balance,
             yb_discover: cli.yb_discover,
             tls,
+            server_stats: !cli.no_server_stats,
         };
         // Each workload checks the flags it cares about, now, before any
         // connection is made.

@@ -139,6 +139,9 @@ pub struct JsonOperation {
     /// Connect time and throughput without it, under --reconnect.
     #[serde(default)]
     pub connect: Option<super::conns::JsonConnect>,
+    /// What the server saw of the operation (absent with --no-server-stats).
+    #[serde(default)]
+    pub server: Option<crate::stats::server::ServerFigures>,
 }
 
 /// One statement kind inside an operation's units.
@@ -365,6 +368,7 @@ fn operation(op: &OpResult) -> Result<JsonOperation> {
         checks: op.checks.clone(),
         hosts: super::conns::json_hosts(op),
         connect: super::conns::json_connect(op),
+        server: op.server.clone(),
     })
 }
 

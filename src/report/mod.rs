@@ -10,4 +10,5 @@ pub mod exact_u64;
 pub mod histogram;
 pub mod json;
 pub mod plot;
+pub mod server;
 pub mod summary;

@@ -183,7 +183,16 @@ fn draw_throughput(op: &OpResult, opts: &GraphOptions, server: &str, path: &Path
     let root = BitMapBackend::new(path, (opts.width, opts.height)).into_drawing_area();
     root.fill(&WHITE).map_err(&e)?;
     let root = root.titled(&title(op, server), (FAMILY, 20)).map_err(&e)?;
-    let (top, bottom) = root.split_vertically(opts.height as i32 / 2 - 15);
+    // With the server's waits, a band of a quarter of the height under
+    // the two charts.
+    let (charts, band) = if super::server::has_wait_band(op) {
+        let (c, b) = root.split_vertically(opts.height as i32 * 3 / 4 - 15);
+        (c, Some(b))
+    } else {
+        (root.clone(), None)
+    };
+    let half = charts.dim_in_pixel().1 as i32 / 2;
+    let (top, bottom) = charts.split_vertically(half);
     let x_max = op
         .intervals
         .last()
@@ -295,6 +304,10 @@ fn draw_throughput(op: &OpResult, opts: &GraphOptions, server: &str, path: &Path
                 .draw()
                 .map_err(&e)?;
         }
+    }
+    if let Some(band) = &band {
+        super::server::draw_wait_band(band, op, x_max, FAMILY)
+            .map_err(|why| Error::run(format!("cannot draw {}: {why}", path.display())))?;
     }
     root.present().map_err(&e)?;
     Ok(())

@@ -429,7 +429,7 @@ pub fn write_summary(w: &mut dyn Write, r: &OpResult) -> io::Result<()> {
     if let Some(why) = &r.failure {
         line(w, "FAILED", why)?;
     }
-    Ok(())
+    super::server::write_server(w, r)
 }
 
 #[cfg(test)]

@@ -32,6 +32,8 @@ const HAND_OVER: Duration = Duration::from_secs(2);
 
 pub(super) struct WorkersOutcome {
     pub(super) wallclock: Duration,
+    /// When measurement started (after the barrier and any warmup).
+    pub(super) start: Instant,
     pub(super) workers: Vec<WorkerOutput>,
     pub(super) intervals: Vec<SetFigures>,
     pub(super) failure: Option<String>,
@@ -116,8 +118,14 @@ where
     let on_interval: Option<OnInterval> = plan.report_interval.map(|_| {
         let rate_limited = plan.rate.is_some();
         let names = pace.types.clone();
+        let server = ctx.server.clone();
         Box::new(move |f: &SetFigures| {
-            crate::say!("{}", progress::progress_line(kind, f, &names, rate_limited));
+            let line = progress::progress_line(kind, f, &names, rate_limited);
+            let note = server
+                .as_ref()
+                .map(|w| w.progress_note())
+                .unwrap_or_default();
+            crate::say!("{line}{note}");
         }) as OnInterval
     });
     let (end_tx, end_rx) = tokio::sync::oneshot::channel();
@@ -258,6 +266,7 @@ where
     };
     WorkersOutcome {
         wallclock,
+        start,
         workers,
         intervals,
         failure,

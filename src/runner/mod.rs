@@ -31,6 +31,7 @@ use tokio_postgres::Config;
 
 use crate::db::connect;
 use crate::db::nodes::ConnSource;
+use crate::db::server_watch::{OpShape, ServerWatch};
 use crate::error::Result;
 use crate::stats::{OpResult, RateTarget, Stats, TypeResult, TypedStats};
 use crate::workload::{AnyOperation, StatementStats, Workload};
@@ -90,6 +91,9 @@ pub struct RunCtx {
     /// Where the workers' connections come from (one pool per host when
     /// load balancing; see [`crate::db::nodes`]).
     pub conns: Arc<ConnSource>,
+    /// The server's side of each operation, unless --no-server-stats
+    /// (see [`crate::db::server_watch`]).
+    pub server: Option<Arc<ServerWatch>>,
 }
 
 /// Runs one operation to its end and returns what it measured. Failures of
@@ -129,6 +133,15 @@ pub async fn run_operation(ctx: &RunCtx, workload: &dyn Workload) -> OpResult {
         result.failure = Some(e.to_string());
         return result;
     }
+    // After the set-up, so that its statements stay out of the server's
+    // counts of the operation.
+    let watch = match &ctx.server {
+        Some(w) => Some(
+            w.begin(&ctx.pool, &ctx.conns, &workload.stat_tables())
+                .await,
+        ),
+        None => None,
+    };
     let make = |t: usize| AnyOperation(workload.worker(t));
     let retry = s.retry_policy(workload.retry_on(), workload.default_max_tries());
     let outcome = run_workers(ctx, spec, &names, retry, make).await;
@@ -168,6 +181,14 @@ pub async fn run_operation(ctx: &RunCtx, workload: &dyn Workload) -> OpResult {
             "no {} succeeded: {} retries until the end of the run (a conflict that never resolves?)",
             spec.unit, t.retries
         ));
+    }
+    if let Some(w) = watch {
+        let shape = OpShape {
+            start: outcome.start,
+            intervals: &result.intervals,
+            opened: &result.total.conns.opened,
+        };
+        result.server = Some(w.end(&ctx.pool, &ctx.conns, shape).await);
     }
     result
 }

@@ -26,6 +26,7 @@ use crate::workload::{Outcome, Spec};
 pub mod conns;
 pub mod interval;
 pub mod scatter;
+pub mod server;
 
 pub use interval::IntervalFigures;
 pub use scatter::{Point, Scatter};
@@ -383,6 +384,8 @@ pub struct OpResult {
     pub failure: Option<String>,
     /// The hosts connections went to, in the index order of `total.conns`.
     pub hosts: Vec<String>,
+    /// What the server saw of the operation (None with --no-server-stats).
+    pub server: Option<server::ServerFigures>,
 }
 
 impl OpResult {
@@ -413,6 +416,7 @@ impl OpResult {
             timed_out: false,
             failure: None,
             hosts: Vec::new(),
+            server: None,
         }
     }
 

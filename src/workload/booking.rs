@@ -509,6 +509,12 @@ impl Workload for Booking {
         &self.table
     }
 
+    fn stat_tables(&self) -> Vec<String> {
+        ["aircraft", "schedule", "seat", "payment", "audit"]
+            .map(String::from)
+            .to_vec()
+    }
+
     fn worker(&self, thread: usize) -> Box<dyn DynOperation> {
         let s = &self.settings;
         let keys = s.keys.unwrap_or(KeyDistribution::Uniform);

@@ -244,6 +244,13 @@ pub trait Workload: Send + Sync {
     /// The table the rows go to or come from, for `--show-rowsize`.
     fn table(&self) -> &TableName;
 
+    /// The tables whose server statistics the run reports
+    /// ([`crate::db::server_watch`]): the one of [`Workload::table`]
+    /// unless the workload says more.
+    fn stat_tables(&self) -> Vec<String> {
+        vec![self.table().as_str().to_string()]
+    }
+
     /// The operation of worker `thread` (0-based).
     fn worker(&self, thread: usize) -> Box<dyn DynOperation>;
 }

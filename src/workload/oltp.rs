@@ -761,6 +761,12 @@ impl Workload for OltpRun {
         )
     }
 
+    fn stat_tables(&self) -> Vec<String> {
+        (1..=self.settings.oltp.tables)
+            .map(|i| format!("sbtest{i}"))
+            .collect()
+    }
+
     fn worker(&self, thread: usize) -> Box<dyn DynOperation> {
         let s = &self.settings;
         let keys = s.keys.unwrap_or(KeyDistribution::Uniform);
