@@ -130,7 +130,11 @@ async fn graphs_json_csv_and_log_describe_the_same_run() {
         "operation,thread,start_us,latency_us,service_us,rows,ok,type"
     );
     // Each line ends with the unit's transaction type.
-    assert!(lines[1..].iter().all(|l| l.ends_with(",batch") || l.ends_with(",query")));
+    assert!(
+        lines[1..]
+            .iter()
+            .all(|l| l.ends_with(",batch") || l.ends_with(",query"))
+    );
     let selects = lines.iter().filter(|l| l.starts_with("select,")).count() as u64;
     assert_eq!(selects, report.operations[1].total.ops);
     let copied: u64 = lines

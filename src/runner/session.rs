@@ -21,9 +21,9 @@ use rand::rngs::SmallRng;
 use tokio_postgres::{CancelToken, Client};
 
 use super::InFlight;
+use super::recorder::StatsRef;
 use crate::db::nodes::{Conn, ConnSource};
 use crate::error::{Error, Result};
-use crate::stats::Stats;
 use crate::workload::{Operation, worker_seed};
 
 pub struct Session {
@@ -100,7 +100,11 @@ impl Session {
     /// With several hosts, a host that cannot be reached is skipped (said
     /// once per host) and the next one in the worker's rotation is tried,
     /// so that a node down at the start does not end the run.
-    pub async fn start<O: Operation>(&mut self, op: &mut O, stats: &mut Stats) -> Result<()> {
+    pub(super) async fn start<O: Operation>(
+        &mut self,
+        op: &mut O,
+        stats: StatsRef<'_>,
+    ) -> Result<()> {
         let mut tries = 0;
         loop {
             tries += 1;
@@ -121,7 +125,7 @@ impl Session {
             };
             if !self.reconnect {
                 self.made += 1;
-                stats.conns.opened(host, None);
+                stats.common(|c| c.conns.opened(host, None));
             }
             self.set_up(op, &conn).await?;
             self.set_current(host, conn);
@@ -131,7 +135,11 @@ impl Session {
 
     /// Before each unit: with --reconnect, closes the connection and makes
     /// a new one (timed apart); otherwise nothing.
-    pub async fn next_unit<O: Operation>(&mut self, op: &mut O, stats: &mut Stats) -> Result<()> {
+    pub(super) async fn next_unit<O: Operation>(
+        &mut self,
+        op: &mut O,
+        stats: StatsRef<'_>,
+    ) -> Result<()> {
         if self.reconnect {
             self.reopen(op, stats).await?;
         }
@@ -140,18 +148,22 @@ impl Session {
 
     /// Drops the connection and opens another, on the next host of the
     /// worker's rotation: pooled, or made anew (and timed) with --reconnect.
-    pub async fn reopen<O: Operation>(&mut self, op: &mut O, stats: &mut Stats) -> Result<()> {
+    pub(super) async fn reopen<O: Operation>(
+        &mut self,
+        op: &mut O,
+        stats: StatsRef<'_>,
+    ) -> Result<()> {
         // A broken pooled connection goes back to its pool, which discards it.
         self.clear_current();
         let host = self.conns.pick(self.worker, self.made, &mut self.rng);
         self.made += 1;
         let conn = if self.reconnect {
             let (conn, took) = self.conns.fresh(host).await?;
-            stats.conns.opened(host, Some(took));
+            stats.common(|c| c.conns.opened(host, Some(took)));
             conn
         } else {
             let conn = self.conns.pooled(host).await?;
-            stats.conns.opened(host, None);
+            stats.common(|c| c.conns.opened(host, None));
             conn
         };
         self.set_up(op, &conn).await?;
@@ -178,9 +190,10 @@ impl Session {
     }
 
     /// Counts a unit that succeeded on the current host.
-    pub fn count_op(&self, stats: &mut Stats) {
+    pub(super) fn count_op(&self, stats: StatsRef<'_>) {
         if let Some((host, _)) = &self.current {
-            stats.conns.op_on(*host);
+            let host = *host;
+            stats.common(|c| c.conns.op_on(host));
         }
     }
 
