@@ -133,17 +133,10 @@ impl Session {
         }
     }
 
-    /// Before each unit: with --reconnect, closes the connection and makes
-    /// a new one (timed apart); otherwise nothing.
-    pub(super) async fn next_unit<O: Operation>(
-        &mut self,
-        op: &mut O,
-        stats: StatsRef<'_>,
-    ) -> Result<()> {
-        if self.reconnect {
-            self.reopen(op, stats).await?;
-        }
-        Ok(())
+    /// Whether each unit gets a new connection (--reconnect): then
+    /// [`Self::reopen`] comes before each unit.
+    pub fn reconnects_per_unit(&self) -> bool {
+        self.reconnect
     }
 
     /// Drops the connection and opens another, on the next host of the

@@ -104,7 +104,10 @@ pub(super) async fn worker_loop<O: Operation>(
         s.seed,
         inflight,
     );
-    let ready = session.start(&mut op, rec.stats(true)).await;
+    // Boxed, as every path below that runs seldom: an async fn's state is
+    // as large as its largest await, and a connect is kilobytes that
+    // would otherwise stay in each of a thousand workers' futures.
+    let ready = Box::pin(session.start(&mut op, rec.stats(true))).await;
     // A worker that could not connect stops the others before they start
     // (too many clients, a node down): no unit runs in a run that has
     // already failed.
@@ -248,9 +251,15 @@ impl Phase<'_> {
                 return;
             }
             // With --reconnect: a new connection for this unit, its connect
-            // timed apart, before the unit's slot and timing.
+            // timed apart, before the unit's slot and timing. A connect
+            // that fails is the unit's failure.
             let ty = op.unit_type();
-            if let Err(e) = self.session.next_unit(op, self.rec.stats(measured)).await {
+            let reopened = if self.session.reconnects_per_unit() {
+                Box::pin(self.session.reopen(op, self.rec.stats(measured))).await
+            } else {
+                Ok(())
+            };
+            if let Err(e) = reopened {
                 let class = error_class(&e);
                 let label = op.unit_label();
                 self.stats().with(|s| s.of(ty).record_error(&class, label));
@@ -259,7 +268,7 @@ impl Phase<'_> {
                     out.error = Some(e);
                     return;
                 }
-                if !self.recover(op, out, deadline, e).await {
+                if !Box::pin(self.recover(op, out, deadline, e)).await {
                     return;
                 }
             }
@@ -276,7 +285,7 @@ impl Phase<'_> {
             let res = match (res, cancelled) {
                 (Err(_), Some(why)) => {
                     out.timed_out |= why == Ending::Deadline;
-                    let rows = self.committed_rows(op).await;
+                    let rows = Box::pin(self.committed_rows(op)).await;
                     if rows == 0 {
                         return;
                     }
@@ -369,7 +378,7 @@ impl Phase<'_> {
                     // count, and the message says so.
                     let mut partly = String::new();
                     if op.long_unit() {
-                        let rows = self.committed_rows(op).await;
+                        let rows = Box::pin(self.committed_rows(op)).await;
                         if rows > 0 {
                             self.stats().with(|s| s.of(ty).rows += rows);
                             out.rows += rows;
@@ -393,7 +402,7 @@ impl Phase<'_> {
                         return;
                     }
                     if (lost || self.session.is_closed())
-                        && !self.recover(op, out, deadline, e).await
+                        && !Box::pin(self.recover(op, out, deadline, e)).await
                     {
                         return;
                     }
@@ -418,7 +427,7 @@ impl Phase<'_> {
                 return (Err(Error::run("no connection")), tries, None);
             };
             let (res, cancelled) = if op.long_unit() {
-                self.execute_cancellable(op, client, deadline).await
+                Box::pin(self.execute_cancellable(op, client, deadline)).await
             } else {
                 (op.execute(client).await, None)
             };
