@@ -1,10 +1,21 @@
 #!/usr/bin/env bash
-# Installs the system packages the tests and the quick start need, when
-# missing: PostgreSQL's server binaries (for the sandbox servers), haproxy
-# and PgBouncer (for the multi-node and pooler tests), GNU time (bench/compare.sh
-# measures client CPU and peak RSS with it). Debian/Ubuntu only;
+# Installs the system packages that are missing, Debian/Ubuntu only;
 # elsewhere it says what to install and carries on.
+#
+#   scripts/install-deps.sh                 what the tests need: PostgreSQL's
+#       server binaries (for the sandbox servers) and psql, haproxy and
+#       PgBouncer (for the multi-node and pooler tests), GNU time
+#       (bench/compare.sh measures client CPU and peak RSS with it)
+#   scripts/install-deps.sh --sandbox-only  only PostgreSQL's server
+#       binaries, all that `ysql-bench --sandbox` (the quick start) needs
 set -euo pipefail
+
+sandbox_only=0
+case "${1:-}" in
+    "") ;;
+    --sandbox-only) sandbox_only=1 ;;
+    *) echo "error: unknown option $1 (use --sandbox-only, or nothing)" >&2; exit 2 ;;
+esac
 
 missing=()
 have_pg_server() {
@@ -12,10 +23,13 @@ have_pg_server() {
     ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1
 }
 have_pg_server || missing+=(postgresql)
-command -v psql >/dev/null 2>&1 || missing+=(postgresql-client)
-command -v haproxy >/dev/null 2>&1 || [ -x /usr/sbin/haproxy ] || missing+=(haproxy)
-command -v pgbouncer >/dev/null 2>&1 || [ -x /usr/sbin/pgbouncer ] || missing+=(pgbouncer)
-[ -x /usr/bin/time ] || missing+=(time)
+if [ "$sandbox_only" = 0 ]; then
+    command -v psql >/dev/null 2>&1 || missing+=(postgresql-client)
+    command -v haproxy >/dev/null 2>&1 || [ -x /usr/sbin/haproxy ] || missing+=(haproxy)
+    command -v pgbouncer >/dev/null 2>&1 || [ -x /usr/sbin/pgbouncer ] || missing+=(pgbouncer)
+command -v sysbench >/dev/null 2>&1 || missing+=(sysbench)
+    [ -x /usr/bin/time ] || missing+=(time)
+fi
 
 if [ ${#missing[@]} -eq 0 ]; then
     exit 0

@@ -84,9 +84,21 @@ pub async fn run_with(
     out: &mut (dyn Write + Send),
     control: Control,
 ) -> Result<RunReport> {
+    let workloads = plan.workloads()?;
+    run_workloads(plan, workloads, out, control).await
+}
+
+/// Runs `workloads` (built from the plan, or any other [`Workload`], as
+/// tests of the runner do with units that need no table) with the plan's
+/// connection, pacing and reports.
+pub async fn run_workloads(
+    plan: RunPlan,
+    workloads: Vec<Box<dyn Workload>>,
+    out: &mut (dyn Write + Send),
+    control: Control,
+) -> Result<RunReport> {
     let started_at = SystemTime::now();
     ensure_open_files(plan.run.threads)?;
-    let workloads = plan.workloads()?;
     for w in plan.warnings() {
         crate::say!("{w}");
     }
@@ -148,6 +160,7 @@ pub async fn run_with(
     } else {
         nodes::split_hosts(&config)
     };
+    check_rows_for_queries(&client, &workloads).await?;
     prepare_tables(&client, &plan, &workloads, server.flavor).await?;
     drop(client);
     if plan.balance != Balance::Failover {
@@ -200,15 +213,20 @@ pub async fn run_with(
         short_version(&report.server.version)
     );
     let write_err = |e| Error::io("cannot write the summary", e);
+    write_run_header(out, &plan).map_err(write_err)?;
     for workload in &workloads {
         let kind = workload.spec();
         crate::say!(">> {kind}");
         if !kind.is_load() {
             warn_about_load_state(&ctx, workload.as_ref()).await;
         }
-        let result = runner::run_operation(&ctx, workload.as_ref()).await;
+        let mut result = runner::run_operation(&ctx, workload.as_ref()).await;
+        if !never_started(&result) && !result.interrupted {
+            run_checks(&ctx, workload.as_ref(), &mut result).await;
+        }
         report_operation(out, &plan, workload.as_ref(), &result, &stamp, &server_name)
             .map_err(write_err)?;
+        say_why_it_failed(&result);
         if kind.is_load() && result.succeeded() && !result.timed_out && !result.interrupted {
             mark_loaded(&ctx, workload.as_ref(), result.total.rows).await;
         }
@@ -220,11 +238,10 @@ pub async fn run_with(
             break;
         }
         if !ok && kind.is_load() {
-            let rest: Vec<&str> = plan
-                .operations
+            let rest: Vec<&str> = workloads
                 .iter()
                 .skip(report.operations.len())
-                .map(|k| k.name)
+                .map(|w| w.spec().name)
                 .collect();
             if !rest.is_empty() {
                 crate::say!(
@@ -306,8 +323,17 @@ fn report_operation(
     server_name: &str,
 ) -> std::io::Result<()> {
     let kind = result.spec;
-    write_summary(out, result)?;
-    if plan.output.print_histogram {
+    // Nothing ran: a block of zeros would only hide the error, which
+    // goes to stderr (say_why_it_failed).
+    let started = !never_started(result);
+    if started {
+        write_summary(out, result)?;
+        if plan.output.per_statement && !result.statements.is_empty() {
+            writeln!(out, "latency per statement:")?;
+            crate::report::summary::write_statements(out, result)?;
+        }
+    }
+    if plan.output.print_histogram && started {
         writeln!(out, "histogram is per {}", workload.histogram_note())?;
         write_histogram(
             out,
@@ -347,6 +373,74 @@ fn report_operation(
     Ok(())
 }
 
+/// Whether an operation failed before its first unit was sent: its set-up
+/// (the truncate, the procedure's install, copy-file's files) or every
+/// worker's connection failed. It has nothing to summarise.
+pub fn never_started(result: &OpResult) -> bool {
+    result.failure.is_some()
+        && result.total.ops == 0
+        && result.total.failed() == 0
+        && result.total.rows == 0
+        && result.checks.is_empty()
+}
+
+/// A failed operation's reason on stderr too: with the summary sent to a
+/// file (`> results.txt`), the terminal would otherwise show only the
+/// exit code.
+fn say_why_it_failed(result: &OpResult) {
+    let kind = result.spec;
+    if let Some(why) = &result.failure {
+        if never_started(result) {
+            crate::say!("error: {kind} did not start: {why}");
+        } else {
+            crate::say!("error: {kind} failed: {why}");
+        }
+        return;
+    }
+    let failed = result.total.failed();
+    if failed > 0 {
+        let by_code: Vec<String> = result
+            .total
+            .errors
+            .iter()
+            .map(|(code, n)| format!("{code}: {n}"))
+            .collect();
+        crate::say!(
+            "error: {kind}: {failed} of its {} failed ({})",
+            kind.units,
+            by_code.join(", ")
+        );
+    }
+}
+
+/// The lines before the first operation's summary: what it takes to
+/// repeat the run, the seed first (drawn at random unless --seed was
+/// given, and otherwise known only from the JSON report).
+fn write_run_header(out: &mut (dyn Write + Send), plan: &RunPlan) -> std::io::Result<()> {
+    writeln!(out, "{:<22}: {}", "seed", plan.seed())
+}
+
+/// Query workloads look rows up: before anything is created or written,
+/// a run whose first operation queries (no load before it) needs a table
+/// that exists and holds rows. The check is per workload
+/// ([`schema::require_rows`]); the hint is this run's command line with a
+/// load put first.
+async fn check_rows_for_queries(
+    client: &tokio_postgres::Client,
+    workloads: &[Box<dyn Workload>],
+) -> Result<()> {
+    let Some(first) = workloads
+        .first()
+        .filter(|w| !w.spec().is_load() && w.needs_tables())
+    else {
+        return Ok(());
+    };
+    let ops: Vec<&str> = workloads.iter().map(|w| w.spec().name).collect();
+    let load_first = format!("-o {},{}", first.tables().loader(), ops.join(","));
+    schema::require_rows(client, first.table(), first.spec().name, &load_first).await
+}
+
+/// Marks the table as completely loaded; a failure only costs the mark,
 /// Marks the tables as completely loaded; a failure only costs the mark,
 /// so it is a warning, not the end of the run.
 async fn mark_loaded(ctx: &RunCtx, workload: &dyn Workload, rows: u64) {
@@ -364,6 +458,34 @@ async fn row_size(ctx: &RunCtx, workload: &dyn Workload) -> Result<Option<(f64, 
     schema::average_row_size(&client, workload.table(), ROWSIZE_SAMPLE).await
 }
 
+/// The workload's consistency checks, after it ran, on a connection of
+/// its own: a broken one, or one that cannot be made, fails the
+/// operation.
+async fn run_checks(ctx: &RunCtx, workload: &dyn Workload, result: &mut OpResult) {
+    let checked = async {
+        let client = connect::get(&ctx.pool, &ctx.config).await?;
+        workload.checks(&client).await
+    };
+    match checked.await {
+        Ok(checks) => {
+            let broken: Vec<&str> = checks
+                .iter()
+                .filter(|c| !c.held)
+                .map(|c| c.name.as_str())
+                .collect();
+            if !broken.is_empty() && result.failure.is_none() {
+                result.failure = Some(format!("consistency check broken: {}", broken.join(", ")));
+            }
+            result.checks = checks;
+        }
+        Err(e) => {
+            result
+                .failure
+                .get_or_insert(format!("the consistency checks could not run: {e}"));
+        }
+    }
+}
+
 /// Creates or checks each set of tables the workloads use, once, before
 /// any of them runs: refusing a table that is not the tool's before
 /// anything is written.
@@ -374,7 +496,7 @@ async fn prepare_tables(
     flavor: Flavor,
 ) -> Result<()> {
     let mut done: Vec<&str> = Vec::new();
-    for w in workloads {
+    for w in workloads.iter().filter(|w| w.needs_tables()) {
         let set = w.tables();
         if done.contains(&set.key()) {
             continue;
@@ -382,7 +504,7 @@ async fn prepare_tables(
         done.push(set.key());
         let writes = workloads
             .iter()
-            .any(|o| o.tables().key() == set.key() && o.spec().writes);
+            .any(|o| o.tables().key() == set.key() && o.writes());
         set.prepare(client, &plan.workload, flavor, writes).await?;
     }
     Ok(())

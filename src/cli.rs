@@ -9,7 +9,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::{ArgAction, Parser, ValueEnum};
+use clap::{ArgAction, Parser, Subcommand, ValueEnum};
 
 use crate::workload::{self, Spec};
 
@@ -68,27 +68,97 @@ pub enum LoadBalanceArg {
     Random,
 }
 
+/// The version as `--version` says it: the package version and the commit
+/// it was built from (`0.2.0 (abc1234)`; "unknown" without git).
+pub const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (",
+    env!("YSQLBENCH_COMMIT"),
+    ")"
+);
+
+// The headings of --help, in the order a user meets the questions.
+const CONNECTION: &str = "Connection";
+const WORKLOAD: &str = "Workload";
+const PACING: &str = "Pacing";
+const REPORTS: &str = "Reports";
+const NODES: &str = "Several nodes";
+const SAFETY: &str = "Safety";
+
+const ABOUT: &str = "Load, read and update a table in YugabyteDB YSQL or PostgreSQL, and report throughput and latency.";
+
+const LONG_ABOUT: &str = "\
+Load, read and update a table in YugabyteDB YSQL or PostgreSQL, and report throughput and latency.
+
+The operations of -o run in order against the table test_table(id int primary key, f1..f4 text): \
+insert, copy-mem, copy-file and procedure load ids 0..rows-1 into it; select and update look \
+ids up in it, so a run that starts with them needs a loaded table. The summary goes to stdout; \
+what the run is doing (>> lines), warnings and errors go to stderr.";
+
+const AFTER_HELP: &str = "\
+Exit codes: 0 ok, 1 the run failed, 2 bad usage, 130 interrupted. --help shows an example per group.";
+
+const AFTER_LONG_HELP: &str = "\
+Examples:
+  Connection: a throwaway local server, or a YugabyteDB node (the user and database default as in psql)
+    ysql-bench --sandbox -o copy-mem,select -t 4 -r 100000 --time 10s
+    ysql-bench -u 'host=yb1 port=5433 user=yugabyte dbname=yugabyte' -o copy-mem,select
+  Workload: load 1M rows with 8 workers in batches of 1000, then update them
+    ysql-bench -o copy-mem,update -r 1000000 -t 8 -b 1000 --seed 42
+  Pacing: 2000 queries/s for 5 minutes after a warmup; count those over 50 ms
+    ysql-bench -o select -r 1000000 --rate 2000 --time 5m --warmup 10s --latency-limit 50
+  Reports: progress every 5 s, percentiles and histograms kept as JSON, pictures in plots/
+    ysql-bench -o select -P 5 --json run.json --graph --graph-dir plots
+  Several nodes: 12 workers spread over three nodes
+    ysql-bench -u 'host=yb1,yb2,yb3 port=5433' --load-balance round-robin -o select -t 12
+  Safety: replace a table ysql-bench did not create (its rows are lost)
+    ysql-bench -o copy-mem --drop --force --table-name bench_t
+  Shell completions and the man page (see the README for where to put them)
+    ysql-bench completions bash > ~/.local/share/bash-completion/completions/ysql-bench
+    ysql-bench man > ~/.local/share/man/man1/ysql-bench.1
+
+Exit codes: 0 ok, 1 the run failed (the summary of what ran is still printed), 2 bad usage (nothing ran), 130 interrupted.";
+
 #[derive(Parser, Debug, Clone)]
 #[command(
     name = "ysql-bench",
-    version,
+    version = VERSION,
     allow_negative_numbers = true,
-    about = "Load, read and update a table in YugabyteDB YSQL or PostgreSQL, and report throughput and latency.",
-    after_help = "Examples:\n  ysql-bench --sandbox -o insert,select -t 4 -r 100000 --time 10s\n  ysql-bench -u 'host=yb1 port=5433 user=yugabyte dbname=yugabyte' -o copy-mem,update -t 8 --tablets 6\n\nExit codes: 0 ok, 1 the run failed, 2 bad usage, 130 interrupted."
+    about = ABOUT,
+    long_about = LONG_ABOUT,
+    after_help = AFTER_HELP,
+    after_long_help = AFTER_LONG_HELP,
+    // `ysql-bench completions bash` and `ysql-bench man` need no -o; any
+    // run's command line has no word that is not a flag or its value, so
+    // these names cannot change what an existing command line means.
+    subcommand_negates_reqs = true,
+    args_conflicts_with_subcommands = true,
+    disable_help_subcommand = true
 )]
 pub struct Cli {
-    /// Connection: libpq key=value string or postgres:// URI, with sslmode (disable, prefer, require, verify-ca, verify-full) and sslrootcert as in libpq. Default: $YSQLBENCH_URL, then the PG* variables (PGHOST, PGPORT, PGUSER, PGPASSWORD, PGDATABASE, PGSSLMODE, PGSSLROOTCERT) with psql's defaults. Several nodes: a host list (host=a,b port=5433,5434) or -u given again; as in libpq they mean failover (the first host that answers) unless --load-balance is given.
+    /// Where to connect: a libpq key=value string or a postgres:// URI.
+    ///
+    /// sslmode (disable, prefer, require, verify-ca, verify-full), sslrootcert, sslcert and sslkey
+    /// as in libpq. Without -u: $YSQLBENCH_URL, then the PG* variables (PGHOST, PGPORT, PGUSER,
+    /// PGPASSWORD, PGDATABASE, PGSSLMODE, PGSSLROOTCERT) with psql's defaults: the user is PGUSER
+    /// or the OS login name, the database the user's name. Several nodes: a host list
+    /// (host=a,b port=5433,5434) or -u given again; as in libpq they mean failover (the first host
+    /// that answers) unless --load-balance is given.
     #[arg(
         short = 'u',
         long = "url",
         value_name = "URL",
         conflicts_with = "sandbox",
-        action = ArgAction::Append
+        action = ArgAction::Append,
+        help_heading = CONNECTION
     )]
     pub url: Vec<String>,
 
-    /// Start a throwaway local PostgreSQL for this run (initdb in a temp dir, a free port on 127.0.0.1), removed afterwards.
-    #[arg(long)]
+    /// Run against a throwaway local PostgreSQL, removed afterwards.
+    ///
+    /// initdb in a temporary directory, a free port on 127.0.0.1; needs PostgreSQL's server
+    /// binaries (set YSQLBENCH_PG_BINDIR to pick a version).
+    #[arg(long, help_heading = CONNECTION)]
     pub sandbox: bool,
 
     /// Operations to run, in order, comma separated (see --help for the list).
@@ -99,201 +169,352 @@ pub struct Cli {
         value_delimiter = ',',
         value_parser = parse_operation,
         long_help = operations_help(),
-        required = true
+        required = true,
+        help_heading = WORKLOAD
     )]
     pub operations: Vec<&'static Spec>,
 
     /// Concurrent workers, each on its own connection.
-    #[arg(short = 't', long, value_name = "N", default_value = "1", value_parser = parse_positive::<usize>)]
+    #[arg(short = 't', long, value_name = "N", default_value = "1", value_parser = parse_positive::<usize>, help_heading = WORKLOAD)]
     pub threads: usize,
 
-    /// Rows in the table: loads write ids 0..N-1 split across the threads; select and update pick ids from 0..N-1.
-    #[arg(short = 'r', long, value_name = "N", default_value = "100000", value_parser = parse_count::<u64>)]
-    pub rows: u64,
+    /// Rows in the table (default 100000): loads write ids 0..N-1, queries look up ids in 0..N-1.
+    ///
+    /// A load splits the ids over the threads (the first N mod threads take one more).
+    #[arg(short = 'r', long, value_name = "N", value_parser = parse_count::<u64>, help_heading = WORKLOAD)]
+    pub rows: Option<u64>,
 
-    /// Rows per batch: one INSERT statement, one COPY, or one commit of the procedure.
-    #[arg(short = 'b', long = "batch-size", value_name = "N", default_value = "200", value_parser = parse_positive::<usize>)]
+    /// Rows per INSERT statement, per COPY, or per commit of the procedure.
+    #[arg(short = 'b', long = "batch-size", value_name = "N", default_value = "200", value_parser = parse_positive::<usize>, help_heading = WORKLOAD)]
     pub batch_size: usize,
 
-    /// Length of each of the four text fields, in characters.
-    #[arg(short = 'f', long = "fields-length", value_name = "N", default_value = "24", value_parser = parse_positive::<usize>)]
+    /// Characters in each of the four text fields.
+    #[arg(short = 'f', long = "fields-length", value_name = "N", default_value = "24", value_parser = parse_positive::<usize>, help_heading = WORKLOAD)]
     pub fields_length: usize,
 
-    /// YugabyteDB: set yb_disable_transactional_writes on every worker connection, so that writes are not atomic per batch (refused on PostgreSQL).
-    #[arg(short = 'n', long)]
+    /// YugabyteDB: writes not atomic per batch (yb_disable_transactional_writes).
+    ///
+    /// Set on every worker connection of loads and update; refused on PostgreSQL.
+    #[arg(short = 'n', long, help_heading = WORKLOAD)]
     pub nontransactional: bool,
 
-    /// YugabyteDB: create the table split into N tablets (ignored with a warning on PostgreSQL).
-    #[arg(long, value_name = "N", value_parser = parse_positive::<u32>)]
+    /// YugabyteDB: create the table split into N tablets.
+    ///
+    /// Ignored with a warning on PostgreSQL.
+    #[arg(long, value_name = "N", value_parser = parse_positive::<u32>, help_heading = WORKLOAD)]
     pub tablets: Option<u32>,
 
-    /// Drop the table first (only a table that ysql-bench created, unless --force).
-    #[arg(long)]
-    pub drop: bool,
-
-    /// Allow truncating, dropping or writing a table that ysql-bench did not create (one with other columns is still refused).
-    #[arg(long)]
-    pub force: bool,
-
-    /// Send SQL text with literal values (simple query protocol) instead of prepared statements.
-    #[arg(long)]
+    /// Send SQL text with literal values instead of prepared statements.
+    ///
+    /// The simple query protocol, like pgbench -M simple; needed through PgBouncer in
+    /// transaction mode.
+    #[arg(long, help_heading = WORKLOAD)]
     pub no_prepared: bool,
 
-    /// Table to load and query (default test_table; usertable for YCSB); always quoted as an identifier.
-    #[arg(long, value_name = "NAME")]
+    /// The table to load and query (default test_table; usertable for YCSB), always quoted as an identifier.
+    #[arg(long, value_name = "NAME", help_heading = WORKLOAD)]
     pub table_name: Option<String>,
 
-    /// After the operations, print the average stored row size over a sample of rows.
-    #[arg(long)]
-    pub show_rowsize: bool,
-
-    /// Seed for the generated data and the chosen ids, for reproducible runs.
-    #[arg(long, value_name = "N", value_parser = parse_count::<u64>)]
+    /// Seed of the generated data and of the ids looked up, to repeat a run.
+    ///
+    /// Drawn at random when not given; either way the summary's first line and the JSON report
+    /// say which seed was used.
+    #[arg(long, value_name = "N", value_parser = parse_count::<u64>, help_heading = WORKLOAD)]
     pub seed: Option<u64>,
 
-    /// Directory of the CSV files for copy-file (on the database server's host).
-    #[arg(long, value_name = "DIR", default_value = "/tmp")]
+    /// Directory of copy-file's CSV files, on the database server's host.
+    ///
+    /// csv_generator makes them; with --copy-file-client, on this machine.
+    #[arg(long, value_name = "DIR", default_value = "/tmp", help_heading = WORKLOAD)]
     pub csv_dir: PathBuf,
 
-    /// How long select and update run (default 60s), e.g. 30s, 5m; also bounds a load, which then stops issuing batches and reports what it loaded.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true, conflicts_with = "runtime_select")]
+    /// How long select and update run (default 60s), e.g. 30s or 5m.
+    ///
+    /// Also bounds a load, which then stops issuing batches and reports what it loaded.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true, conflicts_with = "runtime_select", help_heading = PACING)]
     pub time: Option<Duration>,
 
-    /// The original tool's run time of select and update, in minutes (as --time, but it never bounds a load).
-    #[arg(long, value_name = "MINUTES", value_parser = parse_minutes, allow_hyphen_values = true)]
+    /// The original tool's run time of select and update, in minutes.
+    ///
+    /// As --time, but it never bounds a load.
+    #[arg(long, value_name = "MINUTES", value_parser = parse_minutes, allow_hyphen_values = true, help_heading = PACING)]
     pub runtime_select: Option<Duration>,
 
-    /// Run select and update this long first and discard what it measured, e.g. 10s.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true)]
+    /// Run select and update this long first, unmeasured, e.g. 10s.
+    #[arg(long, alias = "warmup-time", value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true, help_heading = PACING)]
     pub warmup: Option<Duration>,
 
-    /// Target rate over all threads: queries/s for select and update, batches/s for insert and copy-mem. Latency then counts from each unit's scheduled start.
-    #[arg(long, value_name = "N", value_parser = parse_rate)]
+    /// Target units per second over all threads (queries, or insert and copy-mem batches).
+    ///
+    /// Latency then counts from each unit's scheduled start, so a stall shows in it. procedure
+    /// and copy-file send one statement per thread and are not paced.
+    #[arg(long, value_name = "N", value_parser = parse_rate, help_heading = PACING)]
     pub rate: Option<f64>,
 
     /// Spacing of the --rate schedule.
-    #[arg(long, value_name = "KIND", default_value = "fixed", requires = "rate")]
+    #[arg(long, value_name = "KIND", default_value = "fixed", requires = "rate", help_heading = PACING)]
     pub rate_distribution: RateDistributionArg,
 
-    /// Count units slower than this many milliseconds as late; under --rate, select and update skip (and count) units already later than this when due.
-    #[arg(long, value_name = "MS", value_parser = parse_millis)]
+    /// Count queries and batches slower than this many milliseconds as late.
+    ///
+    /// Under --rate, select and update skip (and count) units already later than this when due,
+    /// as pgbench does. procedure and copy-file are never counted late.
+    #[arg(long, value_name = "MS", value_parser = parse_millis, help_heading = PACING)]
     pub latency_limit: Option<Duration>,
 
-    /// Print a progress line on stderr every SECONDS (rate, latency percentiles, errors, lag).
-    #[arg(short = 'P', long, value_name = "SECONDS", value_parser = parse_duration, allow_hyphen_values = true)]
+    /// After the operations, print the average stored row size.
+    ///
+    /// pg_column_size over up to 10000 rows.
+    #[arg(long, help_heading = REPORTS)]
+    pub show_rowsize: bool,
+
+    /// Print a progress line on stderr every SECONDS.
+    ///
+    /// Rate, latency percentiles, errors and, under --rate, the schedule lag; shown also with
+    /// --quiet.
+    #[arg(short = 'P', long, value_name = "SECONDS", value_parser = parse_duration, allow_hyphen_values = true, help_heading = REPORTS)]
     pub report_interval: Option<Duration>,
 
-    /// Print an ASCII histogram of the latency of each operation.
-    #[arg(short = 'p', long)]
+    /// Print an ASCII histogram of each operation's latency.
+    #[arg(short = 'p', long, help_heading = REPORTS)]
     pub print_histogram: bool,
 
     /// Rows of the ASCII histogram.
-    #[arg(long, value_name = "N", default_value = "10", value_parser = parse_positive::<usize>)]
+    #[arg(long, value_name = "N", default_value = "10", value_parser = parse_positive::<usize>, help_heading = REPORTS)]
     pub histogram_buckets: usize,
 
-    /// Bucket spacing of the ASCII histogram: log keeps a long tail from squashing everything into the first row.
-    #[arg(long, value_name = "SCALE", default_value = "linear")]
+    /// Bucket spacing of the ASCII histogram.
+    ///
+    /// log keeps a long tail from squashing everything into the first row.
+    #[arg(long, value_name = "SCALE", default_value = "linear", help_heading = REPORTS)]
     pub histogram_scale: HistogramScaleArg,
 
-    /// Write PNG scatterplots of latency over time per thread, and of throughput and p99 per interval.
-    #[arg(long)]
+    /// Write PNGs of latency over time, and of throughput and p99 per interval.
+    #[arg(long, help_heading = REPORTS)]
     pub graph: bool,
 
     /// Size of the PNGs, WIDTHxHEIGHT.
-    #[arg(long, value_name = "WxH", default_value = "1024x768", value_parser = parse_size)]
+    #[arg(long, value_name = "WxH", default_value = "1024x768", value_parser = parse_size, help_heading = REPORTS)]
     pub graph_size: (u32, u32),
 
-    /// Logarithmic latency axis in the scatterplots.
-    #[arg(long)]
+    /// Logarithmic latency axis in the PNGs.
+    #[arg(long, help_heading = REPORTS)]
     pub graph_log_y: bool,
 
-    /// Directory of the PNGs.
-    #[arg(long, value_name = "DIR", default_value = ".")]
+    /// Directory of the PNGs, created if missing.
+    #[arg(long, value_name = "DIR", default_value = ".", help_heading = REPORTS)]
     pub graph_dir: PathBuf,
 
-    /// Write the whole run as JSON: configuration, server, per operation counts, percentiles and HDR histograms.
-    #[arg(long, value_name = "FILE")]
+    /// Write the whole run as JSON.
+    ///
+    /// Configuration (with the seed), server, and per operation the counts, errors by SQLSTATE,
+    /// percentiles, intervals and HDR histograms.
+    #[arg(long, value_name = "FILE", help_heading = REPORTS)]
     pub json: Option<PathBuf>,
 
-    /// Write one CSV row per interval (1 s, or --report-interval) per operation.
-    #[arg(long, value_name = "FILE")]
+    /// Write one CSV row per interval (1 s, or -P) per operation.
+    #[arg(long, value_name = "FILE", help_heading = REPORTS)]
     pub csv: Option<PathBuf>,
 
-    /// Write every timed unit (operation, thread, start, latency, rows) as CSV.
-    #[arg(long, value_name = "FILE")]
+    /// Write every timed unit as a CSV row.
+    ///
+    /// operation, thread, start, latency, service time, rows, ok.
+    #[arg(long, value_name = "FILE", help_heading = REPORTS)]
     pub latency_log: Option<PathBuf>,
 
-    /// Tries per unit: serialization failures and deadlocks (SQLSTATE 40001, 40P01; YugabyteDB's read-restart and conflict errors are 40001) are retried with jittered backoff.
-    #[arg(long, value_name = "N", default_value = "1", value_parser = parse_positive::<u32>)]
-    pub max_tries: u32,
+    /// Only the summary: no ">>" lines and no progress bar on stderr.
+    ///
+    /// Warnings, errors and the -P progress lines are still shown.
+    #[arg(short = 'q', long, help_heading = REPORTS)]
+    pub quiet: bool,
 
-    /// After a failed unit: stop the operation, or count it and go on. Default: stop for loads (their data would be incomplete), continue for select and update.
-    #[arg(long, value_name = "WHAT")]
+    /// Tries per unit (a whole transaction) after a failure --retry-on names; 0: no limit but the end of the run.
+    ///
+    /// Retried with jittered backoff; YugabyteDB's read-restart and conflict errors are 40001.
+    /// Default: 1 for single statements, no limit for the transactions of oltp-* and booking
+    /// (as sysbench and the booking benchmark retry). The procedure's CALL is never retried
+    /// (it commits as it goes).
+    #[arg(long, value_name = "N", value_parser = parse_count::<u32>, help_heading = PACING)]
+    pub max_tries: Option<u32>,
+
+    /// SQLSTATEs that make a unit be tried again, comma separated.
+    ///
+    /// Default: 40001,40P01 (serialization failure, deadlock), plus 23505 for oltp-* as
+    /// sysbench's PostgreSQL driver does.
+    #[arg(long, value_name = "CODES", value_delimiter = ',', value_parser = parse_sqlstate, help_heading = PACING)]
+    pub retry_on: Option<Vec<String>>,
+
+    /// The isolation level of every transaction (default: the server's; booking: repeatable read).
+    #[arg(long, value_name = "LEVEL", help_heading = PACING)]
+    pub isolation: Option<IsolationArg>,
+
+    /// After a failed unit: stop the operation, or count it and go on.
+    ///
+    /// Default: stop for loads (their data would be incomplete), continue for select and update.
+    #[arg(long, value_name = "WHAT", help_heading = PACING)]
     pub on_error: Option<OnErrorArg>,
 
     /// How long to wait for a connection (default 10s, or connect_timeout in the URL).
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true)]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true, help_heading = CONNECTION)]
     pub connect_timeout: Option<Duration>,
 
-    /// statement_timeout set on every connection (the server cancels longer statements), e.g. 30s. Default: the server's.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true)]
+    /// statement_timeout on every worker connection, e.g. 30s (default: the server's).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true, help_heading = CONNECTION)]
     pub statement_timeout: Option<Duration>,
 
-    /// Spread the workers' connections over all the hosts of -u, one pool per host, instead of libpq's failover (which uses only the first host that answers).
-    #[arg(long, value_name = "HOW")]
+    /// Spread the workers over all the hosts of -u instead of libpq's failover.
+    ///
+    /// One pool per host. Failover uses only the first host that answers.
+    #[arg(long, value_name = "HOW", help_heading = NODES)]
     pub load_balance: Option<LoadBalanceArg>,
 
-    /// YugabyteDB: ask yb_servers() for the cluster's nodes and balance over them (round-robin unless --load-balance random). Not yet tested against a live cluster.
-    #[arg(long, conflicts_with = "sandbox")]
+    /// YugabyteDB: balance over the nodes that yb_servers() lists.
+    ///
+    /// Round-robin unless --load-balance random. Not yet tested against a live cluster.
+    #[arg(long, conflicts_with = "sandbox", help_heading = NODES)]
     pub yb_discover: bool,
 
-    /// A new connection for every batch or query, as pgbench -C. The connect time is measured apart (avg, p99), and throughput is shown with and without it.
-    #[arg(short = 'C', long)]
+    /// A new connection for every batch or query, as pgbench -C.
+    ///
+    /// The connect time is measured apart (avg, p99), and throughput is shown with and without it.
+    #[arg(short = 'C', long, help_heading = CONNECTION)]
     pub reconnect: bool,
 
-    /// The CA certificate (PEM) that signed the server's certificate, as sslrootcert. Without an sslmode it means sslmode=verify-full.
-    #[arg(long, value_name = "FILE")]
+    /// The CA certificate (PEM) that signed the server's, as sslrootcert.
+    ///
+    /// Without an sslmode it means sslmode=verify-full.
+    #[arg(long, value_name = "FILE", help_heading = CONNECTION)]
     pub cacert: Option<PathBuf>,
 
-    /// copy-file: read the CSV files from --csv-dir on this machine and send them with COPY FROM STDIN, instead of having the server read them. Works through haproxy and PgBouncer, where a connection may land on any node.
-    #[arg(long)]
+    /// copy-file: read the CSV files here and stream them, instead of the server reading them.
+    ///
+    /// COPY FROM STDIN, like psql's \copy: works through haproxy and PgBouncer, where a
+    /// connection may land on any node, and needs no server file access.
+    #[arg(long, help_heading = NODES)]
     pub copy_file_client: bool,
 
     /// How select, update and the YCSB mixes pick keys (default: uniform for select and update, each YCSB mix its own).
-    #[arg(long, value_name = "KIND")]
+    #[arg(long, value_name = "KIND", help_heading = WORKLOAD)]
     pub key_distribution: Option<KeyDistributionArg>,
 
     /// The zipfian exponent of --key-distribution zipfian and latest: any value above 0 but 1 (YCSB's 0.99 is the default).
-    #[arg(long, value_name = "THETA", value_parser = parse_theta)]
+    #[arg(long, value_name = "THETA", value_parser = parse_theta, help_heading = WORKLOAD)]
     pub zipf_theta: Option<f64>,
 
     /// --key-distribution hotspot: the share of the keys that is hot (0 to 1, default 0.2).
-    #[arg(long, value_name = "SHARE", default_value = "0.2", value_parser = parse_share)]
+    #[arg(long, value_name = "SHARE", default_value = "0.2", value_parser = parse_share, help_heading = WORKLOAD)]
     pub hotspot_fraction: f64,
 
     /// --key-distribution hotspot: the share of the operations that go to the hot keys (0 to 1, default 0.8).
-    #[arg(long, value_name = "SHARE", default_value = "0.8", value_parser = parse_share)]
+    #[arg(long, value_name = "SHARE", default_value = "0.8", value_parser = parse_share, help_heading = WORKLOAD)]
     pub hotspot_ops: f64,
 
     /// YCSB: fields per record (field0..fieldN-1).
-    #[arg(long, value_name = "N", default_value = "10", value_parser = parse_positive::<usize>)]
+    #[arg(long, value_name = "N", default_value = "10", value_parser = parse_positive::<usize>, help_heading = WORKLOAD)]
     pub ycsb_field_count: usize,
 
     /// YCSB: characters per field.
-    #[arg(long, value_name = "N", default_value = "100", value_parser = parse_positive::<usize>)]
+    #[arg(long, value_name = "N", default_value = "100", value_parser = parse_positive::<usize>, help_heading = WORKLOAD)]
     pub ycsb_field_length: usize,
 
     /// YCSB: an update writes every field, not one chosen at random.
-    #[arg(long)]
+    #[arg(long, help_heading = WORKLOAD)]
     pub ycsb_write_all_fields: bool,
 
     /// YCSB: read-modify-write runs its read and update in one transaction.
-    #[arg(long)]
+    #[arg(long, help_heading = WORKLOAD)]
     pub ycsb_rmw_txn: bool,
 
     /// YCSB: a custom mix replacing the workload's, e.g. read=0.9,update=0.1 (types: read, update, insert, scan, read-modify-write).
-    #[arg(long, value_name = "TYPE=SHARE,...", value_parser = parse_proportions)]
+    #[arg(long, value_name = "TYPE=SHARE,...", value_parser = parse_proportions, help_heading = WORKLOAD)]
     pub ycsb_proportions: Option<workload::ycsb::Mix>,
+
+    /// oltp-*: tables sbtest1..N, each of -r rows.
+    #[arg(long, value_name = "N", default_value = "1", value_parser = parse_positive::<usize>, help_heading = WORKLOAD)]
+    pub tables: usize,
+
+    /// oltp-*: rows per table, as sysbench's --table-size (the same as -r).
+    #[arg(long, value_name = "N", value_parser = parse_count::<u64>, help_heading = WORKLOAD)]
+    pub table_size: Option<u64>,
+
+    /// oltp-*: rows of each range select.
+    #[arg(long, value_name = "N", default_value = "100", value_parser = parse_positive::<u64>, help_heading = WORKLOAD)]
+    pub range_size: u64,
+
+    /// oltp-*: point selects per transaction (oltp-point-select: 1).
+    #[arg(long, value_name = "N", value_parser = parse_count::<u32>, help_heading = WORKLOAD)]
+    pub point_selects: Option<u32>,
+
+    /// oltp-*: simple range selects per transaction.
+    #[arg(long, value_name = "N", default_value = "1", value_parser = parse_count::<u32>, help_heading = WORKLOAD)]
+    pub simple_ranges: u32,
+
+    /// oltp-*: SUM() range selects per transaction.
+    #[arg(long, value_name = "N", default_value = "1", value_parser = parse_count::<u32>, help_heading = WORKLOAD)]
+    pub sum_ranges: u32,
+
+    /// oltp-*: ORDER BY range selects per transaction.
+    #[arg(long, value_name = "N", default_value = "1", value_parser = parse_count::<u32>, help_heading = WORKLOAD)]
+    pub order_ranges: u32,
+
+    /// oltp-*: DISTINCT range selects per transaction.
+    #[arg(long, value_name = "N", default_value = "1", value_parser = parse_count::<u32>, help_heading = WORKLOAD)]
+    pub distinct_ranges: u32,
+
+    /// oltp-*: index updates (k = k + 1) per transaction.
+    #[arg(long, value_name = "N", default_value = "1", value_parser = parse_count::<u32>, help_heading = WORKLOAD)]
+    pub index_updates: u32,
+
+    /// oltp-*: non-index updates (c = ...) per transaction.
+    #[arg(long, value_name = "N", default_value = "1", value_parser = parse_count::<u32>, help_heading = WORKLOAD)]
+    pub non_index_updates: u32,
+
+    /// oltp-*: DELETE and INSERT pairs of one id per transaction.
+    #[arg(long, value_name = "N", default_value = "1", value_parser = parse_count::<u32>, help_heading = WORKLOAD)]
+    pub delete_inserts: u32,
+
+    /// oltp-*: run the range selects (on, as sysbench's --range-selects).
+    #[arg(long, value_name = "BOOL", default_value = "on", value_parser = parse_on_off, action = ArgAction::Set, help_heading = WORKLOAD)]
+    pub range_selects: bool,
+
+    /// oltp-*: no BEGIN/COMMIT: every statement autocommits.
+    #[arg(long, help_heading = WORKLOAD)]
+    pub skip_trx: bool,
+
+    /// booking: the days a flight is booked on (fewer days, hotter audit rows).
+    #[arg(long, value_name = "DAYS", default_value = "30", value_parser = parse_positive::<u32>, help_heading = WORKLOAD)]
+    pub day_range: u32,
+
+    /// Print the latency of each statement kind inside a transaction (always in --json).
+    #[arg(long, help_heading = REPORTS)]
+    pub per_statement: bool,
+
+    /// Drop the table first (only one ysql-bench created, unless --force).
+    #[arg(long, help_heading = SAFETY)]
+    pub drop: bool,
+
+    /// Allow emptying, dropping or writing a table that ysql-bench did not create.
+    ///
+    /// A table with other columns than ysql-bench's is still refused; --drop --force replaces it.
+    #[arg(long, help_heading = SAFETY)]
+    pub force: bool,
+
+    /// Generated files instead of a run: shell completions, the man page.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+/// What `ysql-bench` prints instead of running, generated from these flags.
+#[derive(Subcommand, Debug, Clone, PartialEq, Eq)]
+pub enum Command {
+    /// Print the completion script for SHELL on stdout.
+    Completions {
+        /// bash, zsh, fish, elvish or powershell.
+        #[arg(value_name = "SHELL")]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff) on stdout.
+    Man,
 }
 
 /// What a worker does after a failed unit.
@@ -312,10 +533,41 @@ pub enum HistogramScaleArg {
 
 fn parse_theta(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
-        Ok(t) if t.is_finite() && t > 0.0 && t != 1.0 && t <= 100.0 => Ok(t),
+        Ok(t) if t.is_finite() && t > 0.0 && t != 1.0 => Ok(t),
         _ => Err(format!(
-            "'{s}' is not a zipfian exponent: give a number above 0 and up to 100 other than 1, e.g. 0.99"
+            "'{s}' is not a zipfian exponent: give a number above 0 other than 1, e.g. 0.99"
         )),
+    }
+}
+
+/// `--isolation`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum IsolationArg {
+    ReadCommitted,
+    RepeatableRead,
+    Serializable,
+}
+
+/// A SQLSTATE: five digits or capital letters.
+fn parse_sqlstate(s: &str) -> Result<String, String> {
+    let c = s.trim().to_ascii_uppercase();
+    if c.len() == 5
+        && c.chars()
+            .all(|ch| ch.is_ascii_digit() || ch.is_ascii_uppercase())
+    {
+        Ok(c)
+    } else {
+        Err(format!(
+            "'{s}' is not a SQLSTATE: give five characters such as 40001 (serialization failure) or 40P01 (deadlock)"
+        ))
+    }
+}
+
+fn parse_on_off(s: &str) -> Result<bool, String> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "on" | "true" | "yes" | "1" => Ok(true),
+        "off" | "false" | "no" | "0" => Ok(false),
+        _ => Err(format!("'{s}' is not on or off")),
     }
 }
 
@@ -323,7 +575,7 @@ fn parse_share(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
         Ok(v) if v > 0.0 && v < 1.0 => Ok(v),
         _ => Err(format!(
-            "'{s}' is not a share: give a number between 0 and 1, e.g. 0.2"
+            "'{s}' is not a share: give a number between 0 and 1 (exclusive), e.g. 0.2 for --hotspot-fraction or 0.8 for --hotspot-ops"
         )),
     }
 }

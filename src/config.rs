@@ -11,7 +11,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::cli::{
-    Cli, HistogramScaleArg, KeyDistributionArg, LoadBalanceArg, OnErrorArg, RateDistributionArg,
+    Cli, HistogramScaleArg, IsolationArg, KeyDistributionArg, LoadBalanceArg, OnErrorArg,
+    RateDistributionArg,
 };
 use crate::db::connect::ConnTarget;
 use crate::db::nodes::Balance;
@@ -19,8 +20,11 @@ use crate::db::tls::{TlsPlan, TlsSettings};
 use crate::error::{Error, Result};
 use crate::report::histogram::Scale;
 use crate::runner::schedule::Distribution;
+use crate::runner::settings::Isolation;
 use crate::runner::{OnError, RunSettings};
+use crate::workload::booking::BookingSettings;
 use crate::workload::keys::KeyDistribution;
+use crate::workload::oltp::OltpSettings;
 use crate::workload::ycsb::{YcsbSettings, ZIPF_THETA};
 use crate::workload::{Settings, Spec, Workload};
 
@@ -41,6 +45,8 @@ pub const MAX_FIELD_LEN: usize = 10 << 20;
 pub const MAX_BATCH_BYTES: usize = 256 << 20;
 /// PostgreSQL truncates identifiers to 63 bytes (NAMEDATALEN - 1).
 pub const MAX_IDENTIFIER_LEN: usize = 63;
+/// Rows in the table (records, rows per oltp table) unless -r says.
+pub const DEFAULT_ROWS: u64 = 100_000;
 /// The default run time of select and update.
 pub const DEFAULT_RUN_TIME: Duration = Duration::from_secs(60);
 
@@ -104,6 +110,10 @@ pub struct RunPlan {
     pub show_rowsize: bool,
     /// Whether --seed was given (the seed itself is in the settings).
     pub seed_given: bool,
+    /// Whether --zipf-theta, --hotspot-fraction or --hotspot-ops were
+    /// given (for the warning when nothing reads them).
+    pub zipf_theta_given: bool,
+    pub hotspot_given: bool,
     /// How connections spread over several hosts.
     pub balance: Balance,
     /// Ask YugabyteDB's yb_servers() for the hosts.
@@ -115,6 +125,8 @@ pub struct RunPlan {
 #[derive(Clone, Debug)]
 pub struct OutputOptions {
     pub print_histogram: bool,
+    /// Latency per statement kind in the summary.
+    pub per_statement: bool,
     pub histogram_buckets: usize,
     pub histogram_scale: Scale,
     pub graph: Option<GraphOptions>,
@@ -214,7 +226,20 @@ impl RunPlan {
                 cli.threads
             )));
         }
-        check_table_shape(cli.rows, cli.fields_length)?;
+        // sysbench's --table-size is -r by another name.
+        let rows = match (cli.rows, cli.table_size) {
+            (Some(r), Some(t)) if r != t => {
+                return Err(Error::usage(format!(
+                    "--table-size {t} and -r {r} disagree: they are the same setting, give one"
+                )));
+            }
+            (r, t) => r.or(t).unwrap_or(DEFAULT_ROWS),
+        };
+        check_operations(&operations, rows, cli.drop)?;
+        // The id range of test_table is its workloads' business (YCSB
+        // records and sbtest ids have their own); the field length is
+        // everyone's.
+        check_table_shape(0, cli.fields_length)?;
         let prepared = !cli.no_prepared;
         let given_time = cli.time.or(cli.runtime_select);
         let run_time = given_time.unwrap_or(DEFAULT_RUN_TIME);
@@ -288,6 +313,7 @@ impl RunPlan {
         };
 
         let theta = cli.zipf_theta.unwrap_or(ZIPF_THETA);
+        let hotspot_given = cli.hotspot_fraction != 0.2 || cli.hotspot_ops != 0.8;
         let keys = cli.key_distribution.map(|k| match k {
             KeyDistributionArg::Uniform => KeyDistribution::Uniform,
             KeyDistributionArg::Zipfian => KeyDistribution::Zipfian { theta },
@@ -301,9 +327,14 @@ impl RunPlan {
         if let Some(k) = &keys {
             k.validate().map_err(Error::usage)?;
         }
+        let isolation = cli.isolation.map(|i| match i {
+            IsolationArg::ReadCommitted => Isolation::ReadCommitted,
+            IsolationArg::RepeatableRead => Isolation::RepeatableRead,
+            IsolationArg::Serializable => Isolation::Serializable,
+        });
         let workload = Settings {
             threads: cli.threads,
-            rows: cli.rows,
+            rows,
             batch_size: cli.batch_size,
             field_len: cli.fields_length,
             prepared,
@@ -315,6 +346,24 @@ impl RunPlan {
             csv_dir: cli.csv_dir,
             copy_file_client: cli.copy_file_client,
             keys,
+            oltp: OltpSettings {
+                tables: cli.tables,
+                range_size: cli.range_size,
+                point_selects: cli.point_selects,
+                simple_ranges: cli.simple_ranges,
+                sum_ranges: cli.sum_ranges,
+                order_ranges: cli.order_ranges,
+                distinct_ranges: cli.distinct_ranges,
+                index_updates: cli.index_updates,
+                non_index_updates: cli.non_index_updates,
+                delete_inserts: cli.delete_inserts,
+                range_selects: cli.range_selects,
+                skip_trx: cli.skip_trx,
+            },
+            booking: BookingSettings {
+                day_range: cli.day_range,
+            },
+            isolation,
             ycsb: YcsbSettings {
                 field_count: cli.ycsb_field_count,
                 field_length: cli.ycsb_field_length,
@@ -325,7 +374,7 @@ impl RunPlan {
         };
         let run = RunSettings {
             threads: cli.threads,
-            rows: cli.rows,
+            rows,
             seed,
             run_time,
             // The original tool's --runtime-select is about select and
@@ -340,6 +389,8 @@ impl RunPlan {
             latency_limit: cli.latency_limit,
             report_interval: cli.report_interval,
             max_tries: cli.max_tries,
+            retry_on: cli.retry_on,
+            isolation,
             on_error: cli.on_error.map(|o| match o {
                 OnErrorArg::Stop => OnError::Stop,
                 OnErrorArg::Continue => OnError::Continue,
@@ -355,6 +406,7 @@ impl RunPlan {
             run,
             output: OutputOptions {
                 print_histogram: cli.print_histogram,
+                per_statement: cli.per_statement,
                 histogram_buckets: cli.histogram_buckets,
                 histogram_scale: match cli.histogram_scale {
                     HistogramScaleArg::Linear => Scale::Linear,
@@ -367,6 +419,8 @@ impl RunPlan {
             },
             show_rowsize: cli.show_rowsize,
             seed_given: cli.seed.is_some(),
+            zipf_theta_given: cli.zipf_theta.is_some(),
+            hotspot_given,
             balance,
             yb_discover: cli.yb_discover,
             tls,
@@ -396,13 +450,110 @@ impl RunPlan {
             .filter(|o| !o.paced)
             .map(|o| o.name)
             .collect();
+        let unpaced = unpaced.join(" and ");
         if self.run.rate.is_some() && !unpaced.is_empty() {
             w.push(format!(
-                "warning: --rate paces queries and insert/copy-mem batches; {} run one statement per thread and ignore it",
-                unpaced.join(" and ")
+                "warning: --rate paces queries and the batches of insert and copy-mem; it does not apply to {unpaced} (one statement per thread)"
+            ));
+        }
+        w.extend(self.unused_workload_flags());
+        if self.run.latency_limit.is_some() && !unpaced.is_empty() {
+            w.push(format!(
+                "warning: --latency-limit counts late queries and batches of insert and copy-mem; it does not apply to {unpaced} (one statement per thread), which are never counted late"
             ));
         }
         w
+    }
+}
+
+impl RunPlan {
+    /// Workload flags given that no workload of the run reads.
+    fn unused_workload_flags(&self) -> Vec<String> {
+        let ops: Vec<&str> = self.operations.iter().map(|o| o.name).collect();
+        let ycsb = ops.iter().any(|o| o.starts_with("ycsb-"));
+        let ycsb_mix = ops
+            .iter()
+            .any(|o| o.starts_with("ycsb-") && *o != "ycsb-load");
+        // Workloads that draw keys: the queries (not the loads, not the
+        // checks and cleanups).
+        let keyed = self.operations.iter().any(|o| !o.is_load() && o.paced);
+        let w = &self.workload;
+        let y = &w.ycsb;
+        let mut unused = Vec::new();
+        let mut note = |flag: &str, applies: &str| {
+            unused.push(format!(
+                "warning: {flag} applies to {applies}; no workload of this run uses it"
+            ))
+        };
+        if !ycsb_mix {
+            if y.proportions.is_some() {
+                note("--ycsb-proportions", "the YCSB mixes (ycsb-a … ycsb-f)");
+            }
+            if y.rmw_txn {
+                note("--ycsb-rmw-txn", "the YCSB mixes' read-modify-write");
+            }
+            if y.write_all_fields {
+                note("--ycsb-write-all-fields", "the YCSB mixes' updates");
+            }
+        }
+        if !ycsb && (y.field_count != 10 || y.field_length != 100) {
+            note(
+                "--ycsb-field-count/--ycsb-field-length",
+                "the YCSB workloads",
+            );
+        }
+        if w.keys.is_some() && !keyed {
+            note(
+                "--key-distribution",
+                "workloads that pick keys (select, update, the YCSB mixes, oltp-*, booking), not loads",
+            );
+        }
+        let zipf = match w.keys {
+            Some(KeyDistribution::Zipfian { .. } | KeyDistribution::Latest { .. }) => true,
+            None => ycsb_mix,
+            _ => false,
+        };
+        if self.zipf_theta_given && !zipf {
+            note(
+                "--zipf-theta",
+                "--key-distribution zipfian and latest (and the YCSB mixes' defaults)",
+            );
+        }
+        let oltp_run = ops
+            .iter()
+            .any(|o| o.starts_with("oltp-") && *o != "oltp-prepare" && *o != "oltp-cleanup");
+        let d = OltpSettings::default();
+        let o = &w.oltp;
+        let knobs = o.range_size != d.range_size
+            || o.point_selects.is_some()
+            || o.simple_ranges != d.simple_ranges
+            || o.sum_ranges != d.sum_ranges
+            || o.order_ranges != d.order_ranges
+            || o.distinct_ranges != d.distinct_ranges
+            || o.index_updates != d.index_updates
+            || o.non_index_updates != d.non_index_updates
+            || o.delete_inserts != d.delete_inserts
+            || o.range_selects != d.range_selects
+            || o.skip_trx;
+        if knobs && !oltp_run {
+            note(
+                "the oltp statement counts (--point-selects, --range-size, ...)",
+                "the oltp-* runs",
+            );
+        }
+        if o.tables != d.tables && !ops.iter().any(|o| o.starts_with("oltp-")) {
+            note("--tables", "the oltp-* workloads");
+        }
+        if w.booking.day_range != 30 && !ops.contains(&"booking") {
+            note("--day-range", "booking");
+        }
+        if self.hotspot_given && !matches!(w.keys, Some(KeyDistribution::Hotspot { .. })) {
+            note(
+                "--hotspot-fraction/--hotspot-ops",
+                "--key-distribution hotspot",
+            );
+        }
+        unused
     }
 }
 
@@ -417,6 +568,35 @@ pub fn check_batch_bytes(s: &Settings) -> Result<()> {
             s.field_len,
             batch_bytes >> 20,
             MAX_BATCH_BYTES >> 20
+        )));
+    }
+    Ok(())
+}
+
+/// What the operations need of `--rows` and `--drop`: rows to load or to
+/// look up (a load of 0 rows would end "successfully" with a summary of
+/// zeros), and a table that a query at the start may read (`--drop`
+/// empties it first).
+fn check_operations(operations: &[&'static Spec], rows: u64, drop: bool) -> Result<()> {
+    if operations.is_empty() {
+        return Err(Error::usage(
+            "no operation to run: give some with -o, e.g. -o copy-mem,select",
+        ));
+    }
+    if rows == 0 {
+        let first = operations[0];
+        let what = if first.is_load() {
+            format!("gives {first} nothing to load")
+        } else {
+            format!("leaves {first} nothing to read")
+        };
+        return Err(Error::usage(format!(
+            "--rows 0 {what}: give the number of rows in the table, e.g. -r 100000"
+        )));
+    }
+    if drop && let Some(first) = operations.first().filter(|o| !o.is_load()) {
+        return Err(Error::usage(format!(
+            "--drop empties the table before {first}, which reads it: put a load first (e.g. -o copy-mem,{first}) or leave --drop out"
         )));
     }
     Ok(())
@@ -497,7 +677,6 @@ mod tests {
     #[test]
     fn combinations_are_checked_before_running() {
         assert!(usage_message(&["-o", "select", "-r", "0"]).contains("--rows 0"));
-        assert!(plan(&["-o", "insert", "-r", "0"]).is_ok());
         assert!(usage_message(&["-o", "insert", "-b", "20000"]).contains("13107"));
         assert!(plan(&["-o", "insert", "-b", "20000", "--no-prepared"]).is_ok());
         assert!(plan(&["-o", "copy-mem", "-b", "20000"]).is_ok());
@@ -551,7 +730,60 @@ mod tests {
             .warnings();
         assert!(w[0].contains("procedure and copy-file"), "{w:?}");
         assert!(
+            w[0].contains(
+                "it does not apply to procedure and copy-file (one statement per thread)"
+            ),
+            "{w:?}"
+        );
+        assert!(
             plan(&["-o", "insert,update", "--rate", "5"])
+                .unwrap()
+                .warnings()
+                .is_empty()
+        );
+    }
+
+    /// Issue 17: `-r 0` with a load ran, loaded nothing and exited 0 with
+    /// a summary of zeros.
+    #[test]
+    fn rows_0_with_a_load_is_refused() {
+        for ops in [
+            "insert",
+            "copy-mem",
+            "copy-file",
+            "procedure",
+            "copy-mem,select",
+        ] {
+            let e = usage_message(&["-o", ops, "-r", "0"]);
+            assert!(e.contains("--rows 0 gives"), "{ops}: {e}");
+            assert!(e.contains("nothing to load"), "{ops}: {e}");
+        }
+        assert!(plan(&["-o", "insert", "-r", "1"]).is_ok());
+    }
+
+    /// `--drop` before a query would empty the table the query reads.
+    #[test]
+    fn drop_before_a_query_is_refused() {
+        let e = usage_message(&["-o", "select,copy-mem", "--drop"]);
+        assert!(e.contains("-o copy-mem,select"), "{e}");
+        assert!(plan(&["-o", "copy-mem,select", "--drop"]).is_ok());
+    }
+
+    /// Issue 17: --latency-limit counted procedure's and copy-file's one
+    /// statement per thread as late ("late: 2 of 2 calls") without a word.
+    #[test]
+    fn latency_limit_on_one_statement_per_thread_is_warned_about() {
+        let w = plan(&["-o", "procedure,select", "--latency-limit", "5"])
+            .unwrap()
+            .warnings();
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].starts_with("warning: --latency-limit"), "{w:?}");
+        assert!(
+            w[0].contains("it does not apply to procedure (one statement per thread)"),
+            "{w:?}"
+        );
+        assert!(
+            plan(&["-o", "insert,update", "--latency-limit", "5"])
                 .unwrap()
                 .warnings()
                 .is_empty()

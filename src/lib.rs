@@ -9,12 +9,13 @@
 /// `eprintln!` that cannot panic: progress, warnings and errors go to
 /// stderr, and when stderr is a closed pipe (`2>&1 | head`) they are
 /// dropped rather than ending the run with a panic, so that the run still
-/// finishes, cleans up its sandbox and writes its reports.
+/// finishes, cleans up its sandbox and writes its reports. Lines starting
+/// `>>` say what the run is doing and are left out under `--quiet`
+/// ([`output`]).
 #[macro_export]
 macro_rules! say {
     ($($arg:tt)*) => {{
-        use ::std::io::Write as _;
-        let _ = ::std::writeln!(::std::io::stderr().lock(), $($arg)*);
+        $crate::output::say(::std::format_args!($($arg)*));
     }};
 }
 
@@ -23,6 +24,8 @@ pub mod cli;
 pub mod config;
 pub mod db;
 pub mod error;
+pub mod generate;
+pub mod output;
 pub mod report;
 pub mod runner;
 pub mod stats;

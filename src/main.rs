@@ -20,6 +20,18 @@ fn main() -> ExitCode {
         Ok(c) => c,
         Err(code) => return ExitCode::from(code as u8),
     };
+    if let Some(command) = &cli.command {
+        return match ysql_bench::generate::write(command, &mut std::io::stdout().lock()) {
+            Ok(()) => ExitCode::from(EXIT_OK as u8),
+            // A closed pipe (`| head`) is the reader's choice, not a failure.
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::from(EXIT_OK as u8),
+            Err(e) => {
+                ysql_bench::say!("error: cannot write to stdout: {e}");
+                ExitCode::from(EXIT_FAILED as u8)
+            }
+        };
+    }
+    ysql_bench::output::set_quiet(cli.quiet);
     let plan = match RunPlan::from_cli(cli) {
         Ok(p) => p,
         Err(e) => {

@@ -40,6 +40,11 @@ fn bad_usage_exits_2_with_one_line_that_says_what_to_do() {
         (&["-o", "insert", "-b", "-5"][..], "negative"),
         (&["-o", "insert", "-r", "many"][..], "not a whole number"),
         (&["-o", "select", "-r", "0", "--sandbox"][..], "--rows 0"),
+        // Issue 17: a load of 0 rows exited 0 with a summary of zeros.
+        (
+            &["-o", "insert", "-r", "0", "--sandbox"][..],
+            "--rows 0 gives insert nothing to load",
+        ),
         (
             &["-o", "select", "--time", "0", "--sandbox"][..],
             "--time 0",
@@ -206,6 +211,47 @@ fn a_failed_load_says_which_operations_it_skipped() {
         stderr.contains(">> skipped select, update: copy-file did not load the table"),
         "{stderr}"
     );
+    // Issue 17: the reason was on stdout only; copy-file never started,
+    // so it has no summary block of zeros either.
+    assert!(
+        stderr.contains("error: copy-file did not start: copy-file: the server cannot find"),
+        "{stderr}"
+    );
+    assert!(
+        !text(&out.stdout).contains("== copy-file =="),
+        "{}",
+        text(&out.stdout)
+    );
+}
+
+/// Issue 17: with the summary sent to a file (`> results.txt`), a failed
+/// run showed nothing but exit 1 on the terminal: the reason goes to
+/// stderr too, and stays in the summary.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_runs_reason_is_on_stderr_too() {
+    let sb = sandbox();
+    let url = sb.url();
+    let out = bin("ysql-bench", &["-u", &url, "-o", "insert", "-r", "1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    client(&sb)
+        .await
+        .batch_execute(
+            "create function no_7() returns trigger language plpgsql as $$
+             begin if new.id = 7 then raise exception 'id 7 refused'; end if; return new; end $$;
+             create trigger no_7 before insert on test_table for each row execute function no_7();",
+        )
+        .await
+        .unwrap();
+    let out = bin(
+        "ysql-bench",
+        &["-u", &url, "-o", "insert", "-r", "20", "-b", "5"],
+    );
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stdout.contains("FAILED"), "{stdout}");
+    assert!(stderr.contains("error: insert failed:"), "{stderr}");
+    assert!(stderr.contains("ids 5..10"), "{stderr}");
+    assert!(stderr.contains("id 7 refused (SQLSTATE P0001)"), "{stderr}");
 }
 
 /// The sandbox server takes as many connections as the run has threads.
@@ -230,19 +276,73 @@ fn a_sandbox_serves_more_threads_than_the_default_connection_limit() {
     assert!(text(&out.stdout).contains("total rows            : 1000"));
 }
 
-#[test]
-fn a_select_on_an_empty_table_is_warned_about() {
+/// Issue 17: select or update on a missing table created an empty one,
+/// warned, ran the whole --time with every row missing and exited 0. Now
+/// refused before anything is created, with how to load it; a run that
+/// loads first is fine.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_query_on_a_missing_or_empty_table_is_refused_before_anything_is_created() {
+    let sb = sandbox();
+    let c = client(&sb).await;
+    let url = sb.url();
     let out = bin(
         "ysql-bench",
-        &["--sandbox", "-o", "select", "-r", "100", "--time", "200ms"],
+        &["-u", &url, "-o", "select", "-r", "100", "--time", "200ms"],
     );
     let stderr = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(
-        stderr.contains("warning: \"test_table\" is empty: select will find every row missing"),
+        stderr.contains("table \"test_table\" does not exist, and select needs its rows"),
         "{stderr}"
     );
-    assert!(!text(&out.stdout).contains("missing rows          : 0"));
+    assert!(stderr.contains("-o copy-mem,select"), "{stderr}");
+    assert!(
+        !table_exists(&c, "test_table").await,
+        "a query-only run created the table"
+    );
+    assert!(text(&out.stdout).is_empty(), "{}", text(&out.stdout));
+
+    // An empty table (ours, loaded and emptied) is refused the same way.
+    let out = bin("ysql-bench", &["-u", &url, "-o", "copy-mem", "-r", "10"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    c.batch_execute("truncate test_table").await.unwrap();
+    let out = bin(
+        "ysql-bench",
+        &[
+            "-u",
+            &url,
+            "-o",
+            "update,select",
+            "-r",
+            "100",
+            "--time",
+            "200ms",
+        ],
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("is empty, and update needs its rows"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("-o copy-mem,update,select"), "{stderr}");
+
+    // Loading first in the same run is what the message says to do.
+    let out = bin(
+        "ysql-bench",
+        &[
+            "-u",
+            &url,
+            "-o",
+            "copy-mem,select",
+            "-r",
+            "100",
+            "--time",
+            "200ms",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("missing rows          : 0"));
 }
 
 /// csv_generator refuses what ysql-bench could never load, and files that
@@ -302,4 +402,292 @@ fn threads_beyond_the_open_file_limit_or_the_cap_are_refused() {
     assert!(stderr.contains("at least 564 open files"), "{stderr}");
     // Nothing was started: no sandbox.
     assert!(!stderr.contains(">> start sandbox server"), "{stderr}");
+}
+
+/// Issue 17: without -u, with $USER unset (root in a container), the tool
+/// logged in as `postgres`, a superuser, and created test_table in the
+/// postgres database. As libpq, the user is the OS login name and the
+/// database the user's; stderr names both before anything is written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_user_it_logs_in_as_the_os_user_as_psql_does() {
+    let login = ysql_bench::db::connect::os_user_name().expect("a login name");
+    if login == "postgres" {
+        // The sandbox's superuser: this process would rightly log in as it.
+        eprintln!("skipped: the tests run as the postgres user");
+        return;
+    }
+    let sb = sandbox();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ysql-bench"))
+        .args(["-o", "copy-mem,select", "-r", "10", "--time", "200ms"])
+        .env_remove("YSQLBENCH_URL")
+        .env_remove("USER")
+        .env_remove("PGUSER")
+        .env_remove("PGDATABASE")
+        .env_remove("PGPASSWORD")
+        .env("PGHOST", "127.0.0.1")
+        .env("PGPORT", sb.port().to_string())
+        .output()
+        .unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let port = sb.port();
+    assert!(
+        stderr.contains(&format!(
+            ">> connect host=127.0.0.1 port={port} user={login} dbname={login}"
+        )),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!("role \"{login}\" does not exist")),
+        "{stderr}"
+    );
+    assert!(
+        !table_exists(&client(&sb).await, "test_table").await,
+        "the run wrote into the postgres database"
+    );
+}
+
+/// Issue 17: a role that may write the table but does not own it (a
+/// common benchmark role) failed with "cannot mark table: must be owner"
+/// and an empty summary. It now runs, the mark skipped with a warning;
+/// the safety check still refuses a table ysql-bench did not create; and
+/// an operation that never started prints no summary block.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_role_that_may_write_but_not_own_the_table_can_run() {
+    let sb = sandbox();
+    let c = client(&sb).await;
+    let url = sb.url();
+    let out = bin("ysql-bench", &["-u", &url, "-o", "copy-mem", "-r", "100"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    c.batch_execute(
+        "create role bench login;
+         grant select, insert, update, truncate on test_table to bench;",
+    )
+    .await
+    .unwrap();
+    let bench = format!(
+        "host=127.0.0.1 port={} user=bench dbname=postgres",
+        sb.port()
+    );
+
+    let out = bin(
+        "ysql-bench",
+        &[
+            "-u",
+            &bench,
+            "-o",
+            "copy-mem,select",
+            "-r",
+            "200",
+            "--time",
+            "300ms",
+        ],
+    );
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("warning: cannot mark table"), "{stderr}");
+    assert!(stderr.contains("must be owner"), "{stderr}");
+    assert!(stdout.contains("total rows            : 200"), "{stdout}");
+    assert!(stdout.contains("missing rows          : 0"), "{stdout}");
+    assert_eq!(facts(&c, "test_table").await, loaded(200, 24));
+
+    // The safety check holds: a table without ysql-bench's mark is not
+    // emptied for this role either.
+    c.batch_execute("comment on table test_table is 'the owner''s own data'")
+        .await
+        .unwrap();
+    let out = bin("ysql-bench", &["-u", &bench, "-o", "copy-mem", "-r", "10"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--force"), "{stderr}");
+    assert_eq!(facts(&c, "test_table").await.count, 200);
+
+    // A role that may not empty the table: the load never starts, and
+    // says why on stderr instead of printing a summary of zeros.
+    c.batch_execute(
+        "comment on table test_table is 'created by ysql-bench; loaded 200 rows';
+         revoke truncate on test_table from bench;",
+    )
+    .await
+    .unwrap();
+    let out = bin("ysql-bench", &["-u", &bench, "-o", "copy-mem", "-r", "10"]);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(!stdout.contains("== copy-mem =="), "{stdout}");
+    assert!(
+        stderr.contains("error: copy-mem did not start: cannot truncate table"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("42501"), "{stderr}");
+    assert_eq!(facts(&c, "test_table").await.count, 200);
+}
+
+/// --quiet: the summary on stdout and nothing on stderr but warnings and
+/// errors.
+#[test]
+fn quiet_leaves_only_the_summary_warnings_and_errors() {
+    let out = bin(
+        "ysql-bench",
+        &[
+            "--sandbox",
+            "-o",
+            "insert",
+            "-r",
+            "50",
+            "--tablets",
+            "3",
+            "-q",
+        ],
+    );
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stdout.contains("total rows            : 50"), "{stdout}");
+    assert!(!stderr.contains(">>"), "{stderr}");
+    assert!(
+        stderr.contains("warning: --tablets applies to YugabyteDB only"),
+        "{stderr}"
+    );
+}
+
+/// clap colours the help on a terminal, or when forced; NO_COLOR wins.
+#[test]
+fn no_color_turns_the_helps_colours_off() {
+    let help = |no_color: bool| {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_ysql-bench"));
+        cmd.arg("--help")
+            .env("CLICOLOR_FORCE", "1")
+            .env_remove("NO_COLOR");
+        if no_color {
+            cmd.env("NO_COLOR", "1");
+        }
+        text(&cmd.output().unwrap().stdout)
+    };
+    assert!(help(false).contains('\x1b'), "forced colours are shown");
+    assert!(!help(true).contains('\x1b'), "NO_COLOR");
+}
+
+#[test]
+fn help_is_grouped_short_for_h_and_with_examples_for_help() {
+    let short = text(&bin("ysql-bench", &["-h"]).stdout);
+    let long = text(&bin("ysql-bench", &["--help"]).stdout);
+    for heading in [
+        "Connection:",
+        "Workload:",
+        "Pacing:",
+        "Reports:",
+        "Several nodes:",
+        "Safety:",
+    ] {
+        assert!(short.contains(heading), "-h: {heading}\n{short}");
+        assert!(long.contains(heading), "--help: {heading}");
+    }
+    // Each flag one line in -h; --help adds the details and examples.
+    assert!(
+        short.contains("--latency-limit <MS>        Count queries and batches slower than this many milliseconds as late\n"),
+        "{short}"
+    );
+    assert!(!short.contains("Examples:"), "{short}");
+    assert!(long.contains("Examples:"), "{long}");
+    assert!(long.contains("ysql-bench completions bash"), "{long}");
+    assert!(long.contains("procedure and copy-file are never counted late"));
+}
+
+#[test]
+fn the_version_says_the_commit() {
+    let out = bin("ysql-bench", &["--version"]);
+    let v = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0));
+    let expected = format!("ysql-bench {} (", env!("CARGO_PKG_VERSION"));
+    assert!(
+        v.starts_with(&expected) && v.trim_end().ends_with(')'),
+        "{v}"
+    );
+    let commit = v.trim_end()[expected.len()..]
+        .trim_end_matches(')')
+        .to_string();
+    assert!(
+        commit == "unknown" || (commit.len() >= 7 && commit.chars().all(|c| c.is_ascii_hexdigit())),
+        "{v}"
+    );
+}
+
+/// `completions` and `man` need no -o and run nothing; a run's command
+/// line is not taken for one.
+#[test]
+fn completions_and_the_man_page_are_printed_on_stdout() {
+    let out = bin("ysql-bench", &["completions", "bash"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    // bash takes it: sourced, it registers a completion for ysql-bench.
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("ysql-bench.bash");
+    std::fs::write(&script, &out.stdout).unwrap();
+    let bash = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "source {} && complete -p ysql-bench",
+            script.display()
+        ))
+        .output()
+        .unwrap();
+    assert!(
+        text(&bash.stdout).contains("-F _ysql__bench"),
+        "{}{}",
+        text(&bash.stdout),
+        text(&bash.stderr)
+    );
+    let out = bin("ysql-bench", &["man"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(text(&out.stdout).contains(".TH ysql-bench 1"));
+    let out = bin("ysql-bench", &["-o", "select", "man"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        text(&out.stderr).lines().count(),
+        1,
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+/// The load's progress bar redraws itself with cursor controls: it is
+/// drawn on a terminal (here a pseudo-terminal made by `script`), and not
+/// under --quiet, with TERM=dumb, or into a pipe; it never has colour.
+#[test]
+fn the_progress_bar_is_drawn_only_on_a_terminal_that_can_redraw() {
+    let sb = sandbox();
+    let url = sb.url();
+    let load = |term: &str, extra: &str| {
+        let cmd = format!(
+            "{} -u '{url}' -o copy-mem -r 200000 -b 1000 {extra}",
+            env!("CARGO_BIN_EXE_ysql-bench")
+        );
+        let out = std::process::Command::new("script")
+            .args(["-qec", &cmd, "/dev/null"])
+            .env("TERM", term)
+            .env_remove("YSQLBENCH_URL")
+            .output()
+            .expect("script (util-linux) runs");
+        assert!(out.status.success(), "{}", text(&out.stdout));
+        text(&out.stdout)
+    };
+    let drawn = load("xterm", "");
+    assert!(
+        drawn.contains("copy-mem [") && drawn.contains(" rows/s, ETA"),
+        "{drawn}"
+    );
+    // Cursor movement, but no colour (SGR, `ESC [ ... m`).
+    assert!(
+        !drawn.contains("\x1b[3") && !drawn.contains("\x1b[1m"),
+        "{drawn:?}"
+    );
+    assert!(!load("xterm", "-q").contains("ETA"));
+    assert!(!load("dumb", "").contains("ETA"));
+    let piped = bin(
+        "ysql-bench",
+        &["-u", &url, "-o", "copy-mem", "-r", "200000", "-b", "1000"],
+    );
+    assert!(
+        !text(&piped.stderr).contains("ETA"),
+        "{}",
+        text(&piped.stderr)
+    );
 }

@@ -171,7 +171,9 @@ async fn copy_file_with_missing_files_says_which_and_how_to_make_them() {
         let why = report.operations[0].failure.clone().unwrap();
         assert!(why.contains("ysql_bench-t1-r10-f24--nr1.csv"), "{why}");
         assert!(why.contains("csv_generator -r 10 -t 1 -f 24"), "{why}");
-        assert!(summary.contains("FAILED"), "{summary}");
+        // Found before anything ran: no summary block of zeros (the
+        // reason goes to stderr).
+        assert!(!summary.contains("== copy-file =="), "{summary}");
         // Found missing before the truncate: the table keeps its rows.
         assert_eq!(facts(&c, "test_table").await.count, 7, "{why}");
     }
@@ -194,4 +196,59 @@ async fn copy_file_the_server_may_not_read_says_so_not_privilege() {
     assert!(why.contains("may not read"), "{why}");
     assert!(why.contains("chmod"), "{why}");
     assert!(!why.contains("pg_read_server_files"), "{why}");
+}
+
+/// Issue 17: copy-file's 42501 (a role without pg_read_server_files, or
+/// a file the server may not read) was counted as `client`, though errors
+/// are counted by SQLSTATE.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn copy_file_permission_errors_are_counted_by_sqlstate() {
+    use std::os::unix::fs::PermissionsExt;
+    let sb = sandbox();
+    let c = client(&sb).await;
+    let dir = shared_dir();
+    let dir_s = dir.path().to_str().unwrap();
+    let out = bin("csv_generator", &["-r", "10", "-d", dir_s]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let (made, _) = run_args(&sb, &["-o", "copy-mem", "-r", "10"]).await;
+    assert!(made.succeeded());
+    // A role that owns the table but may not read server files.
+    c.batch_execute("create role loader login; alter table test_table owner to loader;")
+        .await
+        .unwrap();
+    let loader = format!(
+        "host=127.0.0.1 port={} user=loader dbname=postgres",
+        sb.port()
+    );
+    let (report, summary) = run_plain(&[
+        "-u",
+        &loader,
+        "-o",
+        "copy-file",
+        "-r",
+        "10",
+        "--csv-dir",
+        dir_s,
+    ])
+    .await;
+    let errors = &report.operations[0].total.errors;
+    assert_eq!(errors.get("42501"), Some(&1), "{summary}");
+    assert_eq!(errors.get("client"), None, "{summary}");
+    assert!(
+        summary.contains("failed                : 1 (42501: 1)"),
+        "{summary}"
+    );
+    assert!(summary.contains("pg_read_server_files"), "{summary}");
+
+    // A superuser, but a file the server's OS user may not read.
+    let file = dir.path().join("ysql_bench-t1-r10-f24--nr1.csv");
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o000)).unwrap();
+    c.batch_execute("alter table test_table owner to postgres")
+        .await
+        .unwrap();
+    let (report, summary) =
+        run_args(&sb, &["-o", "copy-file", "-r", "10", "--csv-dir", dir_s]).await;
+    let errors = &report.operations[0].total.errors;
+    assert_eq!(errors.get("42501"), Some(&1), "{summary}");
+    assert!(summary.contains("may not read"), "{summary}");
 }

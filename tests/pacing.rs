@@ -669,3 +669,45 @@ fn sigint_during_a_load_reports_what_was_loaded_and_exits_130() {
         .unwrap();
     assert!(rows > 0 && rows < 20_000_000, "{rows}");
 }
+
+/// Issue 17: --latency-limit counted procedure's one CALL per thread as
+/// late (`late (> 1.000 us) : 2 of 2 calls`); like --rate, it does not
+/// apply to one statement per thread (and the plan warns about it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_latency_limit_does_not_count_one_statement_per_thread_late() {
+    let sb = sandbox();
+    let (report, text) = run_args(
+        &sb,
+        &[
+            "-o",
+            "procedure,select",
+            "-r",
+            "2000",
+            "-t",
+            "2",
+            "--latency-limit",
+            "0.001",
+            "--time",
+            "300ms",
+        ],
+    )
+    .await;
+    assert!(report.succeeded(), "{text}");
+    let procedure = &report.operations[0];
+    assert_eq!(procedure.total.ops, 2, "{text}");
+    assert_eq!(procedure.total.late, 0, "{text}");
+    assert_eq!(procedure.latency_limit, None, "{text}");
+    // The select after it is still counted: every query takes more than 1 us.
+    let select = &report.operations[1];
+    assert!(
+        select.total.late > 0 && select.total.late == select.total.ops,
+        "{text}"
+    );
+    let late_lines: Vec<&str> = text.lines().filter(|l| l.starts_with("late (")).collect();
+    assert_eq!(late_lines.len(), 1, "{text}");
+    let warnings = plan(&sb, &["-o", "procedure", "--latency-limit", "5"]).warnings();
+    assert!(
+        warnings.iter().any(|w| w.contains("--latency-limit")),
+        "{warnings:?}"
+    );
+}

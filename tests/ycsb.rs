@@ -185,6 +185,9 @@ async fn inserts_of_ycsb_d_and_e_never_collide_across_workers_or_reruns() {
         .await;
         // A duplicate key would be a failed insert (23505).
         assert!(r.succeeded(), "{op}:\n{s}");
+        // latest reads only records whose inserts, and every earlier
+        // one's, are done: none is missing.
+        assert_eq!(r.operations[0].total.missing, 0, "{op}:\n{s}");
         let ins = type_ops(&r, 0, "insert");
         assert!(ins > 5, "{op}: {ins} inserts\n{s}");
         inserted += ins;
@@ -291,13 +294,13 @@ async fn a_rate_limited_ycsb_a_reports_each_type_in_every_format() {
         .chunks(3)
         .map(|p| [p[0], p[1], p[2]])
         .collect();
-    use plotters::style::{Color, Palette, Palette99};
-    for i in [2, 3] {
-        let c = Palette99::pick(i).to_rgba();
+    for (i, c) in ysql_bench::report::plot::TYPE_COLORS[..2]
+        .iter()
+        .enumerate()
+    {
         assert!(
             pixels.contains(&[c.0, c.1, c.2]),
-            "no line of type {} in {throughput:?}",
-            i - 1
+            "no line of type {i} in {throughput:?}"
         );
     }
     assert!(pixels.contains(&[0, 0, 255]) && pixels.contains(&[255, 0, 0]));
@@ -356,4 +359,67 @@ async fn custom_proportions_and_key_distributions_are_followed() {
         assert!(r.operations[0].total.ops > 100, "{dist}: {s}");
         assert_eq!(r.operations[0].total.missing, 0, "{dist}: {s}");
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rerun_inserts_past_the_holes_failed_inserts_left() {
+    let sb = sandbox();
+    let c = loaded(&sb).await;
+    let n = RECORDS.to_string();
+    let args = [
+        "-o",
+        "ycsb-d",
+        "-r",
+        &n,
+        "-t",
+        "2",
+        "--time",
+        "1s",
+        "--ycsb-field-length",
+        "20",
+    ];
+    let (r, s) = run_args(&sb, &args).await;
+    assert!(r.succeeded(), "{s}");
+    let inserted = r.operations[0].types[1].stats.ops;
+    assert!(inserted > 3, "{s}");
+    // Two holes just below the last record inserted, as failed inserts
+    // in flight would leave them.
+    let last = RECORDS + inserted - 1;
+    for hole in [last - 1, last - 2] {
+        let key = format!("user{}", ysql_bench::workload::keys::fnv1a_64(hole));
+        let n = c
+            .execute("delete from usertable where ycsb_key = $1", &[&key])
+            .await
+            .unwrap();
+        assert_eq!(n, 1);
+    }
+    let (r, s) = run_args(&sb, &args).await;
+    assert!(r.succeeded(), "a rerun collided with an existing key:\n{s}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_custom_mix_that_writes_is_refused_on_a_table_the_tool_did_not_create() {
+    let sb = sandbox();
+    let c = loaded(&sb).await;
+    c.batch_execute("comment on table usertable is 'my precious data'")
+        .await
+        .unwrap();
+    let n = RECORDS.to_string();
+    let args = [
+        "-o",
+        "ycsb-c",
+        "-r",
+        &n,
+        "--time",
+        "1s",
+        "--ycsb-proportions",
+        "update=1",
+    ];
+    let e = ysql_bench::run(plan(&sb, &args), &mut Vec::new())
+        .await
+        .unwrap_err();
+    assert!(e.to_string().contains("--force"), "{e}");
+    // Reading it is allowed.
+    let (r, s) = run_args(&sb, &["-o", "ycsb-c", "-r", &n, "--time", "1s"]).await;
+    assert!(r.succeeded(), "{s}");
 }

@@ -94,7 +94,8 @@ impl ConnTarget {
         if tls.client_key.is_none() {
             tls.client_key = env("PGSSLKEY").map(std::path::PathBuf::from);
         }
-        Ok((ConnTarget::Server(Box::new(complete(config, env))), tls))
+        let config = complete(config, env, os_user_name)?;
+        Ok((ConnTarget::Server(Box::new(config)), tls))
     }
 }
 
@@ -156,9 +157,16 @@ fn from_pg_env(env: impl Fn(&str) -> Option<String>) -> Result<Config> {
 }
 
 /// Fills what libpq would default: host (the local socket directory when it
-/// exists, else localhost), port 5432, user from PGUSER or the OS user,
-/// application name, connect timeout.
-fn complete(mut c: Config, env: impl Fn(&str) -> Option<String>) -> Config {
+/// exists, else localhost), port 5432, user from PGUSER or else the OS
+/// login name of the effective user (`os_user`; never `$USER`, which libpq
+/// does not read either, and never a guess), application name, connect
+/// timeout. The database, when not given, is the user's name, as the
+/// server itself defaults it.
+fn complete(
+    mut c: Config,
+    env: impl Fn(&str) -> Option<String>,
+    os_user: impl Fn() -> Option<String>,
+) -> Result<Config> {
     if c.get_hosts().is_empty() {
         let socket_dir = "/var/run/postgresql";
         if std::path::Path::new(socket_dir).is_dir() {
@@ -168,15 +176,18 @@ fn complete(mut c: Config, env: impl Fn(&str) -> Option<String>) -> Config {
         }
     }
     if c.get_user().is_none() {
-        let user = env("PGUSER")
-            .or_else(|| env("USER"))
-            .unwrap_or_else(|| "postgres".to_string());
+        let Some(user) = env("PGUSER").or_else(os_user) else {
+            return Err(Error::usage(
+                "no user to connect as: the OS has no name for this process's user id; give one with PGUSER=NAME or -u 'user=NAME'",
+            ));
+        };
         c.user(&user);
     }
-    if c.get_dbname().is_none()
-        && let Some(d) = env("PGDATABASE")
-    {
-        c.dbname(&d);
+    if c.get_dbname().is_none() {
+        let db = env("PGDATABASE")
+            .or_else(|| c.get_user().map(str::to_string))
+            .unwrap_or_default();
+        c.dbname(&db);
     }
     if c.get_application_name().is_none() {
         c.application_name("ysql-bench");
@@ -184,7 +195,41 @@ fn complete(mut c: Config, env: impl Fn(&str) -> Option<String>) -> Config {
     if c.get_connect_timeout().is_none() {
         c.connect_timeout(DEFAULT_CONNECT_TIMEOUT);
     }
-    c
+    Ok(c)
+}
+
+/// The login name of the process's effective user, from the password
+/// database, as libpq finds it (`getpwuid(geteuid())`); None when the
+/// user id has no entry (a container run with an arbitrary uid).
+pub fn os_user_name() -> Option<String> {
+    let mut buf = vec![0 as libc::c_char; 4096];
+    loop {
+        // SAFETY: passwd is plain data; getpwuid_r fills it and points its
+        // strings into `buf`, which outlives every use of them below.
+        let mut pwd: libc::passwd = unsafe { std::mem::zeroed() };
+        let mut found: *mut libc::passwd = std::ptr::null_mut();
+        // SAFETY: every pointer is valid for the length given.
+        let rc = unsafe {
+            libc::getpwuid_r(
+                libc::geteuid(),
+                &mut pwd,
+                buf.as_mut_ptr(),
+                buf.len(),
+                &mut found,
+            )
+        };
+        if rc == libc::ERANGE && buf.len() < (1 << 20) {
+            buf.resize(buf.len() * 4, 0);
+            continue;
+        }
+        if rc != 0 || found.is_null() || pwd.pw_name.is_null() {
+            return None;
+        }
+        // SAFETY: pw_name is a NUL-terminated string inside `buf`.
+        let name = unsafe { std::ffi::CStr::from_ptr(pwd.pw_name) };
+        let name = name.to_string_lossy().into_owned();
+        return (!name.is_empty()).then_some(name);
+    }
 }
 
 /// The target as shown to users: hosts, ports, user and database, never
@@ -288,12 +333,51 @@ mod tests {
                 .find(|(n, _)| *n == k)
                 .map(|(_, v)| v.to_string())
         };
-        let c = complete(from_pg_env(env).unwrap(), env);
+        let c = complete(from_pg_env(env).unwrap(), env, || Some("os".into())).unwrap();
         assert_eq!(c.get_hosts().len(), 2);
         assert_eq!(c.get_ports(), &[5433, 5434]);
         assert_eq!(c.get_user(), Some("alice"));
+        assert_eq!(c.get_dbname(), Some("alice"));
         assert_eq!(c.get_application_name(), Some("ysql-bench"));
         assert_eq!(c.get_connect_timeout(), Some(&DEFAULT_CONNECT_TIMEOUT));
+    }
+
+    /// Issue 17: with $USER unset (root in a container) the tool logged in
+    /// as `postgres`, a superuser, where psql would have used the OS
+    /// login name and failed. libpq reads PGUSER, then the password
+    /// database, and never $USER.
+    #[test]
+    fn without_pguser_the_user_is_the_os_login_name_never_postgres() {
+        let no_env = |_: &str| None;
+        let c = complete(Config::new(), no_env, || Some("carol".into())).unwrap();
+        assert_eq!(c.get_user(), Some("carol"));
+        assert_eq!(c.get_dbname(), Some("carol"), "the database is the user's");
+        // $USER is not libpq's business.
+        let user_set = |k: &str| (k == "USER").then(|| "mallory".to_string());
+        let c = complete(Config::new(), user_set, || Some("carol".into())).unwrap();
+        assert_eq!(c.get_user(), Some("carol"));
+        // No name at all is said, not replaced by a superuser's.
+        let e = complete(Config::new(), no_env, || None).unwrap_err();
+        assert_eq!(e.exit_code(), crate::error::EXIT_USAGE);
+        assert!(e.to_string().contains("PGUSER"), "{e}");
+        // A user in the URL wins; PGDATABASE names the database.
+        let env = |k: &str| (k == "PGDATABASE").then(|| "bench".to_string());
+        let given = parse_url("host=h user=dave", "--url").unwrap();
+        let c = complete(given, env, || Some("carol".into())).unwrap();
+        assert_eq!(
+            (c.get_user(), c.get_dbname()),
+            (Some("dave"), Some("bench"))
+        );
+    }
+
+    #[test]
+    fn the_os_user_name_is_the_effective_users_login() {
+        let id = std::process::Command::new("id")
+            .arg("-un")
+            .output()
+            .unwrap();
+        let expected = String::from_utf8_lossy(&id.stdout).trim().to_string();
+        assert_eq!(os_user_name(), Some(expected));
     }
 
     #[test]

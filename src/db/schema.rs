@@ -256,15 +256,35 @@ async fn set_comment(client: &Client, table: &TableName, text: &str) -> Result<(
         .map_err(|e| Error::db(format!("cannot mark table {}", table.quoted()), e))
 }
 
+/// SQLSTATE insufficient_privilege: here, a role that may write the
+/// table but does not own it, so may not comment on it.
+const INSUFFICIENT_PRIVILEGE: &str = "42501";
+
 /// Marks a load as started: until [`mark_loaded`], the table is known to
-/// be incomplete, also to a later run.
+/// be incomplete, also to a later run. A role that may write the table but
+/// does not own it (a common set-up for a benchmark role) cannot set the
+/// mark: the load goes on without it, with a warning. Whether the table
+/// may be emptied was decided before, from the mark the owner left, so
+/// skipping it here weakens no safety check.
 pub async fn mark_loading(client: &Client, table: &TableName) -> Result<()> {
-    set_comment(client, table, &format!("{TABLE_MARK}; {LOADING}")).await
+    match set_comment(client, table, &format!("{TABLE_MARK}; {LOADING}")).await {
+        Err(e) if e.sqlstate() == Some(INSUFFICIENT_PRIVILEGE) => {
+            crate::say!(
+                "warning: {e}: the load goes on unmarked (only the table's owner may mark it), so a later select or update cannot tell whether this load finished"
+            );
+            Ok(())
+        }
+        other => other,
+    }
 }
 
-/// Marks a load as finished with `rows` rows.
+/// Marks a load as finished with `rows` rows; skipped for a role that may
+/// not mark the table ([`mark_loading`] said so already).
 pub async fn mark_loaded(client: &Client, table: &TableName, rows: u64) -> Result<()> {
-    set_comment(client, table, &format!("{TABLE_MARK}; loaded {rows} rows")).await
+    match set_comment(client, table, &format!("{TABLE_MARK}; loaded {rows} rows")).await {
+        Err(e) if e.sqlstate() == Some(INSUFFICIENT_PRIVILEGE) => Ok(()),
+        other => other,
+    }
 }
 
 /// The load state of the table.
@@ -287,6 +307,60 @@ pub async fn is_empty(client: &Client, table: &TableName) -> Result<bool> {
         .await
         .map_err(|e| Error::db(format!("cannot read {}", table.quoted()), e))?;
     Ok(row.get(0))
+}
+
+/// What a workload that looks rows up finds in its table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Contents {
+    Missing,
+    Empty,
+    HasRows,
+}
+
+/// Whether the table exists and holds at least one row, without touching
+/// it (and without creating it).
+pub async fn contents(client: &Client, table: &TableName) -> Result<Contents> {
+    let rows = client
+        .query_typed(
+            "select to_regclass($1) is not null",
+            &[(&table.quoted(), Type::TEXT)],
+        )
+        .await
+        .map_err(|e| Error::db(format!("cannot inspect table {}", table.quoted()), e))?;
+    let exists = one_row(rows)
+        .map_err(|why| Error::run(format!("cannot inspect table {}: {why}", table.quoted())))?
+        .get::<_, bool>(0);
+    if !exists {
+        return Ok(Contents::Missing);
+    }
+    Ok(if is_empty(client, table).await? {
+        Contents::Empty
+    } else {
+        Contents::HasRows
+    })
+}
+
+/// Refuses, before anything is created or written, a workload that looks
+/// rows up (`needed_by`, e.g. "select") in a table that is missing or
+/// empty: every lookup would miss, for the whole run, and the run would
+/// still end "successfully". `load_first` is the command line that loads
+/// the table in the same run (e.g. "-o copy-mem,select"). A usage error:
+/// the command line, not the server, has to change.
+pub async fn require_rows(
+    client: &Client,
+    table: &TableName,
+    needed_by: &str,
+    load_first: &str,
+) -> Result<()> {
+    let t = table.quoted();
+    let what = match contents(client, table).await? {
+        Contents::HasRows => return Ok(()),
+        Contents::Missing => "does not exist",
+        Contents::Empty => "is empty",
+    };
+    Err(Error::usage(format!(
+        "table {t} {what}, and {needed_by} needs its rows: load it first in the same run, e.g. {load_first} (or check --table-name and the database)"
+    )))
 }
 
 /// Empties the table before a load.

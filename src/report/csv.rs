@@ -10,7 +10,7 @@ use crate::stats::OpResult;
 /// The header row; also how the tool recognises its own file. `type` is
 /// the transaction type, `all` for the operation as a whole; it comes last
 /// so that the columns of earlier versions keep their places.
-pub const HEADER: [&str; 18] = [
+pub const HEADER: [&str; 19] = [
     "operation",
     "elapsed_s",
     "interval_s",
@@ -29,6 +29,7 @@ pub const HEADER: [&str; 18] = [
     "errors",
     "skipped",
     "type",
+    "retries",
 ];
 
 /// Whether a file starting with `head` was written by this module (also
@@ -64,7 +65,7 @@ pub fn write_csv<W: Write>(w: W, ops: &[OpResult]) -> Result<()> {
 }
 
 /// One row of the report.
-fn row(operation: &str, ty: &str, f: &crate::stats::IntervalFigures) -> [String; 18] {
+fn row(operation: &str, ty: &str, f: &crate::stats::IntervalFigures) -> [String; 19] {
     let l = &f.latency;
     [
         operation.to_string(),
@@ -85,5 +86,6 @@ fn row(operation: &str, ty: &str, f: &crate::stats::IntervalFigures) -> [String;
         f.errors.to_string(),
         f.skipped.to_string(),
         ty.to_string(),
+        f.retries.to_string(),
     ]
 }

@@ -49,10 +49,22 @@ pub struct JsonConfig {
     pub tablets: Option<u32>,
     pub prepared: bool,
     pub table: String,
+    /// A string of digits: a JSON number above 2^53 is rounded by jq and
+    /// JavaScript. Read from either form.
+    #[serde(with = "crate::report::exact_u64")]
     pub seed: u64,
     /// --key-distribution, when given (each workload has its default).
     #[serde(default)]
     pub key_distribution: Option<String>,
+    /// --isolation, when given (the server's default otherwise).
+    #[serde(default)]
+    pub isolation: Option<String>,
+    /// --retry-on and --max-tries, when given (each workload has its
+    /// defaults, which `operations[].workload` and the retries show).
+    #[serde(default)]
+    pub retry_on: Option<Vec<String>>,
+    #[serde(default)]
+    pub max_tries: Option<u32>,
     pub time_s: f64,
     pub warmup_s: Option<f64>,
     pub rate: Option<f64>,
@@ -85,6 +97,10 @@ pub struct JsonOperation {
     /// The table the operation loaded or read.
     #[serde(default)]
     pub table: String,
+    /// What the run of the workload was beyond its name: a mix's shares,
+    /// its key distribution and theta, its record shape.
+    #[serde(default)]
+    pub workload: String,
     pub succeeded: bool,
     pub failure: Option<String>,
     pub interrupted: bool,
@@ -110,12 +126,29 @@ pub struct JsonOperation {
     /// unit, for the operations that are not a mix).
     #[serde(default)]
     pub types: Vec<JsonType>,
+    /// Per statement kind inside the units (transactions): count and
+    /// latency.
+    #[serde(default)]
+    pub statements: Vec<JsonStatement>,
+    /// Consistency checks run after the operation.
+    #[serde(default)]
+    pub checks: Vec<crate::workload::Check>,
     /// Connections and units per host.
     #[serde(default)]
     pub hosts: Vec<super::conns::JsonHost>,
     /// Connect time and throughput without it, under --reconnect.
     #[serde(default)]
     pub connect: Option<super::conns::JsonConnect>,
+}
+
+/// One statement kind inside an operation's units.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct JsonStatement {
+    pub name: String,
+    pub count: u64,
+    pub latency_ns: Percentiles,
+    /// Base64 HdrHistogram V2 compressed, nanoseconds.
+    pub histogram: String,
 }
 
 /// One transaction type of an operation.
@@ -144,6 +177,10 @@ pub struct JsonFigures {
     pub latency_ns: Percentiles,
     /// Per unit, from when it was sent.
     pub service_ns: Percentiles,
+    /// Per unit, its successful try alone (equal to service_ns when
+    /// nothing was retried).
+    #[serde(default)]
+    pub attempt_ns: Percentiles,
     /// Per row (unit latency / rows of the unit), for loads.
     pub row_latency_ns: Option<Percentiles>,
     pub lag_avg_ns: u64,
@@ -174,6 +211,7 @@ impl JsonFigures {
             rows_per_s: per_s(t.rows),
             latency_ns: Percentiles::of(&t.latency),
             service_ns: Percentiles::of(&t.service),
+            attempt_ns: Percentiles::of(&t.attempt()),
             row_latency_ns: per_row.then(|| Percentiles::of(&t.row_latency)),
             lag_avg_ns: nanos(t.lag_total).checked_div(t.ops).unwrap_or(0),
             lag_max_ns: nanos(t.lag_max),
@@ -259,6 +297,9 @@ pub fn build(plan: &RunPlan, target: &str, report: &RunReport) -> Result<JsonRep
                 .unwrap_or_default(),
             seed: w.seed,
             key_distribution: w.keys.map(|k| k.name().to_string()),
+            isolation: r.isolation.map(|i| i.sql().to_string()),
+            retry_on: r.retry_on.clone(),
+            max_tries: r.max_tries,
             time_s: r.run_time.as_secs_f64(),
             warmup_s: r.warmup.map(|d| d.as_secs_f64()),
             rate: r.rate,
@@ -292,6 +333,7 @@ fn operation(op: &OpResult) -> Result<JsonOperation> {
     Ok(JsonOperation {
         operation: op.spec.name.to_string(),
         table: op.table.clone(),
+        workload: op.workload.clone(),
         succeeded: op.succeeded(),
         failure: op.failure.clone(),
         interrupted: op.interrupted,
@@ -308,6 +350,19 @@ fn operation(op: &OpResult) -> Result<JsonOperation> {
         thread_rows: op.thread_rows.clone(),
         intervals: op.intervals.clone(),
         types,
+        statements: op
+            .statements
+            .iter()
+            .map(|s| {
+                Ok(JsonStatement {
+                    name: s.name.to_string(),
+                    count: s.count,
+                    latency_ns: Percentiles::of(&s.latency),
+                    histogram: encode_histogram(&s.latency)?,
+                })
+            })
+            .collect::<Result<_>>()?,
+        checks: op.checks.clone(),
         hosts: super::conns::json_hosts(op),
         connect: super::conns::json_connect(op),
     })

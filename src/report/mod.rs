@@ -6,6 +6,7 @@
 
 pub mod conns;
 pub mod csv;
+pub mod exact_u64;
 pub mod histogram;
 pub mod json;
 pub mod plot;

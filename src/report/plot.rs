@@ -21,6 +21,15 @@ use crate::stats::OpResult;
 
 const FONT: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
 const FAMILY: &str = "sans-serif";
+/// The colours of a mix's types in the throughput picture: apart from
+/// the total's blue and red, and none as pale as yellow.
+pub const TYPE_COLORS: [RGBColor; 5] = [
+    RGBColor(0, 150, 0),
+    RGBColor(200, 0, 200),
+    RGBColor(230, 120, 0),
+    RGBColor(0, 160, 160),
+    RGBColor(120, 70, 20),
+];
 /// Threads named in the legend; more would hide the picture.
 const LEGEND_MAX: usize = 16;
 
@@ -180,9 +189,9 @@ fn draw_throughput(op: &OpResult, opts: &GraphOptions, server: &str, path: &Path
         .max(1e-3);
     // Each interval is drawn at its middle.
     let mid = |f: &crate::stats::IntervalFigures| f.end_s - f.seconds / 2.0;
-    // One series for the operation, and for a mix one per type beside it.
-    let mut series: Vec<(String, &[crate::stats::IntervalFigures])> =
-        vec![("all".to_string(), &op.intervals[..])];
+    // For a mix one series per type, then the operation's own, drawn last
+    // so that it stays on top.
+    let mut series: Vec<(String, &[crate::stats::IntervalFigures])> = Vec::new();
     if op.is_mix() {
         series.extend(
             op.types
@@ -190,6 +199,7 @@ fn draw_throughput(op: &OpResult, opts: &GraphOptions, server: &str, path: &Path
                 .map(|t| (t.name.to_string(), &t.intervals[..])),
         );
     }
+    series.push(("all".to_string(), &op.intervals[..]));
     let rate: Vec<(String, Vec<(f64, f64)>)> = series
         .iter()
         .map(|(n, iv)| {
@@ -240,13 +250,15 @@ fn draw_throughput(op: &OpResult, opts: &GraphOptions, server: &str, path: &Path
             .label_style((FAMILY, 14))
             .draw()
             .map_err(&e)?;
+        let total = lines.len() - 1;
         for (i, (name, points)) in lines.iter().enumerate() {
             // The operation's own line in the colours of a one-type
-            // picture (blue rate, red p99); each type in a colour of its own.
+            // picture (blue rate, red p99); each type in a colour of its
+            // own, far from those two and readable on white.
             let color = match i {
-                0 if what.starts_with("p99") => RED.to_rgba(),
-                0 => BLUE.to_rgba(),
-                n => Palette99::pick(n + 1).to_rgba(),
+                _ if i == total && what.starts_with("p99") => RED.to_rgba(),
+                _ if i == total => BLUE.to_rgba(),
+                n => TYPE_COLORS[n % TYPE_COLORS.len()].to_rgba(),
             };
             // More points than half the pixels across: plotters draws a
             // wide line as polygons whose joins spike far out of the chart

@@ -143,6 +143,18 @@ fn per_thread(avg: f64) -> String {
 /// Operations` and latency lines: each type's count and share, rate,
 /// failures and HDR percentiles.
 fn write_types(w: &mut dyn Write, r: &OpResult) -> io::Result<()> {
+    // Labels as wide as the longest type's ("[read-modify-write] latency"),
+    // so that the block stays aligned.
+    let width = r
+        .types
+        .iter()
+        .map(|t| t.name.len() + 10)
+        .max()
+        .unwrap_or(W)
+        .max(W);
+    let line = |w: &mut dyn Write, label: &str, value: String| -> io::Result<()> {
+        writeln!(w, "{label:<width$}: {value}")
+    };
     let wall = r.wallclock.as_secs_f64();
     let all = r.total.ops.max(1) as f64;
     for ty in &r.types {
@@ -178,10 +190,74 @@ fn write_types(w: &mut dyn Write, r: &OpResult) -> io::Result<()> {
     Ok(())
 }
 
+/// For workloads that keep statements (transactions): queries in all and
+/// per second, split as sysbench splits them (read, write, other).
+fn write_queries(w: &mut dyn Write, r: &OpResult) -> io::Result<()> {
+    if r.statements.is_empty() {
+        return Ok(());
+    }
+    let mut by_class = [0u64; 3];
+    for s in &r.statements {
+        let i = match crate::workload::query_class(s.name) {
+            "read" => 0,
+            "write" => 1,
+            _ => 2,
+        };
+        by_class[i] += s.count;
+    }
+    let all: u64 = by_class.iter().sum();
+    let wall = r.wallclock.as_secs_f64();
+    let rate = if wall > 0.0 { all as f64 / wall } else { 0.0 };
+    line(
+        w,
+        "queries",
+        format!(
+            "{all} ({rate:.1}/s): read {}, write {}, other {}",
+            by_class[0], by_class[1], by_class[2]
+        ),
+    )
+}
+
+/// `--per-statement`: the latency of each statement kind inside the
+/// units, as pgbench's `-r` gives averages, here with percentiles.
+pub fn write_statements(w: &mut dyn Write, r: &OpResult) -> io::Result<()> {
+    for s in &r.statements {
+        if s.count == 0 {
+            continue;
+        }
+        line(
+            w,
+            &format!("  {} ({})", s.name, s.count),
+            percentile_line(&s.latency),
+        )?;
+    }
+    Ok(())
+}
+
+/// The consistency checks run after the operation.
+fn write_checks(w: &mut dyn Write, r: &OpResult) -> io::Result<()> {
+    for c in &r.checks {
+        let state = if c.held { "held" } else { "BROKEN" };
+        line(w, "check", format!("{state}: {} ({})", c.name, c.detail))?;
+    }
+    Ok(())
+}
+
 /// Writes the summary of one operation.
 pub fn write_summary(w: &mut dyn Write, r: &OpResult) -> io::Result<()> {
     let f = Figures::of(r);
     writeln!(w, "== {} ==", r.spec)?;
+    if !r.workload.is_empty() {
+        line(w, "workload", &r.workload)?;
+    }
+    if !r.measured {
+        // A cleanup or a check: what it found, nothing timed.
+        write_checks(w, r)?;
+        if let Some(why) = &r.failure {
+            line(w, "FAILED", why)?;
+        }
+        return Ok(());
+    }
     line(w, "wallclock time", human(f.wallclock))?;
     line(
         w,
@@ -245,9 +321,17 @@ pub fn write_summary(w: &mut dyn Write, r: &OpResult) -> io::Result<()> {
             line(w, "latency per row", percentile_line(&t.row_latency))?;
         }
     }
+    if t.retried > 0 && t.ops > 0 {
+        line(
+            w,
+            &format!("attempt per {unit}"),
+            percentile_line(&t.attempt()),
+        )?;
+    }
     if r.is_mix() {
         write_types(w, r)?;
     }
+    write_queries(w, r)?;
     if let Some(target) = r.rate {
         line(
             w,
@@ -341,6 +425,7 @@ pub fn write_summary(w: &mut dyn Write, r: &OpResult) -> io::Result<()> {
             format!("{}{more}", t.failed_units.join(", ")),
         )?;
     }
+    write_checks(w, r)?;
     if let Some(why) = &r.failure {
         line(w, "FAILED", why)?;
     }

@@ -17,6 +17,7 @@ use tokio::task::JoinSet;
 use super::ending::{Ending, ThreadStop, ending};
 use super::intervals::{self, OnInterval};
 use super::recorder::{IntervalPlan, ThreadOutput, ThreadRecorder, housekeeping};
+use super::settings::RetryPolicy;
 use super::worker::{Pace, ThreadShare, WorkerLinks, WorkerOutput, worker_loop};
 use super::{COUNT_BUDGET, InFlight, RunCtx, STOP_GRACE, progress, threads};
 use crate::stats::Keep;
@@ -28,8 +29,13 @@ use crate::workload::{Operation, Spec};
 /// abandoned and their measurements are lost.
 const CANCEL_WAIT: Duration = Duration::from_secs(5);
 
+/// How long, once the stuck workers were dropped, the others of their
+/// threads may take to hand over what they measured.
+const HAND_OVER: Duration = Duration::from_secs(2);
+
 /// How long the coordinator waits for a runtime's measurements once its
-/// workers have ended or were abandoned (it ends as soon as they do).
+/// workers have ended or were dropped (it hands them over as soon as its
+/// last worker is gone).
 const THREAD_WAIT: Duration = Duration::from_secs(2);
 
 pub(super) struct WorkersOutcome {
@@ -51,6 +57,7 @@ pub(super) async fn run_workers<O, F>(
     ctx: &RunCtx,
     spec: &'static Spec,
     types: &[&'static str],
+    retry: RetryPolicy,
     make: F,
 ) -> WorkersOutcome
 where
@@ -70,8 +77,9 @@ where
         },
         warmup: if spec.is_load() { None } else { plan.warmup },
         rate: plan.rate.filter(|_| spec.paced),
-        latency_limit: plan.latency_limit,
+        latency_limit: plan.latency_limit.filter(|_| spec.paced),
         on_error: plan.on_error(spec),
+        retry,
         interval: plan.interval(),
     };
     // The coordinator waits at the barrier too, to note when work starts.
@@ -193,6 +201,10 @@ where
         Running,
         Grace,
         Cancelled,
+        /// The stuck workers' futures were dropped; the others of their
+        /// threads hand over their output now (a thread hands over its
+        /// workers' output when all of them have ended).
+        Abandoning,
     }
     let mut stopping = Stopping::Running;
     // A procedure CALL or server-side COPY cancels itself at the stop and
@@ -216,6 +228,9 @@ where
             joined = set.join_next() => match joined {
                 None => break,
                 Some(Ok(Ok((t, out)))) => outputs[t] = Some(out),
+                // An abandoned worker: counted below with the others
+                // that did not end.
+                Some(Ok(Err(_))) if stopping == Stopping::Abandoning => {}
                 Some(Ok(Err(e))) => failures.push(format!("a worker stopped: {e}")),
                 Some(Err(e)) => failures.push(format!("a worker stopped: {e}")),
             },
@@ -243,19 +258,31 @@ where
                     timer.as_mut().reset((Instant::now() + cancel_wait).into());
                     continue;
                 }
-                let left = set.len();
-                set.abort_all();
-                for a in &aborts {
-                    a.abort();
+                if stopping == Stopping::Cancelled {
+                    // Drop the stuck workers' futures; the workers that
+                    // ended but share a thread with one are handed over
+                    // once it is gone.
+                    for (t, a) in aborts.iter().enumerate() {
+                        if outputs[t].is_none() {
+                            a.abort();
+                        }
+                    }
+                    stopping = Stopping::Abandoning;
+                    timer.as_mut().reset((Instant::now() + HAND_OVER).into());
+                    continue;
                 }
-                failures.push(format!(
-                    "{left} worker(s) did not end within {} s of {}, even after their statements were cancelled (is the server frozen?); their units in flight are not included",
-                    (STOP_GRACE + cancel_wait).as_secs(),
-                    ended_by.what()
-                ));
+                set.abort_all();
                 break;
             }
         }
+    }
+    if stopping == Stopping::Abandoning {
+        let left = outputs.iter().filter(|o| o.is_none()).count();
+        failures.push(format!(
+            "{left} worker(s) did not end within {} s of {}, even after their statements were cancelled (is the server frozen?); their units in flight are not included",
+            (STOP_GRACE + cancel_wait).as_secs(),
+            ended_by.what()
+        ));
     }
     let mut ended = Instant::now();
     // After a stop, measurement ends at the stop or at the last unit that

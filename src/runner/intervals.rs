@@ -152,6 +152,11 @@ impl IntervalRecorder {
         self.at(at, |s| s.common.skipped += 1);
     }
 
+    /// Counts the retries of a unit of type `ty` that ended at `end`.
+    pub fn record_retries(&mut self, end: Instant, ty: usize, retries: u64) {
+        self.at(end, |s| s.of(ty).retries += retries);
+    }
+
     /// Counts rows that a failed unit of type `ty` ending at `end` left
     /// committed.
     pub fn record_rows(&mut self, end: Instant, ty: usize, rows: u64) {
@@ -199,6 +204,7 @@ fn absorb_late(f: &mut IntervalFigures, piece: &IntervalStats) {
     f.rows += piece.rows;
     f.errors += piece.errors;
     f.skipped += piece.skipped;
+    f.retries += piece.retries;
     f.ops_per_s = f.ops as f64 / f.seconds;
     f.rows_per_s = f.rows as f64 / f.seconds;
     if piece.ops > 0 {

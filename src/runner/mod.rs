@@ -36,7 +36,7 @@ use crate::db::connect;
 use crate::db::nodes::ConnSource;
 use crate::error::Result;
 use crate::stats::{OpResult, RateTarget, Stats, TypeResult, TypedStats};
-use crate::workload::{AnyOperation, Workload};
+use crate::workload::{AnyOperation, StatementStats, Workload};
 
 mod coordinator;
 mod ending;
@@ -51,7 +51,6 @@ pub mod settings;
 pub mod threads;
 mod worker;
 
-pub use recover::is_retryable;
 pub use settings::{OnError, RunSettings};
 
 use coordinator::run_workers;
@@ -106,13 +105,16 @@ pub async fn run_operation(ctx: &RunCtx, workload: &dyn Workload) -> OpResult {
     let mut result = OpResult::new(spec, s.threads);
     result.batch_text = workload.batch_text();
     result.table = workload.table().as_str().to_string();
+    result.workload = workload.describe();
+    result.measured = workload.has_units();
     result.table_rows = s.rows;
     result.nontransactional = s.nontransactional;
     result.rate = s
         .rate
         .filter(|_| spec.paced)
         .map(|r| RateTarget { per_second: r });
-    result.latency_limit = s.latency_limit;
+    // As --rate: one statement per thread is not a unit to count late.
+    result.latency_limit = s.latency_limit.filter(|_| spec.paced);
     if !spec.is_load() {
         result.warmup = s.warmup;
     }
@@ -132,7 +134,8 @@ pub async fn run_operation(ctx: &RunCtx, workload: &dyn Workload) -> OpResult {
         return result;
     }
     let make = |t: usize| AnyOperation(workload.worker(t));
-    let outcome = run_workers(ctx, spec, &names, make).await;
+    let retry = s.retry_policy(workload.retry_on(), workload.default_max_tries());
+    let outcome = run_workers(ctx, spec, &names, retry, make).await;
     result.wallclock = outcome.wallclock;
     if let Some(ran) = outcome.warmup_cut {
         result.warmup = Some(ran);
@@ -140,6 +143,7 @@ pub async fn run_operation(ctx: &RunCtx, workload: &dyn Workload) -> OpResult {
     }
     for (t, w) in outcome.workers.into_iter().enumerate() {
         result.thread_rows[t] = w.rows;
+        merge_statements(&mut result.statements, w.statements);
         result.timed_out |= w.timed_out;
     }
     for th in outcome.threads {
@@ -161,7 +165,27 @@ pub async fn run_operation(ctx: &RunCtx, workload: &dyn Workload) -> OpResult {
     result.intervals = outcome.intervals.into_iter().map(|f| f.total).collect();
     result.interrupted = ctx.interrupted.load(Ordering::Relaxed);
     result.failure = outcome.failure;
+    // Retried until the end without one success (a conflict that never
+    // resolves): nothing was measured, and that is a failure, not a run.
+    let t = &result.total;
+    if result.failure.is_none() && t.ops == 0 && t.failed() == 0 && t.retries > 0 {
+        result.failure = Some(format!(
+            "no {} succeeded: {} retries until the end of the run (a conflict that never resolves?)",
+            spec.unit, t.retries
+        ));
+    }
     result
+}
+
+/// Adds a worker's per-statement figures to the operation's, by name, in
+/// the order they were first seen.
+fn merge_statements(all: &mut Vec<StatementStats>, worker: Vec<StatementStats>) {
+    for st in worker {
+        match all.iter_mut().find(|a| a.name == st.name) {
+            Some(a) => a.add(&st),
+            None => all.push(st),
+        }
+    }
 }
 
 /// The workload's own set-up (a load empties its tables), on one

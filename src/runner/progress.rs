@@ -3,9 +3,8 @@
 //! With `--report-interval` a line per interval in the manner of pgbench's
 //! `-P` (plain text, no control characters, fit for a log file). Without
 //! it, on a terminal, loads show a progress bar with rows done, rate and
-//! ETA; when stderr is not a terminal nothing is drawn.
+//! ETA; when stderr is not a terminal (or under `--quiet`) nothing is drawn.
 
-use std::io::IsTerminal;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -52,6 +51,9 @@ pub fn progress_line(
             s.push_str(&format!(", {} skipped", f.skipped));
         }
     }
+    if f.retries > 0 {
+        s.push_str(&format!(", {} retries", f.retries));
+    }
     if names.len() > 1 {
         let per: Vec<String> = names
             .iter()
@@ -71,9 +73,10 @@ pub struct LoadBar {
 
 impl LoadBar {
     /// Starts a bar for `total` rows that follows `done`; `None` when
-    /// stderr is not a terminal.
+    /// stderr is not a terminal, or under `--quiet` (see
+    /// [`crate::output::bar_wanted`]).
     pub fn start(spec: &Spec, total: u64, done: Arc<AtomicU64>) -> Option<LoadBar> {
-        if !std::io::stderr().is_terminal() {
+        if !crate::output::progress_bar_allowed() {
             return None;
         }
         let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
@@ -119,6 +122,7 @@ mod tests {
             rows: 1234,
             errors: 2,
             skipped: 0,
+            retries: 0,
             ops_per_s: 1234.0,
             rows_per_s: 1234.0,
             latency: Percentiles {

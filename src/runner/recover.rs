@@ -30,13 +30,6 @@ pub(super) fn backoff(
     ceiling.mul_f64(rng.random_range(0.5..=1.0))
 }
 
-/// Whether a failed unit may be retried: serialization failures and
-/// deadlocks (YugabyteDB reports its read-restart and transaction
-/// conflict errors as 40001 too).
-pub fn is_retryable(e: &Error) -> bool {
-    matches!(e.sqlstate(), Some("40001") | Some("40P01"))
-}
-
 impl Phase<'_> {
     /// What a cancelled or failed long unit left in the table: counted on
     /// the worker's connection, or, when that was lost (a server restart

@@ -15,6 +15,44 @@ pub enum OnError {
     Continue,
 }
 
+/// `--isolation`: the default isolation level of every worker session.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Isolation {
+    ReadCommitted,
+    RepeatableRead,
+    Serializable,
+}
+
+impl Isolation {
+    /// As SQL says it: `repeatable read`.
+    pub fn sql(self) -> &'static str {
+        match self {
+            Isolation::ReadCommitted => "read committed",
+            Isolation::RepeatableRead => "repeatable read",
+            Isolation::Serializable => "serializable",
+        }
+    }
+}
+
+/// Which failed units are tried again, and how often.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RetryPolicy {
+    /// SQLSTATEs that make a unit (a whole transaction) be tried again.
+    pub on: Vec<String>,
+    /// Tries per unit in all; 0 for no limit but the end of the run.
+    pub max_tries: u32,
+}
+
+impl RetryPolicy {
+    /// Whether a unit that failed with `sqlstate` on try number `tries`
+    /// goes again.
+    pub fn again(&self, tries: u32, sqlstate: Option<&str>) -> bool {
+        (self.max_tries == 0 || tries < self.max_tries)
+            && sqlstate.is_some_and(|c| self.on.iter().any(|o| o == c))
+    }
+}
+
 /// The runner's part of the run plan.
 #[derive(Clone, Debug)]
 pub struct RunSettings {
@@ -35,7 +73,12 @@ pub struct RunSettings {
     pub latency_limit: Option<Duration>,
     /// Progress lines every so often.
     pub report_interval: Option<Duration>,
-    pub max_tries: u32,
+    /// `--max-tries`, if given (0: no limit); each workload has its default.
+    pub max_tries: Option<u32>,
+    /// `--retry-on`, if given; each workload has its default.
+    pub retry_on: Option<Vec<String>>,
+    /// `--isolation`: set as the session default on every connection.
+    pub isolation: Option<Isolation>,
     /// `--on-error` as given; [`RunSettings::on_error`] applies the defaults.
     pub on_error: Option<OnError>,
     pub statement_timeout: Option<Duration>,
@@ -54,6 +97,18 @@ impl RunSettings {
         } else {
             OnError::Continue
         })
+    }
+
+    /// The retries of a workload whose defaults are `on` and `max_tries`,
+    /// with the flags given in their place.
+    pub fn retry_policy(&self, on: &[&str], max_tries: u32) -> RetryPolicy {
+        RetryPolicy {
+            on: self
+                .retry_on
+                .clone()
+                .unwrap_or_else(|| on.iter().map(|s| s.to_string()).collect()),
+            max_tries: self.max_tries.unwrap_or(max_tries),
+        }
     }
 
     /// The length of the per-interval figures (CSV rows, progress lines).

@@ -21,10 +21,11 @@ use super::latency_log::{LogRecord, LogWriter};
 use super::recorder::{StatsRef, ThreadRecorder};
 use super::schedule::{self, Schedule};
 use super::session::Session;
-use super::{InFlight, OnError, RunCtx, RunSettings, backoff, is_retryable};
+use super::settings::RetryPolicy;
+use super::{InFlight, OnError, RunCtx, RunSettings, backoff};
 use crate::error::{Error, Result};
 use crate::stats::Timing;
-use crate::workload::{Operation, Spec, worker_seed};
+use crate::workload::{Operation, Spec, StatementStats, worker_seed};
 
 /// What one worker hands back; its measurements are in its thread's
 /// recorder.
@@ -38,6 +39,8 @@ pub(super) struct WorkerOutput {
     /// When the last measured unit ended: after a stop, the wallclock runs
     /// to the stop or to the last unit counted, whichever is later.
     pub(super) last_end: Option<Instant>,
+    /// Per statement kind, as the operation kept them (transactions).
+    pub(super) statements: Vec<StatementStats>,
 }
 
 /// How a worker runs, the same for all workers of an operation.
@@ -53,6 +56,8 @@ pub(super) struct Pace {
     pub(super) latency_limit: Option<Duration>,
     /// What to do after a failed unit.
     pub(super) on_error: OnError,
+    /// Which failed units are tried again, and how often.
+    pub(super) retry: RetryPolicy,
     pub(super) interval: Duration,
 }
 
@@ -127,7 +132,6 @@ pub(super) async fn worker_loop<O: Operation>(
         .map(|r| Schedule::new(began, r, s.threads, thread, s.rate_distribution, seed));
     let start = began + pace.warmup.unwrap_or_default();
     let mut phase = Phase {
-        ctx,
         pace,
         thread,
         session,
@@ -147,6 +151,8 @@ pub(super) async fn worker_loop<O: Operation>(
             out.error = discard.error;
             return out;
         }
+        // What the statements did during the warmup is not measured.
+        drop(op.take_statements());
     }
     phase.measured = true;
     phase.rec.begin(start);
@@ -156,6 +162,7 @@ pub(super) async fn worker_loop<O: Operation>(
     if let Some(log) = phase.log.as_mut() {
         log.flush().await;
     }
+    out.statements = op.take_statements();
     out
 }
 
@@ -169,12 +176,14 @@ fn session_settings(plan: &RunSettings) -> Vec<String> {
     if let Some(t) = plan.statement_timeout {
         settings.push(format!("set statement_timeout = {}", t.as_millis().max(1)));
     }
+    if let Some(i) = plan.isolation {
+        settings.push(format!("set default_transaction_isolation = '{}'", i.sql()));
+    }
     settings
 }
 
 /// The loop of one phase (warmup, or measurement) of one worker.
 pub(super) struct Phase<'a> {
-    pub(super) ctx: &'a RunCtx,
     pub(super) pace: &'a Pace,
     pub(super) thread: usize,
     /// The worker's connection: none while lost and not yet replaced.
@@ -278,7 +287,8 @@ impl Phase<'_> {
                 return;
             }
             let sent = Instant::now();
-            let (res, tries, cancelled) = self.execute_with_retries(op, ty, deadline).await;
+            let (res, tries, cancelled, attempt) =
+                self.execute_with_retries(op, ty, deadline).await;
             let end = Instant::now();
             // A long unit the runner cancelled is neither a success nor a
             // failure: what it committed counts, and the worker stops.
@@ -303,6 +313,20 @@ impl Phase<'_> {
                 {
                     return;
                 }
+                // A unit the retry policy would have tried again, but the
+                // stop or the end of --time came first: cut short by the
+                // run's end, not failed (its retries still count).
+                (Err(e), None)
+                    if op.retryable()
+                        && self.pace.retry.again(tries, e.sqlstate())
+                        && (self.stop.is_set() || deadline.is_some_and(|d| end >= d)) =>
+                {
+                    if tries > 1 && measured {
+                        self.rec
+                            .interval(|iv| iv.record_retries(end, ty, u64::from(tries - 1)));
+                    }
+                    return;
+                }
                 (res, _) => res,
             };
             if measured {
@@ -312,17 +336,28 @@ impl Phase<'_> {
                 latency: end - due.unwrap_or(sent).min(sent),
                 service: end - sent,
             };
+            if tries > 1 {
+                let retries = u64::from(tries - 1);
+                let ok = res.is_ok();
+                self.stats().with(|s| {
+                    let s = s.of(ty);
+                    s.retried += 1;
+                    if ok {
+                        // The successful attempt alone, beside the unit's
+                        // time with its retries.
+                        s.record_retried(end - sent, end.saturating_duration_since(attempt));
+                    }
+                });
+                if measured {
+                    self.rec.interval(|iv| iv.record_retries(end, ty, retries));
+                }
+            }
             match res {
                 Ok(outcome) => {
                     self.rows_done.fetch_add(outcome.rows, Ordering::Relaxed);
                     out.rows += outcome.rows;
-                    let late = self.pace.latency_limit.is_some_and(|l| timing.latency > l);
-                    if tries > 1 || late {
-                        self.stats().with(|s| {
-                            let s = s.of(ty);
-                            s.retried += u64::from(tries > 1);
-                            s.late += u64::from(late);
-                        });
+                    if self.pace.latency_limit.is_some_and(|l| timing.latency > l) {
+                        self.stats().with(|s| s.of(ty).late += 1);
                     }
                     self.rec
                         .unit_done(measured, worker, ty, end, timing, outcome);
@@ -348,11 +383,8 @@ impl Phase<'_> {
                     let label = op.unit_label();
                     let class = error_class(&e);
                     let label_kept = label.clone();
-                    self.stats().with(|s| {
-                        let s = s.of(ty);
-                        s.retried += u64::from(tries > 1);
-                        s.record_error(&class, label_kept);
-                    });
+                    self.stats()
+                        .with(|s| s.of(ty).record_error(&class, label_kept));
                     if measured {
                         self.rec.interval(|iv| iv.record_error(end, ty));
                     }
@@ -411,20 +443,27 @@ impl Phase<'_> {
         }
     }
 
-    /// Sends the staged unit, retrying retryable errors up to
-    /// `--max-tries`; returns the result, the number of tries, and whether
-    /// (and why) a long unit was cancelled on the server.
+    /// Sends the staged unit, trying it again after a failure the retry
+    /// policy names (`--retry-on`, `--max-tries`); returns the result, the
+    /// number of tries, whether (and why) a long unit was cancelled on the
+    /// server, and when the last try began.
     async fn execute_with_retries<O: Operation>(
         &mut self,
         op: &mut O,
         ty: usize,
         deadline: Option<Instant>,
-    ) -> (Result<crate::workload::Outcome>, u32, Option<Ending>) {
+    ) -> (
+        Result<crate::workload::Outcome>,
+        u32,
+        Option<Ending>,
+        Instant,
+    ) {
         let mut tries = 0;
         loop {
             tries += 1;
+            let began = Instant::now();
             let Some(client) = self.session.client() else {
-                return (Err(Error::run("no connection")), tries, None);
+                return (Err(Error::run("no connection")), tries, None, began);
             };
             let (res, cancelled) = if op.long_unit() {
                 Box::pin(self.execute_cancellable(op, client, deadline)).await
@@ -432,14 +471,14 @@ impl Phase<'_> {
                 (op.execute(client).await, None)
             };
             if cancelled.is_some() {
-                return (res, tries, cancelled);
+                return (res, tries, cancelled, began);
             }
             match res {
                 Err(e)
-                    if tries < self.ctx.settings.max_tries
-                        && op.retryable()
-                        && is_retryable(&e)
-                        && !self.stop.is_set() =>
+                    if op.retryable()
+                        && self.pace.retry.again(tries, e.sqlstate())
+                        && !self.stop.is_set()
+                        && deadline.is_none_or(|d| Instant::now() < d) =>
                 {
                     self.stats().with(|s| s.of(ty).retries += 1);
                     let pause = backoff(
@@ -450,7 +489,7 @@ impl Phase<'_> {
                     );
                     tokio::time::sleep(pause).await;
                 }
-                other => return (other, tries, None),
+                other => return (other, tries, None, began),
             }
         }
     }

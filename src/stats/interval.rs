@@ -22,6 +22,8 @@ pub struct IntervalStats {
     pub errors: u64,
     /// Units skipped under --latency-limit (already too late when due).
     pub skipped: u64,
+    /// Retries of the units that ended in the interval.
+    pub retries: u64,
     pub latency: Histogram<u64>,
     pub lag_total: Duration,
     pub lag_max: Duration,
@@ -34,6 +36,7 @@ impl Default for IntervalStats {
             rows: 0,
             errors: 0,
             skipped: 0,
+            retries: 0,
             latency: new_histogram(),
             lag_total: Duration::ZERO,
             lag_max: Duration::ZERO,
@@ -56,6 +59,7 @@ impl IntervalStats {
         self.rows += other.rows;
         self.errors += other.errors;
         self.skipped += other.skipped;
+        self.retries += other.retries;
         let _ = self.latency.add(&other.latency);
         self.lag_total += other.lag_total;
         self.lag_max = self.lag_max.max(other.lag_max);
@@ -76,6 +80,7 @@ impl IntervalStats {
             rows: self.rows,
             errors: self.errors,
             skipped: self.skipped,
+            retries: self.retries,
             ops_per_s: self.ops as f64 / secs,
             rows_per_s: self.rows as f64 / secs,
             latency: Percentiles::of(&self.latency),
@@ -173,6 +178,9 @@ pub struct IntervalFigures {
     /// Units skipped under --latency-limit.
     #[serde(default)]
     pub skipped: u64,
+    /// Retries of the units that ended in the interval.
+    #[serde(default)]
+    pub retries: u64,
     pub ops_per_s: f64,
     pub rows_per_s: f64,
     pub latency: Percentiles,

@@ -24,7 +24,7 @@ use super::partition::thread_range;
 use super::table::{self, TableOp, one_per_thread_note};
 use super::{BoxFuture, Operation, Outcome, Role, Settings, Spec};
 use crate::config::{TableName, quote_literal};
-use crate::error::{Error, Result, describe_pg};
+use crate::error::{Error, Result};
 
 /// The file name for thread `n` (1-based) of `threads`, as csv_generator
 /// writes it: `ysql_bench-t{T}-r{R}-f{F}--nr{n}.csv`.
@@ -153,27 +153,25 @@ impl CopyFile {
             })
     }
 
+    /// The server's error with what to do about it. It stays a server
+    /// error, so that the failed COPY is counted under its SQLSTATE
+    /// (58P01, 42501) like any other.
     fn explain(&self, e: tokio_postgres::Error) -> Error {
         let file = self.path.display();
-        match e.code().map(|c| c.code()) {
-            Some("58P01") => Error::run(format!(
+        let what = match e.code().map(|c| c.code()) {
+            Some("58P01") => format!(
                 "copy-file: the server cannot find {file}: make the files on the database server's host with `{}`",
                 self.generator_hint
-            )),
+            ),
             // The server process may not read the file (or a directory
             // on its path): the same SQLSTATE as a missing role privilege.
-            Some("42501") if db_message(&e).starts_with("could not open file") => {
-                Error::run(format!(
-                    "copy-file: the database server may not read {file} ({}): make the file and its directories readable by the server's OS user, e.g. `chmod o+rx <dir>` and `chmod o+r <file>`",
-                    describe_pg(&e)
-                ))
-            }
-            Some("42501") => Error::run(format!(
-                "copy-file: the role may not read server files ({}): grant it with `grant pg_read_server_files to <role>` or connect as a superuser",
-                describe_pg(&e)
-            )),
-            _ => Error::db(format!("COPY FROM '{file}' failed"), e),
-        }
+            Some("42501") if db_message(&e).starts_with("could not open file") => format!(
+                "copy-file: the database server may not read {file}: make the file and its directories readable by the server's OS user, e.g. `chmod o+rx <dir>` and `chmod o+r <file>`"
+            ),
+            Some("42501") => "copy-file: the role may not read server files: grant it with `grant pg_read_server_files to <role>` or connect as a superuser".to_string(),
+            _ => format!("COPY FROM '{file}' failed"),
+        };
+        Error::db(what, e)
     }
 }
 

@@ -32,13 +32,17 @@ use tokio_postgres::Client;
 
 use crate::config::TableName;
 use crate::db::dialect::Flavor;
+use crate::db::schema::{self, TableDef};
 use crate::error::Result;
 
+pub mod booking;
 pub mod copy_file;
+pub mod copy_load;
 pub mod copy_mem;
 pub mod csv_gen;
 pub mod insert;
 pub mod keys;
+pub mod oltp;
 pub mod partition;
 pub mod procedure;
 pub mod rowgen;
@@ -65,6 +69,19 @@ pub static REGISTRY: &[&Spec] = &[
     &ycsb::D,
     &ycsb::E,
     &ycsb::F,
+    &oltp::PREPARE,
+    &oltp::READ_WRITE,
+    &oltp::READ_ONLY,
+    &oltp::WRITE_ONLY,
+    &oltp::POINT_SELECT,
+    &oltp::UPDATE_INDEX,
+    &oltp::UPDATE_NON_INDEX,
+    &oltp::INSERT,
+    &oltp::DELETE_INSERT,
+    &oltp::CLEANUP,
+    &booking::LOAD,
+    &booking::BOOKING,
+    &booking::CHECK,
 ];
 
 /// The workload named `name` in `-o` (its name or an alias).
@@ -167,6 +184,53 @@ pub trait Workload: Send + Sync {
         Box::pin(std::future::ready(Ok(())))
     }
 
+    /// SQLSTATEs whose failure makes a unit be tried again (unless
+    /// `--retry-on` says otherwise): serialization failures and deadlocks
+    /// (YugabyteDB reports its read-restart and conflict errors as 40001).
+    fn retry_on(&self) -> &'static [&'static str] {
+        &["40001", "40P01"]
+    }
+
+    /// Tries per unit unless `--max-tries` says otherwise (0: no limit but
+    /// the end of the run): one for single statements; transactional
+    /// workloads retry as the tools they stand in for do.
+    fn default_max_tries(&self) -> u32 {
+        1
+    }
+
+    /// After the operation, on a connection of its own: consistency
+    /// checks of what the workload wrote. A broken one fails the run.
+    fn checks<'a>(&'a self, _client: &'a Client) -> BoxFuture<'a, Result<Vec<Check>>> {
+        Box::pin(std::future::ready(Ok(Vec::new())))
+    }
+
+    /// Whether this run of the workload writes into its tables (so that
+    /// a table the tool did not create is refused without `--force`): the
+    /// spec's, unless the flags change it (a custom YCSB mix).
+    fn writes(&self) -> bool {
+        self.spec().writes
+    }
+
+    /// Whether the workload runs timed units at all (not so for one whose
+    /// work is its set-up or its checks): its summary is then only what
+    /// it did.
+    fn has_units(&self) -> bool {
+        true
+    }
+
+    /// Whether the workload needs its tables created and checked before
+    /// the run (not so for one that drops them).
+    fn needs_tables(&self) -> bool {
+        true
+    }
+
+    /// What this run of the workload is, beyond its name: a mix's shares,
+    /// its key distribution, its record shape. Shown in the summary and
+    /// the JSON report; empty when the name says it all.
+    fn describe(&self) -> String {
+        String::new()
+    }
+
     /// What one unit holds, as the summary's `batch` line says it.
     fn batch_text(&self) -> String {
         String::new()
@@ -184,10 +248,115 @@ pub trait Workload: Send + Sync {
     fn worker(&self, thread: usize) -> Box<dyn DynOperation>;
 }
 
+/// The [`TableSet`] of a workload family, described by its tables: each
+/// is created when missing and refused when it is not the tool's (see
+/// [`schema::prepare_table`]).
+pub struct Tables {
+    pub key: &'static str,
+    pub loader: &'static str,
+    /// The tables, with their DDL for the server's flavour.
+    pub defs: fn(&Settings, Flavor) -> Result<Vec<TableDef>>,
+}
+
+impl TableSet for Tables {
+    fn key(&self) -> &'static str {
+        self.key
+    }
+
+    fn loader(&self) -> &'static str {
+        self.loader
+    }
+
+    fn prepare<'a>(
+        &'a self,
+        client: &'a Client,
+        s: &'a Settings,
+        flavor: Flavor,
+        writes: bool,
+    ) -> BoxFuture<'a, Result<()>> {
+        Box::pin(async move {
+            for def in (self.defs)(s, flavor)? {
+                schema::prepare_table(client, &def, s.drop, s.force, writes).await?;
+            }
+            Ok(())
+        })
+    }
+}
+
+/// The worker of a workload whose work is all in its set-up or checks.
+pub struct NoUnits;
+
+impl Operation for NoUnits {
+    async fn prepare(&mut self, _client: &Client) -> Result<()> {
+        Ok(())
+    }
+    fn stage(&mut self) -> bool {
+        false
+    }
+    async fn execute(&mut self, _client: &Client) -> Result<Outcome> {
+        Ok(Outcome::default())
+    }
+}
+
+/// One consistency condition checked after a workload ran.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Check {
+    pub name: String,
+    pub held: bool,
+    /// What was found, e.g. "0 of 15000 (schedule, day) pairs differ".
+    pub detail: String,
+}
+
+/// Time and count per statement kind inside a workload's units (the
+/// point selects, ranges, updates of a transaction), kept by each
+/// worker's operation and merged with `add`.
+#[derive(Clone, Debug)]
+pub struct StatementStats {
+    pub name: &'static str,
+    pub count: u64,
+    pub latency: hdrhistogram::Histogram<u64>,
+}
+
+impl StatementStats {
+    pub fn new(name: &'static str) -> Self {
+        StatementStats {
+            name,
+            count: 0,
+            latency: crate::stats::new_histogram(),
+        }
+    }
+
+    pub fn record(&mut self, took: std::time::Duration) {
+        self.count += 1;
+        crate::stats::record_ns(&mut self.latency, crate::stats::nanos(took));
+    }
+
+    pub fn add(&mut self, other: &StatementStats) {
+        self.count += other.count;
+        let _ = self.latency.add(&other.latency);
+    }
+}
+
+/// sysbench's query classes of a statement kind, by its name: `read`
+/// (selects and ranges), `other` (BEGIN, COMMIT, ROLLBACK) or `write`.
+pub fn query_class(name: &str) -> &'static str {
+    if name.contains("select") || name.ends_with("_range") || name == "read" || name == "scan" {
+        "read"
+    } else if matches!(name, "begin" | "commit" | "rollback") {
+        "other"
+    } else {
+        "write"
+    }
+}
+
 /// A set of tables that one or more workloads use.
 pub trait TableSet: Sync {
     /// Tells sets apart: workloads with the same key share their tables.
     fn key(&self) -> &'static str;
+
+    /// The workload of `-o` that loads these tables, for advice such as
+    /// "load it first with -o copy-mem,select".
+    fn loader(&self) -> &'static str;
 
     /// Drops (with `--drop`) and creates the tables, refusing any that is
     /// not the tool's before anything is written; `writes` tells whether
@@ -246,6 +415,13 @@ pub trait Operation: Send + 'static {
         false
     }
 
+    /// Hands over (and forgets) the per-statement figures kept since the
+    /// last call; the runner calls it after the warmup (to drop those)
+    /// and at the end.
+    fn take_statements(&mut self) -> Vec<StatementStats> {
+        Vec::new()
+    }
+
     /// Rows that a failed or cancelled unit left committed in the table.
     /// None for units that commit all or nothing.
     fn committed_rows(&mut self, _client: &Client) -> impl Future<Output = Result<u64>> + Send {
@@ -264,6 +440,7 @@ pub trait DynOperation: Send + 'static {
     fn retryable_dyn(&self) -> bool;
     fn long_unit_dyn(&self) -> bool;
     fn committed_rows_dyn<'a>(&'a mut self, client: &'a Client) -> BoxFuture<'a, Result<u64>>;
+    fn take_statements_dyn(&mut self) -> Vec<StatementStats>;
 }
 
 impl<O: Operation> DynOperation for O {
@@ -290,6 +467,9 @@ impl<O: Operation> DynOperation for O {
     }
     fn committed_rows_dyn<'a>(&'a mut self, client: &'a Client) -> BoxFuture<'a, Result<u64>> {
         Box::pin(self.committed_rows(client))
+    }
+    fn take_statements_dyn(&mut self) -> Vec<StatementStats> {
+        self.take_statements()
     }
 }
 
@@ -324,6 +504,9 @@ impl Operation for AnyOperation {
     async fn committed_rows(&mut self, client: &Client) -> Result<u64> {
         self.0.committed_rows_dyn(client).await
     }
+    fn take_statements(&mut self) -> Vec<StatementStats> {
+        self.0.take_statements_dyn()
+    }
 }
 
 /// What workloads need from the command line: the shape of the data, how
@@ -350,6 +533,11 @@ pub struct Settings {
     /// How query workloads pick keys; None: the workload's own default.
     pub keys: Option<keys::KeyDistribution>,
     pub ycsb: ycsb::YcsbSettings,
+    pub oltp: oltp::OltpSettings,
+    pub booking: booking::BookingSettings,
+    /// `--isolation`, for workloads that begin their transactions with
+    /// an explicit level.
+    pub isolation: Option<crate::runner::settings::Isolation>,
 }
 
 /// A 64-bit mix of the run's seed and a worker's index, so that workers of

@@ -25,19 +25,18 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use bytes::Bytes;
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, SimpleQueryMessage, Statement};
 
-use super::copy_mem::copy_in;
+use super::copy_load::{CopyLoad, Lines};
 use super::insert::command_rows;
 use super::keys::{KeyDistribution, KeyPicker, fnv1a_64};
-use super::partition::{Batches, thread_range};
+use super::partition::thread_range;
 use super::rowgen::fill_alphanumeric;
 use super::{
-    BoxFuture, DynOperation, Operation, Outcome, Role, Settings, Spec, TableSet, Workload,
+    BoxFuture, DynOperation, Operation, Outcome, Role, Settings, Spec, TableSet, Tables, Workload,
     worker_seed,
 };
 use crate::config::{TableName, quote_literal};
@@ -129,8 +128,8 @@ const fn mix_spec(name: &'static str, about: &'static str, writes: bool) -> Spec
         role: Role::Query,
         paced: true,
         writes,
-        unit: "operation",
-        units: "operations",
+        unit: "op",
+        units: "ops",
         build: build_mix,
     }
 }
@@ -200,28 +199,22 @@ fn check_shape(s: &Settings) -> Result<()> {
     Ok(())
 }
 
-/// usertable as a [`TableSet`].
-pub struct UserTable;
-
-pub static USERTABLE: UserTable = UserTable;
-
-impl UserTable {
-    fn def(s: &Settings, flavor: Flavor) -> Result<TableDef> {
+/// usertable, YCSB's one table.
+pub static USERTABLE: Tables = Tables {
+    key: DEFAULT_TABLE,
+    loader: "ycsb-load",
+    defs: |s, flavor| {
         let name = table_name(s)?;
-        let fields: Vec<String> = (0..s.ycsb.field_count)
-            .map(|i| format!("field{i}"))
-            .collect();
         let mut columns = vec![("ycsb_key".to_string(), "character varying(255)".to_string())];
-        columns.extend(fields.iter().map(|f| (f.clone(), "text".to_string())));
-        let ddl = create_sql(flavor, &name, s.ycsb.field_count, s.tablets);
-        Ok(TableDef {
+        columns.extend((0..s.ycsb.field_count).map(|i| (format!("field{i}"), "text".to_string())));
+        Ok(vec![TableDef {
+            ddl: create_sql(flavor, &name, s.ycsb.field_count, s.tablets),
             name,
             columns,
             shape: "ycsb_key varchar(255), field0..fieldN text",
-            ddl,
-        })
-    }
-}
+        }])
+    },
+};
 
 /// `CREATE TABLE` of usertable: the key hash-sharded on YugabyteDB.
 pub fn create_sql(
@@ -247,25 +240,6 @@ pub fn create_sql(
             }
             sql
         }
-    }
-}
-
-impl TableSet for UserTable {
-    fn key(&self) -> &'static str {
-        DEFAULT_TABLE
-    }
-
-    fn prepare<'a>(
-        &'a self,
-        client: &'a Client,
-        s: &'a Settings,
-        flavor: Flavor,
-        writes: bool,
-    ) -> BoxFuture<'a, Result<()>> {
-        Box::pin(async move {
-            let def = UserTable::def(s, flavor)?;
-            schema::prepare_table(client, &def, s.drop, s.force, writes).await
-        })
     }
 }
 
@@ -336,34 +310,43 @@ impl Workload for Load {
 
     fn worker(&self, thread: usize) -> Box<dyn DynOperation> {
         let s = &self.settings;
-        Box::new(LoadOp {
-            sql: format!(
+        Box::new(CopyLoad::new(
+            format!(
                 "copy {} (ycsb_key, {}) from stdin",
                 self.table.quoted(),
                 field_list(s.ycsb.field_count)
             ),
-            batches: Batches::new(thread_range(s.rows, s.threads, thread), s.batch_size),
-            seed: s.seed,
-            fields: s.ycsb.field_count,
-            field_len: s.ycsb.field_length,
-            prepared: s.prepared,
-            statement: None,
-            data: Bytes::new(),
-            staged: 0..0,
-        })
+            thread_range(s.rows, s.threads, thread),
+            s.batch_size,
+            Records {
+                seed: s.seed,
+                fields: s.ycsb.field_count,
+                field_len: s.ycsb.field_length,
+            },
+            s.prepared,
+        ))
     }
 }
 
-struct LoadOp {
-    sql: String,
-    batches: Batches,
+/// usertable's records, as COPY lines.
+struct Records {
     seed: u64,
     fields: usize,
     field_len: usize,
-    prepared: bool,
-    statement: Option<Statement>,
-    data: Bytes,
-    staged: std::ops::Range<u64>,
+}
+
+impl Lines for Records {
+    fn line(&self, n: u64, out: &mut Vec<u8>) {
+        record_line(self.seed, n, self.fields, self.field_len, out);
+    }
+
+    fn line_bytes(&self) -> usize {
+        self.fields * (self.field_len + 1) + 24
+    }
+
+    fn what(&self) -> &'static str {
+        "records"
+    }
 }
 
 /// Appends record `n` as a COPY text line; its fields are a pure function
@@ -376,47 +359,6 @@ fn record_line(seed: u64, n: u64, fields: usize, field_len: usize, out: &mut Vec
         fill_alphanumeric(&mut rng, out, field_len);
     }
     out.push(b'\n');
-}
-
-impl Operation for LoadOp {
-    async fn prepare(&mut self, client: &Client) -> Result<()> {
-        if self.prepared {
-            self.statement = Some(
-                client
-                    .prepare(&self.sql)
-                    .await
-                    .map_err(|e| Error::db("cannot prepare the COPY of usertable", e))?,
-            );
-        }
-        Ok(())
-    }
-
-    fn stage(&mut self) -> bool {
-        let Some(batch) = self.batches.next() else {
-            return false;
-        };
-        let mut buf =
-            Vec::with_capacity((batch.end - batch.start) as usize * self.fields * self.field_len);
-        for n in batch.clone() {
-            record_line(self.seed, n, self.fields, self.field_len, &mut buf);
-        }
-        self.data = Bytes::from(buf);
-        self.staged = batch;
-        true
-    }
-
-    fn unit_label(&self) -> Option<String> {
-        Some(format!(
-            "records {}..{}",
-            self.staged.start, self.staged.end
-        ))
-    }
-
-    async fn execute(&mut self, client: &Client) -> Result<Outcome> {
-        let chunk = futures_util::stream::iter([Ok(self.data.clone())]);
-        let rows = copy_in(client, self.statement.as_ref(), &self.sql, chunk).await?;
-        Ok(Outcome { rows, missing: 0 })
-    }
 }
 
 // ---------------------------------------------------------------- mixes
@@ -433,6 +375,7 @@ fn build_mix(spec: &'static Spec, s: &Settings) -> Result<Box<dyn Workload>> {
     let keys = s.keys.unwrap_or(def.keys);
     // The types that can happen, in TYPES order; a unit's type indexes it.
     let active: Vec<usize> = (0..TYPES.len()).filter(|&i| mix[i] > 0.0).collect();
+    let mix_shares = mix;
     let total = Mix(mix).total();
     let mut cumulative = Vec::with_capacity(active.len());
     let mut acc = 0.0;
@@ -445,10 +388,11 @@ fn build_mix(spec: &'static Spec, s: &Settings) -> Result<Box<dyn Workload>> {
         table: table_name(s)?,
         settings: s.clone(),
         active,
+        mix: mix_shares,
         cumulative,
         keys,
         next_insert: Arc::new(AtomicU64::new(s.rows)),
-        inserted: Arc::new(AtomicU64::new(0)),
+        acked: Arc::new(Acknowledged::new(s.rows)),
     }))
 }
 
@@ -458,18 +402,22 @@ struct YcsbMix {
     settings: Settings,
     /// Indexes into TYPES of the types this mix draws.
     active: Vec<usize>,
+    /// The shares of all five types, as given.
+    mix: [f64; 5],
     /// Cumulative shares of `active`, the last being 1.
     cumulative: Vec<f64>,
     keys: KeyDistribution,
     /// The next record number to insert, shared by the workers.
     next_insert: Arc<AtomicU64>,
-    /// Records inserted so far by this run (for `latest`).
-    inserted: Arc<AtomicU64>,
+    /// How far inserts are done without a gap (for `latest`).
+    acked: Arc<Acknowledged>,
 }
 
 impl YcsbMix {
-    /// The first record number no record in the table has: the count,
-    /// then past any key that exists (an earlier run's inserts).
+    /// The first record number past every record in the table: from the
+    /// count, past every key that exists within a window above the last
+    /// one found (an earlier run's inserts, with the holes its failed
+    /// inserts left: they are never more than the workers in flight).
     async fn first_free(&self, client: &Client) -> Result<u64> {
         let t = self.table.quoted();
         let count: i64 = client
@@ -477,20 +425,84 @@ impl YcsbMix {
             .await
             .map_err(|e| Error::db(format!("cannot count the records of {t}"), e))?
             .get(0);
-        let mut n = (count.max(0) as u64).max(self.settings.rows);
-        let probe = format!("select exists (select 1 from {t} where ycsb_key = $1)");
+        let mut free = (count.max(0) as u64).max(self.settings.rows);
+        let window = (4 * self.settings.threads as u64).max(64);
+        let probe = format!("select ycsb_key from {t} where ycsb_key = any($1)");
         loop {
-            let key = key_of(n);
-            let taken: bool = client
-                .query_one(&probe, &[&key])
+            let keys: Vec<String> = (free..free + window).map(key_of).collect();
+            let found: Vec<String> = client
+                .query(&probe, &[&keys])
                 .await
                 .map_err(|e| Error::db(format!("cannot look for free keys in {t}"), e))?
-                .get(0);
-            if !taken {
-                return Ok(n);
+                .iter()
+                .map(|r| r.get(0))
+                .collect();
+            let last = keys
+                .iter()
+                .enumerate()
+                .filter(|(_, k)| found.contains(k))
+                .map(|(i, _)| i as u64)
+                .max();
+            match last {
+                Some(i) => free += i + 1,
+                None => return Ok(free),
             }
-            n += 1;
         }
+    }
+}
+
+/// How far the inserts of a run are done without a gap, as YCSB's
+/// acknowledged counter: `latest` reads only below it, so it never looks
+/// for a record whose insert (or an earlier-numbered one) is in flight.
+/// Inserts are a few per cent of a mix, so a short lock on acknowledging
+/// one costs nothing that matters; reading the limit takes no lock.
+pub struct Acknowledged {
+    upto: AtomicU64,
+    done: std::sync::Mutex<std::collections::BTreeSet<u64>>,
+}
+
+impl Acknowledged {
+    fn new(first: u64) -> Self {
+        Acknowledged {
+            upto: AtomicU64::new(first),
+            done: std::sync::Mutex::new(std::collections::BTreeSet::new()),
+        }
+    }
+
+    fn reset(&self, first: u64) {
+        self.upto.store(first, Ordering::Relaxed);
+        self.done.lock().unwrap_or_else(|p| p.into_inner()).clear();
+    }
+
+    /// Every record below this is in the table (or its insert failed).
+    pub fn upto(&self) -> u64 {
+        self.upto.load(Ordering::Acquire)
+    }
+
+    /// Insert `n` is done.
+    pub fn ack(&self, n: u64) {
+        let mut done = self.done.lock().unwrap_or_else(|p| p.into_inner());
+        let mut upto = self.upto.load(Ordering::Relaxed);
+        if n < upto {
+            return;
+        }
+        done.insert(n);
+        while done.remove(&upto) {
+            upto += 1;
+        }
+        self.upto.store(upto, Ordering::Release);
+    }
+}
+
+/// The key distribution, as reports say it.
+fn describe_keys(k: KeyDistribution) -> String {
+    match k {
+        KeyDistribution::Zipfian { theta } => format!("zipfian (scrambled, theta {theta})"),
+        KeyDistribution::Latest { theta } => format!("latest (theta {theta})"),
+        KeyDistribution::Hotspot { fraction, ops } => {
+            format!("hotspot ({fraction} of the keys take {ops} of the operations)")
+        }
+        other => other.name().to_string(),
     }
 }
 
@@ -503,17 +515,56 @@ impl Workload for YcsbMix {
         self.active.iter().map(|&i| TYPES[i]).collect()
     }
 
+    fn writes(&self) -> bool {
+        // From the mix run, not the workload's name: ycsb-c with
+        // --ycsb-proportions update=1 writes.
+        self.active.iter().any(|&i| i != READ && i != SCAN)
+    }
+
+    fn describe(&self) -> String {
+        let total: f64 = self.active.iter().map(|&i| self.mix[i]).sum();
+        let shares: Vec<String> = self
+            .active
+            .iter()
+            .map(|&i| format!("{}={}", TYPES[i], self.mix[i] / total))
+            .collect();
+        let custom = if self.settings.ycsb.proportions.is_some() {
+            " (custom mix, --ycsb-proportions)"
+        } else {
+            ""
+        };
+        format!(
+            "{}{custom}; keys {}; {} fields of {} characters{}{}",
+            shares.join(","),
+            describe_keys(self.keys),
+            self.settings.ycsb.field_count,
+            self.settings.ycsb.field_length,
+            if self.settings.ycsb.write_all_fields {
+                "; updates write all fields"
+            } else {
+                ""
+            },
+            if self.settings.ycsb.rmw_txn {
+                "; read-modify-write in one transaction"
+            } else {
+                ""
+            }
+        )
+    }
+
     fn tables(&self) -> &'static dyn TableSet {
         &USERTABLE
     }
 
     fn set_up<'a>(&'a self, client: &'a Client) -> BoxFuture<'a, Result<()>> {
         Box::pin(async move {
-            if self.active.contains(&INSERT) {
-                let first = self.first_free(client).await?;
-                self.next_insert.store(first, Ordering::Relaxed);
-            }
-            self.inserted.store(0, Ordering::Relaxed);
+            let first = if self.active.contains(&INSERT) {
+                self.first_free(client).await?
+            } else {
+                self.settings.rows
+            };
+            self.next_insert.store(first, Ordering::Relaxed);
+            self.acked.reset(first);
             Ok(())
         })
     }
@@ -529,6 +580,10 @@ impl Workload for YcsbMix {
                 )),
                 schema::LoadState::Loaded(n) if n < rows => Some(format!(
                     "{t} was loaded with {n} records but -r is {rows}: {} will find records missing",
+                    self.spec
+                )),
+                schema::LoadState::Loaded(n) if n > rows => Some(format!(
+                    "{t} was loaded with {n} records but -r is {rows}: {} will use only the first {rows} (give -r {n} to use them all)",
                     self.spec
                 )),
                 schema::LoadState::Unknown if schema::is_empty(client, &self.table).await? => {
@@ -557,7 +612,8 @@ impl Workload for YcsbMix {
             latest: matches!(self.keys, KeyDistribution::Latest { .. }),
             // Set up before the workers are made: the first record number
             // past every record in the table.
-            loaded: self.next_insert.load(Ordering::Relaxed),
+            acked: self.acked.clone(),
+            pending_ack: None,
             active: self.active.clone(),
             cumulative: self.cumulative.clone(),
             fields: s.ycsb.field_count,
@@ -566,7 +622,6 @@ impl Workload for YcsbMix {
             rmw_txn: s.ycsb.rmw_txn,
             prepared: s.prepared,
             next_insert: self.next_insert.clone(),
-            inserted: self.inserted.clone(),
             st: None,
             staged: Staged::default(),
             values: Vec::new(),
@@ -582,12 +637,12 @@ const RMW: usize = 4;
 
 /// The prepared statements of a mix worker.
 struct Statements {
-    read: Statement,
+    read: Option<Statement>,
     /// One per field: `update … set fieldK = $2 where ycsb_key = $1`.
     update_one: Vec<Statement>,
-    update_all: Statement,
-    insert: Statement,
-    scan: Statement,
+    update_all: Option<Statement>,
+    insert: Option<Statement>,
+    scan: Option<Statement>,
 }
 
 #[derive(Default)]
@@ -607,9 +662,12 @@ struct MixOp {
     rng: SmallRng,
     keys: KeyPicker,
     latest: bool,
-    /// Records in the table when the run began (`latest` counts from
-    /// there).
-    loaded: u64,
+    /// Inserts done without a gap: `latest` draws below it.
+    acked: Arc<Acknowledged>,
+    /// An insert staged and not yet acknowledged (a failed one is
+    /// acknowledged when the next unit is staged, so that the count does
+    /// not wait for it for ever).
+    pending_ack: Option<u64>,
     active: Vec<usize>,
     cumulative: Vec<f64>,
     fields: usize,
@@ -618,7 +676,6 @@ struct MixOp {
     rmw_txn: bool,
     prepared: bool,
     next_insert: Arc<AtomicU64>,
-    inserted: Arc<AtomicU64>,
     st: Option<Statements>,
     staged: Staged,
     /// The staged values: every field's for an insert or a full update,
@@ -655,9 +712,9 @@ impl MixOp {
     }
 
     async fn read(&self, client: &Client) -> Result<u64> {
-        match &self.st {
-            Some(st) => Ok(client
-                .query(&st.read, &[&self.staged.key])
+        match self.st.as_ref().and_then(|st| st.read.as_ref()) {
+            Some(read) => Ok(client
+                .query(read, &[&self.staged.key])
                 .await
                 .map_err(|e| Error::db("YCSB read failed", e))?
                 .len() as u64),
@@ -675,15 +732,19 @@ impl MixOp {
 
     async fn update(&self, client: &Client) -> Result<u64> {
         let key = &self.staged.key;
-        if let Some(st) = &self.st {
-            let n = if self.write_all {
+        let prepared = self
+            .st
+            .as_ref()
+            .filter(|st| st.update_all.is_some() || !st.update_one.is_empty());
+        if let Some(st) = prepared {
+            let n = if let Some(all) = &st.update_all {
                 let vals: Vec<&str> = (0..self.fields)
                     .map(|i| self.value(i))
                     .collect::<Result<_>>()?;
                 let mut params: Vec<&(dyn ToSql + Sync)> = Vec::with_capacity(self.fields + 1);
                 params.push(key);
                 params.extend(vals.iter().map(|v| v as &(dyn ToSql + Sync)));
-                client.execute(&st.update_all, &params).await
+                client.execute(all, &params).await
             } else {
                 let v = self.value(0)?;
                 client
@@ -722,12 +783,12 @@ impl MixOp {
         let vals: Vec<&str> = (0..self.fields)
             .map(|i| self.value(i))
             .collect::<Result<_>>()?;
-        if let Some(st) = &self.st {
+        if let Some(insert) = self.st.as_ref().and_then(|st| st.insert.as_ref()) {
             let mut params: Vec<&(dyn ToSql + Sync)> = Vec::with_capacity(self.fields + 1);
             params.push(key);
             params.extend(vals.iter().map(|v| v as &(dyn ToSql + Sync)));
             return client
-                .execute(&st.insert, &params)
+                .execute(insert, &params)
                 .await
                 .map_err(|e| Error::db("YCSB insert failed", e));
         }
@@ -748,9 +809,9 @@ impl MixOp {
     }
 
     async fn scan(&self, client: &Client) -> Result<u64> {
-        match &self.st {
-            Some(st) => Ok(client
-                .query(&st.scan, &[&self.staged.key, &self.staged.scan_len])
+        match self.st.as_ref().and_then(|st| st.scan.as_ref()) {
+            Some(scan) => Ok(client
+                .query(scan, &[&self.staged.key, &self.staged.scan_len])
                 .await
                 .map_err(|e| Error::db("YCSB scan failed", e))?
                 .len() as u64),
@@ -818,31 +879,55 @@ impl Operation for MixOp {
                 .map_err(|e| Error::db(format!("cannot prepare '{sql}'"), e))
         };
         let cols = field_list(self.fields);
-        let read = prep(format!(
-            "select ycsb_key, {cols} from {} where ycsb_key = $1",
-            self.table
-        ))
-        .await?;
+        // Only the statements of the types this mix draws: with -C they
+        // are made again on every connection.
+        let has = |t: usize| self.active.contains(&t);
+        let read = if has(READ) || has(RMW) {
+            Some(
+                prep(format!(
+                    "select ycsb_key, {cols} from {} where ycsb_key = $1",
+                    self.table
+                ))
+                .await?,
+            )
+        } else {
+            None
+        };
         let mut update_one = Vec::new();
-        let needs_update = self.active.contains(&UPDATE) || self.active.contains(&RMW);
-        if needs_update && !self.write_all {
-            for f in 0..self.fields {
-                update_one.push(prep(self.update_sql_one(f)).await?);
+        let mut update_all = None;
+        if has(UPDATE) || has(RMW) {
+            if self.write_all {
+                update_all = Some(prep(self.update_sql_all()).await?);
+            } else {
+                for f in 0..self.fields {
+                    update_one.push(prep(self.update_sql_one(f)).await?);
+                }
             }
         }
-        let update_all = prep(self.update_sql_all()).await?;
-        let params: Vec<String> = (1..=self.fields + 1).map(|i| format!("${i}")).collect();
-        let insert = prep(format!(
-            "insert into {} (ycsb_key, {cols}) values ({})",
-            self.table,
-            params.join(", ")
-        ))
-        .await?;
-        let scan = prep(format!(
-            "select ycsb_key, {cols} from {} where ycsb_key >= $1 order by ycsb_key limit $2",
-            self.table
-        ))
-        .await?;
+        let insert = if has(INSERT) {
+            let params: Vec<String> = (1..=self.fields + 1).map(|i| format!("${i}")).collect();
+            Some(
+                prep(format!(
+                    "insert into {} (ycsb_key, {cols}) values ({})",
+                    self.table,
+                    params.join(", ")
+                ))
+                .await?,
+            )
+        } else {
+            None
+        };
+        let scan = if has(SCAN) {
+            Some(
+                prep(format!(
+                    "select ycsb_key, {cols} from {} where ycsb_key >= $1 order by ycsb_key limit $2",
+                    self.table
+                ))
+                .await?,
+            )
+        } else {
+            None
+        };
         self.st = Some(Statements {
             read,
             update_one,
@@ -854,6 +939,9 @@ impl Operation for MixOp {
     }
 
     fn stage(&mut self) -> bool {
+        if let Some(n) = self.pending_ack.take() {
+            self.acked.ack(n);
+        }
         let u: f64 = self.rng.random();
         let slot = self
             .cumulative
@@ -865,10 +953,10 @@ impl Operation for MixOp {
         let n = if kind == INSERT {
             let n = self.next_insert.fetch_add(1, Ordering::Relaxed);
             self.staged.insert_n = n;
+            self.pending_ack = Some(n);
             n
         } else if self.latest {
-            let newest = self.loaded + self.inserted.load(Ordering::Relaxed);
-            self.keys.next_latest(&mut self.rng, newest)
+            self.keys.next_latest(&mut self.rng, self.acked.upto())
         } else {
             self.keys.next(&mut self.rng)
         };
@@ -910,7 +998,9 @@ impl Operation for MixOp {
             UPDATE => self.update(client).await?,
             INSERT => {
                 let n = self.insert(client).await?;
-                self.inserted.fetch_add(1, Ordering::Relaxed);
+                if let Some(k) = self.pending_ack.take() {
+                    self.acked.ack(k);
+                }
                 n
             }
             SCAN => self.scan(client).await?,
@@ -978,6 +1068,20 @@ mod tests {
             KeyDistribution::Latest { .. }
         ));
         assert_eq!(mix_def("ycsb-f").mix, [0.5, 0.0, 0.0, 0.0, 0.5]);
+    }
+
+    #[test]
+    fn latest_counts_only_inserts_done_without_a_gap() {
+        let a = Acknowledged::new(100);
+        a.ack(101);
+        a.ack(102);
+        assert_eq!(a.upto(), 100, "100 is still in flight");
+        a.ack(100);
+        assert_eq!(a.upto(), 103);
+        a.ack(50);
+        assert_eq!(a.upto(), 103);
+        a.reset(7);
+        assert_eq!(a.upto(), 7);
     }
 
     #[test]

@@ -77,6 +77,14 @@ pub async fn client(sb: &Sandbox) -> Client {
     client
 }
 
+/// Whether `table` exists (in the connection's database).
+pub async fn table_exists(c: &Client, table: &str) -> bool {
+    c.query_one("select to_regclass($1) is not null", &[&table])
+        .await
+        .expect("to_regclass")
+        .get(0)
+}
+
 /// What a load must leave behind.
 #[derive(Debug, PartialEq, Eq)]
 pub struct TableFacts {

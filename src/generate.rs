@@ -1,0 +1,66 @@
+//! `ysql-bench completions SHELL` and `ysql-bench man`: files made from the
+//! clap definitions in [`crate::cli`], so that they can never disagree
+//! with the flags the binary accepts.
+//!
+//! Both are written to stdout for the user to put where their shell or
+//! `man` looks (the README gives the commands).
+
+use std::io::Write;
+
+use clap::CommandFactory;
+
+use crate::cli::{Cli, Command};
+
+/// The program's name as the shell and `man` know it.
+const BIN: &str = "ysql-bench";
+
+/// Writes what `command` asks for to `out`.
+pub fn write(command: &Command, out: &mut dyn Write) -> std::io::Result<()> {
+    let mut cli = Cli::command();
+    match command {
+        Command::Completions { shell } => {
+            // clap_complete panics when its writer fails (a closed pipe):
+            // it writes into memory, and the error of the real write is
+            // returned.
+            let mut script = Vec::new();
+            clap_complete::generate(*shell, &mut cli, BIN, &mut script);
+            out.write_all(&script)
+        }
+        Command::Man => clap_mangen::Man::new(cli).render(out),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    fn made(args: &[&str]) -> String {
+        let cli = Cli::try_parse_from(args).expect("parses");
+        let mut out = Vec::new();
+        write(&cli.command.expect("a subcommand"), &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn completions_know_every_flag_for_each_shell() {
+        for shell in ["bash", "zsh", "fish"] {
+            let text = made(&["ysql-bench", "completions", shell]);
+            // fish writes `-l operations`, the others `--operations`.
+            for flag in ["operations", "latency-limit", "quiet", "sandbox", "man"] {
+                assert!(text.contains(flag), "{shell}: {flag} missing");
+            }
+        }
+        // A shell clap does not know is one line of usage error.
+        assert!(Cli::try_parse_from(["ysql-bench", "completions", "tcsh"]).is_err());
+    }
+
+    #[test]
+    fn the_man_page_is_roff_with_the_flags_and_the_version() {
+        let text = made(&["ysql-bench", "man"]);
+        assert!(text.starts_with(".ie") || text.contains(".TH"), "{text}");
+        assert!(text.contains(".TH ysql-bench 1"), "{text}");
+        assert!(text.contains("latency\\-limit"), "{text}");
+        assert!(text.contains(crate::cli::VERSION), "{text}");
+    }
+}
