@@ -258,11 +258,14 @@ pub async fn collect(
         tokio::select! {
             msg = rx.recv() => {
                 let Some(m) = msg else { break };
-                if m.index >= next {
+                // An empty piece only says how far its recorder got (the
+                // housekeeping's, or the last one of a thread that waited
+                // for stuck workers): it makes no interval of its own.
+                if m.stats.is_empty() {
+                    // Nothing to add.
+                } else if m.index >= next {
                     pending.entry(m.index).or_insert_with(empty).add(&m.stats);
-                } else if !m.stats.is_empty()
-                    && let Some(f) = out.get_mut(m.index as usize)
-                {
+                } else if let Some(f) = out.get_mut(m.index as usize) {
                     // Late: into the interval it belongs to.
                     match kept.get_mut(&m.index) {
                         Some(k) => {

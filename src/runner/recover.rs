@@ -44,7 +44,7 @@ impl Phase<'_> {
             if let Some(client) = self.session.client()
                 && !self.session.is_closed()
             {
-                match op.committed_rows(client).await {
+                match self.session.drive(op.committed_rows(client)).await {
                     Ok(n) => return Ok(n),
                     Err(e) => last = Some(e),
                 }

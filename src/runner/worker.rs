@@ -163,6 +163,7 @@ pub(super) async fn worker_loop<O: Operation>(
         log.flush().await;
     }
     out.statements = op.take_statements();
+    Box::pin(phase.session.close()).await;
     out
 }
 
@@ -468,7 +469,7 @@ impl Phase<'_> {
             let (res, cancelled) = if op.long_unit() {
                 Box::pin(self.execute_cancellable(op, client, deadline)).await
             } else {
-                (op.execute(client).await, None)
+                (self.session.drive(op.execute(client)).await, None)
             };
             if cancelled.is_some() {
                 return (res, tries, cancelled, began);
@@ -504,7 +505,7 @@ impl Phase<'_> {
         deadline: Option<Instant>,
     ) -> (Result<crate::workload::Outcome>, Option<Ending>) {
         let token = client.cancel_token();
-        let exec = op.execute(client);
+        let exec = self.session.drive(op.execute(client));
         tokio::pin!(exec);
         let why = tokio::select! {
             res = &mut exec => return (res, None),
