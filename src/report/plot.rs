@@ -2,8 +2,9 @@
 //! bundled font (DejaVu Sans), so no system font library is needed.
 //!
 //! Two pictures per operation: a scatterplot of latency over time, one
-//! colour per thread (the points are each worker's bounded sample: every
-//! time slice's fastest and slowest unit and a few random ones, see
+//! colour per thread (worker; the points are a bounded sample per OS
+//! thread that keeps each point's worker: every time slice's fastest and
+//! slowest unit and a few random ones per worker, see
 //! [`crate::stats::scatter`]); and throughput and p99 latency per interval.
 //! File names carry the run's start time and the operation, and an
 //! existing file is never overwritten: a number is added instead.
@@ -91,16 +92,12 @@ fn draw_scatter(op: &OpResult, opts: &GraphOptions, server: &str, path: &Path) -
     let e = err(path);
     let root = BitMapBackend::new(path, (opts.width, opts.height)).into_drawing_area();
     root.fill(&WHITE).map_err(&e)?;
-    let threads: Vec<Vec<(f64, f64)>> = op
-        .scatter
-        .iter()
-        .map(|s| {
-            s.points()
-                .iter()
-                .map(|p| (p.t_ns as f64 / 1e9, p.latency_ns as f64 / 1e3))
-                .collect()
-        })
-        .collect();
+    // The samples are kept per OS thread; each point knows its worker.
+    let mut threads: Vec<Vec<(f64, f64)>> = vec![Vec::new(); op.threads.max(1)];
+    for p in op.scatter.iter().flat_map(|s| s.points()) {
+        let w = (p.worker as usize).min(threads.len() - 1);
+        threads[w].push((p.t_ns as f64 / 1e9, p.latency_ns as f64 / 1e3));
+    }
     let all = threads.iter().flatten();
     let x_max = all
         .clone()

@@ -6,15 +6,18 @@
 //! starts the workers and ends them (grace, cancel, abandon);
 //! `worker.rs` is the one unit loop every workload runs through;
 //! `recover.rs` retries units and replaces lost connections; `ending.rs`
-//! says why units are being ended early; [`session`] holds a worker's
-//! connection; [`intervals`] turns per-worker pieces into per-interval
-//! figures; [`schedule`] paces units under `--rate`; [`threads`] puts the
-//! workers on per-core runtimes.
+//! says why units are being ended early and wakes waiting workers at a
+//! stop; `recorder.rs` holds what the workers of one OS thread measure;
+//! [`session`] holds a worker's connection; [`intervals`] turns the
+//! threads' pieces into per-interval figures; [`schedule`] paces units
+//! under `--rate`; [`threads`] puts the workers on per-core runtimes.
 //!
-//! Each worker owns its statistics (per transaction type), its scatter
-//! sample and its interval recorder; the coordinator merges them with
-//! `add`, and a collector task turns interval pieces into figures (and
-//! progress lines) while the operation runs. Most units take milliseconds,
+//! The workers of each per-core runtime share its statistics (per
+//! transaction type), its scatter sample and its interval recorder, with
+//! no lock, so that memory follows the cores and not the connections; the
+//! coordinator merges the runtimes' statistics with `add`, and a collector
+//! task turns interval pieces into figures (and progress lines) while the
+//! operation runs. Most units take milliseconds,
 //! so a stop or the end of `--time` simply waits for the unit in flight. A
 //! procedure CALL or a server-side COPY is one statement per thread that
 //! may run for minutes: for those ([`crate::workload::Operation::long_unit`])
@@ -41,6 +44,7 @@ mod ending;
 pub mod intervals;
 pub mod latency_log;
 pub mod progress;
+mod recorder;
 mod recover;
 pub mod schedule;
 pub mod session;
@@ -151,12 +155,13 @@ pub async fn run_operation(ctx: &RunCtx, workload: &dyn Workload) -> OpResult {
         result.warmup_cut = true;
     }
     for (t, w) in outcome.workers.into_iter().enumerate() {
-        let rows: u64 = w.stats.common.rows + w.stats.types.iter().map(|s| s.rows).sum::<u64>();
-        result.thread_rows[t] = rows;
-        merged.add(&w.stats);
+        result.thread_rows[t] = w.rows;
         merge_statements(&mut result.statements, w.statements);
-        result.scatter.push(w.scatter);
         result.timed_out |= w.timed_out;
+    }
+    for th in outcome.threads {
+        merged.add(&th.stats);
+        result.scatter.push(th.scatter);
     }
     result.total = merged.total();
     // A load that reached the end of its share as --time ran out did not
