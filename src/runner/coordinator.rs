@@ -155,6 +155,7 @@ where
                 intervals: Vec::new(),
                 failure: Some(e),
                 warmup_cut: None,
+                start: Instant::now(),
             };
         }
     };
