@@ -90,6 +90,9 @@ pub struct RunCtx {
     /// Where the workers' connections come from (one pool per host when
     /// load balancing; see [`crate::db::nodes`]).
     pub conns: Arc<ConnSource>,
+    /// `--clients`: where the clients meet before each operation's first
+    /// unit, to start at one instant.
+    pub start_gate: Option<Arc<crate::cluster::Gate>>,
 }
 
 /// Runs one operation to its end and returns what it measured. Failures of

@@ -27,7 +27,7 @@ use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, Statement};
 
 use super::keys::{KeyDistribution, KeyPicker};
-use super::partition::{Batches, thread_range};
+use super::partition::Batches;
 use super::{
     BoxFuture, Check, DynOperation, Operation, Outcome, Role, Settings, Spec, TableSet, Workload,
     worker_seed,
@@ -311,7 +311,7 @@ impl Workload for Load {
     fn worker(&self, thread: usize) -> Box<dyn DynOperation> {
         let s = &self.settings;
         Box::new(LoadOp {
-            batches: Batches::new(thread_range(FLIGHTS, s.threads, thread), s.batch_size),
+            batches: Batches::new(s.share(FLIGHTS, thread), s.batch_size),
             seed: s.seed,
             data: bytes::Bytes::new(),
             staged: 0..0,
@@ -491,6 +491,7 @@ fn build_booking(spec: &'static Spec, s: &Settings) -> Result<Box<dyn Workload>>
         settings: s.clone(),
         table: name("schedule"),
         next_user: Arc::new(AtomicI64::new(1)),
+        user_base: Arc::new(AtomicI64::new(1)),
     }))
 }
 
@@ -500,6 +501,9 @@ struct Booking {
     table: TableName,
     /// The next user id, shared by the workers: no two book as one user.
     next_user: Arc<AtomicI64>,
+    /// The first free user id when the run started, the same for every
+    /// client; their user ids are interleaved from there.
+    user_base: Arc<AtomicI64>,
 }
 
 impl Workload for Booking {
@@ -519,6 +523,7 @@ impl Workload for Booking {
                 .map_err(|e| Error::db("cannot find the next user id", e))?
                 .get(0);
             self.next_user.store(next, Ordering::Relaxed);
+            self.user_base.store(next, Ordering::Relaxed);
             Ok(())
         })
     }
@@ -566,6 +571,8 @@ impl Workload for Booking {
             day_range: s.booking.day_range,
             begin: format!("begin isolation level {}", isolation.sql()),
             next_user: self.next_user.clone(),
+            user_base: self.user_base.load(Ordering::Relaxed),
+            client: s.client,
             prepared: s.prepared,
             st: None,
             staged: (0, 0, 0, 0.0),
@@ -585,6 +592,9 @@ struct BookingOp {
     day_range: u32,
     begin: String,
     next_user: Arc<AtomicI64>,
+    /// The common first user id of all clients (see `Booking::user_base`).
+    user_base: i64,
+    client: super::partition::ClientShare,
     prepared: bool,
     st: Option<Statements>,
     /// user id, flight, day offset, amount.
@@ -672,7 +682,8 @@ impl Operation for BookingOp {
     }
 
     fn stage(&mut self) -> bool {
-        let user = self.next_user.fetch_add(1, Ordering::Relaxed);
+        let local = self.next_user.fetch_add(1, Ordering::Relaxed);
+        let user = self.client.interleave(self.user_base as u64, local as u64) as i64;
         let flight = (self.keys.next(&mut self.rng) + 1) as i32;
         let day = self.rng.random_range(0..self.day_range) as i32;
         let amount = f64::from(self.rng.random_range(4_900u32..=99_900)) / 100.0;
