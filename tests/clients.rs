@@ -264,3 +264,148 @@ fn client_flags_are_checked_before_connecting() {
         text(&out.stderr)
     );
 }
+
+/// A report of a short single-client run, for the tests of the saved
+/// report commands.
+async fn one_report(dir: &Path) -> std::path::PathBuf {
+    let sb = sandbox();
+    let p = dir.join("one.json");
+    let out = bin(
+        "ysql-bench",
+        &[
+            "-u",
+            &sb.url(),
+            "-o",
+            "copy-mem,select",
+            "-r",
+            "5000",
+            "-t",
+            "2",
+            "--time",
+            "2s",
+            "-P",
+            "0.5",
+            "-q",
+            "--json",
+            p.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    p
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn merge_of_one_report_is_that_report_and_compare_with_itself_shows_no_change() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let p = one_report(dir.path()).await;
+    let merged = dir.path().join("merged.json");
+    let out = bin(
+        "ysql-bench",
+        &[
+            "merge",
+            p.to_str().unwrap(),
+            "--json",
+            merged.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let (a, b) = (report(&p), report(&merged));
+    for (x, y) in a["operations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(b["operations"].as_array().unwrap())
+    {
+        for key in [
+            "operation",
+            "units",
+            "rows",
+            "failed",
+            "errors",
+            "units_per_s",
+            "rows_per_s",
+            "latency_ns",
+            "service_ns",
+            "intervals",
+            "types",
+            "thread_rows",
+            "threads",
+            "succeeded",
+            "statements",
+            "checks",
+            "hosts",
+        ] {
+            if key == "types" {
+                // Types hold histograms re-encoded: compare their figures.
+                for (tx, ty) in x[key]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .zip(y[key].as_array().unwrap())
+                {
+                    assert_eq!(tx["units"], ty["units"]);
+                    assert_eq!(tx["latency_ns"], ty["latency_ns"]);
+                    assert_eq!(tx["intervals"], ty["intervals"]);
+                }
+                continue;
+            }
+            assert_eq!(x[key], y[key], "{key} of {}", x["operation"]);
+        }
+        let dw = x["wallclock_s"].as_f64().unwrap() - y["wallclock_s"].as_f64().unwrap();
+        assert!(dw.abs() < 1e-9);
+    }
+
+    let out = bin(
+        "ysql-bench",
+        &["compare", p.to_str().unwrap(), p.to_str().unwrap()],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let t = text(&out.stdout);
+    assert!(t.contains("select"), "{t}");
+    assert!(t.contains("no change"), "{t}");
+    for line in t.lines().filter(|l| l.contains('%')) {
+        assert!(line.contains("+0.0%"), "{line}");
+    }
+
+    let out = bin("ysql-bench", &["show", p.to_str().unwrap(), "-p"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let t = text(&out.stdout);
+    assert!(t.contains("operation             : select"), "{t}");
+    assert!(t.contains("latency per query"), "{t}");
+    assert!(t.contains("histogram is per query"), "{t}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn merge_refuses_reports_of_different_runs_and_bad_files() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let p = one_report(dir.path()).await;
+    // The same run with another row count is another run.
+    let mut other = report(&p);
+    other["config"]["rows"] = serde_json::json!(6000);
+    let q = dir.path().join("other.json");
+    std::fs::write(&q, other.to_string()).unwrap();
+    let out = bin(
+        "ysql-bench",
+        &["merge", p.to_str().unwrap(), q.to_str().unwrap()],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(err.contains("rows is 5000 in one and 6000"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    // Not a report.
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, "{\"tool\": 1}").unwrap();
+    for cmd in [
+        &["show", bad.to_str().unwrap()][..],
+        &["merge", bad.to_str().unwrap()][..],
+    ] {
+        let out = bin("ysql-bench", cmd);
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+        assert!(text(&out.stderr).contains("is not a ysql-bench --json report"));
+    }
+    let out = bin(
+        "ysql-bench",
+        &["compare", p.to_str().unwrap(), "/nonexistent.json"],
+    );
+    assert_eq!(out.status.code(), Some(2));
+}
