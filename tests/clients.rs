@@ -43,7 +43,7 @@ fn logged_latencies(paths: &[std::path::PathBuf], operation: &str) -> Vec<u64> {
         let text = std::fs::read_to_string(p).expect("latency log written");
         for line in text.lines().skip(1) {
             let f: Vec<&str> = line.split(',').collect();
-            if f[0] == operation && f[6] == "true" || f[0] == operation && f[6] == "1" {
+            if f[0] == operation && f[6] == "1" {
                 all.push(f[3].parse::<u64>().expect("latency_us"));
             }
         }
