@@ -242,7 +242,7 @@ pub struct Cli {
     pub runtime_select: Option<Duration>,
 
     /// Run select and update this long first, unmeasured, e.g. 10s.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true, help_heading = PACING)]
+    #[arg(long, alias = "warmup-time", value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true, help_heading = PACING)]
     pub warmup: Option<Duration>,
 
     /// Target units per second over all threads (queries, or insert and copy-mem batches).
@@ -475,7 +475,7 @@ pub struct Cli {
     pub delete_inserts: u32,
 
     /// oltp-*: run the range selects (on, as sysbench's --range-selects).
-    #[arg(long, value_name = "BOOL", default_value = "on", value_parser = parse_on_off, help_heading = WORKLOAD)]
+    #[arg(long, value_name = "BOOL", default_value = "on", value_parser = parse_on_off, action = ArgAction::Set, help_heading = WORKLOAD)]
     pub range_selects: bool,
 
     /// oltp-*: no BEGIN/COMMIT: every statement autocommits.

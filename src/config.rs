@@ -537,6 +537,34 @@ impl RunPlan {
                 "--key-distribution zipfian and latest (and the YCSB mixes' defaults)",
             );
         }
+        let oltp_run = ops
+            .iter()
+            .any(|o| o.starts_with("oltp-") && *o != "oltp-prepare" && *o != "oltp-cleanup");
+        let d = OltpSettings::default();
+        let o = &w.oltp;
+        let knobs = o.range_size != d.range_size
+            || o.point_selects.is_some()
+            || o.simple_ranges != d.simple_ranges
+            || o.sum_ranges != d.sum_ranges
+            || o.order_ranges != d.order_ranges
+            || o.distinct_ranges != d.distinct_ranges
+            || o.index_updates != d.index_updates
+            || o.non_index_updates != d.non_index_updates
+            || o.delete_inserts != d.delete_inserts
+            || o.range_selects != d.range_selects
+            || o.skip_trx;
+        if knobs && !oltp_run {
+            note(
+                "the oltp statement counts (--point-selects, --range-size, ...)",
+                "the oltp-* runs",
+            );
+        }
+        if o.tables != d.tables && !ops.iter().any(|o| o.starts_with("oltp-")) {
+            note("--tables", "the oltp-* workloads");
+        }
+        if w.booking.day_range != 30 && !ops.contains(&"booking") {
+            note("--day-range", "booking");
+        }
         if self.hotspot_given && !matches!(w.keys, Some(KeyDistribution::Hotspot { .. })) {
             note(
                 "--hotspot-fraction/--hotspot-ops",

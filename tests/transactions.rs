@@ -361,3 +361,71 @@ async fn bookings_are_consistent_and_counted_once_even_with_a_restart_in_the_mid
     assert!(!r.succeeded(), "{s}");
     assert!(s.contains("BROKEN: seats equal the audit counters"), "{s}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_oltp_script_runs_sysbenchs_statements_per_event() {
+    let sb = sandbox();
+    let (r, s) = run_args(&sb, &["-o", "oltp-prepare", "-r", "2000", "-t", "2"]).await;
+    assert!(r.succeeded(), "{s}");
+    let c = client(&sb).await;
+    // Statements per event, BEGIN and COMMIT included, as sysbench counts
+    // its queries.
+    let cases: [(&str, &[&str], u64); 10] = [
+        ("oltp-read-write", &[], 20),
+        ("oltp-read-only", &[], 16),
+        ("oltp-read-only", &["--range-selects", "off"], 12),
+        ("oltp-read-write", &["--skip-trx", "--no-prepared"], 18),
+        ("oltp-write-only", &[], 6),
+        ("oltp-point-select", &[], 1),
+        ("oltp-update-index", &["--no-prepared"], 1),
+        ("oltp-update-non-index", &[], 1),
+        ("oltp-insert", &[], 1),
+        ("oltp-delete-insert", &[], 4),
+    ];
+    for (op, extra, per_event) in cases {
+        let before = rows_in(&c, "sbtest1").await;
+        let mut args = vec!["-o", op, "-r", "2000", "-t", "2", "--time", "1s"];
+        args.extend_from_slice(extra);
+        let (r, s) = run_args(&sb, &args).await;
+        assert!(r.succeeded(), "{op} {extra:?}:\n{s}");
+        let o = &r.operations[0];
+        assert!(o.total.ops > 5, "{op} {extra:?}:\n{s}");
+        let statements: u64 = o.statements.iter().map(|s| s.count).sum();
+        assert_eq!(statements, per_event * o.total.ops, "{op} {extra:?}:\n{s}");
+        let after = rows_in(&c, "sbtest1").await;
+        if op == "oltp-insert" {
+            assert_eq!((after - before) as u64, o.total.ops, "{s}");
+        } else {
+            assert_eq!(after, before, "{op} keeps the rows\n{s}");
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_booking_clients_at_once_never_book_as_one_user() {
+    let sb = sandbox();
+    let (r, s) = run_args(&sb, &["-o", "booking-load"]).await;
+    assert!(r.succeeded(), "{s}");
+    let args = ["-o", "booking", "-t", "2", "--time", "2s"];
+    let a = spawn_run(plan(&sb, &args));
+    let b = spawn_run(plan(&sb, &args));
+    let (ra, sa) = a.await.unwrap();
+    let (rb, sbs) = b.await.unwrap();
+    let (ra, rb) = (ra.unwrap(), rb.unwrap());
+    assert!(ra.succeeded(), "{sa}");
+    assert!(rb.succeeded(), "{sbs}");
+    let c = client(&sb).await;
+    let row = c
+        .query_one("select count(*), count(distinct user_id) from seat", &[])
+        .await
+        .unwrap();
+    let (seats, users): (i64, i64) = (row.get(0), row.get(1));
+    assert_eq!(
+        seats as u64,
+        ra.operations[0].total.ops + rb.operations[0].total.ops
+    );
+    assert_eq!(users, seats, "every booking has a user of its own");
+    // Per-statement figures of the booking transaction.
+    let names: Vec<&str> = ra.operations[0].statements.iter().map(|s| s.name).collect();
+    assert_eq!(names, ["begin", "seat", "payment", "audit", "commit"]);
+}

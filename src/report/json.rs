@@ -96,6 +96,15 @@ pub struct JsonConfig {
     /// --key-distribution, when given (each workload has its default).
     #[serde(default)]
     pub key_distribution: Option<String>,
+    /// --isolation, when given (the server's default otherwise).
+    #[serde(default)]
+    pub isolation: Option<String>,
+    /// --retry-on and --max-tries, when given (each workload has its
+    /// defaults, which `operations[].workload` and the retries show).
+    #[serde(default)]
+    pub retry_on: Option<Vec<String>>,
+    #[serde(default)]
+    pub max_tries: Option<u32>,
     pub time_s: f64,
     pub warmup_s: Option<f64>,
     pub rate: Option<f64>,
@@ -348,6 +357,9 @@ pub fn build(plan: &RunPlan, target: &str, report: &RunReport) -> Result<JsonRep
                 .unwrap_or_default(),
             seed: w.seed,
             key_distribution: w.keys.map(|k| k.name().to_string()),
+            isolation: r.isolation.map(|i| i.sql().to_string()),
+            retry_on: r.retry_on.clone(),
+            max_tries: r.max_tries,
             time_s: r.run_time.as_secs_f64(),
             warmup_s: r.warmup.map(|d| d.as_secs_f64()),
             rate: r.rate,

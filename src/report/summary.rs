@@ -198,7 +198,7 @@ fn write_queries(w: &mut dyn Write, r: &OpResult) -> io::Result<()> {
     }
     let mut by_class = [0u64; 3];
     for s in &r.statements {
-        let i = match crate::workload::oltp::query_class(s.name) {
+        let i = match crate::workload::query_class(s.name) {
             "read" => 0,
             "write" => 1,
             _ => 2,
@@ -249,6 +249,14 @@ pub fn write_summary(w: &mut dyn Write, r: &OpResult) -> io::Result<()> {
     writeln!(w, "== {} ==", r.spec)?;
     if !r.workload.is_empty() {
         line(w, "workload", &r.workload)?;
+    }
+    if !r.measured {
+        // A cleanup or a check: what it found, nothing timed.
+        write_checks(w, r)?;
+        if let Some(why) = &r.failure {
+            line(w, "FAILED", why)?;
+        }
+        return Ok(());
     }
     line(w, "wallclock time", human(f.wallclock))?;
     line(

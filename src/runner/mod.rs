@@ -105,6 +105,7 @@ pub async fn run_operation(ctx: &RunCtx, workload: &dyn Workload) -> OpResult {
     result.batch_text = workload.batch_text();
     result.table = workload.table().as_str().to_string();
     result.workload = workload.describe();
+    result.measured = workload.has_units();
     result.table_rows = s.rows;
     result.nontransactional = s.nontransactional;
     result.rate = s
@@ -162,6 +163,15 @@ pub async fn run_operation(ctx: &RunCtx, workload: &dyn Workload) -> OpResult {
     result.intervals = outcome.intervals.into_iter().map(|f| f.total).collect();
     result.interrupted = ctx.interrupted.load(Ordering::Relaxed);
     result.failure = outcome.failure;
+    // Retried until the end without one success (a conflict that never
+    // resolves): nothing was measured, and that is a failure, not a run.
+    let t = &result.total;
+    if result.failure.is_none() && t.ops == 0 && t.failed() == 0 && t.retries > 0 {
+        result.failure = Some(format!(
+            "no {} succeeded: {} retries until the end of the run (a conflict that never resolves?)",
+            spec.unit, t.retries
+        ));
+    }
     result
 }
 

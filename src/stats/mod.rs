@@ -355,6 +355,8 @@ pub struct OpResult {
     pub batch_text: String,
     /// The table the operation worked on.
     pub table: String,
+    /// Whether the operation runs timed units (not a cleanup or a check).
+    pub measured: bool,
     /// What the run of the workload was beyond its name (a mix's shares,
     /// its keys), or empty.
     pub workload: String,
@@ -390,6 +392,7 @@ impl OpResult {
             spec,
             batch_text: String::new(),
             table: String::new(),
+            measured: true,
             workload: String::new(),
             types: Vec::new(),
             statements: Vec::new(),

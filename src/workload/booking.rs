@@ -26,11 +26,11 @@ use rand::{RngExt, SeedableRng};
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, Statement};
 
+use super::copy_load::{CopyLoad, Lines};
 use super::keys::{KeyDistribution, KeyPicker};
-use super::partition::Batches;
 use super::{
-    BoxFuture, Check, DynOperation, Operation, Outcome, Role, Settings, Spec, TableSet, Workload,
-    worker_seed,
+    BoxFuture, Check, DynOperation, Operation, Outcome, Role, Settings, Spec, StatementStats,
+    TableSet, Tables, Workload, worker_seed,
 };
 use crate::config::TableName;
 use crate::db::dialect::Flavor;
@@ -177,35 +177,12 @@ pub fn table_defs(flavor: Flavor, tablets: Option<u32>) -> Vec<TableDef> {
     ]
 }
 
-/// The booking tables as a [`TableSet`].
-pub struct BookingTables;
-
-pub static BOOKING_TABLES: BookingTables = BookingTables;
-
-impl TableSet for BookingTables {
-    fn key(&self) -> &'static str {
-        "booking"
-    }
-
-    fn loader(&self) -> &'static str {
-        "booking-load"
-    }
-
-    fn prepare<'a>(
-        &'a self,
-        client: &'a Client,
-        s: &'a Settings,
-        flavor: Flavor,
-        writes: bool,
-    ) -> BoxFuture<'a, Result<()>> {
-        Box::pin(async move {
-            for def in table_defs(flavor, s.tablets) {
-                schema::prepare_table(client, &def, s.drop, s.force, writes).await?;
-            }
-            Ok(())
-        })
-    }
-}
+/// The booking tables.
+pub static BOOKING_TABLES: Tables = Tables {
+    key: "booking",
+    loader: "booking-load",
+    defs: |s, flavor| Ok(table_defs(flavor, s.tablets)),
+};
 
 /// `-o booking-load`.
 pub static LOAD: Spec = Spec {
@@ -310,20 +287,32 @@ impl Workload for Load {
 
     fn worker(&self, thread: usize) -> Box<dyn DynOperation> {
         let s = &self.settings;
-        Box::new(LoadOp {
-            batches: Batches::new(s.share(FLIGHTS, thread), s.batch_size),
-            seed: s.seed,
-            data: bytes::Bytes::new(),
-            staged: 0..0,
-        })
+        Box::new(CopyLoad::new(
+            "copy schedule (schedule_id, origin, destination, departure, aircraft_id, price) from stdin"
+                .to_string(),
+            s.share(FLIGHTS, thread),
+            s.batch_size,
+            Flights { seed: s.seed },
+            s.prepared,
+        ))
     }
 }
 
-struct LoadOp {
-    batches: Batches,
+/// The flights of `schedule`, as COPY lines.
+struct Flights {
     seed: u64,
-    data: bytes::Bytes,
-    staged: std::ops::Range<u64>,
+}
+
+impl Lines for Flights {
+    fn line(&self, n: u64, out: &mut Vec<u8>) {
+        let mut text = String::with_capacity(48);
+        flight_line(self.seed, n, &mut text);
+        out.extend_from_slice(text.as_bytes());
+    }
+
+    fn what(&self) -> &'static str {
+        "flights"
+    }
 }
 
 /// Flight `n` (0-based) as a COPY line: schedule id n+1, a route, a
@@ -347,40 +336,6 @@ fn flight_line(seed: u64, n: u64, out: &mut String) {
         cents / 100,
         cents % 100
     );
-}
-
-impl Operation for LoadOp {
-    async fn prepare(&mut self, _client: &Client) -> Result<()> {
-        Ok(())
-    }
-
-    fn stage(&mut self) -> bool {
-        let Some(batch) = self.batches.next() else {
-            return false;
-        };
-        let mut buf = String::with_capacity((batch.end - batch.start) as usize * 48);
-        for n in batch.clone() {
-            flight_line(self.seed, n, &mut buf);
-        }
-        self.data = bytes::Bytes::from(buf);
-        self.staged = batch;
-        true
-    }
-
-    fn unit_label(&self) -> Option<String> {
-        Some(format!(
-            "flights {}..{}",
-            self.staged.start + 1,
-            self.staged.end + 1
-        ))
-    }
-
-    async fn execute(&mut self, client: &Client) -> Result<Outcome> {
-        let sql = "copy schedule (schedule_id, origin, destination, departure, aircraft_id, price) from stdin";
-        let chunk = futures_util::stream::iter([Ok(self.data.clone())]);
-        let rows = super::copy_mem::copy_in(client, None, sql, chunk).await?;
-        Ok(Outcome { rows, missing: 0 })
-    }
 }
 
 // ---------------------------------------------------------------- checks
@@ -455,6 +410,10 @@ impl Workload for CheckOnly {
         Box::pin(std::future::ready(Ok(())))
     }
 
+    fn has_units(&self) -> bool {
+        false
+    }
+
     fn checks<'a>(&'a self, client: &'a Client) -> BoxFuture<'a, Result<Vec<Check>>> {
         Box::pin(run_checks(client))
     }
@@ -464,22 +423,7 @@ impl Workload for CheckOnly {
     }
 
     fn worker(&self, _thread: usize) -> Box<dyn DynOperation> {
-        Box::new(Idle)
-    }
-}
-
-/// The worker of a workload with no units.
-struct Idle;
-
-impl Operation for Idle {
-    async fn prepare(&mut self, _client: &Client) -> Result<()> {
-        Ok(())
-    }
-    fn stage(&mut self) -> bool {
-        false
-    }
-    async fn execute(&mut self, _client: &Client) -> Result<Outcome> {
-        Ok(Outcome::default())
+        Box::new(super::NoUnits)
     }
 }
 
@@ -491,7 +435,6 @@ fn build_booking(spec: &'static Spec, s: &Settings) -> Result<Box<dyn Workload>>
         settings: s.clone(),
         table: name("schedule"),
         next_user: Arc::new(AtomicI64::new(1)),
-        user_base: Arc::new(AtomicI64::new(1)),
     }))
 }
 
@@ -499,11 +442,9 @@ struct Booking {
     spec: &'static Spec,
     settings: Settings,
     table: TableName,
-    /// The next user id, shared by the workers: no two book as one user.
+    /// The next user id, shared by the workers: no two book as one user
+    /// (a per-run prefix over a counter, see `set_up`).
     next_user: Arc<AtomicI64>,
-    /// The first free user id when the run started, the same for every
-    /// client; their user ids are interleaved from there.
-    user_base: Arc<AtomicI64>,
 }
 
 impl Workload for Booking {
@@ -515,17 +456,14 @@ impl Workload for Booking {
         &BOOKING_TABLES
     }
 
-    fn set_up<'a>(&'a self, client: &'a Client) -> BoxFuture<'a, Result<()>> {
-        Box::pin(async move {
-            let next: i64 = client
-                .query_one("select coalesce(max(user_id), 0) + 1 from seat", &[])
-                .await
-                .map_err(|e| Error::db("cannot find the next user id", e))?
-                .get(0);
-            self.next_user.store(next, Ordering::Relaxed);
-            self.user_base.store(next, Ordering::Relaxed);
-            Ok(())
-        })
+    fn set_up<'a>(&'a self, _client: &'a Client) -> BoxFuture<'a, Result<()>> {
+        // User ids of this run: a random 31-bit prefix of its own over a
+        // counter, so that no two workers, no two runs and no two clients
+        // running at once book as one user (two runs share a prefix with
+        // a chance of one in 2^31).
+        let prefix = i64::from(rand::random::<u32>() >> 1) << 32;
+        self.next_user.store(prefix + 1, Ordering::Relaxed);
+        Box::pin(std::future::ready(Ok(())))
     }
 
     fn check_loaded<'a>(&'a self, client: &'a Client) -> BoxFuture<'a, Result<Option<String>>> {
@@ -541,6 +479,16 @@ impl Workload for Booking {
                 )
             }))
         })
+    }
+
+    fn describe(&self) -> String {
+        let s = &self.settings;
+        format!(
+            "{FLIGHTS} flights over {} day(s); isolation {}; keys {}",
+            s.booking.day_range,
+            s.isolation.unwrap_or(Isolation::RepeatableRead).sql(),
+            s.keys.unwrap_or(KeyDistribution::Uniform).name()
+        )
     }
 
     fn retry_on(&self) -> &'static [&'static str] {
@@ -571,11 +519,10 @@ impl Workload for Booking {
             day_range: s.booking.day_range,
             begin: format!("begin isolation level {}", isolation.sql()),
             next_user: self.next_user.clone(),
-            user_base: self.user_base.load(Ordering::Relaxed),
-            client: s.client,
             prepared: s.prepared,
             st: None,
             staged: (0, 0, 0, 0.0),
+            stats: STEPS.iter().map(|n| StatementStats::new(n)).collect(),
         })
     }
 }
@@ -592,13 +539,12 @@ struct BookingOp {
     day_range: u32,
     begin: String,
     next_user: Arc<AtomicI64>,
-    /// The common first user id of all clients (see `Booking::user_base`).
-    user_base: i64,
-    client: super::partition::ClientShare,
     prepared: bool,
     st: Option<Statements>,
     /// user id, flight, day offset, amount.
     staged: (i64, i32, i32, f64),
+    /// Per statement of the transaction, in the order of STEPS.
+    stats: Vec<StatementStats>,
 }
 
 const SEAT: &str =
@@ -610,56 +556,48 @@ const AUDIT: &str = "insert into audit (schedule_id, day, seats_occupied) \
                      do update set seats_occupied = audit.seats_occupied + 1";
 
 impl BookingOp {
-    async fn book(&self, client: &Client) -> Result<()> {
+    /// Runs statement `k` of a booking (BEGIN, the seat, the payment,
+    /// the audit counter, COMMIT), timing it into its figures.
+    async fn step(&mut self, client: &Client, k: usize) -> Result<()> {
         let (user, flight, day, amount) = self.staged;
-        let fail = |what: &'static str| move |e| Error::db(format!("booking: {what} failed"), e);
-        client
-            .batch_execute(&self.begin)
-            .await
-            .map_err(fail("begin"))?;
-        match &self.st {
-            Some(st) => {
-                let p: [&(dyn ToSql + Sync); 3] = [&user, &flight, &day];
-                client
-                    .execute(&st.seat, &p)
-                    .await
-                    .map_err(fail("the seat"))?;
-                let p: [&(dyn ToSql + Sync); 4] = [&user, &flight, &day, &amount];
-                client
-                    .execute(&st.payment, &p)
-                    .await
-                    .map_err(fail("the payment"))?;
-                client
-                    .execute(&st.audit, &[&flight, &day])
-                    .await
-                    .map_err(fail("the audit counter"))?;
+        let began = std::time::Instant::now();
+        let fail = |e| Error::db(format!("booking: {} failed", STEPS[k]), e);
+        match (&self.st, k) {
+            (_, 0) => client.batch_execute(&self.begin).await.map_err(fail)?,
+            (_, 4) => client.batch_execute("commit").await.map_err(fail)?,
+            (Some(st), _) => {
+                let p: Vec<&(dyn ToSql + Sync)> = match k {
+                    1 => vec![&user, &flight, &day],
+                    2 => vec![&user, &flight, &day, &amount],
+                    _ => vec![&flight, &day],
+                };
+                let statement = [&st.seat, &st.payment, &st.audit][k - 1];
+                client.execute(statement, &p).await.map_err(fail)?;
             }
-            None => {
+            (None, _) => {
                 let d = format!("date '{FIRST_DAY}' + {day}");
-                client
-                    .batch_execute(&format!(
+                let sql = match k {
+                    1 => format!(
                         "insert into seat (user_id, schedule_id, day) values ({user}, {flight}, {d})"
-                    ))
-                    .await
-                    .map_err(fail("the seat"))?;
-                client
-                    .batch_execute(&format!(
+                    ),
+                    2 => format!(
                         "insert into payment (user_id, schedule_id, day, amount) values ({user}, {flight}, {d}, {amount:.2})"
-                    ))
-                    .await
-                    .map_err(fail("the payment"))?;
-                client
-                    .batch_execute(&format!(
+                    ),
+                    _ => format!(
                         "insert into audit (schedule_id, day, seats_occupied) values ({flight}, {d}, 1) \
                          on conflict (schedule_id, day) do update set seats_occupied = audit.seats_occupied + 1"
-                    ))
-                    .await
-                    .map_err(fail("the audit counter"))?;
+                    ),
+                };
+                client.batch_execute(&sql).await.map_err(fail)?;
             }
         }
-        client.batch_execute("commit").await.map_err(fail("commit"))
+        self.stats[k].record(began.elapsed());
+        Ok(())
     }
 }
+
+/// The statements of a booking, as its per-statement figures name them.
+const STEPS: [&str; 5] = ["begin", "seat", "payment", "audit", "commit"];
 
 impl Operation for BookingOp {
     async fn prepare(&mut self, client: &Client) -> Result<()> {
@@ -682,8 +620,7 @@ impl Operation for BookingOp {
     }
 
     fn stage(&mut self) -> bool {
-        let local = self.next_user.fetch_add(1, Ordering::Relaxed);
-        let user = self.client.interleave(self.user_base as u64, local as u64) as i64;
+        let user = self.next_user.fetch_add(1, Ordering::Relaxed);
         let flight = (self.keys.next(&mut self.rng) + 1) as i32;
         let day = self.rng.random_range(0..self.day_range) as i32;
         let amount = f64::from(self.rng.random_range(4_900u32..=99_900)) / 100.0;
@@ -699,18 +636,25 @@ impl Operation for BookingOp {
     }
 
     async fn execute(&mut self, client: &Client) -> Result<Outcome> {
-        match self.book(client).await {
-            Ok(()) => Ok(Outcome {
-                rows: 1,
-                missing: 0,
-            }),
-            Err(e) => {
+        for k in 0..STEPS.len() {
+            if let Err(e) = self.step(client, k).await {
                 // The error is the unit's; a failed rollback on a lost
                 // connection adds nothing to it.
                 let _ = client.batch_execute("rollback").await;
-                Err(e)
+                return Err(e);
             }
         }
+        Ok(Outcome {
+            rows: 1,
+            missing: 0,
+        })
+    }
+
+    fn take_statements(&mut self) -> Vec<StatementStats> {
+        self.stats
+            .iter_mut()
+            .map(|s| std::mem::replace(s, StatementStats::new(s.name)))
+            .collect()
     }
 }
 

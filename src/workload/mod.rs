@@ -32,10 +32,12 @@ use tokio_postgres::Client;
 
 use crate::config::TableName;
 use crate::db::dialect::Flavor;
+use crate::db::schema::{self, TableDef};
 use crate::error::Result;
 
 pub mod booking;
 pub mod copy_file;
+pub mod copy_load;
 pub mod copy_mem;
 pub mod csv_gen;
 pub mod insert;
@@ -209,6 +211,13 @@ pub trait Workload: Send + Sync {
         self.spec().writes
     }
 
+    /// Whether the workload runs timed units at all (not so for one whose
+    /// work is its set-up or its checks): its summary is then only what
+    /// it did.
+    fn has_units(&self) -> bool {
+        true
+    }
+
     /// Whether the workload needs its tables created and checked before
     /// the run (not so for one that drops them).
     fn needs_tables(&self) -> bool {
@@ -237,6 +246,56 @@ pub trait Workload: Send + Sync {
 
     /// The operation of worker `thread` (0-based).
     fn worker(&self, thread: usize) -> Box<dyn DynOperation>;
+}
+
+/// The [`TableSet`] of a workload family, described by its tables: each
+/// is created when missing and refused when it is not the tool's (see
+/// [`schema::prepare_table`]).
+pub struct Tables {
+    pub key: &'static str,
+    pub loader: &'static str,
+    /// The tables, with their DDL for the server's flavour.
+    pub defs: fn(&Settings, Flavor) -> Result<Vec<TableDef>>,
+}
+
+impl TableSet for Tables {
+    fn key(&self) -> &'static str {
+        self.key
+    }
+
+    fn loader(&self) -> &'static str {
+        self.loader
+    }
+
+    fn prepare<'a>(
+        &'a self,
+        client: &'a Client,
+        s: &'a Settings,
+        flavor: Flavor,
+        writes: bool,
+    ) -> BoxFuture<'a, Result<()>> {
+        Box::pin(async move {
+            for def in (self.defs)(s, flavor)? {
+                schema::prepare_table(client, &def, s.drop, s.force, writes).await?;
+            }
+            Ok(())
+        })
+    }
+}
+
+/// The worker of a workload whose work is all in its set-up or checks.
+pub struct NoUnits;
+
+impl Operation for NoUnits {
+    async fn prepare(&mut self, _client: &Client) -> Result<()> {
+        Ok(())
+    }
+    fn stage(&mut self) -> bool {
+        false
+    }
+    async fn execute(&mut self, _client: &Client) -> Result<Outcome> {
+        Ok(Outcome::default())
+    }
 }
 
 /// One consistency condition checked after a workload ran.
@@ -275,6 +334,18 @@ impl StatementStats {
     pub fn add(&mut self, other: &StatementStats) {
         self.count += other.count;
         let _ = self.latency.add(&other.latency);
+    }
+}
+
+/// sysbench's query classes of a statement kind, by its name: `read`
+/// (selects and ranges), `other` (BEGIN, COMMIT, ROLLBACK) or `write`.
+pub fn query_class(name: &str) -> &'static str {
+    if name.contains("select") || name.ends_with("_range") || name == "read" || name == "scan" {
+        "read"
+    } else if matches!(name, "begin" | "commit" | "rollback") {
+        "other"
+    } else {
+        "write"
     }
 }
 

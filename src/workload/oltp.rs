@@ -38,7 +38,7 @@ use super::keys::{KeyDistribution, KeyPicker};
 
 use super::{
     BoxFuture, DynOperation, Operation, Outcome, Role, Settings, Spec, StatementStats, TableSet,
-    Workload, worker_seed,
+    Tables, Workload, worker_seed,
 };
 use crate::config::TableName;
 use crate::db::dialect::Flavor;
@@ -130,44 +130,27 @@ pub fn create_sql(flavor: Flavor, i: usize, tablets: Option<u32>) -> String {
     format!("{create}; create index k_{i} on {t}(k)")
 }
 
-/// sbtest1..N as a [`TableSet`].
-pub struct SbTables;
-
-pub static SBTABLES: SbTables = SbTables;
-
-impl TableSet for SbTables {
-    fn key(&self) -> &'static str {
-        "sbtest"
-    }
-
-    fn loader(&self) -> &'static str {
-        "oltp-prepare"
-    }
-
-    fn prepare<'a>(
-        &'a self,
-        client: &'a Client,
-        s: &'a Settings,
-        flavor: Flavor,
-        writes: bool,
-    ) -> BoxFuture<'a, Result<()>> {
-        Box::pin(async move {
-            for i in 1..=s.oltp.tables {
-                let def = TableDef {
-                    name: table(i),
-                    columns: COLUMNS
-                        .iter()
-                        .map(|(n, t)| (n.to_string(), t.to_string()))
-                        .collect(),
-                    shape: "id integer, k integer, c char(120), pad char(60)",
-                    ddl: create_sql(flavor, i, s.tablets),
-                };
-                schema::prepare_table(client, &def, s.drop, s.force, writes).await?;
-            }
-            Ok(())
+/// The tables sbtest1..N, as sysbench makes them.
+fn sbtest_defs(s: &Settings, flavor: Flavor) -> Result<Vec<TableDef>> {
+    Ok((1..=s.oltp.tables)
+        .map(|i| TableDef {
+            name: table(i),
+            columns: COLUMNS
+                .iter()
+                .map(|(n, t)| (n.to_string(), t.to_string()))
+                .collect(),
+            shape: "id integer, k integer, c char(120), pad char(60)",
+            ddl: create_sql(flavor, i, s.tablets),
         })
-    }
+        .collect())
 }
+
+/// sbtest1..N.
+pub static SBTABLES: Tables = Tables {
+    key: "sbtest",
+    loader: "oltp-prepare",
+    defs: sbtest_defs,
+};
 
 /// What one oltp workload runs per unit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -492,22 +475,17 @@ impl Workload for Cleanup {
         &SBTABLES
     }
 
+    fn has_units(&self) -> bool {
+        false
+    }
+
     fn needs_tables(&self) -> bool {
         false
     }
 
     fn set_up<'a>(&'a self, client: &'a Client) -> BoxFuture<'a, Result<()>> {
         Box::pin(async move {
-            for i in 1..=self.settings.oltp.tables {
-                let def = TableDef {
-                    name: table(i),
-                    columns: COLUMNS
-                        .iter()
-                        .map(|(n, t)| (n.to_string(), t.to_string()))
-                        .collect(),
-                    shape: "id integer, k integer, c char(120), pad char(60)",
-                    ddl: String::new(),
-                };
+            for def in sbtest_defs(&self.settings, Flavor::Postgres)? {
                 let t = def.name.quoted();
                 match schema::inspect(client, &def).await? {
                     TableState::Missing => continue,
@@ -533,22 +511,7 @@ impl Workload for Cleanup {
     }
 
     fn worker(&self, _thread: usize) -> Box<dyn DynOperation> {
-        Box::new(NoUnits)
-    }
-}
-
-/// The worker of a workload whose work is all in its set-up.
-struct NoUnits;
-
-impl Operation for NoUnits {
-    async fn prepare(&mut self, _client: &Client) -> Result<()> {
-        Ok(())
-    }
-    fn stage(&mut self) -> bool {
-        false
-    }
-    async fn execute(&mut self, _client: &Client) -> Result<Outcome> {
-        Ok(Outcome::default())
+        Box::new(super::NoUnits)
     }
 }
 
@@ -615,7 +578,7 @@ impl Kind {
             Kind::NonIndexUpdate => format!("UPDATE {t} SET c=$2 WHERE id=$1"),
             Kind::Delete => format!("DELETE FROM {t} WHERE id=$1"),
             Kind::Insert if serial_insert => {
-                format!("INSERT INTO {t} (k, c, pad) VALUES ($2, $3, $4)")
+                format!("INSERT INTO {t} (k, c, pad) VALUES ($1, $2, $3)")
             }
             Kind::Insert => format!("INSERT INTO {t} (id, k, c, pad) VALUES ($1, $2, $3, $4)"),
             Kind::Begin => "BEGIN".to_string(),
@@ -748,6 +711,23 @@ impl Workload for OltpRun {
                             self.settings.rows
                         )));
                     }
+                    schema::LoadState::Unknown => {
+                        // A table sysbench prepared carries no mark: its
+                        // highest id says its size.
+                        let max: Option<i32> = client
+                            .query_one(&format!("select max(id) from {}", t.quoted()), &[])
+                            .await
+                            .map_err(|e| Error::db(format!("cannot read {}", t.quoted()), e))?
+                            .get(0);
+                        let max = max.unwrap_or(0) as u64;
+                        if max != self.settings.rows {
+                            return Ok(Some(format!(
+                                "{} holds ids up to {max} but -r is {} (sysbench's --table-size is 10000 by default): give -r {max}",
+                                t.quoted(),
+                                self.settings.rows
+                            )));
+                        }
+                    }
                     _ => {}
                 }
             }
@@ -757,6 +737,28 @@ impl Workload for OltpRun {
 
     fn table(&self) -> &TableName {
         &self.first
+    }
+
+    fn describe(&self) -> String {
+        let s = &self.settings;
+        let o = &s.oltp;
+        let per: Vec<String> = groups(self.script, o)
+            .iter()
+            .map(|(k, n)| format!("{n} {}", k.name()))
+            .collect();
+        format!(
+            "{} table(s) of {} rows; per event: {}{}; range size {}; keys {}",
+            o.tables,
+            s.rows,
+            per.join(", "),
+            if transactional(self.script, o) {
+                " in BEGIN/COMMIT"
+            } else {
+                ""
+            },
+            o.range_size,
+            s.keys.unwrap_or(KeyDistribution::Uniform).name()
+        )
     }
 
     fn worker(&self, thread: usize) -> Box<dyn DynOperation> {
@@ -788,6 +790,7 @@ impl Workload for OltpRun {
             keys: KeyPicker::new(keys, s.rows, start),
             statements: Vec::new(),
             steps: Vec::new(),
+            failed_at: None,
             stats,
         })
     }
@@ -821,6 +824,8 @@ struct OltpOp {
     statements: Vec<Vec<Option<Statement>>>,
     /// The staged event.
     steps: Vec<Step>,
+    /// The step that failed last, for the failed unit's label.
+    failed_at: Option<usize>,
     stats: Vec<StatementStats>,
 }
 
@@ -993,6 +998,7 @@ impl Operation for OltpOp {
 
     fn stage(&mut self) -> bool {
         self.steps.clear();
+        self.failed_at = None;
         if self.txn {
             let s = self.step(Kind::Begin, 1, 0, 0);
             self.steps.push(s);
@@ -1043,11 +1049,11 @@ impl Operation for OltpOp {
     }
 
     fn unit_label(&self) -> Option<String> {
-        let first = self
-            .steps
-            .iter()
-            .find(|s| s.table > 0 && s.kind != Kind::Begin)?;
-        Some(format!("{} on sbtest{}", first.kind.name(), first.table))
+        let step = match self.failed_at {
+            Some(i) => self.steps.get(i)?,
+            None => self.steps.iter().find(|s| s.kind != Kind::Begin)?,
+        };
+        Some(format!("{} on sbtest{}", step.kind.name(), step.table))
     }
 
     async fn execute(&mut self, client: &Client) -> Result<Outcome> {
@@ -1060,6 +1066,7 @@ impl Operation for OltpOp {
                     missing += u64::from(n == 0 && self.steps[i].kind == Kind::PointSelect);
                 }
                 Err(e) => {
+                    self.failed_at = Some(i);
                     if self.txn {
                         // The error is the unit's; a failed rollback on a
                         // lost connection adds nothing to it.
@@ -1077,17 +1084,6 @@ impl Operation for OltpOp {
             .iter_mut()
             .map(|s| std::mem::replace(s, StatementStats::new(s.name)))
             .collect()
-    }
-}
-
-/// sysbench's query classes of a statement kind, by its name: `read`,
-/// `write` or `other` (BEGIN, COMMIT).
-pub fn query_class(name: &str) -> &'static str {
-    match KINDS.iter().find(|k| k.name() == name) {
-        Some(k) if k.is_read() => "read",
-        Some(Kind::Begin | Kind::Commit) => "other",
-        Some(_) => "write",
-        None => "other",
     }
 }
 
@@ -1150,6 +1146,17 @@ mod tests {
 
     #[test]
     fn statements_are_classed_as_sysbench_counts_queries() {
+        use crate::workload::query_class;
+        for k in KINDS {
+            let expect = if k.is_read() {
+                "read"
+            } else if matches!(k, Kind::Begin | Kind::Commit) {
+                "other"
+            } else {
+                "write"
+            };
+            assert_eq!(query_class(k.name()), expect, "{k:?}");
+        }
         assert_eq!(query_class("point_select"), "read");
         assert_eq!(query_class("distinct_range"), "read");
         assert_eq!(query_class("delete"), "write");

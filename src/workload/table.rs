@@ -11,9 +11,9 @@ use std::marker::PhantomData;
 
 use tokio_postgres::Client;
 
-use super::{BoxFuture, Operation, Role, Settings, Spec, TableSet, Workload};
+use super::{BoxFuture, Operation, Role, Settings, Spec, TableSet, Tables, Workload};
 use crate::config::TableName;
-use crate::db::dialect::{self, COLUMNS, Flavor};
+use crate::db::dialect::{self, COLUMNS};
 use crate::db::schema::{self, TableDef};
 use crate::error::{Error, Result};
 
@@ -25,42 +25,23 @@ pub fn table_name(s: &Settings) -> Result<TableName> {
     TableName::new(s.table_name.as_deref().unwrap_or(DEFAULT_TABLE))
 }
 
-/// test_table as a [`TableSet`].
-pub struct TestTable;
-
-pub static TEST_TABLE: TestTable = TestTable;
-
-impl TableSet for TestTable {
-    fn key(&self) -> &'static str {
-        DEFAULT_TABLE
-    }
-
-    fn loader(&self) -> &'static str {
-        "copy-mem"
-    }
-
-    fn prepare<'a>(
-        &'a self,
-        client: &'a Client,
-        s: &'a Settings,
-        flavor: Flavor,
-        writes: bool,
-    ) -> BoxFuture<'a, Result<()>> {
-        Box::pin(async move {
-            let table = table_name(s)?;
-            let def = TableDef {
-                ddl: dialect::create_table(flavor, &table, s.tablets),
-                name: table,
-                columns: COLUMNS
-                    .iter()
-                    .map(|(n, t)| (n.to_string(), t.to_string()))
-                    .collect(),
-                shape: "id integer, f1..f4 text",
-            };
-            schema::prepare_table(client, &def, s.drop, s.force, writes).await
-        })
-    }
-}
+/// test_table, the one table of the six operations.
+pub static TEST_TABLE: Tables = Tables {
+    key: DEFAULT_TABLE,
+    loader: "copy-mem",
+    defs: |s, flavor| {
+        let table = table_name(s)?;
+        Ok(vec![TableDef {
+            ddl: dialect::create_table(flavor, &table, s.tablets),
+            name: table,
+            columns: COLUMNS
+                .iter()
+                .map(|(n, t)| (n.to_string(), t.to_string()))
+                .collect(),
+            shape: "id integer, f1..f4 text",
+        }])
+    },
+};
 
 /// One operation on test_table, as [`OnTestTable`] needs it.
 pub trait TableOp: Operation + Sized {

@@ -25,19 +25,17 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use bytes::Bytes;
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, SimpleQueryMessage, Statement};
 
-use super::copy_mem::copy_in;
+use super::copy_load::{CopyLoad, Lines};
 use super::insert::command_rows;
 use super::keys::{KeyDistribution, KeyPicker, fnv1a_64};
-use super::partition::Batches;
 use super::rowgen::fill_alphanumeric;
 use super::{
-    BoxFuture, DynOperation, Operation, Outcome, Role, Settings, Spec, TableSet, Workload,
+    BoxFuture, DynOperation, Operation, Outcome, Role, Settings, Spec, TableSet, Tables, Workload,
     worker_seed,
 };
 use crate::config::{TableName, quote_literal};
@@ -200,28 +198,22 @@ fn check_shape(s: &Settings) -> Result<()> {
     Ok(())
 }
 
-/// usertable as a [`TableSet`].
-pub struct UserTable;
-
-pub static USERTABLE: UserTable = UserTable;
-
-impl UserTable {
-    fn def(s: &Settings, flavor: Flavor) -> Result<TableDef> {
+/// usertable, YCSB's one table.
+pub static USERTABLE: Tables = Tables {
+    key: DEFAULT_TABLE,
+    loader: "ycsb-load",
+    defs: |s, flavor| {
         let name = table_name(s)?;
-        let fields: Vec<String> = (0..s.ycsb.field_count)
-            .map(|i| format!("field{i}"))
-            .collect();
         let mut columns = vec![("ycsb_key".to_string(), "character varying(255)".to_string())];
-        columns.extend(fields.iter().map(|f| (f.clone(), "text".to_string())));
-        let ddl = create_sql(flavor, &name, s.ycsb.field_count, s.tablets);
-        Ok(TableDef {
+        columns.extend((0..s.ycsb.field_count).map(|i| (format!("field{i}"), "text".to_string())));
+        Ok(vec![TableDef {
+            ddl: create_sql(flavor, &name, s.ycsb.field_count, s.tablets),
             name,
             columns,
             shape: "ycsb_key varchar(255), field0..fieldN text",
-            ddl,
-        })
-    }
-}
+        }])
+    },
+};
 
 /// `CREATE TABLE` of usertable: the key hash-sharded on YugabyteDB.
 pub fn create_sql(
@@ -247,29 +239,6 @@ pub fn create_sql(
             }
             sql
         }
-    }
-}
-
-impl TableSet for UserTable {
-    fn key(&self) -> &'static str {
-        DEFAULT_TABLE
-    }
-
-    fn loader(&self) -> &'static str {
-        "ycsb-load"
-    }
-
-    fn prepare<'a>(
-        &'a self,
-        client: &'a Client,
-        s: &'a Settings,
-        flavor: Flavor,
-        writes: bool,
-    ) -> BoxFuture<'a, Result<()>> {
-        Box::pin(async move {
-            let def = UserTable::def(s, flavor)?;
-            schema::prepare_table(client, &def, s.drop, s.force, writes).await
-        })
     }
 }
 
@@ -340,34 +309,43 @@ impl Workload for Load {
 
     fn worker(&self, thread: usize) -> Box<dyn DynOperation> {
         let s = &self.settings;
-        Box::new(LoadOp {
-            sql: format!(
+        Box::new(CopyLoad::new(
+            format!(
                 "copy {} (ycsb_key, {}) from stdin",
                 self.table.quoted(),
                 field_list(s.ycsb.field_count)
             ),
-            batches: Batches::new(s.share(s.rows, thread), s.batch_size),
-            seed: s.seed,
-            fields: s.ycsb.field_count,
-            field_len: s.ycsb.field_length,
-            prepared: s.prepared,
-            statement: None,
-            data: Bytes::new(),
-            staged: 0..0,
-        })
+            s.share(s.rows, thread),
+            s.batch_size,
+            Records {
+                seed: s.seed,
+                fields: s.ycsb.field_count,
+                field_len: s.ycsb.field_length,
+            },
+            s.prepared,
+        ))
     }
 }
 
-struct LoadOp {
-    sql: String,
-    batches: Batches,
+/// usertable's records, as COPY lines.
+struct Records {
     seed: u64,
     fields: usize,
     field_len: usize,
-    prepared: bool,
-    statement: Option<Statement>,
-    data: Bytes,
-    staged: std::ops::Range<u64>,
+}
+
+impl Lines for Records {
+    fn line(&self, n: u64, out: &mut Vec<u8>) {
+        record_line(self.seed, n, self.fields, self.field_len, out);
+    }
+
+    fn line_bytes(&self) -> usize {
+        self.fields * (self.field_len + 1) + 24
+    }
+
+    fn what(&self) -> &'static str {
+        "records"
+    }
 }
 
 /// Appends record `n` as a COPY text line; its fields are a pure function
@@ -380,47 +358,6 @@ fn record_line(seed: u64, n: u64, fields: usize, field_len: usize, out: &mut Vec
         fill_alphanumeric(&mut rng, out, field_len);
     }
     out.push(b'\n');
-}
-
-impl Operation for LoadOp {
-    async fn prepare(&mut self, client: &Client) -> Result<()> {
-        if self.prepared {
-            self.statement = Some(
-                client
-                    .prepare(&self.sql)
-                    .await
-                    .map_err(|e| Error::db("cannot prepare the COPY of usertable", e))?,
-            );
-        }
-        Ok(())
-    }
-
-    fn stage(&mut self) -> bool {
-        let Some(batch) = self.batches.next() else {
-            return false;
-        };
-        let mut buf =
-            Vec::with_capacity((batch.end - batch.start) as usize * self.fields * self.field_len);
-        for n in batch.clone() {
-            record_line(self.seed, n, self.fields, self.field_len, &mut buf);
-        }
-        self.data = Bytes::from(buf);
-        self.staged = batch;
-        true
-    }
-
-    fn unit_label(&self) -> Option<String> {
-        Some(format!(
-            "records {}..{}",
-            self.staged.start, self.staged.end
-        ))
-    }
-
-    async fn execute(&mut self, client: &Client) -> Result<Outcome> {
-        let chunk = futures_util::stream::iter([Ok(self.data.clone())]);
-        let rows = copy_in(client, self.statement.as_ref(), &self.sql, chunk).await?;
-        Ok(Outcome { rows, missing: 0 })
-    }
 }
 
 // ---------------------------------------------------------------- mixes
