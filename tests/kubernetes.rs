@@ -131,8 +131,8 @@ fn the_containerfile_builds_both_binaries_in_two_stages_and_runs_as_non_root() {
     assert!(froms[0].contains(" AS build"), "{froms:?}");
     let user = text
         .lines()
-        .filter(|l| l.starts_with("USER "))
-        .last()
+        .rev()
+        .find(|l| l.starts_with("USER "))
         .expect("a USER line");
     assert!(!user.contains("root") && !user.ends_with(" 0"), "{user}");
     // Every path copied from the build context exists.
