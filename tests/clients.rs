@@ -409,3 +409,60 @@ async fn merge_refuses_reports_of_different_runs_and_bad_files() {
     );
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn inserts_of_two_clients_running_a_mix_never_collide() {
+    let sb = sandbox();
+    let url = sb.url();
+    let c = client(&sb).await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json: Vec<_> = (0..2)
+        .map(|i| dir.path().join(format!("y{i}.json")))
+        .collect();
+    let children: Vec<Child> = (0..2)
+        .map(|i| {
+            start_client(
+                &url,
+                i,
+                &[
+                    "--clients",
+                    "2",
+                    "--run-id",
+                    "ycsb",
+                    "-o",
+                    "ycsb-load,ycsb-d",
+                    "-r",
+                    "2001",
+                    "-t",
+                    "2",
+                    "--time",
+                    "2s",
+                    "-q",
+                    "--json",
+                    json[i].to_str().unwrap(),
+                ],
+            )
+        })
+        .collect();
+    for (i, o) in wait_all(children).iter().enumerate() {
+        assert!(o.status.success(), "client {i}: {}", text(&o.stderr));
+    }
+    let mut inserted = 0;
+    for p in &json {
+        let r = report(p);
+        let mix = &r["operations"][1];
+        assert_eq!(mix["failed"], 0, "{}", mix["errors"]);
+        for t in mix["types"].as_array().unwrap() {
+            if t["name"] == "insert" {
+                inserted += t["units"].as_i64().unwrap();
+            }
+        }
+    }
+    assert!(inserted > 0);
+    let n: i64 = c
+        .query_one("select count(*) from usertable", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 2001 + inserted);
+}

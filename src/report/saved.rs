@@ -721,3 +721,50 @@ fn run_inner(command: &crate::cli::Command, out: &mut dyn Write) -> Result<()> {
         Command::Completions { .. } | Command::Man => Ok(()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn interval(index: u64, ops: u64, max: u64) -> IntervalFigures {
+        IntervalFigures {
+            index,
+            end_s: (index + 1) as f64,
+            seconds: 1.0,
+            ops,
+            rows: ops,
+            errors: 0,
+            skipped: 0,
+            retries: 0,
+            ops_per_s: ops as f64,
+            rows_per_s: ops as f64,
+            latency: Percentiles {
+                min: 10,
+                mean: 20.0,
+                p50: 20,
+                max,
+                ..Percentiles::default()
+            },
+            lag_avg_ns: 0,
+            lag_max_ns: 0,
+        }
+    }
+
+    #[test]
+    fn intervals_line_up_on_the_common_clock_with_exact_counts() {
+        let a = [interval(0, 100, 50), interval(1, 100, 60)];
+        // The second client started half an interval later: its first
+        // interval ends at 1.5 s on the common clock, so in the second bin.
+        let b = [interval(0, 10, 90), interval(1, 10, 30)];
+        let m = merge_intervals(&[(&a, 0.0), (&b, 0.4)], 1.0);
+        let ops: Vec<u64> = m.iter().map(|f| f.ops).collect();
+        assert_eq!(ops, vec![100, 110, 10]);
+        assert_eq!(m[1].latency.max, 90);
+        assert_eq!(m[1].latency.min, 10);
+        // Percentiles per merged interval are not known.
+        assert_eq!(m[1].latency.p50, 0);
+        assert_eq!(m.iter().map(|f| f.ops).sum::<u64>(), 220);
+        // One client: its own intervals, percentiles and all.
+        assert_eq!(merge_intervals(&[(&a, 0.0)], 1.0), a.to_vec());
+    }
+}
