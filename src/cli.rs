@@ -114,6 +114,9 @@ Examples:
     ysql-bench -u 'host=yb1,yb2,yb3 port=5433' --load-balance round-robin -o select -t 12
   Safety: replace a table ysql-bench did not create (its rows are lost)
     ysql-bench -o copy-mem --drop --force --table-name bench_t
+  Several clients: three machines as one run (client 0 shown), then their reports merged
+    ysql-bench -u 'host=yb1 port=5433' --clients 3 --client-index 0 -o copy-mem,select --json c0.json
+    ysql-bench merge c0.json c1.json c2.json --json run.json
   Shell completions and the man page (see the README for where to put them)
     ysql-bench completions bash > ~/.local/share/bash-completion/completions/ysql-bench
     ysql-bench man > ~/.local/share/man/man1/ysql-bench.1
