@@ -178,7 +178,9 @@ pub async fn run_workloads(
             // A pool of its own: the run's holds one connection per
             // worker, and the tool's own connection is in use here.
             let gate_pool = connect::pool(&config, 3, &tls)?;
-            let gate = Arc::new(Gate::open(c.clone(), gate_pool, config.clone()).await?);
+            let gate = Arc::new(
+                Gate::open(c.clone(), gate_pool, config.clone(), control.stop.clone()).await?,
+            );
             gate.meet("tables").await?;
             Some(gate)
         }

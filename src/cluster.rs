@@ -126,6 +126,8 @@ pub struct Gate {
     /// at the next one (a longer share of a load) without being missing.
     last_pass: Mutex<Instant>,
     starts: Mutex<Vec<StartRecord>>,
+    /// Ctrl-C: a client waiting at the barrier gives up at once.
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// A row of the barrier table as a waiting client reads it.
@@ -140,7 +142,12 @@ struct Row {
 impl Gate {
     /// Creates the barrier table if needed and, on the leader, opens the
     /// run; a follower registers at the first step ([`Gate::meet`]).
-    pub async fn open(plan: ClusterPlan, pool: Pool, config: Config) -> Result<Gate> {
+    pub async fn open(
+        plan: ClusterPlan,
+        pool: Pool,
+        config: Config,
+        stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    ) -> Result<Gate> {
         let client = connect::get(&pool, &config).await?;
         create_table(&client).await?;
         let generation = if plan.leader() {
@@ -166,6 +173,7 @@ impl Gate {
             started: AtomicUsize::new(0),
             last_pass: Mutex::new(Instant::now()),
             starts: Mutex::new(Vec::new()),
+            stop,
         })
     }
 
@@ -351,6 +359,9 @@ impl Gate {
                     humantime::format_duration(self.plan.barrier_timeout)
                 )));
             }
+            if self.stop.load(Ordering::Relaxed) {
+                return Err(Error::Interrupted("while waiting for the other clients"));
+            }
             tokio::time::sleep(POLL).await;
         }
     }
@@ -438,6 +449,9 @@ impl Gate {
             }
             if Instant::now() >= deadline {
                 return Err(self.missing_at(client, step, current).await);
+            }
+            if self.stop.load(Ordering::Relaxed) {
+                return Err(Error::Interrupted("while waiting for the other clients"));
             }
             tokio::time::sleep(POLL).await;
         }

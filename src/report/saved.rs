@@ -103,6 +103,9 @@ fn config_difference(a: &JsonReport, b: &JsonReport) -> Option<String> {
 /// Merges the reports of `paths` (in any order) into one; warnings (a
 /// client missing) go to stderr, or are refused under `strict`.
 pub fn merge_files(paths: &[std::path::PathBuf], strict: bool) -> Result<JsonReport> {
+    if paths.is_empty() {
+        return Err(Error::usage("merge needs at least one report"));
+    }
     let mut reports = Vec::with_capacity(paths.len());
     for p in paths {
         reports.push((p.clone(), load(p)?));
