@@ -11,6 +11,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::SystemTime;
 
+use crate::cluster::{ClusterRecord, Clustered, Gate};
 use crate::config::RunPlan;
 use crate::db::connect::{self, ConnTarget};
 use crate::db::dialect::Flavor;
@@ -66,6 +67,9 @@ pub struct RunReport {
     pub server: ServerInfo,
     pub operations: Vec<OpResult>,
     pub interrupted: bool,
+    /// `--clients`: this client's place in the run and when each
+    /// operation started on the database's clock.
+    pub cluster: Option<crate::cluster::ClusterRecord>,
 }
 
 impl RunReport {
@@ -172,8 +176,51 @@ pub async fn run_workloads(
     } else {
         nodes::split_hosts(&config)
     };
-    check_rows_for_queries(&client, &workloads).await?;
-    prepare_tables(&client, &plan, &workloads, server.flavor).await?;
+    // Several clients: everyone meets before any table is touched; the
+    // leader alone creates or checks the tables, the others wait for it.
+    let gate = match &plan.cluster {
+        Some(c) => {
+            crate::say!(
+                ">> run {}: client {} of {}, waiting for the others (at most {})",
+                c.run_id,
+                c.index,
+                c.clients,
+                humantime::format_duration(c.barrier_timeout)
+            );
+            // A pool of its own: the run's holds one connection per
+            // worker, and the tool's own connection is in use here.
+            let gate_pool = connect::pool(&config, 3, &tls)?;
+            let gate = Arc::new(
+                Gate::open(c.clone(), gate_pool, config.clone(), control.stop.clone()).await?,
+            );
+            gate.meet("tables").await?;
+            Some(gate)
+        }
+        None => None,
+    };
+    match &gate {
+        Some(g) if !g.plan.leader() => check_rows_for_queries(&client, &workloads).await?,
+        _ => {
+            let prepared = async {
+                check_rows_for_queries(&client, &workloads).await?;
+                prepare_tables(&client, &plan, &workloads, server.flavor).await
+            };
+            if let Err(e) = prepared.await {
+                if let Some(g) = &gate {
+                    g.fail(&e.to_string()).await;
+                }
+                return Err(e);
+            }
+            if let Some(g) = &gate {
+                g.release("tables", 0.0).await?;
+                crate::say!(
+                    ">> run {}: all {} clients are here",
+                    g.plan.run_id,
+                    g.plan.clients
+                );
+            }
+        }
+    }
     let watch = if plan.server_stats {
         ServerWatch::start(
             &client,
@@ -187,6 +234,20 @@ pub async fn run_workloads(
         None
     };
     drop(client);
+    let workloads: Vec<Box<dyn Workload>> = match &gate {
+        Some(g) => workloads
+            .into_iter()
+            .enumerate()
+            .map(|(position, inner)| {
+                Box::new(Clustered {
+                    inner,
+                    gate: g.clone(),
+                    position,
+                }) as Box<dyn Workload>
+            })
+            .collect(),
+        None => workloads,
+    };
     if plan.balance != Balance::Failover {
         let labels: Vec<&str> = endpoints.iter().map(|e| e.label.as_str()).collect();
         crate::say!(
@@ -220,6 +281,7 @@ pub async fn run_workloads(
         latency_log: log_sink,
         conns,
         server: watch,
+        start_gate: gate.clone(),
     };
     let mut report = RunReport {
         started_at,
@@ -227,6 +289,7 @@ pub async fn run_workloads(
         server,
         operations: Vec::new(),
         interrupted: false,
+        cluster: None,
     };
     let stamp = humantime::format_rfc3339_seconds(started_at)
         .to_string()
@@ -288,6 +351,13 @@ pub async fn run_workloads(
             Err(e) => format!("not measured: {e}"),
         };
         writeln!(out, "{:<22}: {line}", "row size").map_err(write_err)?;
+    }
+    if let Some(g) = &gate {
+        g.close().await;
+        report.cluster = Some(ClusterRecord {
+            plan: g.plan.clone(),
+            starts: g.starts(),
+        });
     }
     // The workers' log writers are gone; the sink in ctx is the last one.
     drop(ctx);

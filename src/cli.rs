@@ -84,6 +84,7 @@ const PACING: &str = "Pacing";
 const REPORTS: &str = "Reports";
 const NODES: &str = "Several nodes";
 const SAFETY: &str = "Safety";
+const CLIENTS: &str = "Several clients";
 
 const ABOUT: &str = "Load, read and update a table in YugabyteDB YSQL or PostgreSQL, and report throughput and latency.";
 
@@ -113,6 +114,9 @@ Examples:
     ysql-bench -u 'host=yb1,yb2,yb3 port=5433' --load-balance round-robin -o select -t 12
   Safety: replace a table ysql-bench did not create (its rows are lost)
     ysql-bench -o copy-mem --drop --force --table-name bench_t
+  Several clients: three machines as one run (client 0 shown), then their reports merged
+    ysql-bench -u 'host=yb1 port=5433' --clients 3 --client-index 0 -o copy-mem,select --json c0.json
+    ysql-bench merge c0.json c1.json c2.json --json run.json
   Shell completions and the man page (see the README for where to put them)
     ysql-bench completions bash > ~/.local/share/bash-completion/completions/ysql-bench
     ysql-bench man > ~/.local/share/man/man1/ysql-bench.1
@@ -503,6 +507,26 @@ pub struct Cli {
     #[arg(long, help_heading = REPORTS)]
     pub no_server_stats: bool,
 
+    /// Clients (machines or pods) that run this one run together; each gives its --client-index.
+    ///
+    /// They meet at a barrier in the database (table ysql_bench_barrier); client 0 alone creates,
+    /// drops and empties tables; all start each operation at one instant of the database's clock.
+    /// Loads split the ids over all clients' threads, --rate is shared out, seeds differ per client.
+    #[arg(long, value_name = "W", default_value = "1", value_parser = parse_positive::<usize>, help_heading = CLIENTS)]
+    pub clients: usize,
+
+    /// This client's index, 0 to W-1 (default: $JOB_COMPLETION_INDEX, as a Kubernetes Indexed Job sets it).
+    #[arg(long, value_name = "I", env = "JOB_COMPLETION_INDEX", value_parser = parse_count::<usize>, help_heading = CLIENTS)]
+    pub client_index: Option<usize>,
+
+    /// The name of the run in the barrier and the reports (default: derived from the flags all clients share).
+    #[arg(long, value_name = "NAME", value_parser = crate::cluster::check_run_id, help_heading = CLIENTS)]
+    pub run_id: Option<String>,
+
+    /// How long clients wait for each other at the barrier before giving up, e.g. 2m.
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration, help_heading = CLIENTS)]
+    pub barrier_timeout: Duration,
+
     /// Generated files instead of a run: shell completions, the man page.
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -519,6 +543,39 @@ pub enum Command {
     },
     /// Print the man page (roff) on stdout.
     Man,
+    /// Merge the --json reports of the clients of one run into one report.
+    Merge {
+        /// The clients' reports.
+        #[arg(value_name = "REPORT", required = true)]
+        reports: Vec<PathBuf>,
+        /// Write the merged report as JSON (- for stdout).
+        #[arg(long, value_name = "FILE")]
+        json: Option<PathBuf>,
+        /// Write one CSV row per merged interval per operation.
+        #[arg(long, value_name = "FILE")]
+        csv: Option<PathBuf>,
+        /// Print an ASCII histogram of each operation's latency.
+        #[arg(short = 'p', long)]
+        print_histogram: bool,
+        /// Refuse (rather than warn about) a run with clients missing.
+        #[arg(long)]
+        strict: bool,
+    },
+    /// Print the summary of a saved --json report.
+    Show {
+        #[arg(value_name = "REPORT")]
+        report: PathBuf,
+        /// Print an ASCII histogram of each operation's latency.
+        #[arg(short = 'p', long)]
+        print_histogram: bool,
+    },
+    /// Compare two saved --json reports: throughput and percentiles with the change in %.
+    Compare {
+        #[arg(value_name = "BASE")]
+        base: PathBuf,
+        #[arg(value_name = "NEW")]
+        new: PathBuf,
+    },
 }
 
 /// What a worker does after a failed unit.

@@ -166,6 +166,16 @@ where
         aborts.push(joined.abort_handle());
         set.spawn(joined.join());
     }
+    // Several clients (--clients): meet the others while the workers
+    // connect, and start at the instant they share. A client missing is
+    // the operation's failure; the workers stop before their first unit.
+    let gate_failure = match &ctx.start_gate {
+        Some(gate) => gate.start(spec).await.err().map(|e| {
+            ctx.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            e.to_string()
+        }),
+        None => None,
+    };
     barrier.wait().await;
     let start = Instant::now() + pace.warmup.unwrap_or_default();
     if let Some(w) = pace.warmup {
@@ -329,6 +339,7 @@ where
         }
         workers.push(out);
     }
+    failures.extend(gate_failure);
     let failure = match failures.len() {
         0 => None,
         1 => failures.pop(),

@@ -98,6 +98,9 @@ pub struct RunCtx {
     /// The server's side of each operation, unless --no-server-stats
     /// (see [`crate::db::server_watch`]).
     pub server: Option<Arc<ServerWatch>>,
+    /// `--clients`: where the clients meet before each operation's first
+    /// unit, to start at one instant.
+    pub start_gate: Option<Arc<crate::cluster::Gate>>,
 }
 
 /// Runs one operation to its end and returns what it measured. Failures of

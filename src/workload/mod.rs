@@ -545,6 +545,18 @@ pub struct Settings {
     /// `--isolation`, for workloads that begin their transactions with
     /// an explicit level.
     pub isolation: Option<crate::runner::settings::Isolation>,
+    /// Which of several clients this is (`--clients`): loads take the
+    /// share of the client's threads among all clients' threads.
+    pub client: partition::ClientShare,
+}
+
+impl Settings {
+    /// The ids (records, rows of all tables) this client's thread `t`
+    /// loads out of `rows`: every loader takes its share through here, so
+    /// that several clients together load 0..rows once.
+    pub fn share(&self, rows: u64, t: usize) -> std::ops::Range<u64> {
+        self.client.thread_range(rows, self.threads, t)
+    }
 }
 
 /// A 64-bit mix of the run's seed and a worker's index, so that workers of
