@@ -499,6 +499,10 @@ pub struct Cli {
     #[arg(long, help_heading = SAFETY)]
     pub force: bool,
 
+    /// tpcc-*: warehouses, the TPC-C scale (about 500k rows, 70 MB each).
+    #[arg(long, value_name = "W", default_value = "1", value_parser = parse_positive::<u32>, help_heading = WORKLOAD)]
+    pub warehouses: u32,
+
     /// Generated files instead of a run: shell completions, the man page.
     #[command(subcommand)]
     pub command: Option<Command>,

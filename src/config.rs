@@ -25,6 +25,7 @@ use crate::runner::{OnError, RunSettings};
 use crate::workload::booking::BookingSettings;
 use crate::workload::keys::KeyDistribution;
 use crate::workload::oltp::OltpSettings;
+use crate::workload::tpcc::TpccSettings;
 use crate::workload::ycsb::{YcsbSettings, ZIPF_THETA};
 use crate::workload::{Settings, Spec, Workload};
 
@@ -362,6 +363,9 @@ impl RunPlan {
             },
             booking: BookingSettings {
                 day_range: cli.day_range,
+            },
+            tpcc: TpccSettings {
+                warehouses: cli.warehouses,
             },
             isolation,
             ycsb: YcsbSettings {

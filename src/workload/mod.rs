@@ -48,6 +48,7 @@ pub mod procedure;
 pub mod rowgen;
 pub mod select;
 pub mod table;
+pub mod tpcc;
 pub mod update;
 pub mod ycsb;
 
@@ -82,6 +83,7 @@ pub static REGISTRY: &[&Spec] = &[
     &booking::LOAD,
     &booking::BOOKING,
     &booking::CHECK,
+    &tpcc::LOAD,
 ];
 
 /// The workload named `name` in `-o` (its name or an alias).
@@ -516,6 +518,7 @@ pub struct Settings {
     pub ycsb: ycsb::YcsbSettings,
     pub oltp: oltp::OltpSettings,
     pub booking: booking::BookingSettings,
+    pub tpcc: tpcc::TpccSettings,
     /// `--isolation`, for workloads that begin their transactions with
     /// an explicit level.
     pub isolation: Option<crate::runner::settings::Isolation>,
