@@ -157,6 +157,12 @@ pub async fn run_operation(ctx: &RunCtx, workload: &dyn Workload) -> OpResult {
             .collect();
     }
     result.intervals = outcome.intervals.into_iter().map(|f| f.total).collect();
+    let counts: Vec<(u64, u64)> = result
+        .types
+        .iter()
+        .map(|t| (t.stats.ops, t.stats.missing))
+        .collect();
+    result.metrics = workload.metrics(&counts, result.wallclock);
     result.interrupted = ctx.interrupted.load(Ordering::Relaxed);
     result.failure = outcome.failure;
     result

@@ -84,6 +84,8 @@ pub static REGISTRY: &[&Spec] = &[
     &booking::BOOKING,
     &booking::CHECK,
     &tpcc::LOAD,
+    &tpcc::RUN,
+    &tpcc::CHECK,
 ];
 
 /// The workload named `name` in `-o` (its name or an alias).
@@ -219,6 +221,13 @@ pub trait Workload: Send + Sync {
         true
     }
 
+    /// Figures of its own, from the units counted per type (units, missing
+    /// rows) over the measured wallclock: TPC-C's tpmC. Shown in the
+    /// summary and the JSON report's `metrics`.
+    fn metrics(&self, _types: &[(u64, u64)], _wallclock: std::time::Duration) -> Vec<Metric> {
+        Vec::new()
+    }
+
     /// What this run of the workload is, beyond its name: a mix's shares,
     /// its key distribution, its record shape. Shown in the summary and
     /// the JSON report; empty when the name says it all.
@@ -300,6 +309,18 @@ pub struct Check {
     pub held: bool,
     /// What was found, e.g. "0 of 15000 (schedule, day) pairs differ".
     pub detail: String,
+}
+
+/// A figure a workload computes from what was measured (tpmC).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Metric {
+    /// Its key in the JSON report's `metrics`.
+    pub key: String,
+    /// Its label in the summary.
+    pub label: String,
+    pub value: f64,
+    /// The summary's text, with what it is made of.
+    pub text: String,
 }
 
 /// Time and count per statement kind inside a workload's units (the

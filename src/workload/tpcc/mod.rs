@@ -18,13 +18,15 @@ use rand::RngExt;
 use rand::rngs::SmallRng;
 use tokio_postgres::Client;
 
-use super::{BoxFuture, DynOperation, Role, Settings, Spec, TableSet, Workload};
+use super::{BoxFuture, Check, DynOperation, Metric, Role, Settings, Spec, TableSet, Workload};
 use crate::config::TableName;
 use crate::db::schema as db_schema;
 use crate::error::{Error, Result};
 
+pub mod check;
 pub mod load;
 pub mod schema;
+pub mod txn;
 
 /// Items in `item` and stock rows per warehouse (clause 1.2.1).
 pub const ITEMS: u32 = 100_000;
@@ -158,5 +160,238 @@ impl Workload for Load {
             s.seed,
             now,
         ))
+    }
+}
+
+/// `-o tpcc`.
+pub static RUN: Spec = Spec {
+    name: "tpcc",
+    aliases: &[],
+    about: "TPC-C: New-Order, Payment, Order-Status, Delivery, Stock-Level 45/43/4/4/4; tpmC",
+    role: Role::Query,
+    paced: true,
+    writes: true,
+    unit: "transaction",
+    units: "transactions",
+    build: build_run,
+};
+
+/// `-o tpcc-check`.
+pub static CHECK: Spec = Spec {
+    name: "tpcc-check",
+    aliases: &[],
+    about: "TPC-C: check the consistency conditions of clause 3.3.2",
+    role: Role::Query,
+    paced: false,
+    writes: false,
+    unit: "check",
+    units: "checks",
+    build: build_check,
+};
+
+/// The reference throughput per warehouse at the specification's keying
+/// and think times (clause 5.4.1 bounds tpmC by 12.86 × W).
+pub const MAX_TPMC_PER_WAREHOUSE: f64 = 12.86;
+
+fn build_run(spec: &'static Spec, s: &Settings) -> Result<Box<dyn Workload>> {
+    Ok(Box::new(Run {
+        spec,
+        settings: s.clone(),
+        table: name("warehouse"),
+        constants: txn::Constants::for_run(s.seed, C_LOAD_LAST),
+    }))
+}
+
+struct Run {
+    spec: &'static Spec,
+    settings: Settings,
+    table: TableName,
+    constants: txn::Constants,
+}
+
+impl Workload for Run {
+    fn spec(&self) -> &'static Spec {
+        self.spec
+    }
+
+    fn types(&self) -> Vec<&'static str> {
+        txn::TYPES.to_vec()
+    }
+
+    fn tables(&self) -> &'static dyn TableSet {
+        &schema::TPCC_TABLES
+    }
+
+    fn set_up<'a>(&'a self, _client: &'a Client) -> BoxFuture<'a, Result<()>> {
+        Box::pin(std::future::ready(Ok(())))
+    }
+
+    fn check_loaded<'a>(&'a self, client: &'a Client) -> BoxFuture<'a, Result<Option<String>>> {
+        Box::pin(async move {
+            let w: i64 = client
+                .query_one("select count(*) from warehouse", &[])
+                .await
+                .map_err(|e| Error::db("cannot count the warehouses", e))?
+                .get(0);
+            let want = i64::from(self.settings.tpcc.warehouses);
+            Ok((w < want).then(|| {
+                format!(
+                    "warehouse holds {w} warehouses, fewer than --warehouses {want}: run -o tpcc-load --warehouses {want} first"
+                )
+            }))
+        })
+    }
+
+    fn retry_on(&self) -> &'static [&'static str] {
+        &["40001", "40P01"]
+    }
+
+    fn default_max_tries(&self) -> u32 {
+        // A transaction is retried until it goes through, as the TPC-C
+        // drivers people use do; a retry is counted, never a New-Order
+        // twice.
+        0
+    }
+
+    fn checks<'a>(&'a self, client: &'a Client) -> BoxFuture<'a, Result<Vec<Check>>> {
+        Box::pin(check::run_checks(client))
+    }
+
+    fn metrics(&self, types: &[(u64, u64)], wallclock: std::time::Duration) -> Vec<Metric> {
+        tpmc_metrics(types, wallclock, self.settings.tpcc.warehouses)
+    }
+
+    fn describe(&self) -> String {
+        let k = self.constants;
+        format!(
+            "TPC-C, {} warehouses, {} terminals, mix new-order {}% payment {}% order-status {}% delivery {}% stock-level {}%, no keying/think times, NURand C {}/{}/{}",
+            self.settings.tpcc.warehouses,
+            self.settings.threads,
+            txn::MIX[0],
+            txn::MIX[1],
+            txn::MIX[2],
+            txn::MIX[3],
+            txn::MIX[4],
+            k.c_last,
+            k.c_id,
+            k.ol_i_id
+        )
+    }
+
+    fn table(&self) -> &TableName {
+        &self.table
+    }
+
+    fn worker(&self, thread: usize) -> Box<dyn DynOperation> {
+        let s = &self.settings;
+        let begin = match s.isolation {
+            Some(i) => format!("begin isolation level {}", i.sql()),
+            None => "begin".to_string(),
+        };
+        Box::new(txn::Terminal::new(
+            s.seed,
+            thread,
+            s.tpcc.warehouses,
+            self.constants,
+            begin,
+        ))
+    }
+}
+
+/// tpmC (committed New-Orders per minute of the measured wallclock, the
+/// rolled-back 1% left out), efficiency against 12.86 tpmC per warehouse,
+/// and the rollbacks by rule. `types` holds (units, missing) per type.
+pub fn tpmc_metrics(
+    types: &[(u64, u64)],
+    wallclock: std::time::Duration,
+    warehouses: u32,
+) -> Vec<Metric> {
+    let (units, rollbacks) = types.get(txn::NEW_ORDER).copied().unwrap_or((0, 0));
+    let committed = units.saturating_sub(rollbacks);
+    let minutes = wallclock.as_secs_f64() / 60.0;
+    let tpmc = if minutes > 0.0 {
+        committed as f64 / minutes
+    } else {
+        0.0
+    };
+    let efficiency = tpmc / (MAX_TPMC_PER_WAREHOUSE * f64::from(warehouses.max(1)));
+    vec![
+        Metric {
+            key: "tpmc".to_string(),
+            label: "tpmC".to_string(),
+            value: tpmc,
+            text: format!("{tpmc:.1} ({committed} New-Orders committed)"),
+        },
+        Metric {
+            key: "efficiency".to_string(),
+            label: "efficiency".to_string(),
+            value: efficiency,
+            text: format!(
+                "{:.1}% of {MAX_TPMC_PER_WAREHOUSE} tpmC × {warehouses} warehouses (over 100% without keying and think times)",
+                efficiency * 100.0
+            ),
+        },
+        Metric {
+            key: "new_order_rollbacks".to_string(),
+            label: "new-order rollbacks (1%, by rule)".to_string(),
+            value: rollbacks as f64,
+            text: rollbacks.to_string(),
+        },
+    ]
+}
+
+fn build_check(spec: &'static Spec, _s: &Settings) -> Result<Box<dyn Workload>> {
+    Ok(Box::new(CheckOnly {
+        spec,
+        table: name("warehouse"),
+    }))
+}
+
+struct CheckOnly {
+    spec: &'static Spec,
+    table: TableName,
+}
+
+impl Workload for CheckOnly {
+    fn spec(&self) -> &'static Spec {
+        self.spec
+    }
+
+    fn tables(&self) -> &'static dyn TableSet {
+        &schema::TPCC_TABLES
+    }
+
+    fn set_up<'a>(&'a self, _client: &'a Client) -> BoxFuture<'a, Result<()>> {
+        Box::pin(std::future::ready(Ok(())))
+    }
+
+    fn checks<'a>(&'a self, client: &'a Client) -> BoxFuture<'a, Result<Vec<Check>>> {
+        Box::pin(check::run_checks(client))
+    }
+
+    fn table(&self) -> &TableName {
+        &self.table
+    }
+
+    fn worker(&self, _thread: usize) -> Box<dyn DynOperation> {
+        Box::new(super::NoUnits)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tpmc_counts_committed_new_orders_per_minute() {
+        let m = tpmc_metrics(
+            &[(1000, 10), (900, 0), (40, 0), (40, 0), (40, 0)],
+            std::time::Duration::from_secs(30),
+            2,
+        );
+        assert_eq!(m[0].key, "tpmc");
+        assert!((m[0].value - 1980.0).abs() < 1e-9);
+        assert!((m[1].value - 1980.0 / 25.72).abs() < 1e-9);
+        assert_eq!(m[2].value, 10.0);
     }
 }
