@@ -186,6 +186,39 @@ async fn a_run_keeps_the_consistency_conditions_and_a_tampered_table_breaks_one(
     let share = orders as f64 / (orders + payments) as f64;
     assert!((0.45..0.56).contains(&share), "{share}\n{s}");
 
+    // A server restart in the middle of a run: transactions in flight
+    // roll back, the terminals reconnect, and no half transaction is left.
+    let mut sb = sb;
+    drop(c);
+    let p = plan(
+        &sb,
+        &["-o", "tpcc", "--warehouses", "2", "-t", "4", "--time", "5s"],
+    );
+    let run = spawn_run(p);
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    tokio::task::block_in_place(|| {
+        sb.stop_server();
+        std::thread::sleep(std::time::Duration::from_millis(800));
+        sb.start_server().unwrap();
+    });
+    let (report, s) = run.await.unwrap();
+    let report = report.unwrap();
+    let op = &report.operations[0];
+    assert!(op.total.reconnects >= 1, "{s}");
+    assert_eq!(op.checks.len(), 11, "{s}");
+    assert!(op.checks.iter().all(|c| c.held), "{s}");
+    let c = client(&sb).await;
+
+    // More warehouses than loaded: refused before any transaction.
+    let (r, s) = run_args(&sb, &["-o", "tpcc", "--warehouses", "3", "--time", "1s"]).await;
+    assert!(!r.succeeded(), "{s}");
+    let why = r.operations[0].failure.clone().unwrap_or_default();
+    assert!(
+        why.contains("run -o tpcc-load --warehouses 3 first"),
+        "{why}"
+    );
+    assert_eq!(r.operations[0].total.ops, 0);
+
     // A tampered warehouse breaks condition 1 (and 8), and the check
     // fails the run.
     c.batch_execute("update warehouse set w_ytd = w_ytd + 1 where w_id = 1")

@@ -222,23 +222,34 @@ impl Workload for Run {
         &schema::TPCC_TABLES
     }
 
-    fn set_up<'a>(&'a self, _client: &'a Client) -> BoxFuture<'a, Result<()>> {
-        Box::pin(std::future::ready(Ok(())))
-    }
-
-    fn check_loaded<'a>(&'a self, client: &'a Client) -> BoxFuture<'a, Result<Option<String>>> {
+    /// Refuses to start on fewer warehouses or items than the run needs:
+    /// every transaction of a terminal without its warehouse would fail,
+    /// and a missing item would pass for the 1% rollback.
+    fn set_up<'a>(&'a self, client: &'a Client) -> BoxFuture<'a, Result<()>> {
         Box::pin(async move {
-            let w: i64 = client
-                .query_one("select count(*) from warehouse", &[])
-                .await
-                .map_err(|e| Error::db("cannot count the warehouses", e))?
-                .get(0);
-            let want = i64::from(self.settings.tpcc.warehouses);
-            Ok((w < want).then(|| {
-                format!(
-                    "warehouse holds {w} warehouses, fewer than --warehouses {want}: run -o tpcc-load --warehouses {want} first"
+            let row = client
+                .query_one(
+                    "select (select count(*) from warehouse where w_id between 1 and $1), \
+                     (select count(*) from item)",
+                    &[&(self.settings.tpcc.warehouses as i32)],
                 )
-            }))
+                .await
+                .map_err(|e| Error::db("cannot count the warehouses and items", e))?;
+            let (w, items): (i64, i64) = (row.get(0), row.get(1));
+            let want = i64::from(self.settings.tpcc.warehouses);
+            let short = if w < want {
+                Some(format!("{w} of warehouses 1..{want}"))
+            } else if items != i64::from(ITEMS) {
+                Some(format!("{items} items, not {ITEMS}"))
+            } else {
+                None
+            };
+            if let Some(short) = short {
+                return Err(Error::usage(format!(
+                    "the TPC-C tables hold {short}: run -o tpcc-load --warehouses {want} first"
+                )));
+            }
+            Ok(())
         })
     }
 
