@@ -157,10 +157,14 @@ pub async fn run_operation(ctx: &RunCtx, workload: &dyn Workload) -> OpResult {
             .collect();
     }
     result.intervals = outcome.intervals.into_iter().map(|f| f.total).collect();
-    let counts: Vec<(u64, u64)> = result
+    let counts: Vec<crate::workload::TypeFigures> = result
         .types
         .iter()
-        .map(|t| (t.stats.ops, t.stats.missing))
+        .map(|t| crate::workload::TypeFigures {
+            units: t.stats.ops,
+            missing: t.stats.missing,
+            p90: Duration::from_nanos(t.stats.latency.value_at_quantile(0.90)),
+        })
         .collect();
     result.metrics = workload.metrics(&counts, result.wallclock);
     result.interrupted = ctx.interrupted.load(Ordering::Relaxed);

@@ -221,10 +221,10 @@ pub trait Workload: Send + Sync {
         true
     }
 
-    /// Figures of its own, from the units counted per type (units, missing
-    /// rows) over the measured wallclock: TPC-C's tpmC. Shown in the
-    /// summary and the JSON report's `metrics`.
-    fn metrics(&self, _types: &[(u64, u64)], _wallclock: std::time::Duration) -> Vec<Metric> {
+    /// Figures of its own, from what was measured of each type (in the
+    /// order of [`Workload::types`]) over the measured wallclock: TPC-C's
+    /// tpmC. Shown in the summary and the JSON report's `metrics`.
+    fn metrics(&self, _types: &[TypeFigures], _wallclock: std::time::Duration) -> Vec<Metric> {
         Vec::new()
     }
 
@@ -309,6 +309,17 @@ pub struct Check {
     pub held: bool,
     /// What was found, e.g. "0 of 15000 (schedule, day) pairs differ".
     pub detail: String,
+}
+
+/// What [`Workload::metrics`] is given of one transaction type.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TypeFigures {
+    /// Units that succeeded.
+    pub units: u64,
+    /// Of which found rows missing (TPC-C: New-Orders rolled back by rule).
+    pub missing: u64,
+    /// The 90th percentile of latency (with retries).
+    pub p90: std::time::Duration,
 }
 
 /// A figure a workload computes from what was measured (tpmC).

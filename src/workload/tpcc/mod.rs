@@ -18,7 +18,9 @@ use rand::RngExt;
 use rand::rngs::SmallRng;
 use tokio_postgres::Client;
 
-use super::{BoxFuture, Check, DynOperation, Metric, Role, Settings, Spec, TableSet, Workload};
+use super::{
+    BoxFuture, Check, DynOperation, Metric, Role, Settings, Spec, TableSet, TypeFigures, Workload,
+};
 use crate::config::TableName;
 use crate::db::schema as db_schema;
 use crate::error::{Error, Result};
@@ -268,7 +270,7 @@ impl Workload for Run {
         Box::pin(check::run_checks(client))
     }
 
-    fn metrics(&self, types: &[(u64, u64)], wallclock: std::time::Duration) -> Vec<Metric> {
+    fn metrics(&self, types: &[TypeFigures], wallclock: std::time::Duration) -> Vec<Metric> {
         tpmc_metrics(types, wallclock, self.settings.tpcc.warehouses)
     }
 
@@ -309,15 +311,22 @@ impl Workload for Run {
     }
 }
 
+/// The 90th percentile response time limits of clause 5.2.5.4, per type
+/// in the order of [`txn::TYPES`] (Delivery: the limit of its deferred
+/// part, which this tool runs as the whole transaction).
+pub const P90_LIMITS_S: [u64; 5] = [5, 5, 5, 80, 20];
+
 /// tpmC (committed New-Orders per minute of the measured wallclock, the
 /// rolled-back 1% left out), efficiency against 12.86 tpmC per warehouse,
-/// and the rollbacks by rule. `types` holds (units, missing) per type.
+/// the rollbacks by rule, and whether each type kept its 90th percentile
+/// limit.
 pub fn tpmc_metrics(
-    types: &[(u64, u64)],
+    types: &[TypeFigures],
     wallclock: std::time::Duration,
     warehouses: u32,
 ) -> Vec<Metric> {
-    let (units, rollbacks) = types.get(txn::NEW_ORDER).copied().unwrap_or((0, 0));
+    let no = types.get(txn::NEW_ORDER).copied().unwrap_or_default();
+    let (units, rollbacks) = (no.units, no.missing);
     let committed = units.saturating_sub(rollbacks);
     let minutes = wallclock.as_secs_f64() / 60.0;
     let tpmc = if minutes > 0.0 {
@@ -326,7 +335,7 @@ pub fn tpmc_metrics(
         0.0
     };
     let efficiency = tpmc / (MAX_TPMC_PER_WAREHOUSE * f64::from(warehouses.max(1)));
-    vec![
+    let mut out = vec![
         Metric {
             key: "tpmc".to_string(),
             label: "tpmC".to_string(),
@@ -348,7 +357,34 @@ pub fn tpmc_metrics(
             value: rollbacks as f64,
             text: rollbacks.to_string(),
         },
-    ]
+    ];
+    let mut missed = Vec::new();
+    let mut parts = Vec::new();
+    for ((ty, f), limit) in txn::TYPES.iter().zip(types).zip(P90_LIMITS_S) {
+        if f.units == 0 {
+            continue;
+        }
+        let ok = f.p90 <= std::time::Duration::from_secs(limit);
+        if !ok {
+            missed.push(*ty);
+        }
+        parts.push(format!(
+            "{ty} {:.1} ms {} {limit} s",
+            f.p90.as_secs_f64() * 1000.0,
+            if ok { "<=" } else { "> MISSED" }
+        ));
+    }
+    out.push(Metric {
+        key: "p90_limits_met".to_string(),
+        label: "90th percentile limits".to_string(),
+        value: if missed.is_empty() { 1.0 } else { 0.0 },
+        text: format!(
+            "{} (clause 5.2.5.4): {}",
+            if missed.is_empty() { "met" } else { "missed" },
+            parts.join(", ")
+        ),
+    });
+    out
 }
 
 fn build_check(spec: &'static Spec, _s: &Settings) -> Result<Box<dyn Workload>> {
@@ -395,8 +431,19 @@ mod tests {
 
     #[test]
     fn tpmc_counts_committed_new_orders_per_minute() {
+        let f = |units, missing, ms| TypeFigures {
+            units,
+            missing,
+            p90: std::time::Duration::from_millis(ms),
+        };
         let m = tpmc_metrics(
-            &[(1000, 10), (900, 0), (40, 0), (40, 0), (40, 0)],
+            &[
+                f(1000, 10, 20),
+                f(900, 0, 10),
+                f(40, 0, 5),
+                f(40, 0, 30),
+                f(40, 0, 5),
+            ],
             std::time::Duration::from_secs(30),
             2,
         );
@@ -404,5 +451,19 @@ mod tests {
         assert!((m[0].value - 1980.0).abs() < 1e-9);
         assert!((m[1].value - 1980.0 / 25.72).abs() < 1e-9);
         assert_eq!(m[2].value, 10.0);
+        assert_eq!(m[3].key, "p90_limits_met");
+        assert_eq!(m[3].value, 1.0);
+        assert!(m[3].text.starts_with("met"), "{}", m[3].text);
+        let slow = tpmc_metrics(
+            &[f(10, 0, 6000), f(10, 0, 10)],
+            std::time::Duration::from_secs(30),
+            1,
+        );
+        assert_eq!(slow[3].value, 0.0);
+        assert!(
+            slow[3].text.contains("new-order 6000.0 ms > MISSED 5 s"),
+            "{}",
+            slow[3].text
+        );
     }
 }
