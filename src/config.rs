@@ -377,6 +377,7 @@ impl RunPlan {
             },
             tpcc: TpccSettings {
                 warehouses: cli.warehouses,
+                mix: cli.tpcc_mix.unwrap_or(crate::workload::tpcc::txn::MIX),
             },
             isolation,
             ycsb: YcsbSettings {

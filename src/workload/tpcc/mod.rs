@@ -57,11 +57,16 @@ pub fn nurand(rng: &mut SmallRng, a: u32, c: u32, x: u32, y: u32) -> u32 {
 pub struct TpccSettings {
     /// `--warehouses`.
     pub warehouses: u32,
+    /// `--tpcc-mix`, or the standard one.
+    pub mix: txn::Mix,
 }
 
 impl Default for TpccSettings {
     fn default() -> Self {
-        TpccSettings { warehouses: 1 }
+        TpccSettings {
+            warehouses: 1,
+            mix: txn::MIX,
+        }
     }
 }
 
@@ -277,14 +282,15 @@ impl Workload for Run {
     fn describe(&self) -> String {
         let k = self.constants;
         format!(
-            "TPC-C, {} warehouses, {} terminals, mix new-order {}% payment {}% order-status {}% delivery {}% stock-level {}%, no keying/think times, NURand C {}/{}/{}",
+            "TPC-C, {} warehouses, {} terminals, mix {}{}, no keying/think times, NURand C {}/{}/{}",
             self.settings.tpcc.warehouses,
             self.settings.threads,
-            txn::MIX[0],
-            txn::MIX[1],
-            txn::MIX[2],
-            txn::MIX[3],
-            txn::MIX[4],
+            self.settings.tpcc.mix,
+            if self.settings.tpcc.mix == txn::MIX {
+                " (standard)"
+            } else {
+                " (not the standard mix)"
+            },
             k.c_last,
             k.c_id,
             k.ol_i_id
@@ -305,6 +311,7 @@ impl Workload for Run {
             s.seed,
             thread,
             s.tpcc.warehouses,
+            s.tpcc.mix,
             self.constants,
             begin,
         ))

@@ -42,8 +42,55 @@ const ORDER_STATUS: usize = 2;
 const DELIVERY: usize = 3;
 const STOCK_LEVEL: usize = 4;
 
-/// The standard mix (clause 5.2.3): cards per 100 of each type.
-pub const MIX: [u32; 5] = [45, 43, 4, 4, 4];
+/// Cards per deck of 100 for each type, in the order of [`TYPES`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Mix(pub [u32; 5]);
+
+/// The standard mix (clause 5.2.3).
+pub const MIX: Mix = Mix([45, 43, 4, 4, 4]);
+
+impl Mix {
+    /// Parses `--tpcc-mix`, e.g. `new-order=50,payment=50`: shares in
+    /// percent that add up to 100; types not named get none.
+    pub fn parse(s: &str) -> std::result::Result<Mix, String> {
+        let mut cards = [0u32; 5];
+        for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let (name, n) = part
+                .split_once('=')
+                .ok_or_else(|| format!("'{part}' is not TYPE=PERCENT"))?;
+            let ty = TYPES
+                .iter()
+                .position(|t| *t == name.trim())
+                .ok_or_else(|| {
+                    format!(
+                        "no type '{}': the types are {}",
+                        name.trim(),
+                        TYPES.join(", ")
+                    )
+                })?;
+            cards[ty] = n
+                .trim()
+                .parse()
+                .map_err(|_| format!("'{}' is not a whole percent", n.trim()))?;
+        }
+        let sum: u32 = cards.iter().sum();
+        if sum != 100 {
+            return Err(format!("the shares add up to {sum}, not 100"));
+        }
+        Ok(Mix(cards))
+    }
+}
+
+impl std::fmt::Display for Mix {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let parts: Vec<String> = TYPES
+            .iter()
+            .zip(self.0)
+            .map(|(t, n)| format!("{t} {n}%"))
+            .collect();
+        f.write_str(&parts.join(" "))
+    }
+}
 
 /// The run's NURand constants (clause 2.1.6), one set for all terminals.
 #[derive(Clone, Copy, Debug)]
@@ -152,11 +199,18 @@ pub struct Terminal {
 impl Terminal {
     /// Terminal `thread`: home warehouse `thread % W + 1`, so terminals
     /// spread evenly, several per warehouse when there are more.
-    pub fn new(seed: u64, thread: usize, warehouses: u32, k: Constants, begin: String) -> Self {
+    pub fn new(
+        seed: u64,
+        thread: usize,
+        warehouses: u32,
+        mix: Mix,
+        k: Constants,
+        begin: String,
+    ) -> Self {
         let w = (thread as u32 % warehouses.max(1)) + 1;
         let d_stock = ((thread as u32 / warehouses.max(1)) % DISTRICTS) + 1;
         let mut deck = Vec::with_capacity(100);
-        for (ty, n) in MIX.iter().enumerate() {
+        for (ty, n) in mix.0.iter().enumerate() {
             deck.extend(std::iter::repeat_n(ty, *n as usize));
         }
         Terminal {
@@ -684,7 +738,14 @@ mod tests {
     use super::*;
 
     fn terminal(thread: usize, w: u32) -> Terminal {
-        Terminal::new(3, thread, w, Constants::for_run(3, 157), "begin".into())
+        Terminal::new(
+            3,
+            thread,
+            w,
+            MIX,
+            Constants::for_run(3, 157),
+            "begin".into(),
+        )
     }
 
     #[test]
@@ -705,6 +766,38 @@ mod tests {
             n[t.draw_type()] += 1;
         }
         assert_eq!(n, [450, 430, 40, 40, 40]);
+    }
+
+    #[test]
+    fn a_custom_mix_parses_and_bad_ones_say_why() {
+        assert_eq!(
+            Mix::parse("new-order=50, payment=50").unwrap(),
+            Mix([50, 50, 0, 0, 0])
+        );
+        assert!(
+            Mix::parse("new-order=50")
+                .unwrap_err()
+                .contains("add up to 50")
+        );
+        assert!(Mix::parse("neworder=100").unwrap_err().contains("no type"));
+        assert!(
+            Mix::parse("payment=x")
+                .unwrap_err()
+                .contains("whole percent")
+        );
+        assert_eq!(
+            MIX.to_string(),
+            "new-order 45% payment 43% order-status 4% delivery 4% stock-level 4%"
+        );
+        let mut t = Terminal::new(
+            1,
+            0,
+            1,
+            Mix([0, 0, 0, 0, 100]),
+            Constants::for_run(1, 157),
+            "begin".into(),
+        );
+        assert!((0..200).all(|_| t.draw_type() == STOCK_LEVEL));
     }
 
     #[test]
