@@ -6,7 +6,8 @@
 //! per district its customers, history, orders, order lines and new
 //! orders. Warehouses are shared out over the workers by
 //! [`thread_range`], so a worker writes whole warehouses; the item slices
-//! go round the workers. Each chunk's random generator is seeded from the
+//! go round the workers. With fewer warehouses than workers, every chunk
+//! goes round the workers instead, so none is left idle. Each chunk's random generator is seeded from the
 //! run's seed and the chunk's identity (warehouse, district, order), never
 //! from the worker, so the data depends on `--seed` alone and not on `-t`.
 //! Lines are made in `stage`, outside the timed section, as for the other
@@ -31,7 +32,7 @@ use crate::workload::{Operation, Outcome, worker_seed};
 const SLICE: u32 = 10_000;
 
 /// One COPY's worth of rows, of one table.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Chunk {
     /// Items `from..to` (ids 1-based, end excluded).
     Items {
@@ -87,35 +88,63 @@ impl Chunk {
     }
 }
 
-/// The chunks worker `t` of `threads` loads, for `warehouses` warehouses.
+/// The chunks worker `t` of `threads` loads, for `warehouses` warehouses:
+/// whole warehouses when there are at least as many as workers; otherwise
+/// every chunk is dealt round the workers, so that a worker is not left
+/// with the items alone while another writes the one warehouse.
 pub fn worker_chunks(warehouses: u32, threads: usize, t: usize) -> VecDeque<Chunk> {
-    let mut out = VecDeque::new();
     let threads = threads.max(1);
-    for (k, from) in (1..=ITEMS).step_by(SLICE as usize).enumerate() {
-        if k % threads == t {
-            out.push_back(Chunk::Items {
-                from,
-                to: (from + SLICE).min(ITEMS + 1),
-            });
-        }
+    if (warehouses as usize) < threads {
+        let all = warehouse_chunks(1..warehouses + 1);
+        return item_chunks()
+            .into_iter()
+            .chain(all)
+            .enumerate()
+            .filter(|(k, _)| k % threads == t)
+            .map(|(_, c)| c)
+            .collect();
     }
-    for w0 in thread_range(u64::from(warehouses), threads, t) {
-        let w = w0 as u32 + 1;
-        out.push_back(Chunk::Warehouse { w });
-        out.push_back(Chunk::Districts { w });
+    let mut out: VecDeque<Chunk> = item_chunks()
+        .into_iter()
+        .enumerate()
+        .filter(|(k, _)| k % threads == t)
+        .map(|(_, c)| c)
+        .collect();
+    let mine = thread_range(u64::from(warehouses), threads, t);
+    out.extend(warehouse_chunks(mine.start as u32 + 1..mine.end as u32 + 1));
+    out
+}
+
+/// The slices of `item`.
+fn item_chunks() -> Vec<Chunk> {
+    (1..=ITEMS)
+        .step_by(SLICE as usize)
+        .map(|from| Chunk::Items {
+            from,
+            to: (from + SLICE).min(ITEMS + 1),
+        })
+        .collect()
+}
+
+/// Every chunk of warehouses `ws`, warehouse by warehouse.
+fn warehouse_chunks(ws: std::ops::Range<u32>) -> Vec<Chunk> {
+    let mut out = Vec::new();
+    for w in ws {
+        out.push(Chunk::Warehouse { w });
+        out.push(Chunk::Districts { w });
         for from in (1..=ITEMS).step_by(SLICE as usize) {
-            out.push_back(Chunk::Stock {
+            out.push(Chunk::Stock {
                 w,
                 from,
                 to: (from + SLICE).min(ITEMS + 1),
             });
         }
         for d in 1..=DISTRICTS {
-            out.push_back(Chunk::Customers { w, d });
-            out.push_back(Chunk::History { w, d });
-            out.push_back(Chunk::Orders { w, d });
-            out.push_back(Chunk::OrderLines { w, d });
-            out.push_back(Chunk::NewOrders { w, d });
+            out.push(Chunk::Customers { w, d });
+            out.push(Chunk::History { w, d });
+            out.push(Chunk::Orders { w, d });
+            out.push(Chunk::OrderLines { w, d });
+            out.push(Chunk::NewOrders { w, d });
         }
     }
     out
@@ -420,11 +449,29 @@ mod tests {
     }
 
     #[test]
+    fn one_warehouse_is_shared_by_more_workers() {
+        let a = worker_chunks(1, 2, 0);
+        let b = worker_chunks(1, 2, 1);
+        assert!(
+            a.len().abs_diff(b.len()) <= 1,
+            "{} and {}",
+            a.len(),
+            b.len()
+        );
+        assert!(b.iter().any(|c| c.table() == "order_line"));
+        // As many warehouses as workers: whole warehouses each.
+        let a = worker_chunks(2, 2, 0);
+        assert!(a.iter().all(|c| !matches!(c, Chunk::Orders { w: 2, .. })));
+    }
+
+    #[test]
     fn the_chunks_cover_every_table_once_whatever_the_threads() {
-        for threads in [1, 2, 3, 7] {
+        for threads in [1, 2, 3, 4, 7] {
             let all: Vec<Chunk> = (0..threads)
                 .flat_map(|t| worker_chunks(4, threads, t))
                 .collect();
+            let distinct: std::collections::HashSet<&Chunk> = all.iter().collect();
+            assert_eq!(distinct.len(), all.len(), "{threads} workers");
             let count = |t: &str| all.iter().filter(|c| c.table() == t).count();
             assert_eq!(count("item"), 10);
             assert_eq!(count("warehouse"), 4);
