@@ -527,6 +527,14 @@ pub struct Cli {
     #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration, help_heading = CLIENTS)]
     pub barrier_timeout: Duration,
 
+    /// tpcc-*: warehouses, the TPC-C scale (about 500k rows, 70 MB each).
+    #[arg(long, value_name = "W", default_value = "1", value_parser = parse_positive::<u32>, help_heading = WORKLOAD)]
+    pub warehouses: u32,
+
+    /// tpcc: the mix in percent, e.g. new-order=50,payment=50 (default: the standard 45/43/4/4/4).
+    #[arg(long, value_name = "TYPE=PERCENT,...", value_parser = parse_tpcc_mix, help_heading = WORKLOAD)]
+    pub tpcc_mix: Option<workload::tpcc::txn::Mix>,
+
     /// Generated files instead of a run: shell completions, the man page.
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -639,6 +647,10 @@ fn parse_share(s: &str) -> Result<f64, String> {
             "'{s}' is not a share: give a number between 0 and 1 (exclusive), e.g. 0.2 for --hotspot-fraction or 0.8 for --hotspot-ops"
         )),
     }
+}
+
+fn parse_tpcc_mix(s: &str) -> Result<workload::tpcc::txn::Mix, String> {
+    workload::tpcc::txn::Mix::parse(s)
 }
 
 fn parse_proportions(s: &str) -> Result<workload::ycsb::Mix, String> {

@@ -25,6 +25,7 @@ use crate::runner::{OnError, RunSettings};
 use crate::workload::booking::BookingSettings;
 use crate::workload::keys::KeyDistribution;
 use crate::workload::oltp::OltpSettings;
+use crate::workload::tpcc::TpccSettings;
 use crate::workload::ycsb::{YcsbSettings, ZIPF_THETA};
 use crate::workload::{Settings, Spec, Workload};
 
@@ -41,6 +42,9 @@ pub const MAX_ROWS: u64 = 1 << 31;
 pub const MAX_THREADS: usize = 10_000;
 /// The longest field we generate (10 MiB); PostgreSQL's own limit is 1 GB.
 pub const MAX_FIELD_LEN: usize = 10 << 20;
+/// The most TPC-C warehouses `--warehouses` accepts.
+const MAX_WAREHOUSES: u32 = 1_000_000;
+
 /// The most memory one batch of generated rows may take in a worker.
 pub const MAX_BATCH_BYTES: usize = 256 << 20;
 /// PostgreSQL truncates identifiers to 63 bytes (NAMEDATALEN - 1).
@@ -345,6 +349,14 @@ impl RunPlan {
         if let Some(k) = &keys {
             k.validate().map_err(Error::usage)?;
         }
+        // Warehouse ids are int columns, and 10^6 warehouses (70 TB) is past
+        // any machine this runs against.
+        if cli.warehouses > MAX_WAREHOUSES {
+            return Err(Error::usage(format!(
+                "--warehouses {} is more than {MAX_WAREHOUSES}: each warehouse is about 70 MB; give fewer",
+                cli.warehouses
+            )));
+        }
         let isolation = cli.isolation.map(|i| match i {
             IsolationArg::ReadCommitted => Isolation::ReadCommitted,
             IsolationArg::RepeatableRead => Isolation::RepeatableRead,
@@ -380,6 +392,10 @@ impl RunPlan {
             },
             booking: BookingSettings {
                 day_range: cli.day_range,
+            },
+            tpcc: TpccSettings {
+                warehouses: cli.warehouses,
+                mix: cli.tpcc_mix.unwrap_or(crate::workload::tpcc::txn::MIX),
             },
             isolation,
             ycsb: YcsbSettings {
@@ -829,6 +845,15 @@ mod tests {
 
     /// Issue 17: `-r 0` with a load ran, loaded nothing and exited 0 with
     /// a summary of zeros.
+    #[test]
+    fn too_many_warehouses_are_refused() {
+        let e = usage_message(&["-o", "tpcc-load", "--warehouses", "2000000"]);
+        assert!(
+            e.contains("--warehouses 2000000 is more than 1000000"),
+            "{e}"
+        );
+    }
+
     #[test]
     fn rows_0_with_a_load_is_refused() {
         for ops in [

@@ -173,6 +173,9 @@ pub struct JsonOperation {
     /// Consistency checks run after the operation.
     #[serde(default)]
     pub checks: Vec<crate::workload::Check>,
+    /// The workload's own figures by key (TPC-C: tpmc, efficiency).
+    #[serde(default)]
+    pub metrics: std::collections::BTreeMap<String, f64>,
     /// Connections and units per host.
     #[serde(default)]
     pub hosts: Vec<super::conns::JsonHost>,
@@ -433,6 +436,11 @@ fn operation(op: &OpResult) -> Result<JsonOperation> {
             })
             .collect::<Result<_>>()?,
         checks: op.checks.clone(),
+        metrics: op
+            .metrics
+            .iter()
+            .map(|m| (m.key.clone(), m.value))
+            .collect(),
         hosts: super::conns::json_hosts(op),
         connect: super::conns::json_connect(op),
         server: op.server.clone(),

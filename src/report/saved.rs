@@ -297,6 +297,9 @@ fn merge_operation(ops: &[&JsonOperation], indexes: &[usize]) -> Result<JsonOper
         // overlap and do not add up: a merged report leaves them out (each
         // client's report keeps its own).
         server: None,
+        // A workload's own figures (tpmC) are each client's: rates of one
+        // shared window add up, the rest is not summed (see README).
+        metrics: merged_metrics(ops),
         operation: first.operation.clone(),
         table: first.table.clone(),
         workload: first.workload.clone(),
@@ -774,4 +777,20 @@ mod tests {
         // One client: its own intervals, percentiles and all.
         assert_eq!(merge_intervals(&[(&a, 0.0)], 1.0), a.to_vec());
     }
+}
+
+/// The workload figures of a merged operation: rates (`tpmc`, and any
+/// `*_per_s`) and counts (`new_order_rollbacks`) add up over clients that
+/// shared one window; ratios and flags (efficiency, limits met) are left
+/// out, as no client's alone is the run's.
+fn merged_metrics(ops: &[&JsonOperation]) -> std::collections::BTreeMap<String, f64> {
+    let mut out = std::collections::BTreeMap::new();
+    for op in ops {
+        for (k, v) in &op.metrics {
+            if k == "tpmc" || k.ends_with("_per_s") || k.ends_with("rollbacks") {
+                *out.entry(k.clone()).or_insert(0.0) += v;
+            }
+        }
+    }
+    out
 }

@@ -179,6 +179,16 @@ pub async fn run_operation(ctx: &RunCtx, workload: &dyn Workload) -> OpResult {
             .collect();
     }
     result.intervals = outcome.intervals.into_iter().map(|f| f.total).collect();
+    let counts: Vec<crate::workload::TypeFigures> = result
+        .types
+        .iter()
+        .map(|t| crate::workload::TypeFigures {
+            units: t.stats.ops,
+            missing: t.stats.missing,
+            p90: Duration::from_nanos(t.stats.latency.value_at_quantile(0.90)),
+        })
+        .collect();
+    result.metrics = workload.metrics(&counts, result.wallclock);
     result.interrupted = ctx.interrupted.load(Ordering::Relaxed);
     result.failure = outcome.failure;
     // Retried until the end without one success (a conflict that never

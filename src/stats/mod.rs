@@ -415,6 +415,8 @@ pub struct OpResult {
     pub statements: Vec<crate::workload::StatementStats>,
     /// Consistency checks run after the operation.
     pub checks: Vec<crate::workload::Check>,
+    /// The workload's own figures (TPC-C's tpmC).
+    pub metrics: Vec<crate::workload::Metric>,
     /// Rows done by each thread, in thread order.
     pub thread_rows: Vec<u64>,
     /// The bounded latency samples of the OS threads that ran the workers
@@ -446,6 +448,7 @@ impl OpResult {
             types: Vec::new(),
             statements: Vec::new(),
             checks: Vec::new(),
+            metrics: Vec::new(),
             threads,
             table_rows: 0,
             nontransactional: false,

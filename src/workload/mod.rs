@@ -48,6 +48,7 @@ pub mod procedure;
 pub mod rowgen;
 pub mod select;
 pub mod table;
+pub mod tpcc;
 pub mod update;
 pub mod ycsb;
 
@@ -82,6 +83,9 @@ pub static REGISTRY: &[&Spec] = &[
     &booking::LOAD,
     &booking::BOOKING,
     &booking::CHECK,
+    &tpcc::LOAD,
+    &tpcc::RUN,
+    &tpcc::CHECK,
 ];
 
 /// The workload named `name` in `-o` (its name or an alias).
@@ -224,6 +228,13 @@ pub trait Workload: Send + Sync {
         true
     }
 
+    /// Figures of its own, from what was measured of each type (in the
+    /// order of [`Workload::types`]) over the measured wallclock: TPC-C's
+    /// tpmC. Shown in the summary and the JSON report's `metrics`.
+    fn metrics(&self, _types: &[TypeFigures], _wallclock: std::time::Duration) -> Vec<Metric> {
+        Vec::new()
+    }
+
     /// What this run of the workload is, beyond its name: a mix's shares,
     /// its key distribution, its record shape. Shown in the summary and
     /// the JSON report; empty when the name says it all.
@@ -312,6 +323,29 @@ pub struct Check {
     pub held: bool,
     /// What was found, e.g. "0 of 15000 (schedule, day) pairs differ".
     pub detail: String,
+}
+
+/// What [`Workload::metrics`] is given of one transaction type.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TypeFigures {
+    /// Units that succeeded.
+    pub units: u64,
+    /// Of which found rows missing (TPC-C: New-Orders rolled back by rule).
+    pub missing: u64,
+    /// The 90th percentile of latency (with retries).
+    pub p90: std::time::Duration,
+}
+
+/// A figure a workload computes from what was measured (tpmC).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Metric {
+    /// Its key in the JSON report's `metrics`.
+    pub key: String,
+    /// Its label in the summary.
+    pub label: String,
+    pub value: f64,
+    /// The summary's text, with what it is made of.
+    pub text: String,
 }
 
 /// Time and count per statement kind inside a workload's units (the
@@ -542,6 +576,7 @@ pub struct Settings {
     pub ycsb: ycsb::YcsbSettings,
     pub oltp: oltp::OltpSettings,
     pub booking: booking::BookingSettings,
+    pub tpcc: tpcc::TpccSettings,
     /// `--isolation`, for workloads that begin their transactions with
     /// an explicit level.
     pub isolation: Option<crate::runner::settings::Isolation>,
