@@ -12,6 +12,6 @@ pub mod exact_u64;
 pub mod histogram;
 pub mod json;
 pub mod plot;
-pub mod server;
 pub mod saved;
+pub mod server;
 pub mod summary;

@@ -732,6 +732,22 @@ fn run_inner(command: &crate::cli::Command, out: &mut dyn Write) -> Result<()> {
     }
 }
 
+/// The workload figures of a merged operation: rates (`tpmc`, and any
+/// `*_per_s`) and counts (`new_order_rollbacks`) add up over clients that
+/// shared one window; ratios and flags (efficiency, limits met) are left
+/// out, as no client's alone is the run's.
+fn merged_metrics(ops: &[&JsonOperation]) -> std::collections::BTreeMap<String, f64> {
+    let mut out = std::collections::BTreeMap::new();
+    for op in ops {
+        for (k, v) in &op.metrics {
+            if k == "tpmc" || k.ends_with("_per_s") || k.ends_with("rollbacks") {
+                *out.entry(k.clone()).or_insert(0.0) += v;
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -777,20 +793,4 @@ mod tests {
         // One client: its own intervals, percentiles and all.
         assert_eq!(merge_intervals(&[(&a, 0.0)], 1.0), a.to_vec());
     }
-}
-
-/// The workload figures of a merged operation: rates (`tpmc`, and any
-/// `*_per_s`) and counts (`new_order_rollbacks`) add up over clients that
-/// shared one window; ratios and flags (efficiency, limits met) are left
-/// out, as no client's alone is the run's.
-fn merged_metrics(ops: &[&JsonOperation]) -> std::collections::BTreeMap<String, f64> {
-    let mut out = std::collections::BTreeMap::new();
-    for op in ops {
-        for (k, v) in &op.metrics {
-            if k == "tpmc" || k.ends_with("_per_s") || k.ends_with("rollbacks") {
-                *out.entry(k.clone()).or_insert(0.0) += v;
-            }
-        }
-    }
-    out
 }
