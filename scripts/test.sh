@@ -17,3 +17,7 @@ if [ -x bench/compare.sh ]; then
     echo "== bench/compare.sh --quick (proves the benchmark script runs; timings not asserted)"
     bench/compare.sh --quick
 fi
+if [ -x bench/pgbench_scripts.sh ]; then
+    echo "== bench/pgbench_scripts.sh --quick (proves the pgbench-script comparison runs; timings not asserted)"
+    bench/pgbench_scripts.sh --quick
+fi

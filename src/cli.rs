@@ -173,7 +173,7 @@ pub struct Cli {
         value_delimiter = ',',
         value_parser = parse_operation,
         long_help = operations_help(),
-        required = true,
+        required_unless_present_any = ["script", "builtin"],
         help_heading = WORKLOAD
     )]
     pub operations: Vec<&'static Spec>,
@@ -535,6 +535,30 @@ pub struct Cli {
     #[arg(long, value_name = "TYPE=PERCENT,...", value_parser = parse_tpcc_mix, help_heading = WORKLOAD)]
     pub tpcc_mix: Option<workload::tpcc::txn::Mix>,
 
+    /// A pgbench script to run, FILE[@WEIGHT] (pgbench -f); repeatable; implies -o script.
+    ///
+    /// Each unit (transaction) runs one script, drawn by weight (default 1); each script is
+    /// reported as a transaction type of its own. pgbench's script language: SQL commands,
+    /// :variables, \set with pgbench's expressions, \sleep, \if/\elif/\else/\endif,
+    /// \gset and \aset. See the README's section on pgbench scripts.
+    #[arg(long = "script", value_name = "FILE[@WEIGHT]", action = ArgAction::Append, help_heading = WORKLOAD)]
+    pub script: Vec<String>,
+
+    /// One of pgbench's built-in scripts, NAME[@WEIGHT] (pgbench -b): tpcb-like, simple-update, select-only; implies -o script.
+    ///
+    /// They need pgbench's tables (-o pgbench-init -s SCALE, or pgbench -i); :scale is read from
+    /// pgbench_branches, as pgbench does. `--builtin list` lists them.
+    #[arg(long = "builtin", value_name = "NAME[@WEIGHT]", action = ArgAction::Append, help_heading = WORKLOAD)]
+    pub builtin: Vec<String>,
+
+    /// A variable of the scripts, NAME=VALUE (pgbench -D); repeatable.
+    #[arg(short = 'D', long = "define", value_name = "NAME=VALUE", action = ArgAction::Append, value_parser = parse_define, help_heading = WORKLOAD)]
+    pub define: Vec<(String, String)>,
+
+    /// pgbench's scale factor: -o pgbench-init loads SCALE × 100000 accounts; :scale of custom scripts (default 1).
+    #[arg(short = 's', long = "scale", value_name = "SCALE", value_parser = parse_positive::<u64>, help_heading = WORKLOAD)]
+    pub scale: Option<u64>,
+
     /// Generated files instead of a run: shell completions, the man page.
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -651,6 +675,19 @@ fn parse_share(s: &str) -> Result<f64, String> {
 
 fn parse_tpcc_mix(s: &str) -> Result<workload::tpcc::txn::Mix, String> {
     workload::tpcc::txn::Mix::parse(s)
+}
+
+/// `-D NAME=VALUE`: the name as given, the value as text.
+fn parse_define(s: &str) -> Result<(String, String), String> {
+    let (name, value) = s
+        .split_once('=')
+        .ok_or_else(|| format!("'{s}' is not NAME=VALUE: write e.g. -D scale=10"))?;
+    if !workload::script::valid_name(name) {
+        return Err(format!(
+            "'{name}' is not a variable name: use letters, digits and _ (e.g. -D delta=5)"
+        ));
+    }
+    Ok((name.to_string(), value.to_string()))
 }
 
 fn parse_proportions(s: &str) -> Result<workload::ycsb::Mix, String> {

@@ -26,6 +26,7 @@ use crate::workload::booking::BookingSettings;
 use crate::workload::keys::KeyDistribution;
 use crate::workload::oltp::OltpSettings;
 use crate::workload::tpcc::TpccSettings;
+use crate::workload::script::ScriptSettings;
 use crate::workload::ycsb::{YcsbSettings, ZIPF_THETA};
 use crate::workload::{Settings, Spec, Workload};
 
@@ -221,7 +222,7 @@ impl RunPlan {
             }
             (t, tls)
         };
-        let operations = cli.operations.clone();
+        let operations = script_operations(&cli)?;
         // Checked here, so that a bad name is a usage error; each table
         // set applies its own default when none is given.
         let table_name = match &cli.table_name {
@@ -242,8 +243,9 @@ impl RunPlan {
                     "--table-size {t} and -r {r} disagree: they are the same setting, give one"
                 )));
             }
-            (r, t) => r.or(t).unwrap_or(DEFAULT_ROWS),
+            (r, t) => r.or(t),
         };
+        let rows = pgbench_init_rows(&operations, rows, cli.scale)?.unwrap_or(DEFAULT_ROWS);
         check_operations(&operations, rows, cli.drop)?;
         // The id range of test_table is its workloads' business (YCSB
         // records and sbtest ids have their own); the field length is
@@ -398,6 +400,12 @@ impl RunPlan {
                 mix: cli.tpcc_mix.unwrap_or(crate::workload::tpcc::txn::MIX),
             },
             isolation,
+            script: ScriptSettings {
+                scripts: cli.script.clone(),
+                builtins: cli.builtin.clone(),
+                defines: cli.define.clone(),
+                scale: cli.scale,
+            },
             ycsb: YcsbSettings {
                 field_count: cli.ycsb_field_count,
                 field_length: cli.ycsb_field_length,
@@ -504,6 +512,47 @@ impl RunPlan {
     }
 }
 
+/// The operations of `-o`, with `-o script` implied by `--script` or
+/// `--builtin` when `-o` is not given; scripts given without `-o script`
+/// in the list are refused, as a script that would not run.
+fn script_operations(cli: &Cli) -> Result<Vec<&'static Spec>> {
+    let script = &crate::workload::script::SPEC;
+    let given = !cli.script.is_empty() || !cli.builtin.is_empty();
+    if cli.operations.is_empty() && given {
+        return Ok(vec![script]);
+    }
+    if given && !cli.operations.contains(&script) {
+        let list: Vec<&str> = cli.operations.iter().map(|o| o.name).collect();
+        return Err(Error::usage(format!(
+            "--script and --builtin run with -o script, which -o {} leaves out: add it, e.g. -o {},script",
+            list.join(","),
+            list.join(",")
+        )));
+    }
+    Ok(cli.operations.clone())
+}
+
+/// The rows of a run with `-o pgbench-init`: its accounts, scale ×
+/// 100000, unless `-r` says the same.
+fn pgbench_init_rows(
+    operations: &[&'static Spec],
+    rows: Option<u64>,
+    scale: Option<u64>,
+) -> Result<Option<u64>> {
+    use crate::workload::pgbench_init::{ACCOUNTS_PER_BRANCH, SPEC};
+    if !operations.contains(&&SPEC) {
+        return Ok(rows);
+    }
+    let accounts = scale.unwrap_or(1).saturating_mul(ACCOUNTS_PER_BRANCH);
+    match rows {
+        Some(r) if r != accounts => Err(Error::usage(format!(
+            "-r {r} and pgbench-init's -s {} ({accounts} accounts) disagree: leave -r out, pgbench-init loads -s × 100000 accounts",
+            scale.unwrap_or(1)
+        ))),
+        _ => Ok(Some(accounts)),
+    }
+}
+
 impl RunPlan {
     /// Workload flags given that no workload of the run reads.
     fn unused_workload_flags(&self) -> Vec<String> {
@@ -584,6 +633,13 @@ impl RunPlan {
         }
         if w.booking.day_range != 30 && !ops.contains(&"booking") {
             note("--day-range", "booking");
+        }
+        let scripts = ops.contains(&"script");
+        if !w.script.defines.is_empty() && !scripts {
+            note("-D", "the scripts of -o script (--script, --builtin)");
+        }
+        if w.script.scale.is_some() && !scripts && !ops.contains(&"pgbench-init") {
+            note("-s", "pgbench-init and the scripts of -o script");
         }
         if self.hotspot_given && !matches!(w.keys, Some(KeyDistribution::Hotspot { .. })) {
             note(

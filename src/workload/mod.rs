@@ -44,8 +44,10 @@ pub mod insert;
 pub mod keys;
 pub mod oltp;
 pub mod partition;
+pub mod pgbench_init;
 pub mod procedure;
 pub mod rowgen;
+pub mod script;
 pub mod select;
 pub mod table;
 pub mod tpcc;
@@ -86,6 +88,8 @@ pub static REGISTRY: &[&Spec] = &[
     &tpcc::LOAD,
     &tpcc::RUN,
     &tpcc::CHECK,
+    &pgbench_init::SPEC,
+    &script::SPEC,
 ];
 
 /// The workload named `name` in `-o` (its name or an alias).
@@ -381,6 +385,9 @@ impl StatementStats {
 /// sysbench's query classes of a statement kind, by its name: `read`
 /// (selects and ranges), `other` (BEGIN, COMMIT, ROLLBACK) or `write`.
 pub fn query_class(name: &str) -> &'static str {
+    if let Some(class) = script::query_class(name) {
+        return class;
+    }
     if name.contains("select") || name.ends_with("_range") || name == "read" || name == "scan" {
         "read"
     } else if matches!(name, "begin" | "commit" | "rollback") {
@@ -577,6 +584,8 @@ pub struct Settings {
     pub oltp: oltp::OltpSettings,
     pub booking: booking::BookingSettings,
     pub tpcc: tpcc::TpccSettings,
+    /// `--script`, `--builtin`, `-D` and `-s`.
+    pub script: script::ScriptSettings,
     /// `--isolation`, for workloads that begin their transactions with
     /// an explicit level.
     pub isolation: Option<crate::runner::settings::Isolation>,

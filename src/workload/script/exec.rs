@@ -1,0 +1,421 @@
+//! The interpreter: runs one compiled script on a worker's connection.
+//!
+//! One call of [`Interp::run`] is one pgbench transaction: every command of
+//! the chosen script in order, `\if` branches by jumps, `\sleep` inside the
+//! unit (its time counts, as in pgbench). The random values of a run come
+//! from a generator seeded per unit, so a unit that the runner tries again
+//! (`--retry-on`, `--max-tries`) draws the same values again, as pgbench's
+//! retries do. When a command fails inside `BEGIN … COMMIT`, the
+//! transaction is rolled back before the error goes back to the runner;
+//! a script that ends with its transaction still open is an error too.
+//!
+//! Per unit nothing is looked up by name and, once the buffers have grown,
+//! nothing is allocated by the interpreter itself: variables are a vector
+//! indexed by slot, each SQL command's prepared statement is kept per
+//! connection, and parameters are written into reused strings. (The
+//! driver allocates its own messages and rows.) Every SQL command and
+//! `\sleep` keeps its own latency histogram.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures_util::{StreamExt, pin_mut};
+use rand::SeedableRng;
+use rand::rngs::SmallRng;
+use tokio_postgres::{Client, SimpleQueryMessage, Statement};
+
+use super::bind::{TextParam, write_literal};
+use super::decode::{RawCell, store};
+use super::eval::{Env, Value, VarError, eval, parse_text_value};
+use super::parse::{Command, Program, SleepAmount, Sql, TxnEffect};
+use crate::error::{Error, Result};
+use crate::workload::StatementStats;
+use crate::workload::keys::ZipfSampler;
+
+/// A variable of one client.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Var {
+    /// Never set: reading it is an error.
+    Unset,
+    Value(Value),
+    /// Text from `-D` or a result, read as a number when an expression
+    /// needs one.
+    Text(String),
+}
+
+impl Var {
+    /// The value an expression sees.
+    pub fn value(&self) -> std::result::Result<Value, VarError<'_>> {
+        match self {
+            Var::Unset => Err(VarError::Undefined),
+            Var::Value(v) => Ok(*v),
+            Var::Text(t) => parse_text_value(t).ok_or(VarError::Malformed(t)),
+        }
+    }
+
+    /// Sets text, reusing the buffer when the variable already holds text.
+    pub fn set_text(&mut self, s: &str) {
+        match self {
+            Var::Text(buf) => {
+                buf.clear();
+                buf.push_str(s);
+            }
+            _ => *self = Var::Text(s.to_string()),
+        }
+    }
+}
+
+/// SQLSTATE classes of an object that does not exist (yet): a statement
+/// naming a table the script itself creates is prepared at first use.
+const UNDEFINED_OBJECT: [&str; 4] = ["42P01", "42703", "42883", "3F000"];
+
+/// One worker's interpreter.
+pub struct Interp {
+    program: Arc<Program>,
+    vars: Vec<Var>,
+    zipf: Vec<Option<ZipfSampler>>,
+    stats: Vec<StatementStats>,
+    prepared: bool,
+    /// The prepared statement of each script's each command, per
+    /// connection (None: not an SQL command, or prepared at first use).
+    statements: Vec<Vec<Option<Statement>>>,
+    /// Parameter texts, reused; `nulls[i]` marks NULL.
+    params: Vec<String>,
+    nulls: Vec<bool>,
+    /// The statement text under `--no-prepared`, reused.
+    sql_buf: String,
+    /// A variable name being put together (`\gset` prefix + column).
+    name_buf: String,
+}
+
+impl Interp {
+    /// An interpreter whose variables start as `vars` (one per slot).
+    pub fn new(program: Arc<Program>, vars: Vec<Var>, prepared: bool) -> Interp {
+        let stats = program
+            .statements
+            .iter()
+            .map(|n| StatementStats::new(n))
+            .collect();
+        let n = program.max_params;
+        Interp {
+            zipf: vec![None; program.zipf_sites],
+            statements: Vec::new(),
+            params: vec![String::new(); n],
+            nulls: vec![false; n],
+            sql_buf: String::new(),
+            name_buf: String::new(),
+            program,
+            vars,
+            stats,
+            prepared,
+        }
+    }
+
+    /// Prepares every SQL command on a new connection. A statement on an
+    /// object that does not exist yet (the script may create it) is
+    /// prepared at its first use instead.
+    pub async fn prepare(&mut self, client: &Client) -> Result<()> {
+        self.statements.clear();
+        for script in &self.program.scripts {
+            let mut per = Vec::with_capacity(script.commands.len());
+            for c in &script.commands {
+                let st = match c {
+                    Command::Sql(sql) if self.prepared => match client.prepare(&sql.prepared).await
+                    {
+                        Ok(st) => Some(st),
+                        Err(e)
+                            if e.code()
+                                .is_some_and(|c| UNDEFINED_OBJECT.contains(&c.code())) =>
+                        {
+                            None
+                        }
+                        Err(e) => {
+                            return Err(Error::db(
+                                format!("{}: cannot prepare '{}'", sql.at, sql.text),
+                                e,
+                            ));
+                        }
+                    },
+                    _ => None,
+                };
+                per.push(st);
+            }
+            self.statements.push(per);
+        }
+        Ok(())
+    }
+
+    /// Hands over the per-statement figures kept since the last call.
+    pub fn take_stats(&mut self) -> Vec<StatementStats> {
+        self.stats
+            .iter_mut()
+            .map(|s| std::mem::replace(s, StatementStats::new(s.name)))
+            .collect()
+    }
+
+    /// Runs script `index` once; `seed` seeds its random draws. Returns the
+    /// rows its SQL commands returned or changed.
+    pub async fn run(&mut self, client: &Client, index: usize, seed: u64) -> Result<u64> {
+        let mut rng = SmallRng::seed_from_u64(seed);
+        let program = self.program.clone();
+        let Some(script) = program.scripts.get(index) else {
+            return Err(Error::run(format!("internal: no script {index}")));
+        };
+        let commands = &script.commands;
+        let mut pc = 0;
+        let mut rows = 0;
+        let mut in_txn = false;
+        while pc < commands.len() {
+            match &commands[pc] {
+                Command::Set { slot, expr, at } => {
+                    let v = self.eval(expr, &mut rng, at)?;
+                    if let Some(var) = self.vars.get_mut(*slot) {
+                        *var = Var::Value(v);
+                    }
+                }
+                Command::Test { cond, on_false, at } => {
+                    if !self.eval(cond, &mut rng, at)?.truth() {
+                        pc = *on_false;
+                        continue;
+                    }
+                }
+                Command::Jump(target) => {
+                    pc = *target;
+                    continue;
+                }
+                Command::Sleep {
+                    amount,
+                    unit_ns,
+                    stat,
+                    at,
+                } => {
+                    let n = match amount {
+                        SleepAmount::Const(n) => *n,
+                        SleepAmount::Var(slot) => {
+                            let v = self.vars.get(*slot).unwrap_or(&Var::Unset);
+                            match v.value() {
+                                Ok(v) => v
+                                    .to_int()
+                                    .map_err(|e| Error::run(format!("{at}: \\sleep: {e}")))?,
+                                Err(_) => {
+                                    let name =
+                                        self.program.names.get(*slot).map_or("?", |n| n.as_str());
+                                    return Err(self
+                                        .fail(
+                                            client,
+                                            in_txn,
+                                            Error::run(format!(
+                                                "{at}: \\sleep: variable \"{name}\" is not a number"
+                                            )),
+                                        )
+                                        .await);
+                                }
+                            }
+                        }
+                    };
+                    let ns = (n.max(0) as u64).saturating_mul(*unit_ns);
+                    let began = Instant::now();
+                    tokio::time::sleep(Duration::from_nanos(ns)).await;
+                    if let Some(s) = self.stats.get_mut(*stat) {
+                        s.record(began.elapsed());
+                    }
+                }
+                Command::Sql(sql) => {
+                    match self.sql(client, index, pc, sql).await {
+                        Ok(n) => rows += n,
+                        Err(e) => return Err(self.fail(client, in_txn, e).await),
+                    }
+                    match sql.txn {
+                        TxnEffect::Begin => in_txn = true,
+                        TxnEffect::End => in_txn = false,
+                        TxnEffect::None => {}
+                    }
+                }
+            }
+            pc += 1;
+        }
+        if in_txn {
+            let e = Error::run(format!(
+                "script {} ended inside a transaction (BEGIN without COMMIT or END)",
+                script.name
+            ));
+            return Err(self.fail(client, true, e).await);
+        }
+        Ok(rows)
+    }
+
+    /// Leaves a failed unit's transaction before its error goes back to
+    /// the runner, so that the next unit (or the retry) starts clean.
+    async fn fail(&self, client: &Client, in_txn: bool, e: Error) -> Error {
+        if in_txn && !client.is_closed() {
+            // The unit's error is what counts; a failed rollback (a lost
+            // connection) adds nothing to it.
+            let _ = client.batch_execute("ROLLBACK").await;
+        }
+        e
+    }
+
+    fn eval(&mut self, e: &super::expr::Expr, rng: &mut SmallRng, at: &str) -> Result<Value> {
+        let mut env = Env {
+            vars: &self.vars,
+            names: &self.program.names,
+            rng,
+            zipf: &mut self.zipf,
+            debug_at: at,
+        };
+        eval(e, &mut env).map_err(|err| Error::run(format!("{at}: {err}")))
+    }
+
+    /// Runs one SQL command; returns the rows it returned or changed.
+    async fn sql(&mut self, client: &Client, script: usize, pc: usize, sql: &Sql) -> Result<u64> {
+        let began = Instant::now();
+        let rows = if self.prepared {
+            self.sql_prepared(client, script, pc, sql).await?
+        } else {
+            self.sql_simple(client, sql).await?
+        };
+        if let Some(s) = self.stats.get_mut(sql.stat) {
+            s.record(began.elapsed());
+        }
+        Ok(rows)
+    }
+
+    fn undefined(&self, sql: &Sql, slot: usize) -> Error {
+        let name = self.program.names.get(slot).map_or("?", |s| s.as_str());
+        Error::run(format!("{}: undefined variable \"{name}\"", sql.at))
+    }
+
+    async fn sql_prepared(
+        &mut self,
+        client: &Client,
+        script: usize,
+        pc: usize,
+        sql: &Sql,
+    ) -> Result<u64> {
+        let fail = |e| Error::db(format!("{} ({})", sql.at, short(&sql.text)), e);
+        let known = self
+            .statements
+            .get(script)
+            .and_then(|s| s.get(pc))
+            .and_then(|s| s.clone());
+        let st = match known {
+            Some(st) => st,
+            None => {
+                let st = client.prepare(&sql.prepared).await.map_err(fail)?;
+                if let Some(slot) = self.statements.get_mut(script).and_then(|s| s.get_mut(pc)) {
+                    *slot = Some(st.clone());
+                }
+                st
+            }
+        };
+        for (i, &slot) in sql.params.iter().enumerate() {
+            let buf = &mut self.params[i];
+            buf.clear();
+            self.nulls[i] = match self.vars.get(slot) {
+                Some(Var::Value(v)) => !v.write_text(buf),
+                Some(Var::Text(t)) => {
+                    buf.push_str(t);
+                    false
+                }
+                _ => return Err(self.undefined(sql, slot)),
+            };
+        }
+        let k = sql.params.len();
+        let params = (0..k).map(|i| TextParam((!self.nulls[i]).then(|| self.params[i].as_str())));
+        let Some(into) = &sql.into else {
+            return client.execute_raw(&st, params).await.map_err(fail);
+        };
+        let stream = client.query_raw(&st, params).await.map_err(fail)?;
+        pin_mut!(stream);
+        let mut last = None;
+        let mut count = 0u64;
+        while let Some(row) = stream.next().await {
+            last = Some(row.map_err(fail)?);
+            count += 1;
+        }
+        if !into.all_rows && count != 1 {
+            return Err(Error::run(format!(
+                "{}: \\gset expects one row, the query returned {count}",
+                sql.at
+            )));
+        }
+        if let Some(row) = last {
+            for (i, col) in row.columns().iter().enumerate() {
+                self.name_buf.clear();
+                self.name_buf.push_str(&into.prefix);
+                self.name_buf.push_str(col.name());
+                let Some(slot) = self.program.slot(&self.name_buf) else {
+                    continue;
+                };
+                let cell: RawCell<'_> = row.try_get(i).map_err(fail)?;
+                if let Some(var) = self.vars.get_mut(slot) {
+                    store(&cell, var).map_err(|why| {
+                        Error::run(format!("{}: column \"{}\": {why}", sql.at, col.name()))
+                    })?;
+                }
+            }
+        }
+        Ok(count)
+    }
+
+    async fn sql_simple(&mut self, client: &Client, sql: &Sql) -> Result<u64> {
+        let fail = |e| Error::db(format!("{} ({})", sql.at, short(&sql.text)), e);
+        self.sql_buf.clear();
+        for (i, part) in sql.parts.iter().enumerate() {
+            self.sql_buf.push_str(part);
+            if let Some(&slot) = sql.params.get(i) {
+                let var = self.vars.get(slot).unwrap_or(&Var::Unset);
+                if !write_literal(var, &mut self.sql_buf) {
+                    return Err(self.undefined(sql, slot));
+                }
+            }
+        }
+        let messages = client.simple_query(&self.sql_buf).await.map_err(fail)?;
+        let done = crate::workload::insert::command_rows(&messages);
+        let Some(into) = &sql.into else {
+            return Ok(done);
+        };
+        let mut count = 0u64;
+        let mut last = None;
+        for m in &messages {
+            if let SimpleQueryMessage::Row(r) = m {
+                count += 1;
+                last = Some(r);
+            }
+        }
+        if !into.all_rows && count != 1 {
+            return Err(Error::run(format!(
+                "{}: \\gset expects one row, the query returned {count}",
+                sql.at
+            )));
+        }
+        if let Some(row) = last {
+            for (i, col) in row.columns().iter().enumerate() {
+                self.name_buf.clear();
+                self.name_buf.push_str(&into.prefix);
+                self.name_buf.push_str(col.name());
+                let Some(slot) = self.program.slot(&self.name_buf) else {
+                    continue;
+                };
+                if let Some(var) = self.vars.get_mut(slot) {
+                    match row.get(i) {
+                        Some(text) => var.set_text(text),
+                        None => *var = Var::Value(Value::Null),
+                    }
+                }
+            }
+        }
+        Ok(count)
+    }
+}
+
+/// The start of a statement, for error messages.
+fn short(text: &str) -> String {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let s = words.join(" ");
+    if s.chars().count() > 60 {
+        s.chars().take(59).collect::<String>() + "…"
+    } else {
+        s
+    }
+}

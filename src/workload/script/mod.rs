@@ -1,0 +1,627 @@
+//! `-o script`: pgbench-compatible custom scripts (`--script FILE[@WEIGHT]`,
+//! `--builtin NAME[@WEIGHT]`, `-D NAME=VALUE`), with everything else the
+//! tool measures: percentiles per script and per statement, intervals,
+//! `--rate` from the scheduled start, retries, JSON and pictures.
+//!
+//! Each unit is one pgbench transaction: a script drawn by weight (in
+//! `stage`, untimed, with the seed of its random draws, so that a retry
+//! draws the same values), then run by the interpreter (`execute`, timed).
+//! Every script is a transaction type of its own, so a weighted mix is
+//! reported per script; every SQL command and `\sleep` keeps its latency
+//! (`--per-statement`, and always in JSON), named after its script and
+//! line.
+//!
+//! The files: [`parse`] reads scripts into commands (file:line:column
+//! errors, exit 2 before any connection), [`expr`] is pgbench's expression
+//! grammar and [`eval`] its semantics and functions, [`exec`] the
+//! interpreter, [`bind`] and [`decode`] how variables go to the server and
+//! come back. pgbench's built-in scripts are here as text, written from the
+//! transactions pgbench's documentation describes; `-o pgbench-init` makes
+//! their tables ([`super::pgbench_init`]).
+//!
+//! Scripts work on whatever tables they name: there is no table set to
+//! create or check, and the tool's table safety does not apply to them (as
+//! with pgbench, a script may write where its author says).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+
+use rand::rngs::SmallRng;
+use rand::{RngExt, SeedableRng};
+use tokio_postgres::Client;
+
+use super::{
+    BoxFuture, DynOperation, Operation, Outcome, Role, Settings, Spec, StatementStats, TableSet,
+    Workload, worker_seed,
+};
+use crate::config::TableName;
+use crate::db::dialect::Flavor;
+use crate::error::{Error, Result};
+
+pub mod bind;
+pub mod decode;
+pub mod eval;
+pub mod exec;
+pub mod expr;
+pub mod parse;
+
+use exec::{Interp, Var};
+use parse::{Compiler, Program};
+
+/// PostgreSQL's limit on the parameters of one statement.
+pub const MAX_PARAMS: usize = 65_535;
+
+/// pgbench's TPC-B-like transaction (`--builtin tpcb-like`), as its
+/// documentation describes it: an account, a teller, a branch and a
+/// delta drawn at random; the three balances changed by the delta, the
+/// account's read back, a history row written; one transaction.
+pub const TPCB_LIKE: &str = "\
+\\set aid random(1, 100000 * :scale)
+\\set bid random(1, 1 * :scale)
+\\set tid random(1, 10 * :scale)
+\\set delta random(-5000, 5000)
+BEGIN;
+UPDATE pgbench_accounts SET abalance = abalance + :delta WHERE aid = :aid;
+SELECT abalance FROM pgbench_accounts WHERE aid = :aid;
+UPDATE pgbench_tellers SET tbalance = tbalance + :delta WHERE tid = :tid;
+UPDATE pgbench_branches SET bbalance = bbalance + :delta WHERE bid = :bid;
+INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (:tid, :bid, :aid, :delta, CURRENT_TIMESTAMP);
+END;
+";
+
+/// `--builtin simple-update`: the TPC-B-like transaction without the
+/// teller and branch updates.
+pub const SIMPLE_UPDATE: &str = "\
+\\set aid random(1, 100000 * :scale)
+\\set bid random(1, 1 * :scale)
+\\set tid random(1, 10 * :scale)
+\\set delta random(-5000, 5000)
+BEGIN;
+UPDATE pgbench_accounts SET abalance = abalance + :delta WHERE aid = :aid;
+SELECT abalance FROM pgbench_accounts WHERE aid = :aid;
+INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (:tid, :bid, :aid, :delta, CURRENT_TIMESTAMP);
+END;
+";
+
+/// `--builtin select-only`: one account read.
+pub const SELECT_ONLY: &str = "\
+\\set aid random(1, 100000 * :scale)
+SELECT abalance FROM pgbench_accounts WHERE aid = :aid;
+";
+
+/// pgbench's built-in scripts, by name.
+pub const BUILTINS: [(&str, &str); 3] = [
+    ("tpcb-like", TPCB_LIKE),
+    ("simple-update", SIMPLE_UPDATE),
+    ("select-only", SELECT_ONLY),
+];
+
+/// The script flags.
+#[derive(Clone, Debug, Default)]
+pub struct ScriptSettings {
+    /// `--script FILE[@WEIGHT]`, as given.
+    pub scripts: Vec<String>,
+    /// `--builtin NAME[@WEIGHT]`, as given.
+    pub builtins: Vec<String>,
+    /// `-D NAME=VALUE`, in order (a later one wins).
+    pub defines: Vec<(String, String)>,
+    /// `-s`: pgbench-init's scale, and `:scale` of custom scripts.
+    pub scale: Option<u64>,
+}
+
+/// `-o script`.
+pub static SPEC: Spec = Spec {
+    name: "script",
+    aliases: &[],
+    about: "pgbench-compatible scripts: --script FILE[@W], --builtin tpcb-like|simple-update|select-only[@W], -D NAME=VALUE",
+    role: Role::Query,
+    paced: true,
+    writes: true,
+    unit: "txn",
+    units: "txns",
+    build,
+};
+
+/// Splits `ARG@WEIGHT` (weight 1 when absent). A path may hold an `@`:
+/// only digits after the last one make a weight.
+fn split_weight(arg: &str, flag: &str) -> Result<(String, u64)> {
+    if let Some((name, w)) = arg.rsplit_once('@')
+        && !w.is_empty()
+        && w.bytes().all(|b| b.is_ascii_digit())
+    {
+        let weight: u64 = w
+            .parse()
+            .ok()
+            .filter(|&w| w <= i32::MAX as u64)
+            .ok_or_else(|| {
+                Error::usage(format!(
+                    "{flag} {arg}: the weight {w} is too large (at most {})",
+                    i32::MAX
+                ))
+            })?;
+        return Ok((name.to_string(), weight));
+    }
+    Ok((arg.to_string(), 1))
+}
+
+/// A builtin by its name or an unambiguous beginning of it, as pgbench.
+fn find_builtin(name: &str) -> Result<(&'static str, &'static str)> {
+    let names: Vec<&str> = BUILTINS.iter().map(|b| b.0).collect();
+    if name == "list" {
+        return Err(Error::usage(format!(
+            "the built-in scripts are {}",
+            names.join(", ")
+        )));
+    }
+    if let Some(b) = BUILTINS.iter().find(|b| b.0 == name) {
+        return Ok(*b);
+    }
+    let matches: Vec<&(&str, &str)> = BUILTINS.iter().filter(|b| b.0.starts_with(name)).collect();
+    match matches.as_slice() {
+        [one] if !name.is_empty() => Ok(**one),
+        [] | [_] => Err(Error::usage(format!(
+            "--builtin {name}: no such built-in script; use {}",
+            names.join(", ")
+        ))),
+        many => Err(Error::usage(format!(
+            "--builtin {name} is ambiguous: it begins {}",
+            many.iter().map(|b| b.0).collect::<Vec<_>>().join(" and ")
+        ))),
+    }
+}
+
+/// Whether a `-D` or `\set` name is one pgbench accepts.
+pub fn valid_name(name: &str) -> bool {
+    !name.is_empty() && name.bytes().all(expr::is_name_byte)
+}
+
+/// A name of a transaction type that no other script of the run has:
+/// leaked, as the reports keep type names as `&'static str`.
+fn unique_name(base: &str, taken: &[&'static str]) -> &'static str {
+    let mut name = base.to_string();
+    let mut n = 2;
+    while taken.contains(&name.as_str()) {
+        name = format!("{base}#{n}");
+        n += 1;
+    }
+    Box::leak(name.into_boxed_str())
+}
+
+/// Reads and compiles the scripts of the flags; a usage error names the
+/// file, line and column of anything wrong.
+fn compile(s: &ScriptSettings) -> Result<(Program, bool)> {
+    let mut c = Compiler::new();
+    for (name, _) in &s.defines {
+        if !valid_name(name) {
+            return Err(Error::usage(format!(
+                "-D {name}=...: '{name}' is not a variable name (letters, digits and _)"
+            )));
+        }
+        c.define(name);
+    }
+    let mut taken: Vec<&'static str> = Vec::new();
+    let mut builtin_used = false;
+    for arg in &s.scripts {
+        let (path, weight) = split_weight(arg, "--script")?;
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| Error::usage(format!("--script {path}: cannot read the file: {e}")))?;
+        let base = std::path::Path::new(&path)
+            .file_name()
+            .map_or(path.clone(), |f| f.to_string_lossy().into_owned());
+        let name = unique_name(&base, &taken);
+        taken.push(name);
+        c.add(name, &path, &text, weight)
+            .map_err(|e| Error::usage(e.to_string()))?;
+    }
+    for arg in &s.builtins {
+        let (which, weight) = split_weight(arg, "--builtin")?;
+        let (bname, text) = find_builtin(&which)?;
+        let name = unique_name(bname, &taken);
+        taken.push(name);
+        builtin_used = true;
+        c.add(name, &format!("builtin {bname}"), text, weight)
+            .map_err(|e| Error::usage(e.to_string()))?;
+    }
+    let program = c.finish().map_err(|e| Error::usage(e.to_string()))?;
+    if program.scripts.is_empty() {
+        return Err(Error::usage(
+            "-o script needs a script: give --script FILE or --builtin tpcb-like (or simple-update, select-only)",
+        ));
+    }
+    if program.scripts.iter().map(|s| s.weight).sum::<u64>() == 0 {
+        return Err(Error::usage(
+            "the scripts' weights add up to 0: give at least one a weight above 0 (FILE@1)",
+        ));
+    }
+    Ok((program, builtin_used))
+}
+
+fn build(spec: &'static Spec, s: &Settings) -> Result<Box<dyn Workload>> {
+    let (program, builtin_used) = compile(&s.script)?;
+    let table = TableName::new(&guess_table(&program, builtin_used))?;
+    let mut cumulative = Vec::with_capacity(program.scripts.len());
+    let mut acc = 0u64;
+    for sc in &program.scripts {
+        acc += sc.weight;
+        cumulative.push(acc);
+    }
+    Ok(Box::new(ScriptRun {
+        spec,
+        types: program.scripts.iter().map(|s| s.name).collect(),
+        program: Arc::new(program),
+        cumulative: cumulative.into(),
+        builtin_used,
+        settings: s.clone(),
+        scale: Arc::new(AtomicI64::new(s.script.scale.unwrap_or(1) as i64)),
+        table,
+        shown: FirstErrors::default(),
+    }))
+}
+
+/// The table a run reports as its own (the JSON's `table`,
+/// `--show-rowsize`): pgbench_accounts for the builtins, else the first
+/// table the first SQL command names after FROM, UPDATE or INTO.
+fn guess_table(program: &Program, builtin_used: bool) -> String {
+    const DEFAULT: &str = "pgbench_accounts";
+    if builtin_used {
+        return DEFAULT.to_string();
+    }
+    let first = program
+        .scripts
+        .iter()
+        .flat_map(|s| &s.commands)
+        .find_map(|c| match c {
+            parse::Command::Sql(sql) => Some(sql.text.as_str()),
+            _ => None,
+        });
+    let Some(text) = first else {
+        return DEFAULT.to_string();
+    };
+    let words: Vec<&str> = text.split_whitespace().collect();
+    words
+        .windows(2)
+        .find(|w| ["from", "update", "into"].contains(&w[0].to_ascii_lowercase().as_str()))
+        .map(|w| {
+            w[1].trim_matches(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
+                .to_string()
+        })
+        .filter(|t| !t.is_empty() && t.len() <= crate::config::MAX_IDENTIFIER_LEN)
+        .unwrap_or_else(|| DEFAULT.to_string())
+}
+
+/// sysbench's query class of a script statement, whose name is
+/// "script:line TEXT": read, write or other, by the statement's verb. None
+/// for a name of another shape (another workload's statement kind).
+pub fn query_class(name: &str) -> Option<&'static str> {
+    let (at, text) = name.split_once(' ')?;
+    let (_, line) = at.rsplit_once(':')?;
+    if line.is_empty() || !line.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let verb = text
+        .split_whitespace()
+        .next()
+        .unwrap_or("")
+        .to_ascii_uppercase();
+    Some(match verb.as_str() {
+        "SELECT" | "WITH" | "VALUES" | "TABLE" | "SHOW" | "FETCH" => "read",
+        "INSERT" | "UPDATE" | "DELETE" | "MERGE" | "COPY" => "write",
+        _ => "other",
+    })
+}
+
+/// Scripts need no tables of the tool's: nothing to create or check.
+pub struct NoTables;
+
+pub static NO_TABLES: NoTables = NoTables;
+
+impl TableSet for NoTables {
+    fn key(&self) -> &'static str {
+        "script"
+    }
+
+    fn loader(&self) -> &'static str {
+        "pgbench-init"
+    }
+
+    fn prepare<'a>(
+        &'a self,
+        _client: &'a Client,
+        _settings: &'a Settings,
+        _flavor: Flavor,
+        _writes: bool,
+    ) -> BoxFuture<'a, Result<()>> {
+        Box::pin(std::future::ready(Ok(())))
+    }
+}
+
+struct ScriptRun {
+    spec: &'static Spec,
+    program: Arc<Program>,
+    types: Vec<&'static str>,
+    /// Running totals of the weights, in script order.
+    cumulative: Arc<[u64]>,
+    builtin_used: bool,
+    settings: Settings,
+    /// `:scale`, known after set-up.
+    scale: Arc<AtomicI64>,
+    table: TableName,
+    shown: FirstErrors,
+}
+
+impl ScriptRun {
+    fn defined(&self, name: &str) -> bool {
+        self.settings.script.defines.iter().any(|(n, _)| n == name)
+    }
+}
+
+impl Workload for ScriptRun {
+    fn spec(&self) -> &'static Spec {
+        self.spec
+    }
+
+    fn types(&self) -> Vec<&'static str> {
+        self.types.clone()
+    }
+
+    fn tables(&self) -> &'static dyn TableSet {
+        &NO_TABLES
+    }
+
+    fn needs_tables(&self) -> bool {
+        false
+    }
+
+    fn set_up<'a>(&'a self, client: &'a Client) -> BoxFuture<'a, Result<()>> {
+        Box::pin(async move {
+            // As pgbench: the builtins take :scale from pgbench_branches,
+            // custom scripts from -s (1 when not given).
+            if !self.builtin_used || self.defined("scale") {
+                return Ok(());
+            }
+            let n: i64 = match client
+                .query_one("select count(*) from pgbench_branches", &[])
+                .await
+            {
+                Ok(row) => row.get(0),
+                Err(e) if e.code().is_some_and(|c| c.code() == "42P01") => {
+                    return Err(Error::usage(
+                        "the built-in scripts need pgbench's tables and pgbench_branches does not exist: load them first, e.g. -o pgbench-init,script -s 10 (or pgbench -i)",
+                    ));
+                }
+                Err(e) => return Err(Error::db("cannot read the scale from pgbench_branches", e)),
+            };
+            if n <= 0 {
+                return Err(Error::usage(
+                    "pgbench_branches is empty, so the built-in scripts have no scale: load it first with -o pgbench-init -s N (or pgbench -i)",
+                ));
+            }
+            if let Some(given) = self.settings.script.scale
+                && given as i64 != n
+            {
+                crate::say!(
+                    "warning: -s {given} is ignored by the built-in scripts: pgbench_branches holds {n} branches, so :scale is {n} (as pgbench)"
+                );
+            }
+            self.scale.store(n, Ordering::Relaxed);
+            Ok(())
+        })
+    }
+
+    fn table(&self) -> &TableName {
+        &self.table
+    }
+
+    fn batch_text(&self) -> String {
+        self.program
+            .scripts
+            .iter()
+            .map(|s| format!("{}@{}", s.name, s.weight))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    fn histogram_note(&self) -> String {
+        "transaction (one run of a script)".to_string()
+    }
+
+    fn worker(&self, thread: usize) -> Box<dyn DynOperation> {
+        let p = &self.program;
+        let mut vars = vec![Var::Unset; p.names.len()];
+        for (name, value) in &self.settings.script.defines {
+            if let Some(v) = p.slot(name).and_then(|slot| vars.get_mut(slot)) {
+                *v = Var::Text(value.clone());
+            }
+        }
+        let seed = self.settings.seed;
+        if let Some(v) = vars.get_mut(parse::CLIENT_ID) {
+            *v = Var::Value(eval::Value::Int(thread as i64));
+        }
+        let automatic = [
+            ("scale", parse::SCALE, self.scale.load(Ordering::Relaxed)),
+            ("random_seed", parse::RANDOM_SEED, seed as i64),
+            // The same for every client, as pgbench's.
+            (
+                "default_seed",
+                parse::DEFAULT_SEED,
+                worker_seed(seed, 0, 31) as i64,
+            ),
+        ];
+        for (name, slot, value) in automatic {
+            if !self.defined(name)
+                && let Some(v) = vars.get_mut(slot)
+            {
+                *v = Var::Value(eval::Value::Int(value));
+            }
+        }
+        Box::new(ScriptOp {
+            interp: Interp::new(p.clone(), vars, self.settings.prepared),
+            shown: self.shown.clone(),
+            rng: SmallRng::seed_from_u64(worker_seed(seed, thread, 29)),
+            cumulative: self.cumulative.clone(),
+            chosen: 0,
+            unit_seed: 0,
+        })
+    }
+}
+
+/// The first failure of each kind, said once on stderr: the summary
+/// counts failures by SQLSTATE, but only the message says which line of
+/// which script failed and why (a division by zero in `\set`, a
+/// `\gset` that found no row).
+#[derive(Clone, Default)]
+struct FirstErrors(Arc<std::sync::Mutex<Vec<String>>>);
+
+impl FirstErrors {
+    /// How many kinds are said; later ones are only counted.
+    const MAX: usize = 10;
+
+    fn show(&self, e: &Error) {
+        let text = e.to_string();
+        // The kind: where it happened and what class of error (the part
+        // before the message, which may hold values).
+        let kind = format!(
+            "{} {}",
+            text.split(": ").next().unwrap_or(""),
+            e.sqlstate().unwrap_or("client")
+        );
+        let Ok(mut seen) = self.0.lock() else {
+            return;
+        };
+        if seen.len() >= Self::MAX || seen.contains(&kind) {
+            return;
+        }
+        seen.push(kind);
+        crate::say!(
+            "warning: a script failed (the first failure of its kind; all are counted in the summary): {text}"
+        );
+    }
+}
+
+struct ScriptOp {
+    interp: Interp,
+    shown: FirstErrors,
+    rng: SmallRng,
+    cumulative: Arc<[u64]>,
+    /// The staged unit's script, and the seed of its random draws.
+    chosen: usize,
+    unit_seed: u64,
+}
+
+impl Operation for ScriptOp {
+    async fn prepare(&mut self, client: &Client) -> Result<()> {
+        self.interp.prepare(client).await
+    }
+
+    fn stage(&mut self) -> bool {
+        let total = self.cumulative.last().copied().unwrap_or(1).max(1);
+        let r = self.rng.random_range(0..total);
+        self.chosen = self.cumulative.partition_point(|&c| c <= r);
+        self.unit_seed = self.rng.random();
+        true
+    }
+
+    fn unit_type(&self) -> usize {
+        self.chosen
+    }
+
+    async fn execute(&mut self, client: &Client) -> Result<Outcome> {
+        match self.interp.run(client, self.chosen, self.unit_seed).await {
+            Ok(rows) => Ok(Outcome { rows, missing: 0 }),
+            Err(e) => {
+                self.shown.show(&e);
+                Err(e)
+            }
+        }
+    }
+
+    fn take_statements(&mut self) -> Vec<StatementStats> {
+        self.interp.take_stats()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn weights_split_at_the_last_at_sign_only_before_digits() {
+        assert_eq!(
+            split_weight("a.sql@9", "--script").unwrap(),
+            ("a.sql".into(), 9)
+        );
+        assert_eq!(
+            split_weight("a.sql", "--script").unwrap(),
+            ("a.sql".into(), 1)
+        );
+        assert_eq!(
+            split_weight("me@host/a.sql", "--script").unwrap(),
+            ("me@host/a.sql".into(), 1)
+        );
+        assert_eq!(
+            split_weight("x@y.sql@0", "--script").unwrap(),
+            ("x@y.sql".into(), 0)
+        );
+        assert!(split_weight("a@99999999999", "--script").is_err());
+    }
+
+    #[test]
+    fn builtins_are_found_by_unambiguous_prefixes() {
+        assert_eq!(find_builtin("tpcb-like").unwrap().0, "tpcb-like");
+        assert_eq!(find_builtin("tpcb").unwrap().0, "tpcb-like");
+        assert_eq!(find_builtin("se").unwrap().0, "select-only");
+        let e = find_builtin("s").unwrap_err().to_string();
+        assert!(e.contains("ambiguous"), "{e}");
+        assert!(
+            find_builtin("list")
+                .unwrap_err()
+                .to_string()
+                .contains("select-only")
+        );
+        assert!(
+            find_builtin("nope")
+                .unwrap_err()
+                .to_string()
+                .contains("no such")
+        );
+    }
+
+    #[test]
+    fn every_builtin_compiles() {
+        let s = ScriptSettings {
+            builtins: BUILTINS.iter().map(|b| format!("{}@2", b.0)).collect(),
+            ..ScriptSettings::default()
+        };
+        let (p, builtin) = compile(&s).unwrap();
+        assert!(builtin);
+        assert_eq!(p.scripts.len(), 3);
+        assert_eq!(p.scripts[2].name, "select-only");
+        assert!(p.scripts.iter().all(|s| s.weight == 2));
+    }
+
+    #[test]
+    fn query_classes_follow_the_verb() {
+        assert_eq!(query_class("t:3 SELECT abalance FROM x"), Some("read"));
+        assert_eq!(query_class("a.sql:4 update x set"), Some("write"));
+        assert_eq!(query_class("t:5 END"), Some("other"));
+        assert_eq!(query_class("t:6 \\sleep 1 ms"), Some("other"));
+        // Another workload's statement kinds.
+        assert_eq!(query_class("point_select"), None);
+        assert_eq!(query_class("read"), None);
+    }
+
+    #[test]
+    fn the_reported_table_is_the_first_one_named() {
+        let mut c = Compiler::new();
+        c.add(
+            "a",
+            "a.sql",
+            "\\set x 1\nselect * from \"usertable\" where k = :x;",
+            1,
+        )
+        .unwrap();
+        let p = c.finish().unwrap();
+        assert_eq!(guess_table(&p, false), "usertable");
+        assert_eq!(guess_table(&p, true), "pgbench_accounts");
+    }
+}

@@ -1,0 +1,1137 @@
+//! pgbench's script files, parsed and compiled before anything runs.
+//!
+//! A script is a sequence of SQL commands and backslash meta-commands, as
+//! pgbench reads it: an SQL command ends at a `;` outside quotes,
+//! comments and parentheses (so it may span lines), or at the end of the
+//! file, or at a `\gset`/`\aset` that stands in for its `;`; a
+//! meta-command is a line starting with a backslash, continued on the next
+//! line by a backslash at its end. `:name` in an SQL command is a variable,
+//! bound as a parameter of the prepared statement (each occurrence its own
+//! `$n`, as pgbench does) or, with `--no-prepared`, written into the text
+//! as a literal; `::` is a cast. Unlike pgbench, nothing inside quotes,
+//! quoted identifiers, dollar quotes or comments is taken for a variable,
+//! and a script that writes a variable it sets inside quotes (`':aid'`) is
+//! refused rather than run with the literal text.
+//!
+//! Meta-commands: `\set`, `\sleep`, `\if`/`\elif`/`\else`/`\endif`,
+//! `\gset`/`\aset` (after an SQL command). `\setshell` and `\shell` are
+//! refused (no shell commands per transaction), as are pipelines.
+//!
+//! Every error names the file, line and column; the caller turns it into
+//! a usage error (exit 2) before any connection is made. `\if` chains are
+//! compiled into conditional and plain jumps, expressions into trees
+//! ([`super::expr`]), variable names into slots shared by all the scripts
+//! of a run, so the interpreter ([`super::exec`]) never looks a name up.
+
+use std::collections::HashMap;
+
+use super::expr::{Expr, ExprError, is_name_byte, parse_expr};
+
+/// The variables every client has, in their slots 0..4.
+pub const CLIENT_ID: usize = 0;
+pub const SCALE: usize = 1;
+pub const RANDOM_SEED: usize = 2;
+pub const DEFAULT_SEED: usize = 3;
+const AUTOMATIC: [&str; 4] = ["client_id", "scale", "random_seed", "default_seed"];
+
+/// A compiled set of scripts and what their clients share.
+#[derive(Debug)]
+pub struct Program {
+    pub scripts: Vec<Script>,
+    /// Variable names by slot.
+    pub names: Vec<String>,
+    index: HashMap<String, usize>,
+    /// `random_zipfian` call sites in all.
+    pub zipf_sites: usize,
+    /// Per-statement figures' names, by index.
+    pub statements: Vec<&'static str>,
+    /// The most parameters one SQL command binds.
+    pub max_params: usize,
+}
+
+impl Program {
+    /// The slot of a variable name, if any script or `-D` names it (a
+    /// `\gset` column no one reads has none, and is not kept).
+    pub fn slot(&self, name: &str) -> Option<usize> {
+        self.index.get(name).copied()
+    }
+}
+
+/// One script, as `--script` or `--builtin` gave it.
+#[derive(Debug)]
+pub struct Script {
+    /// Its name in reports: the file's name, or the builtin's.
+    pub name: &'static str,
+    pub weight: u64,
+    pub commands: Vec<Command>,
+}
+
+/// One step of a compiled script.
+#[derive(Debug)]
+pub enum Command {
+    Sql(Sql),
+    Set {
+        slot: usize,
+        expr: Expr,
+        /// "file:line", for messages and debug().
+        at: String,
+    },
+    Sleep {
+        amount: SleepAmount,
+        /// Nanoseconds per unit of the amount.
+        unit_ns: u64,
+        stat: usize,
+        at: String,
+    },
+    /// `\if`/`\elif`: go on when the condition holds, else jump.
+    Test {
+        cond: Expr,
+        on_false: usize,
+        at: String,
+    },
+    /// The end of a taken branch: to the command after `\endif`.
+    Jump(usize),
+}
+
+#[derive(Debug, PartialEq, Eq)]
+pub enum SleepAmount {
+    Const(i64),
+    Var(usize),
+}
+
+/// How an SQL command moves the session's transaction, by its first
+/// words: the interpreter rolls back a transaction a failed unit left open.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TxnEffect {
+    None,
+    Begin,
+    End,
+}
+
+/// Where `\gset` or `\aset` puts the result.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Gset {
+    /// `\aset`: every row may be absent or many (the last is kept).
+    pub all_rows: bool,
+    pub prefix: String,
+}
+
+/// An SQL command.
+#[derive(Debug)]
+pub struct Sql {
+    /// As written, for messages.
+    pub text: String,
+    /// With `$1`, `$2`, … for the variables, to prepare.
+    pub prepared: String,
+    /// The text around the variables, for `--no-prepared`: one more part
+    /// than there are parameters.
+    pub parts: Vec<String>,
+    /// The variable of each parameter.
+    pub params: Vec<usize>,
+    pub into: Option<Gset>,
+    pub txn: TxnEffect,
+    /// "file:line".
+    pub at: String,
+    pub stat: usize,
+}
+
+/// A parse error: where, and what.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParseError {
+    pub file: String,
+    pub line: usize,
+    pub column: usize,
+    pub message: String,
+}
+
+impl std::fmt::Display for ParseError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}:{}:{}: {}",
+            self.file, self.line, self.column, self.message
+        )
+    }
+}
+
+/// Line starts of a text, to turn byte offsets into lines and columns.
+struct Lines {
+    starts: Vec<usize>,
+}
+
+impl Lines {
+    fn new(text: &str) -> Lines {
+        let mut starts = vec![0];
+        starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        Lines { starts }
+    }
+
+    /// 1-based line and column (in characters) of byte `offset`.
+    fn at(&self, text: &str, offset: usize) -> (usize, usize) {
+        let line = self.starts.partition_point(|&s| s <= offset).max(1);
+        let start = self.starts[line - 1];
+        let end = offset.min(text.len());
+        let col = text.get(start..end).map_or(1, |s| s.chars().count() + 1);
+        (line, col)
+    }
+}
+
+/// Builds a [`Program`] from scripts added one by one.
+pub struct Compiler {
+    names: Vec<String>,
+    index: HashMap<String, usize>,
+    /// Names given a value by `\set` or `-D`, or automatic.
+    assigned: std::collections::HashSet<String>,
+    /// `:name` written inside quotes: refused if the name is assigned.
+    quoted: Vec<ParseError>,
+    zipf_sites: usize,
+    statements: Vec<&'static str>,
+    scripts: Vec<Script>,
+    max_params: usize,
+}
+
+impl Default for Compiler {
+    fn default() -> Self {
+        Compiler::new()
+    }
+}
+
+impl Compiler {
+    pub fn new() -> Compiler {
+        let mut c = Compiler {
+            names: Vec::new(),
+            index: HashMap::new(),
+            assigned: AUTOMATIC.iter().map(|s| s.to_string()).collect(),
+            quoted: Vec::new(),
+            zipf_sites: 0,
+            statements: Vec::new(),
+            scripts: Vec::new(),
+            max_params: 0,
+        };
+        for name in AUTOMATIC {
+            c.slot(name);
+        }
+        c
+    }
+
+    fn slot(&mut self, name: &str) -> usize {
+        if let Some(&i) = self.index.get(name) {
+            return i;
+        }
+        self.names.push(name.to_string());
+        self.index.insert(name.to_string(), self.names.len() - 1);
+        self.names.len() - 1
+    }
+
+    /// A `-D NAME=VALUE` variable: its slot.
+    pub fn define(&mut self, name: &str) -> usize {
+        self.assigned.insert(name.to_string());
+        self.slot(name)
+    }
+
+    /// Parses `text` (from `file`, as messages name it) as the script
+    /// `name` of weight `weight`.
+    pub fn add(
+        &mut self,
+        name: &'static str,
+        file: &str,
+        text: &str,
+        weight: u64,
+    ) -> Result<(), ParseError> {
+        let commands = ScriptParser {
+            c: self,
+            name,
+            file,
+            text,
+            bytes: text.as_bytes(),
+            lines: Lines::new(text),
+            commands: Vec::new(),
+            ifs: Vec::new(),
+            last_sql: false,
+        }
+        .run()?;
+        if commands.is_empty() {
+            return Err(ParseError {
+                file: file.to_string(),
+                line: 1,
+                column: 1,
+                message: "the script has no command".to_string(),
+            });
+        }
+        self.scripts.push(Script {
+            name,
+            weight,
+            commands,
+        });
+        Ok(())
+    }
+
+    /// The program, once every script is added; refuses a script that
+    /// writes a variable it sets inside quotes.
+    pub fn finish(self) -> Result<Program, ParseError> {
+        if let Some(e) = self
+            .quoted
+            .iter()
+            .find(|e| self.assigned.contains(&e.message))
+        {
+            let name = &e.message;
+            return Err(ParseError {
+                message: format!(
+                    ":{name} is inside quotes, where ysql-bench does not replace it (it binds variables as parameters): write :{name} outside the quotes, e.g. 'x' || :{name}"
+                ),
+                ..e.clone()
+            });
+        }
+        Ok(Program {
+            scripts: self.scripts,
+            names: self.names,
+            index: self.index,
+            zipf_sites: self.zipf_sites,
+            statements: self.statements,
+            max_params: self.max_params,
+        })
+    }
+}
+
+/// An open `\if` while parsing.
+struct IfFrame {
+    /// The Test whose false branch is not yet known.
+    test: Option<usize>,
+    /// Jumps to the command after `\endif`.
+    to_end: Vec<usize>,
+    has_else: bool,
+    offset: usize,
+}
+
+struct ScriptParser<'a> {
+    c: &'a mut Compiler,
+    name: &'static str,
+    file: &'a str,
+    text: &'a str,
+    bytes: &'a [u8],
+    lines: Lines,
+    commands: Vec<Command>,
+    ifs: Vec<IfFrame>,
+    /// The last command was SQL (a `\gset` may follow).
+    last_sql: bool,
+}
+
+/// Where a scan of SQL text stopped.
+struct SqlScan {
+    /// The end of the command's text (before its `;` or backslash).
+    end: usize,
+    /// Where parsing goes on.
+    next: usize,
+    /// `:name` variables: offset of the colon, name.
+    vars: Vec<(usize, String)>,
+    /// `:name` inside quotes.
+    quoted: Vec<(usize, String)>,
+}
+
+impl ScriptParser<'_> {
+    fn err(&self, offset: usize, message: impl Into<String>) -> ParseError {
+        let (line, column) = self.lines.at(self.text, offset);
+        ParseError {
+            file: self.file.to_string(),
+            line,
+            column,
+            message: message.into(),
+        }
+    }
+
+    fn at(&self, offset: usize) -> String {
+        format!("{}:{}", self.name, self.lines.at(self.text, offset).0)
+    }
+
+    fn expr_err(&self, e: ExprError) -> ParseError {
+        self.err(e.offset, e.message)
+    }
+
+    fn run(mut self) -> Result<Vec<Command>, ParseError> {
+        let mut pos = 0;
+        loop {
+            pos = self.skip_space_and_comments(pos);
+            if pos >= self.bytes.len() {
+                break;
+            }
+            pos = if self.bytes[pos] == b'\\' {
+                self.meta(pos)?
+            } else {
+                self.sql(pos)?
+            };
+        }
+        if let Some(f) = self.ifs.last() {
+            return Err(self.err(f.offset, "\\if without a matching \\endif"));
+        }
+        Ok(self.commands)
+    }
+
+    fn skip_space_and_comments(&self, mut pos: usize) -> usize {
+        let b = self.bytes;
+        while pos < b.len() {
+            if b[pos].is_ascii_whitespace() {
+                pos += 1;
+            } else if b[pos] == b'-' && b.get(pos + 1) == Some(&b'-') {
+                while pos < b.len() && b[pos] != b'\n' {
+                    pos += 1;
+                }
+            } else if b[pos] == b'/' && b.get(pos + 1) == Some(&b'*') {
+                pos = skip_block_comment(b, pos);
+            } else {
+                break;
+            }
+        }
+        pos
+    }
+
+    // ------------------------------------------------------------- SQL
+
+    fn sql(&mut self, start: usize) -> Result<usize, ParseError> {
+        let scan = scan_sql(self.bytes, start);
+        let text = self.text[start..scan.end].trim_end();
+        if text.is_empty() {
+            // A lone `;`.
+            return Ok(scan.next);
+        }
+        for (off, name) in &scan.quoted {
+            let e = self.err(*off, name.clone());
+            self.c.quoted.push(e);
+        }
+        let mut prepared = String::with_capacity(text.len());
+        let mut parts = Vec::with_capacity(scan.vars.len() + 1);
+        let mut params = Vec::with_capacity(scan.vars.len());
+        let mut last = start;
+        for (i, (off, name)) in scan.vars.iter().enumerate() {
+            let piece = &self.text[last..*off];
+            prepared.push_str(piece);
+            prepared.push('$');
+            prepared.push_str(&(i + 1).to_string());
+            parts.push(piece.to_string());
+            params.push(self.c.slot(name));
+            last = off + 1 + name.len();
+        }
+        let tail = &self.text[last..start + text.len()];
+        prepared.push_str(tail);
+        parts.push(tail.to_string());
+        if params.len() > super::MAX_PARAMS {
+            return Err(self.err(
+                start,
+                format!(
+                    "the command binds {} variables; PostgreSQL takes at most {}",
+                    params.len(),
+                    super::MAX_PARAMS
+                ),
+            ));
+        }
+        self.c.max_params = self.c.max_params.max(params.len());
+        let at = self.at(start);
+        let stat = self.statement_name(&at, text);
+        self.commands.push(Command::Sql(Sql {
+            text: text.to_string(),
+            prepared,
+            parts,
+            params,
+            into: None,
+            txn: txn_effect(text),
+            at,
+            stat,
+        }));
+        self.last_sql = true;
+        Ok(scan.next)
+    }
+
+    fn statement_name(&mut self, at: &str, text: &str) -> usize {
+        const SHOWN: usize = 60;
+        let words: Vec<&str> = text.split_whitespace().collect();
+        let mut shown = words.join(" ");
+        if shown.chars().count() > SHOWN {
+            shown = shown.chars().take(SHOWN - 1).collect::<String>() + "…";
+        }
+        // Leaked once per script command and run: the reports keep
+        // statement names as &'static str.
+        let name: &'static str = Box::leak(format!("{at} {shown}").into_boxed_str());
+        self.c.statements.push(name);
+        self.c.statements.len() - 1
+    }
+
+    // ------------------------------------------------------------- meta
+
+    /// The end of a meta-command's line (continued by a backslash at the
+    /// end of a line), and where the next command starts.
+    fn line_end(&self, mut pos: usize) -> (usize, usize) {
+        let b = self.bytes;
+        while pos < b.len() {
+            if b[pos] == b'\n' {
+                let continued = pos >= 1
+                    && (b[pos - 1] == b'\\'
+                        || (b[pos - 1] == b'\r' && pos >= 2 && b[pos - 2] == b'\\'));
+                if !continued {
+                    let end = if pos >= 1 && b[pos - 1] == b'\r' {
+                        pos - 1
+                    } else {
+                        pos
+                    };
+                    return (end, pos + 1);
+                }
+            }
+            pos += 1;
+        }
+        (b.len(), b.len())
+    }
+
+    fn meta(&mut self, start: usize) -> Result<usize, ParseError> {
+        let b = self.bytes;
+        let mut i = start + 1;
+        while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+            i += 1;
+        }
+        let name = self.text[start + 1..i].to_ascii_lowercase();
+        let (end, next) = self.line_end(i);
+        let was_sql = std::mem::replace(&mut self.last_sql, false);
+        match name.as_str() {
+            "set" => self.set(start, i, end)?,
+            "sleep" => self.sleep(start, i, end)?,
+            "if" => {
+                let cond = self.expression(i, end, "\\if")?;
+                self.ifs.push(IfFrame {
+                    test: Some(self.commands.len()),
+                    to_end: Vec::new(),
+                    has_else: false,
+                    offset: start,
+                });
+                let at = self.at(start);
+                self.commands.push(Command::Test {
+                    cond,
+                    on_false: usize::MAX,
+                    at,
+                });
+            }
+            "elif" | "else" => {
+                let is_elif = name == "elif";
+                let cond = if is_elif {
+                    Some(self.expression(i, end, "\\elif")?)
+                } else {
+                    self.no_arguments(&name, i, end)?;
+                    None
+                };
+                let Some(frame) = self.ifs.last() else {
+                    return Err(self.err(start, format!("\\{name} without \\if")));
+                };
+                if frame.has_else {
+                    return Err(self.err(start, format!("\\{name} after \\else")));
+                }
+                let jump = self.commands.len();
+                self.commands.push(Command::Jump(usize::MAX));
+                let here = self.commands.len();
+                let test = self.ifs.last_mut().and_then(|f| {
+                    f.to_end.push(jump);
+                    f.has_else = !is_elif;
+                    f.test.take()
+                });
+                self.patch_test(test, here);
+                if let Some(cond) = cond {
+                    let at = self.at(start);
+                    self.commands.push(Command::Test {
+                        cond,
+                        on_false: usize::MAX,
+                        at,
+                    });
+                    if let Some(f) = self.ifs.last_mut() {
+                        f.test = Some(here);
+                    }
+                }
+            }
+            "endif" => {
+                self.no_arguments(&name, i, end)?;
+                let Some(frame) = self.ifs.pop() else {
+                    return Err(self.err(start, "\\endif without \\if"));
+                };
+                let here = self.commands.len();
+                self.patch_test(frame.test, here);
+                for j in frame.to_end {
+                    if let Some(Command::Jump(t)) = self.commands.get_mut(j) {
+                        *t = here;
+                    }
+                }
+            }
+            "gset" | "aset" => {
+                let words: Vec<&str> = self.text[i..end].split_whitespace().collect();
+                if words.len() > 1 {
+                    return Err(self.err(
+                        i,
+                        format!(
+                            "\\{name} takes at most one argument, a prefix of the variable names"
+                        ),
+                    ));
+                }
+                let prefix = words.first().copied().unwrap_or("").to_string();
+                if let Some(bad) = prefix.bytes().position(|c| !is_name_byte(c)) {
+                    return Err(self.err(
+                        i + self.text[i..end].find(&prefix).unwrap_or(0) + bad,
+                        format!("\\{name}: '{prefix}' is not a variable name prefix (letters, digits and _)"),
+                    ));
+                }
+                match self.commands.last_mut() {
+                    Some(Command::Sql(sql)) if was_sql && sql.into.is_none() => {
+                        sql.into = Some(Gset {
+                            all_rows: name == "aset",
+                            prefix,
+                        });
+                    }
+                    _ => {
+                        return Err(self.err(start, format!("\\{name} must follow an SQL command")));
+                    }
+                }
+            }
+            "setshell" | "shell" => {
+                return Err(self.err(
+                    start,
+                    format!(
+                        "\\{name} runs a shell command per transaction; ysql-bench does not run shell commands: compute the value with \\set or in SQL"
+                    ),
+                ));
+            }
+            "startpipeline" | "endpipeline" | "syncpipeline" => {
+                return Err(self.err(
+                    start,
+                    format!("\\{name}: pipelines are not supported; remove the pipeline commands (the statements then run one after another)"),
+                ));
+            }
+            "" if b.get(start + 1) == Some(&b';') => {
+                return Err(self.err(
+                    start,
+                    "compound commands (\\;) are not supported: end each statement with ; as its own command",
+                ));
+            }
+            "" => {
+                return Err(self.err(
+                    start,
+                    "a backslash must be followed by a meta-command name, e.g. \\set",
+                ));
+            }
+            other => {
+                return Err(self.err(
+                    start,
+                    format!(
+                        "unknown meta-command \\{other}: use \\set, \\sleep, \\if, \\elif, \\else, \\endif, \\gset or \\aset"
+                    ),
+                ));
+            }
+        }
+        Ok(next)
+    }
+
+    fn patch_test(&mut self, test: Option<usize>, target: usize) {
+        if let Some(t) = test
+            && let Some(Command::Test { on_false, .. }) = self.commands.get_mut(t)
+        {
+            *on_false = target;
+        }
+    }
+
+    fn no_arguments(&self, name: &str, from: usize, end: usize) -> Result<(), ParseError> {
+        let rest = &self.text[from..end];
+        match rest.find(|c: char| !c.is_whitespace() && c != '\\') {
+            Some(k) => Err(self.err(from + k, format!("\\{name} takes no argument"))),
+            None => Ok(()),
+        }
+    }
+
+    fn expression(&mut self, from: usize, end: usize, what: &str) -> Result<Expr, ParseError> {
+        let c = &mut *self.c;
+        let mut sites = c.zipf_sites;
+        let mut intern = |n: &str| -> usize {
+            if let Some(&i) = c.index.get(n) {
+                return i;
+            }
+            c.names.push(n.to_string());
+            c.index.insert(n.to_string(), c.names.len() - 1);
+            c.names.len() - 1
+        };
+        let r = parse_expr(self.text, from, end, &mut intern, &mut sites);
+        self.c.zipf_sites = sites;
+        r.map_err(|e| {
+            let mut pe = self.expr_err(e);
+            if pe.message == "an expression is missing" {
+                pe.message = format!("{what} needs an expression");
+            }
+            pe
+        })
+    }
+
+    fn set(&mut self, start: usize, from: usize, end: usize) -> Result<(), ParseError> {
+        let b = self.bytes;
+        let mut i = from;
+        while i < end && (b[i] == b' ' || b[i] == b'\t') {
+            i += 1;
+        }
+        let name_start = i;
+        while i < end && is_name_byte(b[i]) {
+            i += 1;
+        }
+        if i == name_start {
+            return Err(self.err(
+                name_start.min(end),
+                "\\set needs a variable name and an expression, e.g. \\set aid random(1, 100000)",
+            ));
+        }
+        let name = self.text[name_start..i].to_string();
+        let expr = self.expression(i, end, "\\set")?;
+        self.c.assigned.insert(name.clone());
+        let slot = self.c.slot(&name);
+        let at = self.at(start);
+        self.commands.push(Command::Set { slot, expr, at });
+        Ok(())
+    }
+
+    fn sleep(&mut self, start: usize, from: usize, end: usize) -> Result<(), ParseError> {
+        let args = &self.text[from..end];
+        let first = args.find(|c: char| !c.is_whitespace()).map(|k| from + k);
+        let Some(first) = first else {
+            return Err(self.err(start, "\\sleep needs a duration, e.g. \\sleep 10 ms"));
+        };
+        let rest = &self.text[first..end];
+        // The amount: an integer, or :variable; the unit may follow at once.
+        let (amount, after) = if let Some(v) = rest.strip_prefix(':') {
+            let n = v.bytes().take_while(|&c| is_name_byte(c)).count();
+            if n == 0 {
+                return Err(self.err(first, "\\sleep: a variable name must follow ':'"));
+            }
+            (SleepAmount::Var(self.c.slot(&v[..n])), first + 1 + n)
+        } else {
+            let digits = rest
+                .char_indices()
+                .take_while(|(k, c)| c.is_ascii_digit() || (*k == 0 && (*c == '-' || *c == '+')))
+                .count();
+            let num = &rest[..digits];
+            match num.parse::<i64>() {
+                Ok(n) => (SleepAmount::Const(n), first + digits),
+                Err(_) => {
+                    return Err(self.err(
+                        first,
+                        "\\sleep takes a whole number or a :variable, and a unit (us, ms or s)",
+                    ));
+                }
+            }
+        };
+        let unit_words: Vec<&str> = self.text[after..end].split_whitespace().collect();
+        let unit_ns = match unit_words.as_slice() {
+            [] => 1_000_000_000,
+            [u] => match u.to_ascii_lowercase().as_str() {
+                "us" => 1_000,
+                "ms" => 1_000_000,
+                "s" => 1_000_000_000,
+                _ => {
+                    let off = after + self.text[after..end].find(u).unwrap_or(0);
+                    return Err(
+                        self.err(off, format!("\\sleep: unknown unit '{u}': use us, ms or s"))
+                    );
+                }
+            },
+            _ => {
+                return Err(self.err(after, "\\sleep takes a duration and at most one unit"));
+            }
+        };
+        let at = self.at(start);
+        let shown = self.text[start..end]
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        let stat = self.statement_name(&at, &shown);
+        self.commands.push(Command::Sleep {
+            amount,
+            unit_ns,
+            stat,
+            at,
+        });
+        Ok(())
+    }
+}
+
+/// How an SQL command moves the transaction, from its first words.
+fn txn_effect(text: &str) -> TxnEffect {
+    let mut words = text
+        .split(|c: char| !c.is_ascii_alphabetic())
+        .filter(|w| !w.is_empty())
+        .map(str::to_ascii_uppercase);
+    match (words.next().as_deref(), words.next().as_deref()) {
+        (Some("BEGIN" | "START"), _) => TxnEffect::Begin,
+        (Some("ROLLBACK"), Some("TO")) => TxnEffect::None,
+        (Some("COMMIT" | "END" | "ROLLBACK" | "ABORT"), _) => TxnEffect::End,
+        (Some("PREPARE"), Some("TRANSACTION")) => TxnEffect::End,
+        _ => TxnEffect::None,
+    }
+}
+
+fn skip_block_comment(b: &[u8], mut pos: usize) -> usize {
+    // Block comments nest in PostgreSQL.
+    let mut depth = 0;
+    while pos < b.len() {
+        if b[pos] == b'/' && b.get(pos + 1) == Some(&b'*') {
+            depth += 1;
+            pos += 2;
+        } else if b[pos] == b'*' && b.get(pos + 1) == Some(&b'/') {
+            depth -= 1;
+            pos += 2;
+            if depth == 0 {
+                return pos;
+            }
+        } else {
+            pos += 1;
+        }
+    }
+    pos
+}
+
+/// Scans one SQL command from `start`: to a `;` outside quotes, comments
+/// and parentheses, a backslash outside quotes, or the end.
+fn scan_sql(b: &[u8], start: usize) -> SqlScan {
+    let mut vars = Vec::new();
+    let mut quoted = Vec::new();
+    let mut depth = 0i32;
+    let mut i = start;
+    let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80;
+    while i < b.len() {
+        match b[i] {
+            b';' if depth <= 0 => {
+                return SqlScan {
+                    end: i,
+                    next: i + 1,
+                    vars,
+                    quoted,
+                };
+            }
+            b'\\' => {
+                return SqlScan {
+                    end: i,
+                    next: i,
+                    vars,
+                    quoted,
+                };
+            }
+            b'(' => {
+                depth += 1;
+                i += 1;
+            }
+            b')' => {
+                depth -= 1;
+                i += 1;
+            }
+            b'-' if b.get(i + 1) == Some(&b'-') => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => i = skip_block_comment(b, i),
+            b'\'' => {
+                let escapes =
+                    i >= 1 && (b[i - 1] == b'E' || b[i - 1] == b'e') && (i < 2 || !ident(b[i - 2]));
+                i = skip_quoted(b, i, b'\'', escapes, &mut quoted);
+            }
+            b'"' => i = skip_quoted(b, i, b'"', false, &mut quoted),
+            b'$' if i >= 1 && ident(b[i - 1]) => i += 1,
+            b'$' => {
+                // $1 is a parameter; $tag$ … $tag$ a dollar quote.
+                let mut j = i + 1;
+                if j < b.len() && b[j].is_ascii_digit() {
+                    i = j;
+                    continue;
+                }
+                while j < b.len() && (b[j].is_ascii_alphanumeric() || b[j] == b'_') {
+                    j += 1;
+                }
+                if j < b.len() && b[j] == b'$' {
+                    let tag = &b[i..=j];
+                    let body = j + 1;
+                    let close = b[body..]
+                        .windows(tag.len())
+                        .position(|w| w == tag)
+                        .map_or(b.len(), |k| body + k + tag.len());
+                    i = close;
+                } else {
+                    i += 1;
+                }
+            }
+            b':' if b.get(i + 1) == Some(&b':') => i += 2,
+            b':' => {
+                let mut j = i + 1;
+                while j < b.len() && is_name_byte(b[j]) {
+                    j += 1;
+                }
+                if j > i + 1 {
+                    let name = String::from_utf8_lossy(&b[i + 1..j]).into_owned();
+                    vars.push((i, name));
+                }
+                i = j.max(i + 1);
+            }
+            _ => i += 1,
+        }
+    }
+    SqlScan {
+        end: b.len(),
+        next: b.len(),
+        vars,
+        quoted,
+    }
+}
+
+/// Skips a quoted string or identifier starting at `i`; notes `:name`
+/// inside it whose name starts with a letter or underscore.
+fn skip_quoted(
+    b: &[u8],
+    mut i: usize,
+    q: u8,
+    escapes: bool,
+    quoted: &mut Vec<(usize, String)>,
+) -> usize {
+    i += 1;
+    while i < b.len() {
+        let c = b[i];
+        if escapes && c == b'\\' {
+            i += 2;
+            continue;
+        }
+        if c == q {
+            if b.get(i + 1) == Some(&q) {
+                i += 2;
+                continue;
+            }
+            return i + 1;
+        }
+        if c == b':'
+            && b.get(i + 1)
+                .is_some_and(|&n| n.is_ascii_alphabetic() || n == b'_')
+            && (i == 0 || b[i - 1] != b':')
+        {
+            let mut j = i + 1;
+            while j < b.len() && is_name_byte(b[j]) {
+                j += 1;
+            }
+            quoted.push((i, String::from_utf8_lossy(&b[i + 1..j]).into_owned()));
+        }
+        i += 1;
+    }
+    b.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn compile(text: &str) -> Result<Program, ParseError> {
+        let mut c = Compiler::new();
+        c.add("t", "t.sql", text, 1)?;
+        c.finish()
+    }
+
+    fn error(text: &str) -> String {
+        compile(text).expect_err(text).to_string()
+    }
+
+    fn sqls(p: &Program) -> Vec<&Sql> {
+        p.scripts[0]
+            .commands
+            .iter()
+            .filter_map(|c| match c {
+                Command::Sql(s) => Some(s),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn tpcb_like_compiles_into_its_commands() {
+        let p = compile(super::super::TPCB_LIKE).unwrap();
+        let cmds = &p.scripts[0].commands;
+        assert_eq!(cmds.len(), 11);
+        assert!(matches!(cmds[0], Command::Set { .. }));
+        let s = sqls(&p);
+        assert_eq!(s[0].text, "BEGIN");
+        assert_eq!(s[0].txn, TxnEffect::Begin);
+        assert_eq!(
+            s[1].prepared,
+            "UPDATE pgbench_accounts SET abalance = abalance + $1 WHERE aid = $2"
+        );
+        assert_eq!(
+            s[1].params,
+            vec![p.slot("delta").unwrap(), p.slot("aid").unwrap()]
+        );
+        assert_eq!(s[1].parts.len(), 3);
+        assert_eq!(s[6].text, "END");
+        assert_eq!(s[6].txn, TxnEffect::End);
+        assert_eq!(s[5].params.len(), 4);
+        assert!(s[1].at.ends_with(":6"), "{}", s[1].at);
+    }
+
+    #[test]
+    fn commands_end_at_semicolons_outside_quotes_comments_and_parentheses() {
+        let p = compile(
+            "select ';' as a, \"x;y\" -- c;\n from t where f(1; 2) and $$;$$ = $q$;$q$;\n\
+             /* a; /* nested; */ b; */ select E'it\\'s; :v';select 2",
+        )
+        .unwrap();
+        let s = sqls(&p);
+        assert_eq!(s.len(), 3, "{s:#?}");
+        assert!(s[0].text.ends_with("$q$;$q$"), "{}", s[0].text);
+        assert_eq!(s[1].text, "select E'it\\'s; :v'");
+        assert!(s[1].params.is_empty());
+        assert_eq!(s[2].text, "select 2");
+    }
+
+    #[test]
+    fn variables_become_parameters_but_not_casts_or_quoted_text() {
+        let p = compile("select :a::int, ':b', \":c\", :a, $1 -- :d\n").unwrap();
+        let s = sqls(&p);
+        // The comment stays in the text (the server skips it); its :d is
+        // no parameter.
+        assert_eq!(s[0].prepared, "select $1::int, ':b', \":c\", $2, $1 -- :d");
+        assert_eq!(s[0].params.len(), 2);
+        assert_eq!(
+            s[0].parts,
+            vec!["select ", "::int, ':b', \":c\", ", ", $1 -- :d"]
+        );
+    }
+
+    #[test]
+    fn gset_and_aset_end_the_command_before_them() {
+        let p = compile("select 1 as one \\gset p_\nselect 2 as two;\n\\aset\nselect 3\n\\gset")
+            .unwrap();
+        let s = sqls(&p);
+        assert_eq!(s[0].text, "select 1 as one");
+        assert_eq!(
+            s[0].into,
+            Some(Gset {
+                all_rows: false,
+                prefix: "p_".into()
+            })
+        );
+        assert!(
+            s[1].into
+                .as_ref()
+                .is_some_and(|i| i.all_rows && i.prefix.is_empty())
+        );
+        assert!(s[2].into.is_some());
+    }
+
+    #[test]
+    fn if_chains_compile_into_jumps() {
+        let p = compile(
+            "\\if :a = 1\n\\set x 1\n\\elif :a = 2\n\\set x 2\n\\else\n\\set x 3\n\\endif\nselect :x;",
+        )
+        .unwrap();
+        let c = &p.scripts[0].commands;
+        // Test(→3) Set Jump(→7) Test(→6) Set Jump(→7) Set Sql
+        assert!(matches!(c[0], Command::Test { on_false: 3, .. }), "{c:#?}");
+        assert!(matches!(c[2], Command::Jump(7)));
+        assert!(matches!(c[3], Command::Test { on_false: 6, .. }));
+        assert!(matches!(c[5], Command::Jump(7)));
+        assert!(matches!(c[7], Command::Sql(_)));
+        let p = compile("\\if true\n\\if false\nselect 1;\n\\endif\n\\endif\nselect 2;").unwrap();
+        let c = &p.scripts[0].commands;
+        assert!(matches!(c[0], Command::Test { on_false: 3, .. }), "{c:#?}");
+        assert!(matches!(c[1], Command::Test { on_false: 3, .. }));
+    }
+
+    #[test]
+    fn sleep_takes_units_and_variables() {
+        let p = compile("\\sleep 10 ms\n\\sleep :d us\n\\sleep 2\n\\sleep 3ms").unwrap();
+        let c = &p.scripts[0].commands;
+        let units: Vec<(i64, u64)> = c
+            .iter()
+            .filter_map(|c| match c {
+                Command::Sleep {
+                    amount: SleepAmount::Const(n),
+                    unit_ns,
+                    ..
+                } => Some((*n, *unit_ns)),
+                Command::Sleep { unit_ns, .. } => Some((-1, *unit_ns)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            units,
+            [
+                (10, 1_000_000),
+                (-1, 1_000),
+                (2, 1_000_000_000),
+                (3, 1_000_000)
+            ]
+        );
+    }
+
+    #[test]
+    fn continued_meta_commands_span_lines() {
+        let p = compile("\\set x 1 + \\\n  2\nselect :x;").unwrap();
+        assert_eq!(p.scripts[0].commands.len(), 2);
+    }
+
+    #[test]
+    fn errors_name_the_file_line_and_column() {
+        assert_eq!(
+            error("select 1;\n\\set x 1 +* 2\n"),
+            "t.sql:2:11: syntax error: unexpected '*'"
+        );
+        assert!(error("\n\n  \\foo bar").starts_with("t.sql:3:3: unknown meta-command \\foo"));
+        assert!(error("\\set x frob(1)").starts_with("t.sql:1:8: unknown function 'frob'"));
+        assert!(error("\\setshell x echo 1").contains("does not run shell commands"));
+        assert!(error("\\shell ls").starts_with("t.sql:1:1: \\shell runs a shell command"));
+        assert!(error("\\startpipeline").contains("pipelines are not supported"));
+        assert!(error("\\gset").contains("must follow an SQL command"));
+        assert!(error("\\set x 1\n\\gset").contains("t.sql:2:1: \\gset must follow"));
+        assert!(error("select 1 \\gset a b").contains("at most one argument"));
+        assert!(
+            error("\\if true\nselect 1;").starts_with("t.sql:1:1: \\if without a matching \\endif")
+        );
+        assert!(error("\\else").contains("\\else without \\if"));
+        assert!(error("\\endif").contains("\\endif without \\if"));
+        assert!(
+            error("\\if 1\n\\else\n\\elif 2\n\\endif").contains("t.sql:3:1: \\elif after \\else")
+        );
+        assert!(error("\\else x").contains("takes no argument"));
+        assert!(error("\\set").contains("needs a variable name"));
+        assert!(error("\\set x").contains("\\set needs an expression"));
+        assert!(error("\\sleep 1 hour").contains("unknown unit 'hour'"));
+        assert!(error("\\sleep soon").contains("whole number"));
+        assert!(error("-- nothing\n").contains("no command"));
+        assert!(
+            error("\\set aid 1\nselect ':aid';").starts_with("t.sql:2:9: :aid is inside quotes")
+        );
+    }
+
+    #[test]
+    fn non_ascii_text_is_read_and_pointed_at_by_character() {
+        let p = compile("\\set café 1\nselect 'né', :café;").unwrap();
+        assert_eq!(sqls(&p)[0].prepared, "select 'né', $1");
+        assert_eq!(
+            error("\\set x 'é'\n"),
+            "t.sql:1:8: unexpected character '''"
+        );
+        assert_eq!(
+            error("\\set é 1 € 2\n"),
+            "t.sql:1:10: unexpected character '€'"
+        );
+    }
+
+    #[test]
+    fn the_transaction_effect_comes_from_the_first_words() {
+        assert_eq!(
+            txn_effect("begin isolation level serializable"),
+            TxnEffect::Begin
+        );
+        assert_eq!(txn_effect("START TRANSACTION"), TxnEffect::Begin);
+        assert_eq!(txn_effect("End"), TxnEffect::End);
+        assert_eq!(txn_effect("rollback to savepoint a"), TxnEffect::None);
+        assert_eq!(txn_effect("ROLLBACK"), TxnEffect::End);
+        assert_eq!(txn_effect("select 1"), TxnEffect::None);
+    }
+
+    #[test]
+    fn statement_names_say_script_line_and_text() {
+        let p = compile("\\set aid 1\nUPDATE   pgbench_accounts\n  SET abalance = 0 WHERE aid = :aid;\n\\sleep 1 ms").unwrap();
+        assert_eq!(
+            p.statements[0],
+            "t:2 UPDATE pgbench_accounts SET abalance = 0 WHERE aid = :aid"
+        );
+        assert_eq!(p.statements[1], "t:4 \\sleep 1 ms");
+    }
+}

@@ -1,0 +1,587 @@
+//! pgbench scripts (`--script`, `--builtin`, `-o pgbench-init`) against
+//! real throwaway servers, checked against what the server counted and
+//! against pgbench itself: pgbench's own TPC-B-like text (as `pgbench
+//! --show-script` prints it) on tables `pgbench -i` made, weighted scripts
+//! counted on the server, the tables of `-o pgbench-init` next to those of
+//! `pgbench -i`, retries of whole script transactions, and the examples
+//! in `examples/` run as they ship.
+
+mod common;
+use common::*;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use tokio_postgres::Client;
+use ysql_bench::RunReport;
+use ysql_bench::db::sandbox::Sandbox;
+
+/// pgbench of the server's version (installed with PostgreSQL's server
+/// binaries), else the one on PATH.
+fn pgbench() -> Command {
+    let beside = ysql_bench::db::sandbox::find_bindir()
+        .ok()
+        .map(|d| d.join("pgbench"))
+        .filter(|p| p.is_file());
+    Command::new(beside.unwrap_or_else(|| PathBuf::from("pgbench")))
+}
+
+/// Runs pgbench against `db` of the sandbox; panics with its output on
+/// failure. The database is a positional argument (pgbench's -d is
+/// --debug).
+fn run_pgbench(sb: &Sandbox, db: &str, args: &[&str]) -> String {
+    let port = sb.port().to_string();
+    let out = pgbench()
+        .args(["-h", "127.0.0.1", "-p", &port, "-U", "postgres"])
+        .args(args)
+        .arg(db)
+        .output()
+        .expect("pgbench runs (it is installed with PostgreSQL)");
+    let text = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "pgbench {args:?}: {text}");
+    text
+}
+
+/// pgbench's own text of a built-in script.
+fn pgbench_script(name: &str) -> String {
+    let out = pgbench()
+        .arg(format!("--show-script={name}"))
+        .output()
+        .expect("pgbench runs");
+    // Printed on stderr, after a comment line naming it.
+    let t = text(&out.stderr);
+    assert!(t.contains("pgbench_accounts"), "{t}");
+    t
+}
+
+fn write(dir: &Path, name: &str, body: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, body).expect("write the script");
+    p.to_string_lossy().into_owned()
+}
+
+/// A connection to database `db` of the sandbox.
+async fn client_to(sb: &Sandbox, db: &str) -> Client {
+    let mut config = sb.config();
+    config.dbname(db);
+    let (c, conn) = config
+        .connect(tokio_postgres::NoTls)
+        .await
+        .expect("connect");
+    tokio::spawn(conn);
+    c
+}
+
+async fn one_i64(c: &Client, sql: &str) -> i64 {
+    c.query_one(sql, &[]).await.expect(sql).get(0)
+}
+
+/// What a TPC-B-like run leaves on the server: history rows, the sums of
+/// the three balances and of the history's deltas, and the rows updated in
+/// accounts, tellers and branches and inserted into history (from the
+/// server's statistics, once the run's sessions have flushed them).
+#[derive(Debug, PartialEq, Eq)]
+struct TpcbEffects {
+    history: i64,
+    abalance: i64,
+    bbalance: i64,
+    tbalance: i64,
+    delta: i64,
+    updated: [i64; 3],
+    inserted: i64,
+}
+
+async fn tpcb_effects(c: &Client) -> TpcbEffects {
+    // Waits for the run's sessions to end and the statistics to settle.
+    index_scans(c, "pgbench_accounts").await;
+    let stat = |t: &'static str, col: &'static str| async move {
+        let sql = format!("select {col} from pg_stat_user_tables where relname = '{t}'");
+        one_i64(c, &sql).await
+    };
+    TpcbEffects {
+        history: one_i64(c, "select count(*) from pgbench_history").await,
+        abalance: one_i64(c, "select sum(abalance)::int8 from pgbench_accounts").await,
+        bbalance: one_i64(c, "select sum(bbalance)::int8 from pgbench_branches").await,
+        tbalance: one_i64(c, "select sum(tbalance)::int8 from pgbench_tellers").await,
+        delta: one_i64(
+            c,
+            "select coalesce(sum(delta), 0)::int8 from pgbench_history",
+        )
+        .await,
+        updated: [
+            stat("pgbench_accounts", "n_tup_upd").await,
+            stat("pgbench_tellers", "n_tup_upd").await,
+            stat("pgbench_branches", "n_tup_upd").await,
+        ],
+        inserted: stat("pgbench_history", "n_tup_ins").await,
+    }
+}
+
+fn type_ops(r: &RunReport, op: usize, name: &str) -> u64 {
+    r.operations[op]
+        .types
+        .iter()
+        .find(|t| t.name == name)
+        .map_or(0, |t| t.stats.ops)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pgbench_tpcb_like_text_on_pgbench_i_tables_does_what_pgbench_does_on_the_server() {
+    let sb = sandbox();
+    let dir = tempfile::tempdir().unwrap();
+    let script = write(dir.path(), "tpcb.sql", &pgbench_script("tpcb-like"));
+    run_pgbench(&sb, "postgres", &["-i", "-q", "-s", "2"]);
+    let c = client(&sb).await;
+
+    let (r, s) = run_args(
+        &sb,
+        &["--script", &script, "-s", "2", "-t", "4", "--time", "3s"],
+    )
+    .await;
+    assert!(r.succeeded(), "{s}");
+    let txns = r.operations[0].total.ops as i64;
+    assert!(txns > 100, "{s}");
+    let ours = tpcb_effects(&c).await;
+    // One history row per transaction, and the balances moved together.
+    assert_eq!(ours.history, txns, "{s}");
+    assert_eq!(ours.abalance, ours.delta, "{ours:?}");
+    assert_eq!(ours.bbalance, ours.delta, "{ours:?}");
+    assert_eq!(ours.tbalance, ours.delta, "{ours:?}");
+    assert_eq!(ours.updated, [txns; 3], "{ours:?}");
+    assert_eq!(ours.inserted, txns, "{ours:?}");
+    // Each statement of the script was timed once per transaction.
+    let st = &r.operations[0].statements;
+    assert_eq!(st.len(), 7, "{st:?}");
+    assert!(st.iter().all(|x| x.count as i64 == txns), "{st:?}");
+    assert!(
+        st[1].name.starts_with("tpcb.sql:7 UPDATE pgbench_accounts"),
+        "{}",
+        st[1].name
+    );
+
+    // pgbench itself, the same number of transactions on fresh tables.
+    run_pgbench(&sb, "postgres", &["-i", "-q", "-s", "2"]);
+    let n = txns.to_string();
+    run_pgbench(
+        &sb,
+        "postgres",
+        &[
+            "-n",
+            "-M",
+            "prepared",
+            "-b",
+            "tpcb-like",
+            "-c",
+            "1",
+            "-t",
+            &n,
+        ],
+    );
+    let theirs = tpcb_effects(&c).await;
+    assert_eq!(theirs.history, txns);
+    assert_eq!(
+        (theirs.updated, theirs.inserted),
+        (ours.updated, ours.inserted)
+    );
+    assert_eq!(theirs.abalance, theirs.delta);
+    assert_eq!(theirs.bbalance, theirs.delta);
+    assert_eq!(theirs.tbalance, theirs.delta);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_builtin_and_no_prepared_keep_the_balances_together() {
+    let sb = sandbox();
+    run_pgbench(&sb, "postgres", &["-i", "-q", "-s", "1"]);
+    let c = client(&sb).await;
+    // --builtin reads :scale from pgbench_branches, as pgbench does; one
+    // run prepared, one with literals.
+    for extra in [None, Some("--no-prepared")] {
+        let mut args = vec!["--builtin", "tpcb-like", "-t", "3", "--time", "2s"];
+        args.extend(extra);
+        let (r, s) = run_args(&sb, &args).await;
+        assert!(r.succeeded(), "{s}");
+        assert!(s.contains("nr txns"), "{s}");
+    }
+    let e = tpcb_effects(&c).await;
+    assert_eq!(e.abalance, e.delta, "{e:?}");
+    assert_eq!(e.bbalance, e.delta, "{e:?}");
+    assert_eq!(e.tbalance, e.delta, "{e:?}");
+    assert_eq!(e.inserted, e.history, "{e:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn weighted_scripts_come_out_ninety_ten_on_the_server() {
+    let sb = sandbox();
+    let c = client(&sb).await;
+    c.batch_execute("create table hits (script text)")
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let a = write(dir.path(), "a.sql", "insert into hits values ('a');\n");
+    let b = write(dir.path(), "b.sql", "insert into hits values ('b');\n");
+    let (r, s) = run_args(
+        &sb,
+        &[
+            "--script",
+            &format!("{a}@9"),
+            "--script",
+            &format!("{b}@1"),
+            "-t",
+            "2",
+            "--time",
+            "3s",
+        ],
+    )
+    .await;
+    assert!(r.succeeded(), "{s}");
+    let on_a = one_i64(&c, "select count(*) from hits where script = 'a'").await;
+    let on_b = one_i64(&c, "select count(*) from hits where script = 'b'").await;
+    let all = on_a + on_b;
+    assert!(
+        all > 2000,
+        "{all} inserts: too few to judge the shares\n{s}"
+    );
+    let share = on_a as f64 * 100.0 / all as f64;
+    assert!((88.0..=92.0).contains(&share), "a took {share:.1}%\n{s}");
+    // Reported per script, as the server counted.
+    assert_eq!(type_ops(&r, 0, "a.sql") as i64, on_a, "{s}");
+    assert_eq!(type_ops(&r, 0, "b.sql") as i64, on_b, "{s}");
+    assert!(s.contains("[a.sql]") && s.contains("[b.sql]"), "{s}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pgbench_init_makes_the_tables_pgbench_i_makes_and_both_tools_run_on_them() {
+    let sb = sandbox();
+    let c = client(&sb).await;
+    c.batch_execute("create database theirs").await.unwrap();
+    run_pgbench(&sb, "theirs", &["-i", "-q", "-s", "2"]);
+    let (r, s) = run_args(&sb, &["-o", "pgbench-init", "-s", "2", "-t", "2"]).await;
+    assert!(r.succeeded(), "{s}");
+    assert_eq!(r.operations[0].total.rows, 200_000, "{s}");
+    let theirs = client_to(&sb, "theirs").await;
+    // The same columns, types, nullability and primary keys.
+    let shape = "select string_agg(table_name || '.' || column_name || ' ' || data_type || \
+                 coalesce('(' || character_maximum_length || ')', '') || ' ' || is_nullable, ', ' \
+                 order by table_name, ordinal_position) from information_schema.columns \
+                 where table_name like 'pgbench%'";
+    let keys = "select string_agg(conname || ' ' || pg_get_constraintdef(oid), ', ' order by conname) \
+                from pg_constraint where conrelid::regclass::text like 'pgbench%'";
+    for q in [shape, keys] {
+        let a: String = c.query_one(q, &[]).await.unwrap().get(0);
+        let b: String = theirs.query_one(q, &[]).await.unwrap().get(0);
+        assert_eq!(a, b);
+    }
+    // The same rows, to the byte.
+    for q in [
+        "select md5(string_agg(aid || ',' || bid || ',' || abalance || ',' || coalesce(filler::text, 'null'), ';' order by aid)) from pgbench_accounts",
+        "select md5(string_agg(tid || ',' || bid || ',' || tbalance || ',' || coalesce(filler, 'null'), ';' order by tid)) from pgbench_tellers",
+        "select md5(string_agg(bid || ',' || bbalance || ',' || coalesce(filler, 'null'), ';' order by bid)) from pgbench_branches",
+        "select count(*)::text from pgbench_history",
+    ] {
+        let a: Option<String> = c.query_one(q, &[]).await.unwrap().get(0);
+        let b: Option<String> = theirs.query_one(q, &[]).await.unwrap().get(0);
+        assert_eq!(a, b, "{q}");
+    }
+    // The tables are marked as the tool's; pgbench -i's are not, so a
+    // pgbench-init on them is refused without --force.
+    let mark: String = c
+        .query_one("select obj_description('pgbench_accounts'::regclass)", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(mark, "created by ysql-bench; loaded 200000 rows");
+    // pgbench runs on the tables pgbench-init made, and the built-ins run
+    // in the same command line as the load.
+    run_pgbench(&sb, "postgres", &["-n", "-b", "tpcb-like", "-t", "50"]);
+    let (r, s) = run_args(
+        &sb,
+        &[
+            "-o",
+            "pgbench-init,script",
+            "-s",
+            "3",
+            "--builtin",
+            "tpcb-like",
+            "--builtin",
+            "select-only@3",
+            "--builtin",
+            "simple-update",
+            "-t",
+            "2",
+            "--time",
+            "2s",
+        ],
+    )
+    .await;
+    assert!(r.succeeded(), "{s}");
+    assert_eq!(
+        one_i64(&c, "select count(*) from pgbench_branches").await,
+        3
+    );
+    let txns = &r.operations[1];
+    assert_eq!(txns.types.len(), 3, "{s}");
+    let history = one_i64(&c, "select count(*) from pgbench_history").await;
+    assert_eq!(
+        history as u64,
+        type_ops(&r, 1, "tpcb-like") + type_ops(&r, 1, "simple-update"),
+        "{s}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_script_transaction_is_retried_whole_after_a_serialization_failure() {
+    let sb = sandbox();
+    let c = client(&sb).await;
+    c.batch_execute(
+        "create table hot (id int primary key, n int8); insert into hot values (1, 0);
+         create table log (d int)",
+    )
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let script = write(
+        dir.path(),
+        "hot.sql",
+        "\\set d random(1, 10)\n\
+         BEGIN ISOLATION LEVEL REPEATABLE READ;\n\
+         UPDATE hot SET n = n + :d WHERE id = 1;\n\
+         INSERT INTO log VALUES (:d);\n\
+         COMMIT;\n",
+    );
+    let (r, s) = run_args(
+        &sb,
+        &[
+            "--script",
+            &script,
+            "-t",
+            "4",
+            "--time",
+            "3s",
+            "--max-tries",
+            "0",
+        ],
+    )
+    .await;
+    assert!(r.succeeded(), "{s}");
+    let op = &r.operations[0];
+    assert!(
+        op.total.retries > 0,
+        "no serialization failure to retry\n{s}"
+    );
+    assert_eq!(op.total.failed(), 0, "{s}");
+    // Every transaction counted once, whatever its retries, and a retried
+    // one left nothing of its failed tries.
+    let logged = one_i64(&c, "select count(*) from log").await;
+    assert_eq!(logged as u64, op.total.ops, "{s}");
+    let n = one_i64(&c, "select n from hot").await;
+    assert_eq!(n, one_i64(&c, "select sum(d)::int8 from log").await);
+    // Without retries (the default: one try, as pgbench), failures are
+    // counted by SQLSTATE and the run goes on.
+    let (r, s) = run_args(&sb, &["--script", &script, "-t", "4", "--time", "2s"]).await;
+    assert!(r.operations[0].total.errors.contains_key("40001"), "{s}");
+    assert!(s.contains("40001"), "{s}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn variables_go_to_the_server_and_back_in_both_modes() {
+    let sb = sandbox();
+    let c = client(&sb).await;
+    c.batch_execute("create table t (mode text, k text, v text)")
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let script = write(
+        dir.path(),
+        "vars.sql",
+        r#"\set n random(3, 3)
+\set d 1.0 / 3
+\set neg -5
+select :n as got, 'x' || :n as s, 10 - :neg as minus, 1.50::numeric as num, date '2027-01-02' as day \gset r_
+\if :r_got = 3 and :r_minus = 15
+insert into t values (:mode, 'gset', :r_s || ' ' || :r_num || ' ' || :r_day);
+\elif true
+insert into t values (:mode, 'gset', 'wrong');
+\endif
+select g from generate_series(1, :n) g \aset
+insert into t values (:mode, 'aset', :g);
+select 1 as none where false \aset
+insert into t values (:mode, 'd', :d);
+insert into t values (:mode, 'quote', :name);
+\sleep 1 ms
+"#,
+    );
+    for mode in ["prepared", "simple"] {
+        let mut args = vec![
+            "--script",
+            script.as_str(),
+            "-D",
+            "name=it's a \\ test",
+            "--time",
+            "0.3s",
+        ];
+        let m = format!("mode={mode}");
+        args.extend(["-D", &m]);
+        if mode == "simple" {
+            args.push("--no-prepared");
+        }
+        let (r, s) = run_args(&sb, &args).await;
+        assert!(r.succeeded(), "{s}");
+        let rows = c
+            .query(
+                "select distinct k, v from t where mode = $1 order by k",
+                &[&mode],
+            )
+            .await
+            .unwrap();
+        let got: Vec<(String, String)> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
+        assert_eq!(
+            got,
+            [
+                ("aset".to_string(), "3".to_string()),
+                ("d".to_string(), "0.333333333333333".to_string()),
+                ("gset".to_string(), "x3 1.50 2027-01-02".to_string()),
+                ("quote".to_string(), "it's a \\ test".to_string()),
+            ],
+            "{mode}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_booking_example_runs_as_it_ships_and_its_checks_hold() {
+    let sb = sandbox();
+    let (r, s) = run_args(&sb, &["-o", "booking-load", "-t", "2"]).await;
+    assert!(r.succeeded(), "{s}");
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/booking.sql");
+    let (r, s) = run_args(
+        &sb,
+        &[
+            "-o",
+            "script,booking-check",
+            "--script",
+            script,
+            "-t",
+            "4",
+            "--time",
+            "3s",
+            "--max-tries",
+            "0",
+        ],
+    )
+    .await;
+    assert!(r.succeeded(), "{s}");
+    let c = client(&sb).await;
+    let seats = one_i64(&c, "select count(*) from seat").await;
+    assert_eq!(seats as u64, r.operations[0].total.ops, "{s}");
+    assert!(seats > 100, "{s}");
+    let checks = &r.operations[1].checks;
+    assert_eq!(checks.len(), 2, "{s}");
+    assert!(checks.iter().all(|c| c.held), "{s}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_ycsb_a_example_runs_as_it_ships_half_reads_half_updates_on_the_server() {
+    let sb = sandbox();
+    let (r, s) = run_args(
+        &sb,
+        &[
+            "-o",
+            "ycsb-load",
+            "-r",
+            "5000",
+            "-t",
+            "2",
+            "--ycsb-field-length",
+            "20",
+        ],
+    )
+    .await;
+    assert!(r.succeeded(), "{s}");
+    let c = client(&sb).await;
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/ycsb-a.sql");
+    let (r, s) = run_args(
+        &sb,
+        &[
+            "--script",
+            script,
+            "-D",
+            "records=5000",
+            "-t",
+            "2",
+            "--time",
+            "3s",
+        ],
+    )
+    .await;
+    assert!(r.succeeded(), "{s}");
+    let op = &r.operations[0];
+    let count = |verb: &str| -> u64 {
+        op.statements
+            .iter()
+            .filter(|st| st.name.split_whitespace().nth(1) == Some(verb))
+            .map(|st| st.count)
+            .sum()
+    };
+    let (reads, updates) = (count("SELECT"), count("UPDATE"));
+    assert_eq!(reads + updates, op.total.ops, "{s}");
+    let share = reads as f64 / op.total.ops as f64;
+    assert!((0.45..=0.55).contains(&share), "reads {share:.3}\n{s}");
+    // Every key exists: each read and each update found its one row.
+    assert_eq!(op.total.rows, op.total.ops, "{s}");
+    // The server updated as many rows as the script sent updates.
+    index_scans(&c, "usertable").await;
+    let upd = one_i64(
+        &c,
+        "select n_tup_upd from pg_stat_user_tables where relname = 'usertable'",
+    )
+    .await;
+    assert_eq!(upd as u64, updates, "{s}");
+}
+
+#[test]
+fn parse_errors_name_the_file_line_and_column_and_exit_2_before_connecting() {
+    let dir = tempfile::tempdir().unwrap();
+    // Nothing listens on port 1: an error there would be a connection's.
+    let url = "host=127.0.0.1 port=1 user=nobody connect_timeout=1";
+    for (body, says) in [
+        (
+            "select 1;\n\\set x random(1,\n",
+            "bad.sql:2:17: syntax error",
+        ),
+        ("\\set x frob(2)\n", "bad.sql:1:8: unknown function 'frob'"),
+        (
+            "\n  \\setshell x echo 1\n",
+            "bad.sql:2:3: \\setshell runs a shell command",
+        ),
+        ("\\shell ls\n", "bad.sql:1:1: \\shell runs a shell command"),
+        (
+            "select 1 \\bogus\n",
+            "bad.sql:1:10: unknown meta-command \\bogus",
+        ),
+        (
+            "\\if true\nselect 1;\n",
+            "bad.sql:1:1: \\if without a matching \\endif",
+        ),
+        (
+            "\\set x 9223372036854775808\n",
+            "bad.sql:1:8: bigint constant overflow",
+        ),
+    ] {
+        let f = write(dir.path(), "bad.sql", body);
+        let out = bin("ysql-bench", &["-u", url, "--script", &f]);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{body}: {err}");
+        assert!(err.contains(says), "{body}: {err}");
+        assert!(!err.contains(">> connect"), "{err}");
+    }
+    let out = bin(
+        "ysql-bench",
+        &["-u", url, "-o", "select", "--builtin", "tpcb-like"],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("-o select,script"),
+        "{}",
+        text(&out.stderr)
+    );
+}
