@@ -25,8 +25,8 @@ use crate::runner::{OnError, RunSettings};
 use crate::workload::booking::BookingSettings;
 use crate::workload::keys::KeyDistribution;
 use crate::workload::oltp::OltpSettings;
-use crate::workload::tpcc::TpccSettings;
 use crate::workload::script::ScriptSettings;
+use crate::workload::tpcc::TpccSettings;
 use crate::workload::ycsb::{YcsbSettings, ZIPF_THETA};
 use crate::workload::{Settings, Spec, Workload};
 
