@@ -1,20 +1,34 @@
 #!/usr/bin/env bash
-# Side-by-side benchmark of ysql-bench against pgbench and psql (issue 7).
+# Side-by-side benchmark of ysql-bench against pgbench and psql (issues 7,
+# 11 and 16).
 #
-# Starts one throwaway PostgreSQL server that both tools share, loads a
-# test_table, and runs each pair alternately (A B A B ...) so that drift in
-# the machine's load hits both sides alike. Prints the median of each figure
-# and the ratio ysql-bench / peer, as a Markdown block that can be recorded
-# in bench/RESULTS.md.
+# Starts one throwaway PostgreSQL server that both tools share, loads the
+# tables, and runs each pair alternately (A B A B ...) so that drift in the
+# machine's load hits both sides alike. Prints the median of each figure and
+# the ratio ysql-bench / peer as Markdown that can be recorded in
+# bench/RESULTS.md, and draws the connection sweep as a PNG.
 #
-# Client CPU is user+system time of the client process (GNU time), divided
-# by the queries or rows it did; peak RSS is GNU time's %M.
+# Queries (and -C's connections, one query each) are counted on the server
+# (index scans of the tables, before and after each run), not taken from
+# the tools' own reports. Client CPU is user+system time of the client process
+# (GNU time) divided by those counts; peak RSS is GNU time's %M. pgbench
+# runs as it is meant to: `-M prepared -n -j <cores>`, the database in a
+# connection string (pgbench's -d is --debug), and every run is checked for
+# debug output and for the -j it reports.
 #
-#   bench/compare.sh                    full run (about 8 minutes)
-#   bench/compare.sh --quick            tiny sizes, short runs, one repetition:
-#                                       proves the script works, asserts nothing
-#   options: --reps N  --record FILE (append the results)  --bin-dir DIR
-#            --keep-going (a failed pair is reported, not fatal)
+#   bench/compare.sh                 full run (about 30 minutes; release build)
+#   bench/compare.sh --quick         tiny sizes, short runs, one repetition
+#                                    (about a minute): proves the script
+#                                    works, asserts nothing about speed
+#   options: --reps N            repetitions of each pair (3)
+#            --secs S            seconds per timed run (10)
+#            --conns "1 4 16"    the sweep's connection counts (1 4 16 64 256 1024)
+#            --only LIST         sections, comma-separated: sweep, connect,
+#                                ycsb, memory, copy, csv (all)
+#            --record FILE       append the results to FILE
+#            --png FILE          the sweep's picture (bench/sweep.png; with
+#                                --quick, a temporary file)
+#            --bin-dir DIR       use the binaries in DIR, build nothing
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -22,34 +36,57 @@ repo=$(cd "$here/.." && pwd)
 
 quick=0
 reps=""
+secs=""
+conns=""
+only="sweep,connect,ycsb,memory,copy,csv"
 record=""
+png=""
 bin_dir=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --quick) quick=1 ;;
         --reps) reps=${2:?--reps needs a number}; shift ;;
+        --secs) secs=${2:?--secs needs a number}; shift ;;
+        --conns) conns=${2:?--conns needs a list}; shift ;;
+        --only) only=${2:?--only needs a list}; shift ;;
         --record) record=${2:?--record needs a file}; shift ;;
+        --png) png=${2:?--png needs a file}; shift ;;
         --bin-dir) bin_dir=${2:?--bin-dir needs a directory}; shift ;;
-        -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "error: unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
     shift
 done
 
 if [ "$quick" = 1 ]; then
-    rows=20000; secs=1; rss_secs=2; big_rows=200000
-    copy_batch=1000; csv_small=20000; csv_big=200000
-    reps=${reps:-1}; profile=debug
+    rows=20000; secs=${secs:-1}; conns=${conns:-"1 16"}; reps=${reps:-1}
+    ycsb_records=2000; mem_conns=64; rss_secs=2; big_rows=200000
+    copy_batch=1000; csv_small=20000; csv_big=100000; profile=debug
 else
-    rows=1000000; secs=15; rss_secs=60; big_rows=10000000
-    copy_batch=10000; csv_small=1000000; csv_big=10000000
-    reps=${reps:-3}; profile=release
+    rows=1000000; secs=${secs:-10}; conns=${conns:-"1 4 16 64 256 1024"}; reps=${reps:-3}
+    ycsb_records=100000; mem_conns=1000; rss_secs=60; big_rows=10000000
+    copy_batch=10000; csv_small=1000000; csv_big=10000000; profile=release
 fi
-case "$reps" in ''|*[!0-9]*|0) echo "error: --reps must be a whole number of at least 1" >&2; exit 2 ;; esac
+num_ok() { case "$1" in ''|*[!0-9]*|0) return 1 ;; esac; }
+num_ok "$reps" || { echo "error: --reps must be a whole number of at least 1" >&2; exit 2; }
+num_ok "$secs" || { echo "error: --secs must be a whole number of at least 1" >&2; exit 2; }
+for c in $conns; do num_ok "$c" || { echo "error: --conns takes whole numbers of at least 1, not '$c'" >&2; exit 2; }; done
+has() { case ",$only," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
+for s in ${only//,/ }; do
+    case "$s" in sweep|connect|ycsb|memory|copy|csv) ;; *) echo "error: --only: no section '$s'" >&2; exit 2 ;; esac
+done
 clients=4
 cores=$(nproc)
 seed=42
 load_before=$(cut -d" " -f1-3 /proc/loadavg)
+
+# Enough descriptors for the largest sweep point (each tool holds one socket
+# per connection).
+max_conns=$mem_conns
+for c in $conns; do [ "$c" -gt "$max_conns" ] && max_conns=$c; done
+ulimit -n $((max_conns + 256)) 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+[ "$(ulimit -n)" -ge $((max_conns + 64)) ] ||
+    { echo "error: $max_conns connections need an open-file limit of $((max_conns + 64)); it is $(ulimit -n)" >&2; exit 1; }
 
 # --- tools -------------------------------------------------------------------
 [ -x /usr/bin/time ] || { echo "error: /usr/bin/time (GNU time) not found: install the 'time' package (scripts/install-deps.sh)" >&2; exit 1; }
@@ -64,7 +101,8 @@ fi
 [ -n "$pg_bin" ] && [ -x "$pg_bin/initdb" ] && [ -x "$pg_bin/postgres" ] ||
     { echo "error: no initdb/postgres found (set YSQLBENCH_PG_BINDIR, or run scripts/install-deps.sh)" >&2; exit 1; }
 # Debian puts pgbench with the server, psql with the client; both have
-# wrappers on PATH.
+# wrappers on PATH. The binaries themselves are used, so that GNU time
+# measures them and not a wrapper.
 tool() { if [ -x "$pg_bin/$1" ]; then echo "$pg_bin/$1"; else command -v "$1" || true; fi; }
 pgbench=$(tool pgbench)
 psql=$(tool psql)
@@ -72,16 +110,17 @@ psql=$(tool psql)
     { echo "error: pgbench and psql are needed (scripts/install-deps.sh installs them)" >&2; exit 1; }
 
 build="$profile build"
+plot=""
 if [ -n "$bin_dir" ]; then
     build="binaries from $bin_dir"
+    [ -x "$bin_dir/examples/sweep_plot" ] && plot=$bin_dir/examples/sweep_plot
 else
-    if [ "$profile" = release ]; then
-        (cd "$repo" && cargo build --release --locked --bins >&2)
-    else
-        (cd "$repo" && cargo build --locked --bins >&2)
-    fi
+    flags=(--locked --bins --example sweep_plot)
+    [ "$profile" = release ] && flags+=(--release)
+    (cd "$repo" && cargo build "${flags[@]}" >&2)
     bin_dir=$(cd "$repo" && cargo metadata --format-version 1 --no-deps 2>/dev/null |
         sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')/$profile
+    plot=$bin_dir/examples/sweep_plot
 fi
 ysql=$bin_dir/ysql-bench
 csvgen=$bin_dir/csv_generator
@@ -125,9 +164,10 @@ mkdir -p "$work/csv"
     >"$work/initdb.log" 2>&1 || { cat "$work/initdb.log" >&2; exit 1; }
 
 # Durable by default (fsync on), but commits do not wait for the WAL flush:
-# otherwise the update pair measures the disk's fsync latency, the same for
-# both tools, instead of the clients. shared_buffers holds the whole table.
-server_settings=(-c listen_addresses=127.0.0.1 -c max_connections=50
+# otherwise the update pairs measure the disk's fsync latency, the same for
+# both tools, instead of the clients. shared_buffers holds the tables;
+# max_connections has room for the largest sweep point and the counting.
+server_settings=(-c listen_addresses=127.0.0.1 -c max_connections=$((max_conns + 20))
     -c synchronous_commit=off -c shared_buffers=1GB -c max_wal_size=4GB)
 port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 port=""
@@ -149,15 +189,35 @@ done
 [ -n "$port" ] || { echo "error: the server did not start on a free port" >&2; exit 1; }
 
 url="host=127.0.0.1 port=$port user=postgres dbname=postgres"
-pg_conn=(-h 127.0.0.1 -p "$port" -U postgres -d postgres)
-sql() { "$psql" "${pg_conn[@]}" -X -q -A -t -v ON_ERROR_STOP=1 -c "$1"; }
+sql() { "$psql" "$url" -X -q -A -t -v ON_ERROR_STOP=1 -c "$1"; }
 
 # --- measuring ------------------------------------------------------------------
+# Queries counted on the server: index scans of the benchmark tables (each
+# select, update and YCSB read by key is one; -C's connections each run
+# one). Backends report them when they end or go idle (at most a second
+# late), so the reading waits until two readings agree; reading them runs
+# no scan of these tables, so it does not change them.
+scans() {
+    sql "select coalesce(sum(idx_scan), 0) from pg_stat_user_tables where relname in ('test_table', 'usertable')"
+}
+counted() {
+    local a b
+    a=$(scans)
+    for _ in $(seq 1 50); do
+        sleep 0.2
+        b=$(scans)
+        [ "$a" = "$b" ] && break
+        a=$b
+    done
+    echo "$a"
+}
 # run NAME cmd...: runs a client under GNU time; leaves NAME.out, NAME.err and
-# sets CPU (user+system seconds), RSS_KB and WALL (seconds).
+# sets CPU (user+system seconds), RSS_KB, WALL (seconds) and QUERIES
+# (counted on the server).
 run() {
     local name=$1; shift
-    local t0 t1
+    local t0 t1 q0 q1
+    q0=$(counted)
     t0=$(date +%s%N)
     if ! /usr/bin/time -f '%U %S %M' -o "$work/$name.time" "$@" >"$work/$name.out" 2>"$work/$name.err"; then
         echo "error: $name failed: $*" >&2
@@ -165,22 +225,38 @@ run() {
         exit 1
     fi
     t1=$(date +%s%N)
+    q1=$(counted)
     WALL=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f", (b - a) / 1e9 }')
     read -r u s RSS_KB < <(tail -n 1 "$work/$name.time")
     CPU=$(awk -v u="$u" -v s="$s" 'BEGIN { printf "%.3f", u + s }')
+    QUERIES=$((q1 - q0))
+}
+# check_pgbench NAME THREADS: pgbench ran as intended: no debug output, the
+# -j it was given, prepared statements. A pgbench in debug mode (-d) logs
+# every protocol message and costs several times the CPU.
+check_pgbench() {
+    local name=$1 j=$2
+    if grep -Eq '^(pgbench: )?client [0-9]+ (sending|receiving|executing|preparing)' "$work/$name.err"; then
+        echo "error: pgbench wrote debug output in $name (was it given -d?): the comparison would be meaningless" >&2
+        exit 1
+    fi
+    grep -q "^number of threads: $j\$" "$work/$name.out" ||
+        { echo "error: pgbench in $name did not run $j threads: $(grep '^number of threads' "$work/$name.out")" >&2; exit 1; }
+    grep -q "^query mode: prepared\$" "$work/$name.out" ||
+        { echo "error: pgbench in $name did not use prepared statements" >&2; exit 1; }
 }
 # field FILE LABEL: the value after "LABEL :" in a ysql-bench summary.
 field() { awk -F': *' -v l="$2" '$1 ~ "^"l" *$" { split($2, a, " "); print a[1]; exit }' "$1"; }
 median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 # div A B [SCALE [FORMAT]]: A * SCALE / B.
 div() { awk -v a="$1" -v b="$2" -v s="${3:-1}" -v f="${4:-%.2f}" 'BEGIN { if (b > 0) printf f, a * s / b; else print "n/a" }'; }
-num() { awk -v a="$1" 'BEGIN { printf "%.1f", a }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
+mb() { div "$1" 1024 1 %.1f; }
 
 results=()
 row() { results+=("| $1 | $2 | $3 | $4 | $5 |"); }
+sweep_rows=()
 say() { echo ">> $*" >&2; }
-
 
 # --- the data ---------------------------------------------------------------------
 say "server: 127.0.0.1:$port, loading $rows rows"
@@ -201,121 +277,229 @@ EOF
 upd_vars=(-D f1=AbCdEfGhIjKlMnOpQrStUvWx -D f2=BcDeFgHiJkLmNoPqRsTuVwXy
     -D f3=CdEfGhIjKlMnOpQrStUvWxYz -D f4=DeFgHiJkLmNoPqRsTuVwXyZa)
 
-# query_pair OP: select or update, ysql-bench vs pgbench -M prepared.
-query_pair() {
-    local op=$1 i
-    local yq=() yc=() pq=() pc=()
-    local extra=()
-    [ "$op" = update ] && extra=("${upd_vars[@]}")
-    for i in $(seq 1 "$reps"); do
-        say "$op $i/$reps: ysql-bench"
-        run "$op-y$i" "$ysql" -u "$url" --seed "$((seed + i))" -o "$op" -t "$clients" -r "$rows" --time "${secs}s"
-        local n q
-        n=$(field "$work/$op-y$i.out" "nr queries")
-        q=$(field "$work/$op-y$i.out" "queries/s")
-        yq+=("$q"); yc+=("$(div "$CPU" "$n" 1e6)")
-        say "$op $i/$reps: pgbench"
-        run "$op-p$i" "$pgbench" "${pg_conn[@]}" -n -M prepared -c "$clients" -j "$cores" -T "$secs" \
-            -f "$work/$op.sql" "${extra[@]}"
-        n=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$work/$op-p$i.out")
-        q=$(num "$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$work/$op-p$i.out")")
-        pq+=("$q"); pc+=("$(div "$CPU" "$n" 1e6)")
+# pgbench_threads N: -j as pgbench is best run, one thread per core, never
+# more threads than clients (pgbench refuses that).
+pgbench_threads() { if [ "$1" -lt "$cores" ]; then echo "$1"; else echo "$cores"; fi; }
+
+# --- the connection sweep: select and update --------------------------------------------
+if has sweep; then
+    printf 'op\ttool\tconnections\tqueries_per_s\tcpu_us_per_query\trss_mb\n' >"$work/sweep.tsv"
+    for op in select update; do
+        extra=()
+        [ "$op" = update ] && extra=("${upd_vars[@]}")
+        for c in $conns; do
+            j=$(pgbench_threads "$c")
+            yq=() yc=() ym=() pq=() pc=() pm=()
+            for i in $(seq 1 "$reps"); do
+                say "$op, $c connections, $i/$reps: ysql-bench"
+                run "$op-$c-y$i" "$ysql" -u "$url" --seed "$((seed + i))" -o "$op" -t "$c" -r "$rows" --time "${secs}s"
+                yq+=("$(div "$QUERIES" "$secs" 1 %.0f)"); yc+=("$(div "$CPU" "$QUERIES" 1e6)"); ym+=("$(mb "$RSS_KB")")
+                say "$op, $c connections, $i/$reps: pgbench"
+                run "$op-$c-p$i" "$pgbench" "$url" -n -M prepared -c "$c" -j "$j" -T "$secs" \
+                    -f "$work/$op.sql" "${extra[@]}"
+                check_pgbench "$op-$c-p$i" "$j"
+                pq+=("$(div "$QUERIES" "$secs" 1 %.0f)"); pc+=("$(div "$CPU" "$QUERIES" 1e6)"); pm+=("$(mb "$RSS_KB")")
+            done
+            a=$(median "${yq[@]}"); b=$(median "${pq[@]}")
+            ac=$(median "${yc[@]}"); bc=$(median "${pc[@]}")
+            am=$(median "${ym[@]}"); bm=$(median "${pm[@]}")
+            sweep_rows+=("| $op | $c | $a | $b | $(ratio "$a" "$b") | $ac | $bc | $(ratio "$ac" "$bc") | $am | $bm | ${yq[*]} / ${pq[*]}; ${yc[*]} / ${pc[*]} |")
+            printf '%s\tysql-bench\t%s\t%s\t%s\t%s\n' "$op" "$c" "$a" "$ac" "$am" >>"$work/sweep.tsv"
+            printf '%s\tpgbench -j %s\t%s\t%s\t%s\t%s\n' "$op" "$cores" "$c" "$b" "$bc" "$bm" >>"$work/sweep.tsv"
+        done
     done
-    local a b
-    a=$(median "${yq[@]}"); b=$(median "${pq[@]}")
-    row "$op, $clients conn, ${secs} s: queries/s" "$a" "$b (pgbench -M prepared -j $cores)" "$(ratio "$a" "$b")" "${yq[*]} / ${pq[*]}"
-    a=$(median "${yc[@]}"); b=$(median "${pc[@]}")
-    row "$op: client CPU µs/query" "$a" "$b" "$(ratio "$a" "$b")" "${yc[*]} / ${pc[*]}"
-}
-
-query_pair select
-query_pair update
-
-# --- copy-mem vs psql \copy ------------------------------------------------------------
-say "csv for psql \\copy"
-run csv1 "$csvgen" -r "$rows" -t 1 -j 1 -d "$work/csv" --seed "$seed"
-csv_file=$(head -n 1 "$work/csv1.out")
-y1=() y4=() pr=()
-for i in $(seq 1 "$reps"); do
-    say "copy $i/$reps: ysql-bench copy-mem -t 1"
-    sql "truncate test_table; checkpoint" >/dev/null
-    run "copy1-$i" "$ysql" -u "$url" --seed "$seed" -o copy-mem -r "$rows" -t 1 -b "$copy_batch"
-    y1+=("$(field "$work/copy1-$i.out" "rows/s")")
-    say "copy $i/$reps: psql \\copy"
-    sql "truncate test_table; checkpoint" >/dev/null
-    run "psqlcopy-$i" "$psql" "${pg_conn[@]}" -X -q -v ON_ERROR_STOP=1 \
-        -c "\\copy test_table (id, f1, f2, f3, f4) from '$csv_file' with (format csv)"
-    pr+=("$(div "$rows" "$WALL" 1 %.1f)")
-    say "copy $i/$reps: ysql-bench copy-mem -t $clients"
-    sql "truncate test_table; checkpoint" >/dev/null
-    run "copy4-$i" "$ysql" -u "$url" --seed "$seed" -o copy-mem -r "$rows" -t "$clients" -b "$copy_batch"
-    y4+=("$(field "$work/copy4-$i.out" "rows/s")")
-done
-rm -f "$csv_file"
-b=$(median "${pr[@]}")
-a=$(median "${y1[@]}")
-row "copy-mem $rows rows, batch $copy_batch, 1 thread: rows/s" "$a" "$b (psql \\copy, whole process)" "$(ratio "$a" "$b")" "${y1[*]} / ${pr[*]}"
-a=$(median "${y4[@]}")
-row "copy-mem, $clients threads: rows/s" "$a" "$b (psql \\copy)" "$(ratio "$a" "$b")" "${y4[*]} / ${pr[*]}"
-
-# --- insert -------------------------------------------------------------------------------
-ir=() ic=()
-for i in $(seq 1 "$reps"); do
-    say "insert $i/$reps"
-    sql "checkpoint" >/dev/null
-    run "insert-$i" "$ysql" -u "$url" --seed "$seed" -o insert -r "$rows" -t "$clients" -b 200
-    ir+=("$(field "$work/insert-$i.out" "rows/s")")
-    ic+=("$(div "$CPU" "$rows" 1e6 %.3f)")
-done
-row "insert $rows rows, batch 200, $clients threads: rows/s" "$(median "${ir[@]}")" "–" "–" "${ir[*]}"
-row "insert: client CPU µs/row" "$(median "${ic[@]}")" "–" "–" "${ic[*]}"
-
-# --- peak RSS -------------------------------------------------------------------------------
-graph=()
-if "$ysql" --help | grep -q -- '--graph'; then
-    mkdir -p "$work/graph"
-    graph=(--graph --graph-dir "$work/graph")
-    label="select ${rss_secs} s, $clients conn, --graph: peak RSS MB"
-else
-    label="select ${rss_secs} s, $clients conn (no --graph flag in this build): peak RSS MB"
+    if [ -z "$png" ]; then
+        if [ "$quick" = 1 ]; then png=$work/sweep.png; else png=$repo/bench/sweep.png; fi
+    fi
+    if [ -n "$plot" ] && [ -x "$plot" ]; then
+        "$plot" "$work/sweep.tsv" "$png" "ysql-bench and pgbench -M prepared -j $cores, $cores cores, server on the same machine" >&2
+        [ -s "$png" ] || { echo "error: no picture in $png" >&2; exit 1; }
+        say "sweep picture: $png"
+    else
+        say "no sweep_plot example in $bin_dir: no picture"
+    fi
 fi
-say "peak RSS: select ${rss_secs} s ${graph[*]}"
-run rss-select "$ysql" -u "$url" -o select -t "$clients" -r "$rows" --time "${rss_secs}s" "${graph[@]}"
-rss_select=$RSS_KB
-row "$label" "$(div "$rss_select" 1024 1 %.1f)" "–" "–" ""
-say "peak RSS: copy-mem $big_rows rows"
-run rss-copy "$ysql" -u "$url" --seed "$seed" -o copy-mem -r "$big_rows" -t "$clients" -b "$copy_batch"
-row "copy-mem $big_rows rows, $clients threads, batch $copy_batch: peak RSS MB" "$(div "$RSS_KB" 1024 1 %.1f)" "–" "–" "rows/s $(field "$work/rss-copy.out" "rows/s")"
-sql "truncate test_table" >/dev/null
+
+# --- -C: a new connection per query -------------------------------------------------------
+if has connect; then
+    for c in 1 "$clients"; do
+        j=$(pgbench_threads "$c")
+        yr=() yc=() pr=() pc=()
+        for i in $(seq 1 "$reps"); do
+            say "-C, $c connections, $i/$reps: ysql-bench"
+            run "conn-$c-y$i" "$ysql" -u "$url" --seed "$((seed + i))" -o select -C -t "$c" -r "$rows" --time "${secs}s"
+            yr+=("$(div "$QUERIES" "$secs" 1 %.0f)"); yc+=("$(div "$CPU" "$QUERIES" 1e6 %.1f)")
+            say "-C, $c connections, $i/$reps: pgbench"
+            run "conn-$c-p$i" "$pgbench" "$url" -n -C -M prepared -c "$c" -j "$j" -T "$secs" -f "$work/select.sql"
+            check_pgbench "conn-$c-p$i" "$j"
+            pr+=("$(div "$QUERIES" "$secs" 1 %.0f)"); pc+=("$(div "$CPU" "$QUERIES" 1e6 %.1f)")
+        done
+        a=$(median "${yr[@]}"); b=$(median "${pr[@]}")
+        row "select -C, $c conn: connections/s" "$a" "$b (pgbench -C -j $j)" "$(ratio "$a" "$b")" "${yr[*]} / ${pr[*]}"
+        a=$(median "${yc[@]}"); b=$(median "${pc[@]}")
+        row "select -C, $c conn: client CPU µs/connection" "$a" "$b" "$(ratio "$a" "$b")" "${yc[*]} / ${pc[*]}"
+    done
+fi
+
+# --- YCSB-C against a pgbench script on the same usertable ---------------------------------
+if has ycsb; then
+    say "ycsb-load: $ycsb_records records"
+    run ycsb-load "$ysql" -u "$url" --seed "$seed" --drop -o ycsb-load -r "$ycsb_records" -t 2
+    sql "vacuum analyze usertable" >/dev/null
+    # YCSB's key is 'user' and the FNV-1a 64 hash of the record number, made
+    # positive; pgbench's hash_fnv1a(n, 0) is the same hash, signed.
+    cat >"$work/ycsb-c.sql" <<EOF
+\\set n random(0, $((ycsb_records - 1)))
+\\set h abs(hash_fnv1a(:n, 0))
+select ycsb_key, field0, field1, field2, field3, field4, field5, field6, field7, field8, field9 from usertable where ycsb_key = 'user' || :h;
+EOF
+    # The keys the script builds are the loaded ones: a key it cannot find
+    # fails the check (and its first record, its last and 200 at random).
+    cat >"$work/ycsb-check.sql" <<EOF
+\\set n random(0, $((ycsb_records - 1)))
+\\set h abs(hash_fnv1a(:n, 0))
+select count(*) as found from usertable where ycsb_key = 'user' || :h \\gset
+\\if :found = 0
+select 'no row for record ' || :n || ', key user' || :h || ': the script does not build ycsb-load keys'::text as missing, 1 / 0;
+\\endif
+EOF
+    for n in 0 $((ycsb_records - 1)); do
+        "$pgbench" "$url" -n -t 1 -c 1 -D n0="$n" -f <(sed "s/random(0, $((ycsb_records - 1)))/:n0/" "$work/ycsb-check.sql") \
+            >"$work/ycsb-check-$n.out" 2>&1 ||
+            { cat "$work/ycsb-check-$n.out" >&2; echo "error: pgbench's key of record $n is not in usertable" >&2; exit 1; }
+    done
+    "$pgbench" "$url" -n -t 200 -c 1 -f "$work/ycsb-check.sql" >"$work/ycsb-check.out" 2>&1 ||
+        { tail -n 5 "$work/ycsb-check.out" >&2; echo "error: the pgbench YCSB script builds keys that ycsb-load did not write" >&2; exit 1; }
+    j=$(pgbench_threads "$clients")
+    sq=() sc=() yq=() yc=() pq=() pc=()
+    for i in $(seq 1 "$reps"); do
+        say "ycsb-c $i/$reps: ysql-bench select (the reference)"
+        run "ysel-$i" "$ysql" -u "$url" --seed "$((seed + i))" -o select -t "$clients" -r "$rows" --time "${secs}s"
+        sq+=("$(div "$QUERIES" "$secs" 1 %.0f)"); sc+=("$(div "$CPU" "$QUERIES" 1e6)")
+        say "ycsb-c $i/$reps: ysql-bench ycsb-c"
+        run "ycsb-y$i" "$ysql" -u "$url" --seed "$((seed + i))" -o ycsb-c --key-distribution uniform \
+            -t "$clients" -r "$ycsb_records" --time "${secs}s"
+        yq+=("$(div "$QUERIES" "$secs" 1 %.0f)"); yc+=("$(div "$CPU" "$QUERIES" 1e6)")
+        say "ycsb-c $i/$reps: pgbench"
+        run "ycsb-p$i" "$pgbench" "$url" -n -M prepared -c "$clients" -j "$j" -T "$secs" -f "$work/ycsb-c.sql"
+        check_pgbench "ycsb-p$i" "$j"
+        pq+=("$(div "$QUERIES" "$secs" 1 %.0f)"); pc+=("$(div "$CPU" "$QUERIES" 1e6)")
+    done
+    a=$(median "${yq[@]}"); b=$(median "${pq[@]}")
+    row "ycsb-c (uniform, $ycsb_records records), $clients conn: queries/s" "$a" "$b (pgbench script -j $j)" "$(ratio "$a" "$b")" "${yq[*]} / ${pq[*]}"
+    a=$(median "${yc[@]}"); b=$(median "${pc[@]}")
+    row "ycsb-c: client CPU µs/query" "$a" "$b" "$(ratio "$a" "$b")" "${yc[*]} / ${pc[*]}"
+    s=$(median "${sc[@]}")
+    row "ycsb-c CPU/query over ysql-bench's own select (same runs)" "$(ratio "$a" "$s")" "–" "–" "select µs/query: ${sc[*]}; q/s ${sq[*]}"
+fi
+
+# --- memory ------------------------------------------------------------------------------------
+if has memory; then
+    mkdir -p "$work/graph"
+    say "peak RSS: select, $mem_conns connections, --graph and --json"
+    run "mem-y" "$ysql" -u "$url" -o select -t "$mem_conns" -r "$rows" --time "${secs}s" \
+        --graph --graph-dir "$work/graph" --json "$work/graph/run.json"
+    y_mem=$RSS_KB
+    say "peak RSS: select, 4 connections, --graph and --json"
+    run "mem-y4" "$ysql" -u "$url" -o select -t "$clients" -r "$rows" --time "${secs}s" \
+        --graph --graph-dir "$work/graph" --json "$work/graph/run4.json"
+    y_mem4=$RSS_KB
+    j=$(pgbench_threads "$mem_conns")
+    say "peak RSS: pgbench, $mem_conns connections"
+    run "mem-p" "$pgbench" "$url" -n -M prepared -c "$mem_conns" -j "$j" -T "$secs" -f "$work/select.sql"
+    check_pgbench "mem-p" "$j"
+    row "select $mem_conns conn, --graph --json: peak RSS MB" "$(mb "$y_mem")" "$(mb "$RSS_KB") (pgbench)" "$(ratio "$y_mem" "$RSS_KB")" ""
+    row "peak RSS growth per connection, 4 → $mem_conns conn: KB" \
+        "$(awk -v a="$y_mem" -v b="$y_mem4" -v n=$((mem_conns - clients)) 'BEGIN { printf "%.1f", (a - b) / n }')" "–" "–" "4 conn: $(mb "$y_mem4") MB"
+    say "peak RSS: select ${rss_secs} s, $clients conn, --graph"
+    run rss-select "$ysql" -u "$url" -o select -t "$clients" -r "$rows" --time "${rss_secs}s" --graph --graph-dir "$work/graph"
+    row "select ${rss_secs} s, $clients conn, --graph: peak RSS MB" "$(mb "$RSS_KB")" "–" "–" ""
+fi
+
+# --- copy-mem vs psql \copy, and insert ---------------------------------------------------------
+if has copy; then
+    say "csv for psql \\copy"
+    run csv1 "$csvgen" -r "$rows" -t 1 -j 1 -d "$work/csv" --seed "$seed"
+    csv_file=$(head -n 1 "$work/csv1.out")
+    y1=() y4=() pr=()
+    for i in $(seq 1 "$reps"); do
+        say "copy $i/$reps: ysql-bench copy-mem -t 1"
+        sql "truncate test_table; checkpoint" >/dev/null
+        run "copy1-$i" "$ysql" -u "$url" --seed "$seed" -o copy-mem -r "$rows" -t 1 -b "$copy_batch"
+        y1+=("$(field "$work/copy1-$i.out" "rows/s")")
+        say "copy $i/$reps: psql \\copy"
+        sql "truncate test_table; checkpoint" >/dev/null
+        run "psqlcopy-$i" "$psql" "$url" -X -q -v ON_ERROR_STOP=1 \
+            -c "\\copy test_table (id, f1, f2, f3, f4) from '$csv_file' with (format csv)"
+        pr+=("$(div "$rows" "$WALL" 1 %.1f)")
+        say "copy $i/$reps: ysql-bench copy-mem -t $clients"
+        sql "truncate test_table; checkpoint" >/dev/null
+        run "copy4-$i" "$ysql" -u "$url" --seed "$seed" -o copy-mem -r "$rows" -t "$clients" -b "$copy_batch"
+        y4+=("$(field "$work/copy4-$i.out" "rows/s")")
+    done
+    rm -f "$csv_file"
+    b=$(median "${pr[@]}")
+    a=$(median "${y1[@]}")
+    row "copy-mem $rows rows, batch $copy_batch, 1 thread: rows/s" "$a" "$b (psql \\copy, whole process)" "$(ratio "$a" "$b")" "${y1[*]} / ${pr[*]}"
+    a=$(median "${y4[@]}")
+    row "copy-mem, $clients threads: rows/s" "$a" "$b (psql \\copy)" "$(ratio "$a" "$b")" "${y4[*]} / ${pr[*]}"
+
+    ir=() ic=()
+    for i in $(seq 1 "$reps"); do
+        say "insert $i/$reps"
+        sql "checkpoint" >/dev/null
+        run "insert-$i" "$ysql" -u "$url" --seed "$seed" -o insert -r "$rows" -t "$clients" -b 200
+        ir+=("$(field "$work/insert-$i.out" "rows/s")")
+        ic+=("$(div "$CPU" "$rows" 1e6 %.3f)")
+    done
+    row "insert $rows rows, batch 200, $clients threads: rows/s" "$(median "${ir[@]}")" "–" "–" "${ir[*]}"
+    row "insert: client CPU µs/row" "$(median "${ic[@]}")" "–" "–" "${ic[*]}"
+
+    say "peak RSS: copy-mem $big_rows rows"
+    run rss-copy "$ysql" -u "$url" --seed "$seed" -o copy-mem -r "$big_rows" -t "$clients" -b "$copy_batch"
+    row "copy-mem $big_rows rows, $clients threads, batch $copy_batch: peak RSS MB" "$(mb "$RSS_KB")" "–" "–" "rows/s $(field "$work/rss-copy.out" "rows/s")"
+    sql "truncate test_table" >/dev/null
+fi
 
 # --- csv_generator ---------------------------------------------------------------------------
-for n in "$csv_small" "$csv_big"; do
-    for t in 1 2; do
-        mbs=()
-        for i in $(seq 1 "$reps"); do
-            say "csv_generator $n rows, $t threads ($i/$reps)"
-            run "csv-$n-$t-$i" "$csvgen" -r "$n" -t "$t" -j "$t" -d "$work/csv" --seed "$seed"
-            mbs+=("$(sed -n 's/.*(\([0-9.]*\) MB\/s).*/\1/p' "$work/csv-$n-$t-$i.err")")
-            rm -f "$work"/csv/*.csv
+if has csv; then
+    for n in "$csv_small" "$csv_big"; do
+        for t in 1 2; do
+            mbs=()
+            for i in $(seq 1 "$reps"); do
+                say "csv_generator $n rows, $t threads ($i/$reps)"
+                run "csv-$n-$t-$i" "$csvgen" -r "$n" -t "$t" -j "$t" -d "$work/csv" --seed "$seed"
+                mbs+=("$(sed -n 's/.*(\([0-9.]*\) MB\/s).*/\1/p' "$work/csv-$n-$t-$i.err")")
+                rm -f "$work"/csv/*.csv
+            done
+            row "csv_generator $n rows, $t threads: MB/s" "$(median "${mbs[@]}")" "–" "–" "${mbs[*]}"
         done
-        row "csv_generator $n rows, $t threads: MB/s" "$(median "${mbs[@]}")" "–" "–" "${mbs[*]}"
     done
-done
+fi
 
 # --- report -------------------------------------------------------------------------------------
 server_version=$(sql "show server_version")
+load_after=$(cut -d" " -f1-3 /proc/loadavg)
 mode=full; [ "$quick" = 1 ] && mode="quick (sizes too small for the figures to mean anything)"
 {
     echo "### $(date -u '+%Y-%m-%d %H:%M UTC'), $mode"
     echo
-    echo "- machine: $cores cores ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)), $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), load average before the run: $load_before"
+    echo "- machine: $cores cores ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)), $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), load average before the run: $load_before, after: $load_after"
     echo "- server: PostgreSQL $server_version on 127.0.0.1 (TCP), ${server_settings[*]}"
     echo "- clients: ysql-bench $("$ysql" --version | awk '{ print $2 }') ($build, commit $(cd "$repo" && git describe --always --dirty 2>/dev/null || echo '?')), $("$pgbench" --version), $("$psql" --version)"
-    echo "- $reps repetition(s) per pair, alternating; medians shown, every run listed as ysql-bench / peer"
-    echo
-    echo "| figure | ysql-bench | peer | ratio | runs |"
-    echo "|---|---|---|---|---|"
-    printf '%s\n' "${results[@]}"
+    echo "- $reps repetition(s) of $secs s per pair, alternating; medians shown, every run listed as ysql-bench / peer; queries (and -C's connections, one query each) counted on the server as index scans"
+    if [ ${#sweep_rows[@]} -gt 0 ]; then
+        echo
+        echo "| op | conn | ysql-bench q/s | pgbench q/s | q/s ratio | ysql-bench CPU µs/q | pgbench CPU µs/q | CPU ratio | ysql-bench RSS MB | pgbench RSS MB | runs (q/s; CPU) |"
+        echo "|---|---|---|---|---|---|---|---|---|---|---|"
+        printf '%s\n' "${sweep_rows[@]}"
+    fi
+    if [ ${#results[@]} -gt 0 ]; then
+        echo
+        echo "| figure | ysql-bench | peer | ratio | runs |"
+        echo "|---|---|---|---|---|"
+        printf '%s\n' "${results[@]}"
+    fi
 } >"$work/report.md"
 cat "$work/report.md"
 if [ -n "$record" ]; then

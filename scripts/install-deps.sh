@@ -31,6 +31,17 @@ command -v sysbench >/dev/null 2>&1 || missing+=(sysbench)
     [ -x /usr/bin/time ] || missing+=(time)
 fi
 
+# The Kubernetes manifests are validated offline by the PyPI package
+# kubernetes-validate (tests/kubernetes.rs), which carries the schemas.
+if [ "$sandbox_only" = 0 ] && ! command -v kubernetes-validate >/dev/null 2>&1; then
+    if command -v python3 >/dev/null 2>&1; then
+        python3 -m pip install -q kubernetes-validate >/dev/null 2>&1 \
+            || echo "warning: pip could not install kubernetes-validate; tests/kubernetes.rs will skip" >&2
+    else
+        echo "warning: no python3; tests/kubernetes.rs will skip the manifest validation" >&2
+    fi
+fi
+
 if [ ${#missing[@]} -eq 0 ]; then
     exit 0
 fi

@@ -11,12 +11,15 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::SystemTime;
 
+use crate::cluster::{ClusterRecord, Clustered, Gate};
 use crate::config::RunPlan;
 use crate::db::connect::{self, ConnTarget};
 use crate::db::dialect::Flavor;
 use crate::db::nodes::{self, Balance, ConnSource, Endpoint};
 use crate::db::sandbox::{Sandbox, SandboxOptions};
 use crate::db::schema::{self, ServerInfo};
+use crate::db::server_stats;
+use crate::db::server_watch::ServerWatch;
 use crate::error::{Error, Result};
 use crate::report::histogram::write_histogram;
 use crate::report::summary::write_summary;
@@ -58,9 +61,15 @@ impl Control {
 #[derive(Debug)]
 pub struct RunReport {
     pub started_at: SystemTime,
+    /// The application_name of the run's connections: the name asked for
+    /// and the run id.
+    pub application_name: String,
     pub server: ServerInfo,
     pub operations: Vec<OpResult>,
     pub interrupted: bool,
+    /// `--clients`: this client's place in the run and when each
+    /// operation started on the database's clock.
+    pub cluster: Option<crate::cluster::ClusterRecord>,
 }
 
 impl RunReport {
@@ -131,6 +140,13 @@ pub async fn run_workloads(
     };
     control.check("while the sandbox server started")?;
     config.ssl_mode(plan.tls.mode.tokio_mode());
+    // Every connection of the run carries the run's own name, so that the
+    // server's view of it (pg_stat_activity) can be told from any other.
+    let application_name = server_stats::run_application_name(
+        config.get_application_name(),
+        &server_stats::run_id(started_at),
+    );
+    config.application_name(&application_name);
     let tls = plan.tls.connector()?;
     let target = connect::describe(&config);
     crate::say!(">> connect {target} sslmode={}", plan.tls.mode.name());
@@ -160,9 +176,78 @@ pub async fn run_workloads(
     } else {
         nodes::split_hosts(&config)
     };
-    check_rows_for_queries(&client, &workloads).await?;
-    prepare_tables(&client, &plan, &workloads, server.flavor).await?;
+    // Several clients: everyone meets before any table is touched; the
+    // leader alone creates or checks the tables, the others wait for it.
+    let gate = match &plan.cluster {
+        Some(c) => {
+            crate::say!(
+                ">> run {}: client {} of {}, waiting for the others (at most {})",
+                c.run_id,
+                c.index,
+                c.clients,
+                humantime::format_duration(c.barrier_timeout)
+            );
+            // A pool of its own: the run's holds one connection per
+            // worker, and the tool's own connection is in use here.
+            let gate_pool = connect::pool(&config, 3, &tls)?;
+            let gate = Arc::new(
+                Gate::open(c.clone(), gate_pool, config.clone(), control.stop.clone()).await?,
+            );
+            gate.meet("tables").await?;
+            Some(gate)
+        }
+        None => None,
+    };
+    match &gate {
+        Some(g) if !g.plan.leader() => check_rows_for_queries(&client, &workloads).await?,
+        _ => {
+            let prepared = async {
+                check_rows_for_queries(&client, &workloads).await?;
+                prepare_tables(&client, &plan, &workloads, server.flavor).await
+            };
+            if let Err(e) = prepared.await {
+                if let Some(g) = &gate {
+                    g.fail(&e.to_string()).await;
+                }
+                return Err(e);
+            }
+            if let Some(g) = &gate {
+                g.release("tables", 0.0).await?;
+                crate::say!(
+                    ">> run {}: all {} clients are here",
+                    g.plan.run_id,
+                    g.plan.clients
+                );
+            }
+        }
+    }
+    let watch = if plan.server_stats {
+        ServerWatch::start(
+            &client,
+            endpoints.clone(),
+            tls.clone(),
+            application_name.clone(),
+            plan.run.interval(),
+        )
+        .await
+    } else {
+        None
+    };
     drop(client);
+    let workloads: Vec<Box<dyn Workload>> = match &gate {
+        Some(g) => workloads
+            .into_iter()
+            .enumerate()
+            .map(|(position, inner)| {
+                Box::new(Clustered {
+                    inner,
+                    gate: g.clone(),
+                    position,
+                }) as Box<dyn Workload>
+            })
+            .collect(),
+        None => workloads,
+    };
     if plan.balance != Balance::Failover {
         let labels: Vec<&str> = endpoints.iter().map(|e| e.label.as_str()).collect();
         crate::say!(
@@ -195,12 +280,16 @@ pub async fn run_workloads(
         interrupted: control.interrupted.clone(),
         latency_log: log_sink,
         conns,
+        server: watch,
+        start_gate: gate.clone(),
     };
     let mut report = RunReport {
         started_at,
+        application_name,
         server,
         operations: Vec::new(),
         interrupted: false,
+        cluster: None,
     };
     let stamp = humantime::format_rfc3339_seconds(started_at)
         .to_string()
@@ -262,6 +351,13 @@ pub async fn run_workloads(
             Err(e) => format!("not measured: {e}"),
         };
         writeln!(out, "{:<22}: {line}", "row size").map_err(write_err)?;
+    }
+    if let Some(g) = &gate {
+        g.close().await;
+        report.cluster = Some(ClusterRecord {
+            plan: g.plan.clone(),
+            starts: g.starts(),
+        });
     }
     // The workers' log writers are gone; the sink in ctx is the last one.
     drop(ctx);

@@ -84,6 +84,7 @@ const PACING: &str = "Pacing";
 const REPORTS: &str = "Reports";
 const NODES: &str = "Several nodes";
 const SAFETY: &str = "Safety";
+const CLIENTS: &str = "Several clients";
 
 const ABOUT: &str = "Load, read and update a table in YugabyteDB YSQL or PostgreSQL, and report throughput and latency.";
 
@@ -113,6 +114,9 @@ Examples:
     ysql-bench -u 'host=yb1,yb2,yb3 port=5433' --load-balance round-robin -o select -t 12
   Safety: replace a table ysql-bench did not create (its rows are lost)
     ysql-bench -o copy-mem --drop --force --table-name bench_t
+  Several clients: three machines as one run (client 0 shown), then their reports merged
+    ysql-bench -u 'host=yb1 port=5433' --clients 3 --client-index 0 -o copy-mem,select --json c0.json
+    ysql-bench merge c0.json c1.json c2.json --json run.json
   Shell completions and the man page (see the README for where to put them)
     ysql-bench completions bash > ~/.local/share/bash-completion/completions/ysql-bench
     ysql-bench man > ~/.local/share/man/man1/ysql-bench.1
@@ -499,6 +503,38 @@ pub struct Cli {
     #[arg(long, help_heading = SAFETY)]
     pub force: bool,
 
+    /// Leave out the server's side of the run: no snapshots of pg_stat_database, pg_stat_user_tables and pg_stat_statements around each operation, no sampling of what the run's backends wait on (pg_stat_activity), no statistics connection.
+    #[arg(long, help_heading = REPORTS)]
+    pub no_server_stats: bool,
+
+    /// Clients (machines or pods) that run this one run together; each gives its --client-index.
+    ///
+    /// They meet at a barrier in the database (table ysql_bench_barrier); client 0 alone creates,
+    /// drops and empties tables; all start each operation at one instant of the database's clock.
+    /// Loads split the ids over all clients' threads, --rate is shared out, seeds differ per client.
+    #[arg(long, value_name = "W", default_value = "1", value_parser = parse_positive::<usize>, help_heading = CLIENTS)]
+    pub clients: usize,
+
+    /// This client's index, 0 to W-1 (default: $JOB_COMPLETION_INDEX, as a Kubernetes Indexed Job sets it).
+    #[arg(long, value_name = "I", env = "JOB_COMPLETION_INDEX", value_parser = parse_count::<usize>, help_heading = CLIENTS)]
+    pub client_index: Option<usize>,
+
+    /// The name of the run in the barrier and the reports (default: derived from the flags all clients share).
+    #[arg(long, value_name = "NAME", value_parser = crate::cluster::check_run_id, help_heading = CLIENTS)]
+    pub run_id: Option<String>,
+
+    /// How long clients wait for each other at the barrier before giving up, e.g. 2m.
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration, help_heading = CLIENTS)]
+    pub barrier_timeout: Duration,
+
+    /// tpcc-*: warehouses, the TPC-C scale (about 500k rows, 70 MB each).
+    #[arg(long, value_name = "W", default_value = "1", value_parser = parse_positive::<u32>, help_heading = WORKLOAD)]
+    pub warehouses: u32,
+
+    /// tpcc: the mix in percent, e.g. new-order=50,payment=50 (default: the standard 45/43/4/4/4).
+    #[arg(long, value_name = "TYPE=PERCENT,...", value_parser = parse_tpcc_mix, help_heading = WORKLOAD)]
+    pub tpcc_mix: Option<workload::tpcc::txn::Mix>,
+
     /// A pgbench script to run, FILE[@WEIGHT] (pgbench -f); repeatable; implies -o script.
     ///
     /// Each unit (transaction) runs one script, drawn by weight (default 1); each script is
@@ -539,6 +575,39 @@ pub enum Command {
     },
     /// Print the man page (roff) on stdout.
     Man,
+    /// Merge the --json reports of the clients of one run into one report.
+    Merge {
+        /// The clients' reports.
+        #[arg(value_name = "REPORT", required = true)]
+        reports: Vec<PathBuf>,
+        /// Write the merged report as JSON (- for stdout).
+        #[arg(long, value_name = "FILE")]
+        json: Option<PathBuf>,
+        /// Write one CSV row per merged interval per operation.
+        #[arg(long, value_name = "FILE")]
+        csv: Option<PathBuf>,
+        /// Print an ASCII histogram of each operation's latency.
+        #[arg(short = 'p', long)]
+        print_histogram: bool,
+        /// Refuse (rather than warn about) a run with clients missing.
+        #[arg(long)]
+        strict: bool,
+    },
+    /// Print the summary of a saved --json report.
+    Show {
+        #[arg(value_name = "REPORT")]
+        report: PathBuf,
+        /// Print an ASCII histogram of each operation's latency.
+        #[arg(short = 'p', long)]
+        print_histogram: bool,
+    },
+    /// Compare two saved --json reports: throughput and percentiles with the change in %.
+    Compare {
+        #[arg(value_name = "BASE")]
+        base: PathBuf,
+        #[arg(value_name = "NEW")]
+        new: PathBuf,
+    },
 }
 
 /// What a worker does after a failed unit.
@@ -602,6 +671,10 @@ fn parse_share(s: &str) -> Result<f64, String> {
             "'{s}' is not a share: give a number between 0 and 1 (exclusive), e.g. 0.2 for --hotspot-fraction or 0.8 for --hotspot-ops"
         )),
     }
+}
+
+fn parse_tpcc_mix(s: &str) -> Result<workload::tpcc::txn::Mix, String> {
+    workload::tpcc::txn::Mix::parse(s)
 }
 
 /// `-D NAME=VALUE`: the name as given, the value as text.

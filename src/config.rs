@@ -26,6 +26,7 @@ use crate::workload::booking::BookingSettings;
 use crate::workload::keys::KeyDistribution;
 use crate::workload::oltp::OltpSettings;
 use crate::workload::script::ScriptSettings;
+use crate::workload::tpcc::TpccSettings;
 use crate::workload::ycsb::{YcsbSettings, ZIPF_THETA};
 use crate::workload::{Settings, Spec, Workload};
 
@@ -42,6 +43,9 @@ pub const MAX_ROWS: u64 = 1 << 31;
 pub const MAX_THREADS: usize = 10_000;
 /// The longest field we generate (10 MiB); PostgreSQL's own limit is 1 GB.
 pub const MAX_FIELD_LEN: usize = 10 << 20;
+/// The most TPC-C warehouses `--warehouses` accepts.
+const MAX_WAREHOUSES: u32 = 1_000_000;
+
 /// The most memory one batch of generated rows may take in a worker.
 pub const MAX_BATCH_BYTES: usize = 256 << 20;
 /// PostgreSQL truncates identifiers to 63 bytes (NAMEDATALEN - 1).
@@ -120,6 +124,11 @@ pub struct RunPlan {
     /// Ask YugabyteDB's yb_servers() for the hosts.
     pub yb_discover: bool,
     pub tls: TlsPlan,
+    /// Read the server's own statistics of each operation and sample what
+    /// its backends wait on (off with --no-server-stats).
+    pub server_stats: bool,
+    /// `--clients` above 1: this client's place in a run of several.
+    pub cluster: Option<crate::cluster::ClusterPlan>,
 }
 
 /// What the run writes besides the summary.
@@ -250,7 +259,20 @@ impl RunPlan {
                 "--time 0 would run nothing: give a duration such as 10s or 5m",
             ));
         }
-        let seed = cli.seed.unwrap_or_else(rand::random::<u64>);
+        let run_seed = cli.seed.unwrap_or_else(rand::random::<u64>);
+        let cluster = cluster_plan(&cli, run_seed)?;
+        // Each client of several draws its own keys and data, reproducibly
+        // from the run's seed.
+        let (seed, client) = match &cluster {
+            Some(c) => (
+                crate::workload::worker_seed(run_seed, c.index, 29),
+                crate::workload::partition::ClientShare {
+                    index: c.index,
+                    clients: c.clients,
+                },
+            ),
+            None => (run_seed, Default::default()),
+        };
         let balance = match (cli.load_balance, cli.yb_discover) {
             (Some(LoadBalanceArg::RoundRobin), _) | (None, true) => Balance::RoundRobin,
             (Some(LoadBalanceArg::Random), _) => Balance::Random,
@@ -329,6 +351,14 @@ impl RunPlan {
         if let Some(k) = &keys {
             k.validate().map_err(Error::usage)?;
         }
+        // Warehouse ids are int columns, and 10^6 warehouses (70 TB) is past
+        // any machine this runs against.
+        if cli.warehouses > MAX_WAREHOUSES {
+            return Err(Error::usage(format!(
+                "--warehouses {} is more than {MAX_WAREHOUSES}: each warehouse is about 70 MB; give fewer",
+                cli.warehouses
+            )));
+        }
         let isolation = cli.isolation.map(|i| match i {
             IsolationArg::ReadCommitted => Isolation::ReadCommitted,
             IsolationArg::RepeatableRead => Isolation::RepeatableRead,
@@ -365,6 +395,10 @@ impl RunPlan {
             booking: BookingSettings {
                 day_range: cli.day_range,
             },
+            tpcc: TpccSettings {
+                warehouses: cli.warehouses,
+                mix: cli.tpcc_mix.unwrap_or(crate::workload::tpcc::txn::MIX),
+            },
             isolation,
             script: ScriptSettings {
                 scripts: cli.script.clone(),
@@ -379,6 +413,7 @@ impl RunPlan {
                 rmw_txn: cli.ycsb_rmw_txn,
                 proportions: cli.ycsb_proportions,
             },
+            client,
         };
         let run = RunSettings {
             threads: cli.threads,
@@ -389,7 +424,8 @@ impl RunPlan {
             // update only: an old command line must still load every row.
             load_time: cli.time,
             warmup: cli.warmup.filter(|d| !d.is_zero()),
-            rate: cli.rate,
+            // --rate is the whole run's: each client takes its share.
+            rate: cli.rate.map(|r| r / client.clients as f64),
             rate_distribution: match cli.rate_distribution {
                 RateDistributionArg::Fixed => Distribution::Fixed,
                 RateDistributionArg::Poisson => Distribution::Poisson,
@@ -432,6 +468,8 @@ impl RunPlan {
             balance,
             yb_discover: cli.yb_discover,
             tls,
+            server_stats: !cli.no_server_stats,
+            cluster,
         };
         // Each workload checks the flags it cares about, now, before any
         // connection is made.
@@ -611,6 +649,68 @@ impl RunPlan {
         }
         unused
     }
+}
+
+/// `--clients`, `--client-index`, `--run-id`: None for a run of one
+/// client. The default run id hashes the flags every client shares, so
+/// that the same command line on W machines names one run.
+fn cluster_plan(cli: &Cli, run_seed: u64) -> Result<Option<crate::cluster::ClusterPlan>> {
+    if cli.clients <= 1 {
+        if cli.client_index.is_some_and(|i| i > 0) {
+            return Err(Error::usage(format!(
+                "--client-index {} needs --clients above it: give --clients W with W the number of clients",
+                cli.client_index.unwrap_or(0)
+            )));
+        }
+        return Ok(None);
+    }
+    let Some(index) = cli.client_index else {
+        return Err(Error::usage(format!(
+            "--clients {} needs --client-index (0 to {}) on each client, or $JOB_COMPLETION_INDEX as a Kubernetes Indexed Job sets it",
+            cli.clients,
+            cli.clients - 1
+        )));
+    };
+    if index >= cli.clients {
+        return Err(Error::usage(format!(
+            "--client-index {index} is not below --clients {}: give 0 to {}",
+            cli.clients,
+            cli.clients - 1
+        )));
+    }
+    if cli.sandbox {
+        return Err(Error::usage(
+            "--clients runs several clients against one server; --sandbox gives each its own: connect them with -u to a shared server",
+        ));
+    }
+    if cli.clients > 10_000 {
+        return Err(Error::usage("--clients above 10000 is not supported"));
+    }
+    let run_id = match &cli.run_id {
+        Some(r) => r.clone(),
+        None => {
+            let ops: Vec<&str> = cli.operations.iter().map(|o| o.name).collect();
+            crate::cluster::default_run_id(&format!(
+                "{}|{}|{:?}|{}|{:?}|{:?}|{:?}|{:?}|{:?}",
+                ops.join(","),
+                cli.clients,
+                cli.rows,
+                cli.threads,
+                cli.table_name,
+                cli.seed,
+                cli.time,
+                cli.rate,
+                cli.batch_size
+            ))
+        }
+    };
+    Ok(Some(crate::cluster::ClusterPlan {
+        clients: cli.clients,
+        index,
+        run_id,
+        barrier_timeout: cli.barrier_timeout,
+        run_seed,
+    }))
 }
 
 /// A batch of generated rows must fit in a worker's memory: insert and
@@ -801,6 +901,15 @@ mod tests {
 
     /// Issue 17: `-r 0` with a load ran, loaded nothing and exited 0 with
     /// a summary of zeros.
+    #[test]
+    fn too_many_warehouses_are_refused() {
+        let e = usage_message(&["-o", "tpcc-load", "--warehouses", "2000000"]);
+        assert!(
+            e.contains("--warehouses 2000000 is more than 1000000"),
+            "{e}"
+        );
+    }
+
     #[test]
     fn rows_0_with_a_load_is_refused() {
         for ops in [

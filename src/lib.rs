@@ -21,6 +21,7 @@ macro_rules! say {
 
 pub mod app;
 pub mod cli;
+pub mod cluster;
 pub mod config;
 pub mod db;
 pub mod error;

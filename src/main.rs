@@ -9,7 +9,7 @@
 use std::process::ExitCode;
 
 use tokio::signal::unix::{SignalKind, signal};
-use ysql_bench::cli::Cli;
+use ysql_bench::cli::{Cli, Command};
 use ysql_bench::config::RunPlan;
 use ysql_bench::db::sandbox;
 use ysql_bench::error::{EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK};
@@ -20,6 +20,13 @@ fn main() -> ExitCode {
         Ok(c) => c,
         Err(code) => return ExitCode::from(code as u8),
     };
+    if let Some(
+        command @ (Command::Merge { .. } | Command::Show { .. } | Command::Compare { .. }),
+    ) = &cli.command
+    {
+        let code = ysql_bench::report::saved::run_command(command, &mut std::io::stdout().lock());
+        return ExitCode::from(code as u8);
+    }
     if let Some(command) = &cli.command {
         return match ysql_bench::generate::write(command, &mut std::io::stdout().lock()) {
             Ok(()) => ExitCode::from(EXIT_OK as u8),

@@ -344,3 +344,48 @@ async fn every_ycsb_workload_runs_through_pgbouncer_without_prepared_statements(
         }
     }
 }
+
+/// Through a pooler the server's backends are the pooler's: they carry
+/// the name of the last client they served and outlive the run's
+/// connections. The server block says so rather than reporting their
+/// state as the workers', and the run is not slowed by waiting for them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn through_pgbouncer_the_server_block_says_whose_backends_it_saw() {
+    let sb = sandbox();
+    let mut pgb = pgbouncer(&sb);
+    let url = pgb.url();
+    let (r, s) = pgb
+        .run(&[
+            "-u",
+            &url,
+            "--no-prepared",
+            "-o",
+            "copy-mem",
+            "-r",
+            "2000",
+            "-t",
+            "4",
+        ])
+        .await;
+    assert!(r.succeeded(), "{s}");
+    let started = std::time::Instant::now();
+    let (r, s) = pgb
+        .run(&[
+            "-u",
+            &url,
+            "--no-prepared",
+            "-o",
+            "select",
+            "-r",
+            "2000",
+            "-t",
+            "4",
+            "--time",
+            "2s",
+        ])
+        .await;
+    assert!(r.succeeded(), "{s}");
+    println!("{s}");
+    assert!(s.contains("pooler"), "{s}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(8), "{s}");
+}

@@ -459,7 +459,9 @@ async fn a_frozen_server_does_not_hold_a_timed_run_for_ever() {
     tokio::time::sleep(Duration::from_millis(800)).await;
     let pids: Vec<i32> = c
         .query(
-            "select pid from pg_stat_activity where application_name = 'ysql-bench' and pid <> pg_backend_pid()",
+            &format!(
+                "select pid from pg_stat_activity where {WORKER_BACKENDS} and pid <> pg_backend_pid()"
+            ),
             &[],
         )
         .await

@@ -52,7 +52,9 @@ async fn run_in(
         "host=127.0.0.1 port={} user=postgres dbname={db}",
         sb.port()
     );
-    let mut all = vec!["ysql-bench", "-u", url.as_str()];
+    // The server's side of the run reads the statistics views in the
+    // same database: its queries would count in the commits.
+    let mut all = vec!["ysql-bench", "-u", url.as_str(), "--no-server-stats"];
     all.extend_from_slice(args);
     let plan =
         ysql_bench::config::RunPlan::from_cli(ysql_bench::cli::Cli::try_parse_from(all).unwrap())
@@ -318,9 +320,14 @@ async fn bookings_are_consistent_and_counted_once_even_with_a_restart_in_the_mid
             "--time",
             "2s",
             "--day-range",
-            "2",
+            "1",
+            // 15 flights take 90% of the bookings: hot audit rows.
             "--key-distribution",
-            "zipfian",
+            "hotspot",
+            "--hotspot-fraction",
+            "0.001",
+            "--hotspot-ops",
+            "0.9",
         ],
     )
     .await;
@@ -390,8 +397,19 @@ async fn every_oltp_script_runs_sysbenchs_statements_per_event() {
         assert!(r.succeeded(), "{op} {extra:?}:\n{s}");
         let o = &r.operations[0];
         assert!(o.total.ops > 5, "{op} {extra:?}:\n{s}");
+        // Statements of tries that failed and were retried count too (the
+        // server ran them): exact when nothing was retried.
         let statements: u64 = o.statements.iter().map(|s| s.count).sum();
-        assert_eq!(statements, per_event * o.total.ops, "{op} {extra:?}:\n{s}");
+        let t = &o.total;
+        assert!(
+            statements >= per_event * t.ops && statements <= per_event * (t.ops + t.retries),
+            "{statements} statements for {} events and {} retries: {op} {extra:?}:\n{s}",
+            t.ops,
+            t.retries
+        );
+        if t.retries == 0 {
+            assert_eq!(statements, per_event * t.ops, "{op} {extra:?}:\n{s}");
+        }
         let after = rows_in(&c, "sbtest1").await;
         if op == "oltp-insert" {
             assert_eq!((after - before) as u64, o.total.ops, "{s}");

@@ -445,8 +445,17 @@ impl ConnSource {
     }
 
     /// A new connection to endpoint `i`, closed when dropped, and how long
-    /// it took to make it (TCP, TLS, authentication, session start).
+    /// it took to make it (TCP, TLS, authentication, session start). Its
+    /// connection task runs on the caller's runtime.
     pub async fn fresh(&self, i: usize) -> Result<(Conn, Duration)> {
+        let (client, task, took) = self.driven(i).await?;
+        tokio::spawn(task);
+        Ok((Conn::Fresh(client), took))
+    }
+
+    /// A new connection to endpoint `i` whose connection task the caller
+    /// drives itself (see `runner::session`), and how long it took to make.
+    pub async fn driven(&self, i: usize) -> Result<(Client, ConnTask, Duration)> {
         let node = self.node(i);
         // As the pools do: the whole handshake is bounded, not only the
         // TCP connect, so that a server that never answers cannot hold a
@@ -456,31 +465,39 @@ impl ConnSource {
         let t0 = Instant::now();
         let connect = async {
             match &self.tls {
-                Tls::Plain => config.connect(NoTls).await.map(|(c, conn)| {
-                    tokio::spawn(conn);
-                    c
-                }),
-                Tls::Rustls(m) => config.connect(m.clone()).await.map(|(c, conn)| {
-                    tokio::spawn(conn);
-                    c
-                }),
+                Tls::Plain => config
+                    .connect(NoTls)
+                    .await
+                    .map(|(c, conn)| (c, Box::pin(conn) as ConnTask)),
+                Tls::Rustls(m) => config
+                    .connect(m.clone())
+                    .await
+                    .map(|(c, conn)| (c, Box::pin(conn) as ConnTask)),
             }
         };
         let made = tokio::time::timeout(limit, connect).await;
         let took = t0.elapsed();
         let label = &node.endpoint.label;
-        let client = match made {
-            Ok(r) => r.map_err(|e| Error::db(format!("cannot connect to {label}"), e))?,
-            Err(_) => {
-                return Err(Error::run(format!(
-                    "cannot connect to {label}: no answer within {} s (--connect-timeout)",
-                    limit.as_secs_f64()
-                )));
+        match made {
+            Ok(r) => {
+                let (client, task) =
+                    r.map_err(|e| Error::db(format!("cannot connect to {label}"), e))?;
+                Ok((client, task, took))
             }
-        };
-        Ok((Conn::Fresh(client), took))
+            Err(_) => Err(Error::run(format!(
+                "cannot connect to {label}: no answer within {} s (--connect-timeout)",
+                limit.as_secs_f64()
+            ))),
+        }
     }
 }
+
+/// A connection's own task (tokio-postgres' `Connection`): it reads and
+/// writes the socket for its [`Client`], and must be polled for any query
+/// of that client to progress.
+pub type ConnTask = std::pin::Pin<
+    Box<dyn std::future::Future<Output = std::result::Result<(), tokio_postgres::Error>> + Send>,
+>;
 
 impl ConnSource {
     /// Asks endpoint `i` to cancel what `token`'s connection is running,

@@ -8,9 +8,12 @@ use crate::error::{Error, Result};
 use crate::stats::OpResult;
 
 /// The header row; also how the tool recognises its own file. `type` is
-/// the transaction type, `all` for the operation as a whole; it comes last
-/// so that the columns of earlier versions keep their places.
-pub const HEADER: [&str; 19] = [
+/// the transaction type, `all` for the operation as a whole; it, `retries`
+/// and the server's columns come last so that the columns of earlier
+/// versions keep their places. The server's columns (commits, rollbacks and wait events
+/// of the interval, see [`super::server::csv_columns`]) are filled on the
+/// `all` rows only: the server does not know the transaction types.
+pub const HEADER: [&str; 22] = [
     "operation",
     "elapsed_s",
     "interval_s",
@@ -30,6 +33,9 @@ pub const HEADER: [&str; 19] = [
     "skipped",
     "type",
     "retries",
+    "server_commits",
+    "server_rollbacks",
+    "server_waits",
 ];
 
 /// Whether a file starting with `head` was written by this module (also
@@ -55,9 +61,13 @@ pub fn write_csv<W: Write>(w: W, ops: &[OpResult]) -> Result<()> {
                 .iter()
                 .filter(|_| op.is_mix())
                 .filter_map(|t| t.intervals.get(i).map(|f| (t.name, f)));
-            for (ty, f) in types.chain(std::iter::once(("all", all))) {
-                out.write_record(row(op.spec.name, ty, f)).map_err(fail)?;
+            for (ty, f) in types {
+                out.write_record(row(op.spec.name, ty, f, Default::default()))
+                    .map_err(fail)?;
             }
+            let server = super::server::csv_columns(op, i);
+            out.write_record(row(op.spec.name, "all", all, server))
+                .map_err(fail)?;
         }
     }
     out.flush()
@@ -65,8 +75,14 @@ pub fn write_csv<W: Write>(w: W, ops: &[OpResult]) -> Result<()> {
 }
 
 /// One row of the report.
-fn row(operation: &str, ty: &str, f: &crate::stats::IntervalFigures) -> [String; 19] {
+fn row(
+    operation: &str,
+    ty: &str,
+    f: &crate::stats::IntervalFigures,
+    server: [String; 3],
+) -> [String; 22] {
     let l = &f.latency;
+    let [commits, rollbacks, waits] = server;
     [
         operation.to_string(),
         format!("{:.3}", f.end_s),
@@ -87,5 +103,8 @@ fn row(operation: &str, ty: &str, f: &crate::stats::IntervalFigures) -> [String;
         f.skipped.to_string(),
         ty.to_string(),
         f.retries.to_string(),
+        commits,
+        rollbacks,
+        waits,
     ]
 }

@@ -34,6 +34,46 @@ pub struct JsonReport {
     pub config: JsonConfig,
     pub server: JsonServer,
     pub operations: Vec<JsonOperation>,
+    /// `--clients`: the run this report is part of (or, merged, all of).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<JsonCluster>,
+}
+
+/// A client's place in a run of several, or the clients a merged report
+/// was made of.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct JsonCluster {
+    pub run_id: String,
+    pub clients: usize,
+    /// This client's index; None in a merged report.
+    pub client_index: Option<usize>,
+    /// The run's seed, from which each client's own (config.seed) is derived.
+    #[serde(with = "crate::report::exact_u64")]
+    pub run_seed: u64,
+    /// A merged report: the indexes of the clients it was made of.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub merged: Vec<usize>,
+}
+
+/// When an operation started on the database's clock, so that intervals
+/// line up across clients: interval i ends at `at_s + end_s`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct JsonStart {
+    /// Seconds since the Unix epoch, on the database's clock (the end of
+    /// the warmup, if any, is `at_s + warmup_s`).
+    pub at_s: f64,
+    /// This client's start minus the common instant, in milliseconds.
+    pub skew_ms: f64,
+}
+
+/// One client's share of a merged operation.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct JsonClientShare {
+    pub client: usize,
+    pub skew_ms: Option<f64>,
+    pub units: u64,
+    pub units_per_s: f64,
+    pub wallclock_s: f64,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -133,12 +173,24 @@ pub struct JsonOperation {
     /// Consistency checks run after the operation.
     #[serde(default)]
     pub checks: Vec<crate::workload::Check>,
+    /// The workload's own figures by key (TPC-C: tpmc, efficiency).
+    #[serde(default)]
+    pub metrics: std::collections::BTreeMap<String, f64>,
     /// Connections and units per host.
     #[serde(default)]
     pub hosts: Vec<super::conns::JsonHost>,
     /// Connect time and throughput without it, under --reconnect.
     #[serde(default)]
     pub connect: Option<super::conns::JsonConnect>,
+    /// What the server saw of the operation (absent with --no-server-stats).
+    #[serde(default)]
+    pub server: Option<crate::stats::server::ServerFigures>,
+    /// `--clients`: when the operation started, on the database's clock.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start: Option<JsonStart>,
+    /// A merged report: each client's share.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub clients: Vec<JsonClientShare>,
 }
 
 /// One statement kind inside an operation's units.
@@ -270,8 +322,22 @@ pub fn decode_histogram(text: &str) -> Result<Histogram<u64>> {
 pub fn build(plan: &RunPlan, target: &str, report: &RunReport) -> Result<JsonReport> {
     let (w, r) = (&plan.workload, &plan.run);
     let mut operations = Vec::new();
+    let mut starts = report
+        .cluster
+        .iter()
+        .flat_map(|c| c.starts.iter())
+        .peekable();
     for op in &report.operations {
-        operations.push(operation(op)?);
+        let mut o = operation(op)?;
+        // Starts are recorded in the order operations reached their first
+        // unit; one that failed before has none.
+        if let Some(st) = starts.next_if(|s| s.operation == op.spec.name) {
+            o.start = Some(JsonStart {
+                at_s: st.at_s,
+                skew_ms: st.skew_ms,
+            });
+        }
+        operations.push(o);
     }
     Ok(JsonReport {
         tool: "ysql-bench".to_string(),
@@ -316,6 +382,13 @@ pub fn build(plan: &RunPlan, target: &str, report: &RunReport) -> Result<JsonRep
             encryption: report.server.encryption.clone(),
         },
         operations,
+        cluster: report.cluster.as_ref().map(|c| JsonCluster {
+            run_id: c.plan.run_id.clone(),
+            clients: c.plan.clients,
+            client_index: Some(c.plan.index),
+            run_seed: c.plan.run_seed,
+            merged: Vec::new(),
+        }),
     })
 }
 
@@ -363,8 +436,16 @@ fn operation(op: &OpResult) -> Result<JsonOperation> {
             })
             .collect::<Result<_>>()?,
         checks: op.checks.clone(),
+        metrics: op
+            .metrics
+            .iter()
+            .map(|m| (m.key.clone(), m.value))
+            .collect(),
         hosts: super::conns::json_hosts(op),
         connect: super::conns::json_connect(op),
+        server: op.server.clone(),
+        start: None,
+        clients: Vec::new(),
     })
 }
 

@@ -2,8 +2,9 @@
 //! bundled font (DejaVu Sans), so no system font library is needed.
 //!
 //! Two pictures per operation: a scatterplot of latency over time, one
-//! colour per thread (the points are each worker's bounded sample: every
-//! time slice's fastest and slowest unit and a few random ones, see
+//! colour per thread (worker; the points are a bounded sample per OS
+//! thread that keeps each point's worker: every time slice's fastest and
+//! slowest unit and a few random ones per worker, see
 //! [`crate::stats::scatter`]); and throughput and p99 latency per interval.
 //! File names carry the run's start time and the operation, and an
 //! existing file is never overwritten: a number is added instead.
@@ -91,16 +92,12 @@ fn draw_scatter(op: &OpResult, opts: &GraphOptions, server: &str, path: &Path) -
     let e = err(path);
     let root = BitMapBackend::new(path, (opts.width, opts.height)).into_drawing_area();
     root.fill(&WHITE).map_err(&e)?;
-    let threads: Vec<Vec<(f64, f64)>> = op
-        .scatter
-        .iter()
-        .map(|s| {
-            s.points()
-                .iter()
-                .map(|p| (p.t_ns as f64 / 1e9, p.latency_ns as f64 / 1e3))
-                .collect()
-        })
-        .collect();
+    // The samples are kept per OS thread; each point knows its worker.
+    let mut threads: Vec<Vec<(f64, f64)>> = vec![Vec::new(); op.threads.max(1)];
+    for p in op.scatter.iter().flat_map(|s| s.points()) {
+        let w = (p.worker as usize).min(threads.len() - 1);
+        threads[w].push((p.t_ns as f64 / 1e9, p.latency_ns as f64 / 1e3));
+    }
     let all = threads.iter().flatten();
     let x_max = all
         .clone()
@@ -183,7 +180,16 @@ fn draw_throughput(op: &OpResult, opts: &GraphOptions, server: &str, path: &Path
     let root = BitMapBackend::new(path, (opts.width, opts.height)).into_drawing_area();
     root.fill(&WHITE).map_err(&e)?;
     let root = root.titled(&title(op, server), (FAMILY, 20)).map_err(&e)?;
-    let (top, bottom) = root.split_vertically(opts.height as i32 / 2 - 15);
+    // With the server's waits, a band of a quarter of the height under
+    // the two charts.
+    let (charts, band) = if super::server::has_wait_band(op) {
+        let (c, b) = root.split_vertically(opts.height as i32 * 3 / 4 - 15);
+        (c, Some(b))
+    } else {
+        (root.clone(), None)
+    };
+    let half = charts.dim_in_pixel().1 as i32 / 2;
+    let (top, bottom) = charts.split_vertically(half);
     let x_max = op
         .intervals
         .last()
@@ -295,6 +301,10 @@ fn draw_throughput(op: &OpResult, opts: &GraphOptions, server: &str, path: &Path
                 .draw()
                 .map_err(&e)?;
         }
+    }
+    if let Some(band) = &band {
+        super::server::draw_wait_band(band, op, x_max, FAMILY)
+            .map_err(|why| Error::run(format!("cannot draw {}: {why}", path.display())))?;
     }
     root.present().map_err(&e)?;
     Ok(())

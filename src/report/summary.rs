@@ -425,11 +425,14 @@ pub fn write_summary(w: &mut dyn Write, r: &OpResult) -> io::Result<()> {
             format!("{}{more}", t.failed_units.join(", ")),
         )?;
     }
+    for m in &r.metrics {
+        line(w, &m.label, &m.text)?;
+    }
     write_checks(w, r)?;
     if let Some(why) = &r.failure {
         line(w, "FAILED", why)?;
     }
-    Ok(())
+    super::server::write_server(w, r)
 }
 
 #[cfg(test)]

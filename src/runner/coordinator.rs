@@ -1,10 +1,11 @@
 //! The coordinator of one operation: starts one worker per thread on the
-//! per-core runtimes, releases them together at a barrier, runs the
-//! collector of interval figures and the progress bar, and collects the
-//! workers' output. After a stop or the end of `--time` it gives the units
-//! in flight a grace, then cancels them on the server, then abandons the
-//! workers that still do not end, so that a frozen server cannot hold the
-//! run for ever.
+//! per-core runtimes, each runtime with the recorder its workers share,
+//! releases them together at a barrier, runs the collector of interval
+//! figures and the progress bar, and collects the workers' output and
+//! each runtime's measurements. After a stop or the end of `--time` it
+//! gives the units in flight a grace, then cancels them on the server,
+//! then abandons the workers that still do not end, so that a frozen
+//! server cannot hold the run for ever.
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
@@ -13,11 +14,13 @@ use std::time::{Duration, Instant};
 use tokio::sync::{Barrier, mpsc};
 use tokio::task::JoinSet;
 
-use super::ending::{Ending, ending};
+use super::ending::{Ending, ThreadStop, ending};
 use super::intervals::{self, OnInterval};
+use super::recorder::{IntervalPlan, ThreadOutput, ThreadRecorder, housekeeping};
 use super::settings::RetryPolicy;
-use super::worker::{Pace, WorkerLinks, WorkerOutput, worker_loop};
+use super::worker::{Pace, ThreadShare, WorkerLinks, WorkerOutput, worker_loop};
 use super::{COUNT_BUDGET, InFlight, RunCtx, STOP_GRACE, progress, threads};
+use crate::stats::Keep;
 use crate::stats::interval::SetFigures;
 use crate::workload::{Operation, Spec};
 
@@ -30,9 +33,18 @@ const CANCEL_WAIT: Duration = Duration::from_secs(5);
 /// threads may take to hand over what they measured.
 const HAND_OVER: Duration = Duration::from_secs(2);
 
+/// How long the coordinator waits for a runtime's measurements once its
+/// workers have ended or were dropped (it hands them over as soon as its
+/// last worker is gone).
+const THREAD_WAIT: Duration = Duration::from_secs(2);
+
 pub(super) struct WorkersOutcome {
     pub(super) wallclock: Duration,
+    /// When measurement started (after the barrier and any warmup).
+    pub(super) start: Instant,
     pub(super) workers: Vec<WorkerOutput>,
+    /// What the workers of each OS thread measured.
+    pub(super) threads: Vec<ThreadOutput>,
     pub(super) intervals: Vec<SetFigures>,
     pub(super) failure: Option<String>,
     /// The workers ended during the warmup, which ran this long.
@@ -82,29 +94,88 @@ where
     ctx.pool.retain(|_, _| false);
     ctx.conns.drop_idle();
     let inflight: Vec<InFlight> = (0..threads).map(|_| InFlight::default()).collect();
-    let mut loops = Vec::with_capacity(threads);
+    let mut items = Vec::with_capacity(threads);
     for (t, slot) in inflight.iter().enumerate() {
-        let op = make(t);
-        let ctx = ctx.clone();
-        let pace = pace.clone();
-        let links = WorkerLinks {
-            barrier: barrier.clone(),
-            intervals: tx.clone(),
-            rows_done: rows_done.clone(),
-            inflight: slot.clone(),
-        };
-        loops.push(async move {
-            let out = worker_loop(op, &ctx, t, &pace, links).await;
-            (t, out)
+        items.push(WorkerItem {
+            t,
+            op: make(t),
+            ctx: ctx.clone(),
+            pace: pace.clone(),
+            links: WorkerLinks {
+                barrier: barrier.clone(),
+                rows_done: rows_done.clone(),
+                inflight: slot.clone(),
+            },
         });
     }
-    drop(tx);
+    // Each runtime's recorder is made on its thread; see recorder.rs.
+    let keep = Keep {
+        service: pace.rate.is_some(),
+        per_row: spec.is_load(),
+    };
+    let type_count = types.len();
+    let (len, run_time, seed) = (pace.interval, pace.run_time, plan.seed);
+    let stop_flag = ctx.stop.clone();
+    let work = threads::Work {
+        local: Box::new(move |slot: usize, workers: usize| {
+            let plan = IntervalPlan {
+                len,
+                run_time,
+                tx: tx.clone(),
+            };
+            let seed = crate::workload::worker_seed(seed, slot, 6);
+            let rec = ThreadRecorder::new(slot, workers, type_count, keep, seed, plan);
+            let stop = ThreadStop::new(stop_flag.clone());
+            tokio::task::spawn_local(housekeeping(rec.clone(), stop.clone()));
+            ThreadShare { rec, stop }
+        }),
+        run: Box::new(|item: WorkerItem<O>, share: &ThreadShare| {
+            let share = share.clone();
+            async move {
+                let WorkerItem {
+                    t,
+                    op,
+                    ctx,
+                    pace,
+                    links,
+                } = item;
+                let out = worker_loop(op, &ctx, t, &pace, links, share).await;
+                (t, out)
+            }
+        }),
+        finish: Box::new(|share: &ThreadShare| share.rec.finish()),
+    };
+    let spread = match threads::spawn_spread(items, work) {
+        Ok(s) => s,
+        Err(e) => {
+            return WorkersOutcome {
+                wallclock: Duration::ZERO,
+                workers: (0..threads).map(|_| WorkerOutput::default()).collect(),
+                threads: Vec::new(),
+                intervals: Vec::new(),
+                failure: Some(e),
+                warmup_cut: None,
+                start: Instant::now(),
+            };
+        }
+    };
+    let sources = spread.threads.len();
     let mut set = JoinSet::new();
     let mut aborts = Vec::with_capacity(threads);
-    for joined in threads::spawn_spread(loops) {
+    for joined in spread.items {
         aborts.push(joined.abort_handle());
         set.spawn(joined.join());
     }
+    // Several clients (--clients): meet the others while the workers
+    // connect, and start at the instant they share. A client missing is
+    // the operation's failure; the workers stop before their first unit.
+    let gate_failure = match &ctx.start_gate {
+        Some(gate) => gate.start(spec).await.err().map(|e| {
+            ctx.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            e.to_string()
+        }),
+        None => None,
+    };
     barrier.wait().await;
     let start = Instant::now() + pace.warmup.unwrap_or_default();
     if let Some(w) = pace.warmup {
@@ -116,14 +187,20 @@ where
     let on_interval: Option<OnInterval> = plan.report_interval.map(|_| {
         let rate_limited = plan.rate.is_some();
         let names = pace.types.clone();
+        let server = ctx.server.clone();
         Box::new(move |f: &SetFigures| {
-            crate::say!("{}", progress::progress_line(kind, f, &names, rate_limited));
+            let line = progress::progress_line(kind, f, &names, rate_limited);
+            let note = server
+                .as_ref()
+                .map(|w| w.progress_note())
+                .unwrap_or_default();
+            crate::say!("{line}{note}");
         }) as OnInterval
     });
     let (end_tx, end_rx) = tokio::sync::oneshot::channel();
     let collector = tokio::spawn(intervals::collect(
         rx,
-        threads,
+        sources,
         types.len(),
         start,
         pace.interval,
@@ -221,7 +298,7 @@ where
     if stopping == Stopping::Abandoning {
         let left = outputs.iter().filter(|o| o.is_none()).count();
         failures.push(format!(
-            "{left} worker(s) did not end within {} s of {}, even after their statements were cancelled (is the server frozen?); their measurements are not included",
+            "{left} worker(s) did not end within {} s of {}, even after their statements were cancelled (is the server frozen?); their units in flight are not included",
             (STOP_GRACE + cancel_wait).as_secs(),
             ended_by.what()
         ));
@@ -241,16 +318,28 @@ where
     if let Some(b) = bar {
         b.finish();
     }
+    // Each runtime hands over its measurements once its workers have ended
+    // (or were dropped, above).
+    let mut measured = Vec::with_capacity(sources);
+    for (g, rx) in spread.threads.into_iter().enumerate() {
+        match tokio::time::timeout(THREAD_WAIT, rx).await {
+            Ok(Ok(out)) => measured.push(out),
+            _ => failures.push(format!(
+                "worker thread {g} did not end; the measurements of its workers are lost"
+            )),
+        }
+    }
     let _ = end_tx.send(ended);
     let intervals = collector.await.unwrap_or_default();
     let mut workers = Vec::with_capacity(threads);
     for (t, out) in outputs.into_iter().enumerate() {
-        let out = out.unwrap_or_else(|| WorkerOutput::new(types.len(), 0));
+        let out = out.unwrap_or_default();
         if let Some(e) = &out.error {
             failures.push(format!("thread {}: {e}", t + 1));
         }
         workers.push(out);
     }
+    failures.extend(gate_failure);
     let failure = match failures.len() {
         0 => None,
         1 => failures.pop(),
@@ -258,11 +347,22 @@ where
     };
     WorkersOutcome {
         wallclock,
+        start,
         workers,
+        threads: measured,
         intervals,
         failure,
         warmup_cut,
     }
+}
+
+/// What one worker needs on its thread; all of it may move there.
+struct WorkerItem<O> {
+    t: usize,
+    op: O,
+    ctx: RunCtx,
+    pace: Pace,
+    links: WorkerLinks,
 }
 
 /// Asks the server to cancel what the connections of `workers` are

@@ -2,9 +2,24 @@
 //! (Ctrl-C, SIGTERM, another worker's failure) or the end of `--time`.
 //! The coordinator starts its grace on it, a long unit cancels itself on
 //! it, and a reconnecting worker gives up quietly on it.
+//!
+//! The stop is a flag that anyone may set (the signal handler, the app's
+//! control, a failing worker). Workers look at it before every unit, a
+//! load of one atomic. Waiting workers (a rate slot, a long unit, a
+//! reconnection's pause) do not poll it on a timer each: the housekeeping
+//! task of their OS thread looks at it every [`STOP_LOOK`] and wakes them
+//! all at once ([`ThreadStop`]), so a thousand idle workers cost one timer
+//! per thread, not a thousand.
 
+use std::rc::Rc;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
+
+use tokio::sync::Notify;
+
+/// How often the flag is looked at while someone waits for it.
+pub(super) const STOP_LOOK: Duration = Duration::from_millis(20);
 
 /// Why an operation's units are being ended early: what makes the
 /// coordinator start its grace, a long unit cancel itself, and a
@@ -41,5 +56,111 @@ pub(super) async fn ending(stop: &AtomicBool, deadline: Option<Instant>) -> (End
             return (Ending::Deadline, d);
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// The run's stop flag as the workers of one OS thread see it: they wait
+/// on a notification that the thread's housekeeping task sends when it
+/// finds the flag set ([`ThreadStop::look`]), or that a worker of the
+/// thread sends when it sets the flag itself.
+#[derive(Clone)]
+pub(super) struct ThreadStop {
+    flag: Arc<AtomicBool>,
+    notify: Rc<Notify>,
+}
+
+impl ThreadStop {
+    pub(super) fn new(flag: Arc<AtomicBool>) -> Self {
+        ThreadStop {
+            flag,
+            notify: Rc::new(Notify::new()),
+        }
+    }
+
+    pub(super) fn is_set(&self) -> bool {
+        self.flag.load(Ordering::Relaxed)
+    }
+
+    /// Stops the run: every worker ends after its unit in flight; those of
+    /// this thread that wait are woken at once, the others at their
+    /// thread's next look.
+    pub(super) fn set(&self) {
+        self.flag.store(true, Ordering::Relaxed);
+        self.notify.notify_waiters();
+    }
+
+    /// Wakes the thread's waiting workers if the flag is set.
+    pub(super) fn look(&self) {
+        if self.is_set() {
+            self.notify.notify_waiters();
+        }
+    }
+
+    /// Resolves once the flag is set (seen within [`STOP_LOOK`]).
+    pub(super) async fn stopped(&self) {
+        loop {
+            // Registered before the flag is read, so that a notification
+            // between the two is not missed.
+            let woken = self.notify.notified();
+            if self.is_set() {
+                return;
+            }
+            woken.await;
+        }
+    }
+}
+
+/// As [`ending`], for a worker: woken by its thread's [`ThreadStop`]
+/// instead of polling, and by a timer at the deadline.
+pub(super) async fn ending_for(stop: &ThreadStop, deadline: Option<Instant>) -> (Ending, Instant) {
+    let at_deadline = async {
+        match deadline {
+            Some(d) => tokio::time::sleep_until(d.into()).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        biased;
+        _ = stop.stopped() => (Ending::Stop, Instant::now()),
+        _ = at_deadline => match deadline {
+            Some(d) => (Ending::Deadline, d),
+            None => (Ending::Stop, Instant::now()),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_waiting_worker_is_woken_by_the_look_after_the_flag_is_set() {
+        let flag = Arc::new(AtomicBool::new(false));
+        let stop = ThreadStop::new(flag.clone());
+        let local = tokio::task::LocalSet::new();
+        local
+            .run_until(async {
+                let waiter = {
+                    let stop = stop.clone();
+                    tokio::task::spawn_local(async move { ending_for(&stop, None).await.0 })
+                };
+                tokio::task::yield_now().await;
+                // Set from elsewhere (a signal handler): seen at the look.
+                flag.store(true, Ordering::Relaxed);
+                tokio::task::yield_now().await;
+                assert!(!waiter.is_finished());
+                stop.look();
+                assert_eq!(waiter.await.unwrap(), Ending::Stop);
+            })
+            .await;
+    }
+
+    #[tokio::test]
+    async fn the_deadline_ends_the_wait_at_the_deadline() {
+        let stop = ThreadStop::new(Arc::new(AtomicBool::new(false)));
+        let d = Instant::now() + Duration::from_millis(30);
+        let (why, at) = ending_for(&stop, Some(d)).await;
+        assert_eq!((why, at), (Ending::Deadline, d));
+        assert!(Instant::now() >= d);
     }
 }

@@ -1,23 +1,30 @@
-//! Per-interval figures while an operation runs: the workers' side
-//! ([`IntervalRecorder`]) and the collector that merges their pieces.
+//! Per-interval figures while an operation runs: the recording side
+//! ([`IntervalRecorder`], one per OS thread of workers) and the collector
+//! that merges their pieces.
 //!
-//! A worker records each unit into the interval in which it ended, and
-//! sends the interval's stats to the collector when it moves on to a later
-//! interval (about once per interval, so the channel is quiet): when a unit
-//! ends in a later interval, and also before a unit starts or a rate wait
-//! begins in a later interval, since no unit of its can end earlier than
-//! that. The collector finishes interval i when every worker still running
-//! has moved past it, or, so that one long unit cannot hold up the progress
-//! lines, when a grace period after the interval's end has passed.
+//! The workers of one thread record each unit into the interval in which
+//! it ended, in their thread's recorder, which sends the interval's stats
+//! to the collector when it moves on to a later interval (about once per
+//! interval, so the channel is quiet): when a unit ends in a later
+//! interval, and at each interval's end from the thread's housekeeping
+//! task (see `recorder.rs`), so that idle workers or one long unit do not
+//! hold back the thread's piece. Moving on at the time of the thread's
+//! clock is safe because the thread runs one task at a time: any unit
+//! still in flight will read its end from the clock later. The collector
+//! finishes interval i when every recorder still running has moved past
+//! it, or, so that one long unit cannot hold up the progress lines, when
+//! a grace period after the interval's end has passed.
 //!
 //! A piece that arrives after its interval was finished (a unit that ended
-//! in it but was sent late) still counts in that interval, not in a later
-//! one: the figures that the CSV and JSON reports keep are those of the
-//! units that really ended in each interval. The histograms of the last
-//! [`KEEP_FINISHED`] finished intervals are kept so that a late piece is
-//! merged exactly; an older interval gets its counts, rates, min and max
-//! updated, its percentiles staying as they were. Only the progress line,
-//! printed when the interval was finished, shows what was known then.
+//! in it but was sent late, or whose end was read before the recorder moved
+//! on, such as a long unit that first counted its committed rows) still
+//! counts in that interval, not in a later one: the figures that the CSV
+//! and JSON reports keep are those of the units that really ended in each
+//! interval. The histograms of the last [`KEEP_FINISHED`] finished
+//! intervals are kept so that a late piece is merged exactly; an older
+//! interval gets its counts, rates, min and max updated, its percentiles
+//! staying as they were. Only the progress line, printed when the interval
+//! was finished, shows what was known then.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -28,18 +35,19 @@ use crate::stats::interval::{IntervalFigures, IntervalSet, IntervalStats, SetFig
 use crate::stats::{Timing, nanos};
 use crate::workload::Outcome;
 
-/// A piece of an interval, from one worker.
+/// A piece of an interval, from one recorder.
 pub struct IntervalMsg {
-    worker: usize,
+    source: usize,
     index: u64,
     stats: IntervalSet,
-    /// The worker has no more units.
+    /// The recorder will send no more pieces.
     done: bool,
 }
 
-/// The worker's side.
+/// The recording side: one per OS thread of workers.
 pub struct IntervalRecorder {
-    worker: usize,
+    /// Which recorder this is, for the collector (0-based).
+    source: usize,
     start: Instant,
     len_ns: u64,
     index: u64,
@@ -56,7 +64,7 @@ impl IntervalRecorder {
     /// `run_time`, when known, is how long measurement lasts; `types`
     /// is how many transaction types the workload has.
     pub fn new(
-        worker: usize,
+        source: usize,
         start: Instant,
         len: Duration,
         run_time: Option<Duration>,
@@ -65,7 +73,7 @@ impl IntervalRecorder {
     ) -> Self {
         let len_ns = nanos(len).max(1);
         IntervalRecorder {
-            worker,
+            source,
             start,
             len_ns,
             index: 0,
@@ -76,16 +84,21 @@ impl IntervalRecorder {
         }
     }
 
-    /// Moves to the interval of `at`, handing over the piece of the
-    /// interval before. Called with a unit's end, and with the time before
-    /// which no further unit of this worker can end (its start, or the
-    /// slot it waits for).
-    pub fn move_to(&mut self, at: Instant) {
-        let mut index = nanos(at.saturating_duration_since(self.start)) / self.len_ns;
-        if let Some(last) = self.last_index {
-            index = index.min(last);
+    /// The interval of `at`.
+    fn index_of(&self, at: Instant) -> u64 {
+        let index = nanos(at.saturating_duration_since(self.start)) / self.len_ns;
+        match self.last_index {
+            Some(last) => index.min(last),
+            None => index,
         }
-        // Forward only: a unit never ends before the time it was moved to.
+    }
+
+    /// Moves to the interval of `at`, handing over the piece of the
+    /// interval before. Called with a unit's end, and with a time before
+    /// which no further unit recorded here can end (the thread's clock).
+    pub fn move_to(&mut self, at: Instant) {
+        let index = self.index_of(at);
+        // Forward only.
         if index > self.index {
             self.send(false);
             self.index = index;
@@ -96,49 +109,75 @@ impl IntervalRecorder {
         let stats = std::mem::replace(&mut self.current, IntervalSet::new(self.types));
         // A closed collector means the operation is being torn down.
         let _ = self.tx.send(IntervalMsg {
-            worker: self.worker,
+            source: self.source,
             index: self.index,
             stats,
             done,
         });
     }
 
+    /// The piece of the interval of `at`, changed by `f`: the current one,
+    /// after moving on to `at`'s interval if that is later; or, for a time
+    /// before the current interval, a piece of its own sent at once.
+    fn at(&mut self, at: Instant, f: impl FnOnce(&mut IntervalSet)) {
+        let index = self.index_of(at);
+        if index < self.index {
+            let mut late = IntervalSet::new(self.types);
+            f(&mut late);
+            let _ = self.tx.send(IntervalMsg {
+                source: self.source,
+                index,
+                stats: late,
+                done: false,
+            });
+            return;
+        }
+        self.move_to(at);
+        f(&mut self.current);
+    }
+
     /// Records a successful unit of type `ty` that ended at `end`.
     pub fn record(&mut self, end: Instant, ty: usize, timing: Timing, outcome: Outcome) {
-        self.move_to(end);
-        self.current.of(ty).record(timing, outcome);
+        self.at(end, |s| s.of(ty).record(timing, outcome));
     }
 
     /// Counts a failed unit of type `ty` that ended at `end`.
     pub fn record_error(&mut self, end: Instant, ty: usize) {
-        self.move_to(end);
-        self.current.of(ty).errors += 1;
+        self.at(end, |s| s.of(ty).errors += 1);
     }
 
     /// Counts a unit skipped at `at` under --latency-limit (before its
     /// type was drawn).
     pub fn record_skipped(&mut self, at: Instant) {
-        self.move_to(at);
-        self.current.common.skipped += 1;
+        self.at(at, |s| s.common.skipped += 1);
     }
 
     /// Counts the retries of a unit of type `ty` that ended at `end`.
     pub fn record_retries(&mut self, end: Instant, ty: usize, retries: u64) {
-        self.move_to(end);
-        self.current.of(ty).retries += retries;
+        self.at(end, |s| s.of(ty).retries += retries);
     }
 
     /// Counts rows that a failed unit of type `ty` ending at `end` left
     /// committed.
     pub fn record_rows(&mut self, end: Instant, ty: usize, rows: u64) {
-        self.move_to(end);
-        self.current.of(ty).rows += rows;
+        self.at(end, |s| s.of(ty).rows += rows);
     }
 
     /// Hands over the last piece.
     pub fn finish(mut self) {
         self.send(true);
     }
+}
+
+/// Tells the collector that recorder `source`, which never started
+/// measuring (its workers failed before the start), sends nothing more.
+pub fn finish_empty(source: usize, tx: &mpsc::UnboundedSender<IntervalMsg>) {
+    let _ = tx.send(IntervalMsg {
+        source,
+        index: 0,
+        stats: IntervalSet::new(1),
+        done: true,
+    });
 }
 
 /// Called with each finished interval (progress lines).
@@ -184,7 +223,7 @@ fn absorb_late(f: &mut IntervalFigures, piece: &IntervalStats) {
     }
 }
 
-/// Merges the workers' pieces until every recorder is gone; returns the
+/// Merges the recorders' pieces until every recorder is gone; returns the
 /// figures of every interval, in order. The last interval is finished only
 /// when the workers are done, with its true length up to `end` (sent by
 /// the coordinator; now, if it sends none). `run_time`, when known, tells
@@ -192,7 +231,7 @@ fn absorb_late(f: &mut IntervalFigures, piece: &IntervalStats) {
 #[allow(clippy::too_many_arguments)]
 pub async fn collect(
     mut rx: mpsc::UnboundedReceiver<IntervalMsg>,
-    workers: usize,
+    sources: usize,
     types: usize,
     start: Instant,
     len: Duration,
@@ -207,8 +246,8 @@ pub async fn collect(
     // The last finished intervals, histograms included, for late pieces.
     let mut kept: BTreeMap<u64, IntervalSet> = BTreeMap::new();
     let empty = || IntervalSet::new(types);
-    let mut position = vec![0u64; workers];
-    let mut done = vec![false; workers];
+    let mut position = vec![0u64; sources];
+    let mut done = vec![false; sources];
     let mut next = 0u64;
     let mut out = Vec::new();
     let mut tick = tokio::time::interval(
@@ -219,11 +258,14 @@ pub async fn collect(
         tokio::select! {
             msg = rx.recv() => {
                 let Some(m) = msg else { break };
-                if m.index >= next {
+                // An empty piece only says how far its recorder got (the
+                // housekeeping's, or the last one of a thread that waited
+                // for stuck workers): it makes no interval of its own.
+                if m.stats.is_empty() {
+                    // Nothing to add.
+                } else if m.index >= next {
                     pending.entry(m.index).or_insert_with(empty).add(&m.stats);
-                } else if !m.stats.is_empty()
-                    && let Some(f) = out.get_mut(m.index as usize)
-                {
+                } else if let Some(f) = out.get_mut(m.index as usize) {
                     // Late: into the interval it belongs to.
                     match kept.get_mut(&m.index) {
                         Some(k) => {
@@ -233,11 +275,11 @@ pub async fn collect(
                         None => absorb_late_set(f, &m.stats),
                     }
                 }
-                // A worker sends interval k's piece when it moves past k.
-                if let Some(p) = position.get_mut(m.worker) {
+                // A recorder sends interval k's piece when it moves past k.
+                if let Some(p) = position.get_mut(m.source) {
                     *p = (*p).max(m.index + 1);
                 }
-                if m.done && let Some(d) = done.get_mut(m.worker) {
+                if m.done && let Some(d) = done.get_mut(m.source) {
                     *d = true;
                 }
             }
@@ -272,7 +314,7 @@ pub async fn collect(
             next += 1;
         }
     }
-    // Every worker is done: the rest, the last one possibly partial. The
+    // Every recorder is done: the rest, the last one possibly partial. The
     // end is the operation's (the stop, or the last unit counted after
     // it), not now: intervals finished while a stuck worker was waited
     // for after the end are no part of the measurement.
@@ -452,5 +494,25 @@ mod tests {
         assert_eq!(*seen.lock().unwrap(), indexes);
         assert_eq!(indexes, (0..indexes.len() as u64).collect::<Vec<_>>());
         assert_eq!(figs.iter().map(|f| f.total.ops).sum::<u64>(), 10);
+    }
+
+    /// A unit whose end was read before the thread's recorder moved on
+    /// counts in the interval it ended in, not in the recorder's current.
+    #[tokio::test]
+    async fn an_end_before_the_current_interval_goes_to_its_own() {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let start = Instant::now() - Duration::from_secs(5);
+        let len = Duration::from_secs(1);
+        let mut r = IntervalRecorder::new(0, start, len, None, 1, tx);
+        let (t, o) = unit();
+        r.record(start + Duration::from_millis(3500), 0, t, o);
+        r.record(start + Duration::from_millis(1200), 0, t, o);
+        r.record_error(start + Duration::from_millis(1300), 0);
+        r.record(start + Duration::from_millis(3600), 0, t, o);
+        r.finish();
+        let figs = collect(rx, 1, 1, start, len, None, None, no_end()).await;
+        let ops: Vec<u64> = figs.iter().map(|f| f.total.ops).collect();
+        assert_eq!(&ops[..4], &[0, 1, 0, 2]);
+        assert_eq!(figs[1].total.errors, 1);
     }
 }

@@ -6,15 +6,18 @@
 //! starts the workers and ends them (grace, cancel, abandon);
 //! `worker.rs` is the one unit loop every workload runs through;
 //! `recover.rs` retries units and replaces lost connections; `ending.rs`
-//! says why units are being ended early; [`session`] holds a worker's
-//! connection; [`intervals`] turns per-worker pieces into per-interval
-//! figures; [`schedule`] paces units under `--rate`; [`threads`] puts the
-//! workers on per-core runtimes.
+//! says why units are being ended early and wakes waiting workers at a
+//! stop; `recorder.rs` holds what the workers of one OS thread measure;
+//! [`session`] holds a worker's connection; [`intervals`] turns the
+//! threads' pieces into per-interval figures; [`schedule`] paces units
+//! under `--rate`; [`threads`] puts the workers on per-core runtimes.
 //!
-//! Each worker owns its statistics (per transaction type), its scatter
-//! sample and its interval recorder; the coordinator merges them with
-//! `add`, and a collector task turns interval pieces into figures (and
-//! progress lines) while the operation runs. Most units take milliseconds,
+//! The workers of each per-core runtime share its statistics (per
+//! transaction type), its scatter sample and its interval recorder, with
+//! no lock, so that memory follows the cores and not the connections; the
+//! coordinator merges the runtimes' statistics with `add`, and a collector
+//! task turns interval pieces into figures (and progress lines) while the
+//! operation runs. Most units take milliseconds,
 //! so a stop or the end of `--time` simply waits for the unit in flight. A
 //! procedure CALL or a server-side COPY is one statement per thread that
 //! may run for minutes: for those ([`crate::workload::Operation::long_unit`])
@@ -31,6 +34,7 @@ use tokio_postgres::Config;
 
 use crate::db::connect;
 use crate::db::nodes::ConnSource;
+use crate::db::server_watch::{OpShape, ServerWatch};
 use crate::error::Result;
 use crate::stats::{OpResult, RateTarget, Stats, TypeResult, TypedStats};
 use crate::workload::{AnyOperation, StatementStats, Workload};
@@ -40,6 +44,7 @@ mod ending;
 pub mod intervals;
 pub mod latency_log;
 pub mod progress;
+mod recorder;
 mod recover;
 pub mod schedule;
 pub mod session;
@@ -90,6 +95,12 @@ pub struct RunCtx {
     /// Where the workers' connections come from (one pool per host when
     /// load balancing; see [`crate::db::nodes`]).
     pub conns: Arc<ConnSource>,
+    /// The server's side of each operation, unless --no-server-stats
+    /// (see [`crate::db::server_watch`]).
+    pub server: Option<Arc<ServerWatch>>,
+    /// `--clients`: where the clients meet before each operation's first
+    /// unit, to start at one instant.
+    pub start_gate: Option<Arc<crate::cluster::Gate>>,
 }
 
 /// Runs one operation to its end and returns what it measured. Failures of
@@ -129,6 +140,15 @@ pub async fn run_operation(ctx: &RunCtx, workload: &dyn Workload) -> OpResult {
         result.failure = Some(e.to_string());
         return result;
     }
+    // After the set-up, so that its statements stay out of the server's
+    // counts of the operation.
+    let watch = match &ctx.server {
+        Some(w) => Some(
+            w.begin(&ctx.pool, &ctx.conns, &workload.stat_tables())
+                .await,
+        ),
+        None => None,
+    };
     let make = |t: usize| AnyOperation(workload.worker(t));
     let retry = s.retry_policy(workload.retry_on(), workload.default_max_tries());
     let outcome = run_workers(ctx, spec, &names, retry, make).await;
@@ -138,12 +158,13 @@ pub async fn run_operation(ctx: &RunCtx, workload: &dyn Workload) -> OpResult {
         result.warmup_cut = true;
     }
     for (t, w) in outcome.workers.into_iter().enumerate() {
-        let rows: u64 = w.stats.common.rows + w.stats.types.iter().map(|s| s.rows).sum::<u64>();
-        result.thread_rows[t] = rows;
-        merged.add(&w.stats);
+        result.thread_rows[t] = w.rows;
         merge_statements(&mut result.statements, w.statements);
-        result.scatter.push(w.scatter);
         result.timed_out |= w.timed_out;
+    }
+    for th in outcome.threads {
+        merged.add(&th.stats);
+        result.scatter.push(th.scatter);
     }
     result.total = merged.total();
     // A load that reached the end of its share as --time ran out did not
@@ -158,6 +179,16 @@ pub async fn run_operation(ctx: &RunCtx, workload: &dyn Workload) -> OpResult {
             .collect();
     }
     result.intervals = outcome.intervals.into_iter().map(|f| f.total).collect();
+    let counts: Vec<crate::workload::TypeFigures> = result
+        .types
+        .iter()
+        .map(|t| crate::workload::TypeFigures {
+            units: t.stats.ops,
+            missing: t.stats.missing,
+            p90: Duration::from_nanos(t.stats.latency.value_at_quantile(0.90)),
+        })
+        .collect();
+    result.metrics = workload.metrics(&counts, result.wallclock);
     result.interrupted = ctx.interrupted.load(Ordering::Relaxed);
     result.failure = outcome.failure;
     // Retried until the end without one success (a conflict that never
@@ -168,6 +199,14 @@ pub async fn run_operation(ctx: &RunCtx, workload: &dyn Workload) -> OpResult {
             "no {} succeeded: {} retries until the end of the run (a conflict that never resolves?)",
             spec.unit, t.retries
         ));
+    }
+    if let Some(w) = watch {
+        let shape = OpShape {
+            start: outcome.start,
+            intervals: &result.intervals,
+            opened: &result.total.conns.opened,
+        };
+        result.server = Some(w.end(&ctx.pool, &ctx.conns, shape).await);
     }
     result
 }

@@ -5,11 +5,10 @@
 
 use std::time::{Duration, Instant};
 
-use super::ending::ending;
+use super::ending::ending_for;
 use super::worker::{Phase, WorkerOutput};
 use super::{COUNT_BUDGET, COUNT_TRIES};
 use crate::error::{Error, Result};
-use crate::stats::Stats;
 use crate::workload::Operation;
 
 /// Reconnection attempts after a lost connection, and the longest pause
@@ -45,7 +44,7 @@ impl Phase<'_> {
             if let Some(client) = self.session.client()
                 && !self.session.is_closed()
             {
-                match op.committed_rows(client).await {
+                match self.session.drive(op.committed_rows(client)).await {
                     Ok(n) => return Ok(n),
                     Err(e) => last = Some(e),
                 }
@@ -89,7 +88,7 @@ impl Phase<'_> {
         deadline: Option<Instant>,
         cause: Error,
     ) -> bool {
-        match self.reconnect(op, &mut out.stats.common, deadline).await {
+        match self.reconnect(op, deadline).await {
             Ok(reconnected) => reconnected,
             Err(re) => {
                 out.error = Some(Error::run(format!(
@@ -108,18 +107,18 @@ impl Phase<'_> {
     async fn reconnect<O: Operation>(
         &mut self,
         op: &mut O,
-        stats: &mut Stats,
         deadline: Option<Instant>,
     ) -> Result<bool> {
         let mut last = Error::run("no attempt was made");
         for n in 1..=RECONNECT_TRIES {
+            let stats = self.rec.stats(self.measured);
             let attempt = tokio::select! {
                 r = self.session.reopen(op, stats) => r,
-                _ = ending(&self.ctx.stop, deadline) => return Ok(false),
+                _ = ending_for(&self.stop, deadline) => return Ok(false),
             };
             match attempt {
                 Ok(()) => {
-                    stats.reconnects += 1;
+                    stats.common(|c| c.reconnects += 1);
                     crate::say!(
                         ">> {} thread {}: the connection was lost and is made again (attempt {n})",
                         self.pace.spec,
@@ -137,7 +136,7 @@ impl Phase<'_> {
             );
             tokio::select! {
                 _ = tokio::time::sleep(pause) => {}
-                _ = ending(&self.ctx.stop, deadline) => return Ok(false),
+                _ = ending_for(&self.stop, deadline) => return Ok(false),
             }
         }
         Err(last)

@@ -16,7 +16,6 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::task::{Context, Poll, Waker};
 use std::thread::Thread;
@@ -86,29 +85,17 @@ impl Schedule {
     }
 }
 
-/// Waits until `due`, or until `stop` is set; returns whether `due` was
-/// reached (false: stopped). A stop is seen within [`STOP_POLL`], so that
-/// Ctrl-C during a long rate wait ends the worker at once rather than at
-/// its next slot.
-pub async fn wait_until_or_stop(due: Instant, stop: &AtomicBool) -> bool {
-    loop {
-        if stop.load(Ordering::Relaxed) {
-            return false;
-        }
-        let now = Instant::now();
-        if due <= now {
-            return true;
-        }
-        if due - now <= STOP_POLL {
-            wait_until(due).await;
-            return !stop.load(Ordering::Relaxed);
-        }
-        tokio::time::sleep(STOP_POLL).await;
+/// Waits until `due`, or until `stopped` resolves; returns whether `due`
+/// was reached (false: stopped), so that Ctrl-C during a long rate wait
+/// ends the worker at once rather than at its next slot. The stop comes
+/// as a notification (see `ending.rs`), not from a poll per waiting worker.
+pub async fn wait_until_or(due: Instant, stopped: impl Future<Output = ()>) -> bool {
+    tokio::select! {
+        biased;
+        _ = stopped => false,
+        _ = wait_until(due) => true,
     }
 }
-
-/// How often a long wait looks at the stop flag.
-pub const STOP_POLL: Duration = Duration::from_millis(50);
 
 /// Waits until `due` with sub-millisecond precision.
 pub async fn wait_until(due: Instant) {

@@ -1,7 +1,7 @@
 //! A worker's connection, as the worker loop sees it.
 //!
-//! Normally a worker takes one pooled connection from its host before the
-//! start barrier and keeps it for the whole operation. With `--reconnect`
+//! Normally a worker makes one connection to its host before the start
+//! barrier and keeps it for the whole operation. With `--reconnect`
 //! (pgbench -C) it makes a new connection before every unit instead, and
 //! that connection's set-up (connect, the YugabyteDB session setting, the
 //! operation's prepared statements) happens outside the unit's timing; the
@@ -13,17 +13,33 @@
 //! ([`Session::reopen`]); with several hosts it goes to the next host in
 //! the worker's rotation, so a worker moves off a node that went down.
 //! Which host a connection goes to is [`ConnSource::pick`]'s business.
+//!
+//! The worker drives its connection's task itself instead of spawning it
+//! ([`Session::drive`]): tokio-postgres reads and writes the socket in a
+//! `Connection` future apart from the `Client` that sends the queries, and
+//! spawned, that future is a second task with two wake-ups and two polls
+//! by the scheduler for every query. Polled inside the worker's own await,
+//! the socket's readiness wakes the worker directly. Between units nothing
+//! polls the connection, which is fine: the server sends nothing unasked
+//! but notices, which wait in the socket until the next query, and a
+//! connection closed meanwhile shows as the next query's failure, as it
+//! would anyway.
 
+use std::cell::RefCell;
+use std::future::Future;
+use std::pin::pin;
 use std::sync::Arc;
+use std::task::Poll;
+use std::time::Duration;
 
 use rand::SeedableRng;
 use rand::rngs::SmallRng;
 use tokio_postgres::{CancelToken, Client};
 
 use super::InFlight;
-use crate::db::nodes::{Conn, ConnSource};
+use super::recorder::StatsRef;
+use crate::db::nodes::{Conn, ConnSource, ConnTask};
 use crate::error::{Error, Result};
-use crate::stats::Stats;
 use crate::workload::{Operation, worker_seed};
 
 pub struct Session {
@@ -37,10 +53,16 @@ pub struct Session {
     /// Connections this worker made so far (for round-robin's rotation).
     made: u64,
     current: Option<(usize, Conn)>,
+    /// The current connection's task, polled by [`Session::drive`]; None
+    /// once it ended (the connection is closed).
+    task: RefCell<Option<ConnTask>>,
     /// The current connection's host and cancel token, for the coordinator
     /// to cancel a unit still running long after a stop.
     inflight: InFlight,
 }
+
+/// How long a worker's connection may take to say goodbye to the server.
+const CLOSE_WAIT: Duration = Duration::from_secs(1);
 
 impl Session {
     pub fn new(
@@ -59,20 +81,57 @@ impl Session {
             rng: SmallRng::seed_from_u64(worker_seed(seed, worker, 5)),
             made: 0,
             current: None,
+            task: RefCell::new(None),
             inflight,
         }
     }
 
-    /// Makes `conn` the current connection, and its cancel token known.
-    fn set_current(&mut self, host: usize, conn: Conn) {
-        self.slot().conn = Some((host, conn.cancel_token()));
-        self.current = Some((host, conn));
+    /// Makes `client` the current connection, and its cancel token known.
+    fn set_current(&mut self, host: usize, client: Client, task: ConnTask) {
+        self.slot().conn = Some((host, client.cancel_token()));
+        self.current = Some((host, Conn::Fresh(client)));
+        *self.task.get_mut() = Some(task);
     }
 
     /// Drops the current connection; nothing is left to cancel.
     fn clear_current(&mut self) {
         self.slot().conn = None;
         self.current = None;
+        *self.task.get_mut() = None;
+    }
+
+    /// Runs `f`, a future of the current connection's client, while
+    /// driving the connection's task: both are polled at each wake-up of
+    /// the worker, `f` first (so that a new request is written at once)
+    /// and again after the task (so that an answer just read is taken at
+    /// once). A connection that ends (closed, lost) is dropped, and `f`
+    /// then fails as a query on a closed connection does.
+    pub async fn drive<F: Future>(&self, f: F) -> F::Output {
+        let mut f = pin!(f);
+        std::future::poll_fn(|cx| {
+            if let Poll::Ready(out) = f.as_mut().poll(cx) {
+                return Poll::Ready(out);
+            }
+            let mut task = self.task.borrow_mut();
+            if let Some(t) = task.as_mut()
+                && t.as_mut().poll(cx).is_ready()
+            {
+                *task = None;
+            }
+            drop(task);
+            f.as_mut().poll(cx)
+        })
+        .await
+    }
+
+    /// Ends the connection politely (the server is told, rather than
+    /// finding the socket closed), within [`CLOSE_WAIT`].
+    pub async fn close(mut self) {
+        self.slot().conn = None;
+        self.current = None;
+        if let Some(task) = self.task.get_mut().take() {
+            let _ = tokio::time::timeout(CLOSE_WAIT, task).await;
+        }
     }
 
     /// The host of the current connection (the first while there is none).
@@ -100,18 +159,17 @@ impl Session {
     /// With several hosts, a host that cannot be reached is skipped (said
     /// once per host) and the next one in the worker's rotation is tried,
     /// so that a node down at the start does not end the run.
-    pub async fn start<O: Operation>(&mut self, op: &mut O, stats: &mut Stats) -> Result<()> {
+    pub(super) async fn start<O: Operation>(
+        &mut self,
+        op: &mut O,
+        stats: StatsRef<'_>,
+    ) -> Result<()> {
         let mut tries = 0;
         loop {
             tries += 1;
             let host = self.conns.pick(self.worker, self.made, &mut self.rng);
-            let conn = if self.reconnect {
-                self.conns.fresh(host).await.map(|(c, _)| c)
-            } else {
-                self.conns.pooled(host).await
-            };
-            let conn = match conn {
-                Ok(c) => c,
+            let (client, task) = match self.conns.driven(host).await {
+                Ok((client, task, _)) => (client, task),
                 Err(e) if tries < self.conns.len() => {
                     self.conns.warn_unreachable(host, &e);
                     self.made += 1;
@@ -121,42 +179,34 @@ impl Session {
             };
             if !self.reconnect {
                 self.made += 1;
-                stats.conns.opened(host, None);
+                stats.common(|c| c.conns.opened(host, None));
             }
-            self.set_up(op, &conn).await?;
-            self.set_current(host, conn);
-            return Ok(());
+            self.set_current(host, client, task);
+            return self.set_up(op).await;
         }
     }
 
-    /// Before each unit: with --reconnect, closes the connection and makes
-    /// a new one (timed apart); otherwise nothing.
-    pub async fn next_unit<O: Operation>(&mut self, op: &mut O, stats: &mut Stats) -> Result<()> {
-        if self.reconnect {
-            self.reopen(op, stats).await?;
-        }
-        Ok(())
+    /// Whether each unit gets a new connection (--reconnect): then
+    /// [`Self::reopen`] comes before each unit.
+    pub fn reconnects_per_unit(&self) -> bool {
+        self.reconnect
     }
 
     /// Drops the connection and opens another, on the next host of the
     /// worker's rotation: pooled, or made anew (and timed) with --reconnect.
-    pub async fn reopen<O: Operation>(&mut self, op: &mut O, stats: &mut Stats) -> Result<()> {
-        // A broken pooled connection goes back to its pool, which discards it.
+    pub(super) async fn reopen<O: Operation>(
+        &mut self,
+        op: &mut O,
+        stats: StatsRef<'_>,
+    ) -> Result<()> {
         self.clear_current();
         let host = self.conns.pick(self.worker, self.made, &mut self.rng);
         self.made += 1;
-        let conn = if self.reconnect {
-            let (conn, took) = self.conns.fresh(host).await?;
-            stats.conns.opened(host, Some(took));
-            conn
-        } else {
-            let conn = self.conns.pooled(host).await?;
-            stats.conns.opened(host, None);
-            conn
-        };
-        self.set_up(op, &conn).await?;
-        self.set_current(host, conn);
-        Ok(())
+        let (client, task, took) = self.conns.driven(host).await?;
+        let took = self.reconnect.then_some(took);
+        stats.common(|c| c.conns.opened(host, took));
+        self.set_current(host, client, task);
+        self.set_up(op).await
     }
 
     /// The connection to run a unit on, if there is one.
@@ -178,9 +228,10 @@ impl Session {
     }
 
     /// Counts a unit that succeeded on the current host.
-    pub fn count_op(&self, stats: &mut Stats) {
+    pub(super) fn count_op(&self, stats: StatsRef<'_>) {
         if let Some((host, _)) = &self.current {
-            stats.conns.op_on(*host);
+            let host = *host;
+            stats.common(|c| c.conns.op_on(host));
         }
     }
 
@@ -189,13 +240,17 @@ impl Session {
         self.current.as_ref().is_none_or(|(_, c)| c.is_closed())
     }
 
-    async fn set_up<O: Operation>(&self, op: &mut O, client: &Client) -> Result<()> {
+    /// The per-connection set-up of the current connection: the session
+    /// settings, then the operation's statements.
+    async fn set_up<O: Operation>(&self, op: &mut O) -> Result<()> {
+        let Some(client) = self.client() else {
+            return Err(Error::run("no connection"));
+        };
         for sql in &self.settings {
-            client
-                .batch_execute(sql)
+            self.drive(client.batch_execute(sql))
                 .await
                 .map_err(|e| Error::db(format!("cannot run '{sql}'"), e))?;
         }
-        op.prepare(client).await
+        self.drive(op.prepare(client)).await
     }
 }

@@ -17,15 +17,22 @@
 //! opened, and dies with it: the runner drops idle pooled connections
 //! before the workers start (they were opened elsewhere), and the pool
 //! replaces the ones left closed when these runtimes end.
+//!
+//! The futures are built on their thread, from parts that are `Send`, and
+//! run there on a `LocalSet`: so they need not be `Send` themselves, and
+//! the workers of a thread can share state made on it without a lock (the
+//! runner's per-thread recorder, `recorder.rs`). Each thread also makes
+//! one value of its own before its futures start, and hands back a result
+//! of its own once they have all ended.
 
 use std::future::Future;
+use std::sync::Arc;
 
 use futures_util::future::{AbortHandle, Abortable};
 use tokio::sync::oneshot;
 
 /// The result of one future run by [`spawn_spread`]: its output, or why it
-/// produced none (it panicked or was aborted, or its thread could not
-/// start).
+/// produced none (it panicked or was aborted, or its thread ended first).
 pub struct Joined<T> {
     result: oneshot::Receiver<Result<T, String>>,
     abort: AbortHandle,
@@ -53,53 +60,115 @@ pub fn thread_count(workers: usize) -> usize {
 
 const ABORTED: &str = "aborted";
 
-type Group<F, T> = Vec<(Abortable<F>, oneshot::Sender<Result<T, String>>)>;
+/// What each thread does, shared by all of them: `local(thread, items)`
+/// makes the thread's own value (on the thread, inside its `LocalSet`, so
+/// it may spawn local tasks that live as long as the thread's items);
+/// `run(item, &local)` makes one item's future; `finish(&local)` makes the
+/// thread's result once every item has ended (or was aborted).
+pub struct Work<L, I, Fut, D> {
+    pub local: Box<dyn Fn(usize, usize) -> L + Send + Sync>,
+    pub run: RunItem<L, I, Fut>,
+    pub finish: Box<dyn Fn(&L) -> D + Send + Sync>,
+}
 
-/// Runs the futures on [`thread_count`] new threads, dealt round robin, each
-/// thread with its own single-threaded runtime (timers and I/O enabled).
-/// Returns one [`Joined`] per future, in the order given. Must be called
-/// within a tokio runtime: if a thread or its runtime cannot be made, that
-/// group runs on the caller's runtime instead (slower, but it runs, so
-/// that nobody waits forever at the runner's barrier).
-pub fn spawn_spread<F, T>(futures: Vec<F>) -> Vec<Joined<T>>
+/// How [`Work`] makes one item's future.
+pub type RunItem<L, I, Fut> = Box<dyn Fn(I, &L) -> Fut + Send + Sync>;
+
+/// What [`spawn_spread`] started: one [`Joined`] per item, in the order
+/// given, and each thread's own result.
+pub struct Spread<T, D> {
+    pub items: Vec<Joined<T>>,
+    pub threads: Vec<oneshot::Receiver<D>>,
+}
+
+type Group<I, T> = Vec<(
+    I,
+    futures_util::future::AbortRegistration,
+    oneshot::Sender<Result<T, String>>,
+)>;
+
+/// Runs the items on up to [`thread_count`] new threads, dealt round robin
+/// over the threads that could be started, each thread with its own
+/// single-threaded runtime (timers and I/O enabled) and `LocalSet`. Fails,
+/// having started nothing, only when not one thread could be made.
+pub fn spawn_spread<L, I, Fut, T, D>(
+    items: Vec<I>,
+    work: Work<L, I, Fut, D>,
+) -> Result<Spread<T, D>, String>
 where
-    F: Future<Output = T> + Send + 'static,
+    L: 'static,
+    I: Send + 'static,
+    Fut: Future<Output = T> + 'static,
     T: Send + 'static,
+    D: Send + 'static,
 {
-    let n = thread_count(futures.len());
-    let mut groups: Vec<Group<F, T>> = (0..n).map(|_| Vec::new()).collect();
-    let mut joins = Vec::with_capacity(futures.len());
-    for (i, f) in futures.into_iter().enumerate() {
-        let (tx, rx) = oneshot::channel();
-        let (abort, registration) = AbortHandle::new_pair();
-        groups[i % n].push((Abortable::new(f, registration), tx));
-        joins.push(Joined { result: rx, abort });
-    }
-    for (g, group) in groups.into_iter().enumerate() {
-        if let Err((group, why)) = start_thread(g, group) {
-            crate::say!("warning: worker thread {g}: {why}; its workers share the main runtime");
-            for (f, tx) in group {
-                tokio::spawn(async move {
-                    let _ = tx.send(f.await.map_err(|_| ABORTED.to_string()));
-                });
+    let wanted = thread_count(items.len());
+    let work = Arc::new(work);
+    let mut started = Vec::with_capacity(wanted);
+    let mut why = String::new();
+    for g in 0..wanted {
+        match start_thread(g, work.clone()) {
+            Ok(t) => started.push(t),
+            Err(e) => {
+                crate::say!("warning: worker thread {g}: {e}; its workers go to the other threads");
+                why = e;
             }
         }
     }
-    joins
+    if started.is_empty() {
+        return Err(format!("no worker thread could be started: {why}"));
+    }
+    let n = started.len();
+    let mut groups: Vec<Group<I, T>> = (0..n).map(|_| Vec::new()).collect();
+    let mut joined = Vec::with_capacity(items.len());
+    for (i, item) in items.into_iter().enumerate() {
+        let (tx, rx) = oneshot::channel();
+        let (abort, registration) = AbortHandle::new_pair();
+        groups[i % n].push((item, registration, tx));
+        joined.push(Joined { result: rx, abort });
+    }
+    let mut threads = Vec::with_capacity(n);
+    for (slot, (t, group)) in started.into_iter().zip(groups).enumerate() {
+        let (done_tx, done_rx) = oneshot::channel();
+        // The thread waits for its group; it cannot be gone before it
+        // got one (it stops only when this sender is dropped).
+        let _ = t.send(Start {
+            slot,
+            group,
+            done: done_tx,
+        });
+        threads.push(done_rx);
+    }
+    Ok(Spread {
+        items: joined,
+        threads,
+    })
 }
 
-/// Starts thread `g` with its runtime, or gives the group back.
-fn start_thread<F, T>(g: usize, group: Group<F, T>) -> Result<(), (Group<F, T>, String)>
+struct Start<I, T, D> {
+    /// The thread's index among those started.
+    slot: usize,
+    group: Group<I, T>,
+    done: oneshot::Sender<D>,
+}
+
+/// Starts thread `g` with its runtime; returns the way to give it work.
+fn start_thread<L, I, Fut, T, D>(
+    g: usize,
+    work: Arc<Work<L, I, Fut, D>>,
+) -> Result<std::sync::mpsc::Sender<Start<I, T, D>>, String>
 where
-    F: Future<Output = T> + Send + 'static,
+    L: 'static,
+    I: Send + 'static,
+    Fut: Future<Output = T> + 'static,
     T: Send + 'static,
+    D: Send + 'static,
 {
     // The runtime is made on the thread (a runtime must not be dropped
-    // inside another one), and the group is sent once it exists, so that
-    // it is still ours if anything fails.
+    // inside another one), and the work is sent once it exists.
     let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Result<(), String>>();
-    let (group_tx, group_rx) = std::sync::mpsc::channel::<Group<F, T>>();
-    let started = std::thread::Builder::new()
+    let (start_tx, start_rx) = std::sync::mpsc::channel::<Start<I, T, D>>();
+    std::thread::Builder::new()
         .name(format!("ysql-bench-worker-{g}"))
         .spawn(move || {
             let rt = match tokio::runtime::Builder::new_current_thread()
@@ -113,36 +182,44 @@ where
                 }
             };
             let _ = ready_tx.send(Ok(()));
-            if let Ok(group) = group_rx.recv() {
-                run_group(rt, group);
+            if let Ok(start) = start_rx.recv() {
+                run_group(rt, start, work);
             }
-        });
-    if let Err(e) = started {
-        return Err((group, format!("cannot start it: {e}")));
-    }
+        })
+        .map_err(|e| format!("cannot start it: {e}"))?;
     // Blocks the caller for as long as making a runtime takes (microseconds),
     // once per thread, before any work is timed.
     match ready_rx.recv() {
-        Ok(Ok(())) => group_tx
-            .send(group)
-            .map_err(|e| (e.0, "it stopped at once".to_string())),
-        Ok(Err(why)) => Err((group, why)),
-        Err(_) => Err((group, "it stopped at once".to_string())),
+        Ok(Ok(())) => Ok(start_tx),
+        Ok(Err(why)) => Err(why),
+        Err(_) => Err("it stopped at once".to_string()),
     }
 }
 
 /// Runs a group to its end, ends the runtime, then hands out the results.
-fn run_group<F, T>(rt: tokio::runtime::Runtime, group: Group<F, T>)
-where
-    F: Future<Output = T> + Send + 'static,
+fn run_group<L, I, Fut, T, D>(
+    rt: tokio::runtime::Runtime,
+    start: Start<I, T, D>,
+    work: Arc<Work<L, I, Fut, D>>,
+) where
+    L: 'static,
+    I: Send + 'static,
+    Fut: Future<Output = T> + 'static,
     T: Send + 'static,
+    D: Send + 'static,
 {
-    let results = rt.block_on(async move {
+    let Start { slot, group, done } = start;
+    let set = tokio::task::LocalSet::new();
+    let (results, local) = set.block_on(&rt, async {
+        let local = (work.local)(slot, group.len());
         // Spawned, not just awaited, so that they run concurrently and a
         // panic in one is reported as its result.
         let tasks: Vec<_> = group
             .into_iter()
-            .map(|(f, tx)| (tokio::spawn(f), tx))
+            .map(|(item, registration, tx)| {
+                let f = Abortable::new((work.run)(item, &local), registration);
+                (tokio::task::spawn_local(f), tx)
+            })
             .collect();
         let mut results = Vec::with_capacity(tasks.len());
         for (task, tx) in tasks {
@@ -153,8 +230,14 @@ where
             };
             results.push((tx, result));
         }
-        results
+        (results, local)
     });
+    // The thread's own tasks (made by `local`) end with the set, and let go
+    // of what they shared with the items.
+    drop(set);
+    let finished = (work.finish)(&local);
+    drop(local);
+    drop(work);
     // The connections opened here went back to the pool, but their tasks
     // die with this runtime. Ending it before anyone learns the results
     // means that by then they are closed, so the pool replaces them
@@ -163,12 +246,26 @@ where
     for (tx, result) in results {
         let _ = tx.send(result);
     }
+    let _ = done.send(finished);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::Arc;
+    use std::cell::Cell;
+    use std::rc::Rc;
+
+    /// Work whose items are futures made by `f` from the item alone.
+    fn plain<I, Fut, T>(f: impl Fn(I) -> Fut + Send + Sync + 'static) -> Work<(), I, Fut, ()>
+    where
+        Fut: Future<Output = T>,
+    {
+        Work {
+            local: Box::new(|_, _| ()),
+            run: Box::new(move |i, _| f(i)),
+            finish: Box::new(|_| ()),
+        }
+    }
 
     #[test]
     fn never_more_threads_than_workers() {
@@ -180,20 +277,17 @@ mod tests {
     #[tokio::test]
     async fn results_come_back_in_order_from_every_thread() {
         let barrier = Arc::new(tokio::sync::Barrier::new(5));
-        let futures: Vec<_> = (0..5u64)
-            .map(|i| {
-                let b = barrier.clone();
-                async move {
-                    // All five wait for each other: they run concurrently
-                    // even when some share a thread.
-                    b.wait().await;
-                    tokio::time::sleep(std::time::Duration::from_millis(5 * (5 - i))).await;
-                    (i, std::thread::current().name().map(str::to_string))
-                }
-            })
-            .collect();
+        let items: Vec<_> = (0..5u64).map(|i| (i, barrier.clone())).collect();
+        let work = plain(|(i, b): (u64, Arc<tokio::sync::Barrier>)| async move {
+            // All five wait for each other: they run concurrently even
+            // when some share a thread.
+            b.wait().await;
+            tokio::time::sleep(std::time::Duration::from_millis(5 * (5 - i))).await;
+            (i, std::thread::current().name().map(str::to_string))
+        });
         let mut threads = std::collections::BTreeSet::new();
-        for (i, j) in spawn_spread(futures).into_iter().enumerate() {
+        let spread = spawn_spread(items, work).unwrap();
+        for (i, j) in spread.items.into_iter().enumerate() {
             let (got, name) = j.join().await.unwrap();
             assert_eq!(got, i as u64);
             let name = name.unwrap();
@@ -204,24 +298,47 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn the_items_of_a_thread_share_its_local_value_and_it_finishes_once() {
+        let work = Work {
+            local: Box::new(|_, _| Rc::new(Cell::new(0u64))),
+            run: Box::new(|i: u64, sum: &Rc<Cell<u64>>| {
+                let sum = sum.clone();
+                async move {
+                    tokio::task::yield_now().await;
+                    sum.set(sum.get() + i);
+                    i
+                }
+            }),
+            finish: Box::new(|sum: &Rc<Cell<u64>>| sum.get()),
+        };
+        let spread = spawn_spread((1..=100u64).collect(), work).unwrap();
+        for (i, j) in spread.items.into_iter().enumerate() {
+            assert_eq!(j.join().await.unwrap(), i as u64 + 1);
+        }
+        let mut total = 0;
+        for t in spread.threads {
+            total += t.await.unwrap();
+        }
+        assert_eq!(total, 5050);
+    }
+
+    #[tokio::test]
     async fn an_aborted_worker_stops_waiting() {
-        let futures = vec![std::future::pending::<u32>()];
-        let joined = spawn_spread(futures).pop().unwrap();
+        let work = plain(|_: ()| std::future::pending::<u32>());
+        let joined = spawn_spread(vec![()], work).unwrap().items.pop().unwrap();
         joined.abort_handle().abort();
         assert_eq!(joined.join().await, Err("aborted".to_string()));
     }
 
     #[tokio::test]
     async fn a_panicking_worker_is_an_error_and_the_others_finish() {
-        let futures: Vec<_> = (0..3u64)
-            .map(|i| async move {
-                assert!(i != 1, "worker 1 fails");
-                i
-            })
-            .collect();
+        let work = plain(|i: u64| async move {
+            assert!(i != 1, "worker 1 fails");
+            i
+        });
+        let spread = spawn_spread((0..3u64).collect(), work).unwrap();
         let results: Vec<_> =
-            futures_util::future::join_all(spawn_spread(futures).into_iter().map(|j| j.join()))
-                .await;
+            futures_util::future::join_all(spread.items.into_iter().map(|j| j.join())).await;
         assert_eq!(results[0], Ok(0));
         assert!(results[1].as_ref().unwrap_err().contains("panic"));
         assert_eq!(results[2], Ok(2));

@@ -2,31 +2,37 @@
 //! at the barrier, warm up if asked, then stage and execute units until
 //! the share is done, the time is up or the run is told to stop. Only
 //! `execute` is timed; under `--rate` the wait for a unit's slot counts in
-//! its latency but not in its service time. Each worker owns its
-//! [`TypedStats`], scatter sample and interval recorder.
+//! its latency but not in its service time.
+//!
+//! A worker records into the [`ThreadRecorder`] it shares with the other
+//! workers of its OS thread (statistics per transaction type, interval
+//! pieces, scatter sample; see `recorder.rs`), and owns only what is its
+//! own: its rows, its error, the end of its last unit ([`WorkerOutput`]).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use tokio::sync::{Barrier, mpsc};
+use tokio::sync::Barrier;
 use tokio_postgres::Client;
 
-use super::ending::{Ending, ending};
-use super::intervals::{self, IntervalRecorder};
-use super::latency_log::{LogRecord, LogSink, LogWriter};
+use super::ending::{Ending, ThreadStop, ending_for};
+use super::latency_log::{LogRecord, LogWriter};
+use super::recorder::{StatsRef, ThreadRecorder};
 use super::schedule::{self, Schedule};
 use super::session::Session;
 use super::settings::RetryPolicy;
 use super::{InFlight, OnError, RunCtx, RunSettings, backoff};
 use crate::error::{Error, Result};
-use crate::stats::{Scatter, Stats, Timing, TypedStats, nanos};
+use crate::stats::Timing;
 use crate::workload::{Operation, Spec, StatementStats, worker_seed};
 
-/// What one worker hands back.
+/// What one worker hands back; its measurements are in its thread's
+/// recorder.
+#[derive(Default)]
 pub(super) struct WorkerOutput {
-    pub(super) stats: TypedStats,
-    pub(super) scatter: Scatter,
+    /// Rows written or read by its units (the summary's rows per thread).
+    pub(super) rows: u64,
     /// `--time` ended the worker's share early.
     pub(super) timed_out: bool,
     pub(super) error: Option<Error>,
@@ -35,19 +41,6 @@ pub(super) struct WorkerOutput {
     pub(super) last_end: Option<Instant>,
     /// Per statement kind, as the operation kept them (transactions).
     pub(super) statements: Vec<StatementStats>,
-}
-
-impl WorkerOutput {
-    pub(super) fn new(types: usize, scatter_seed: u64) -> Self {
-        WorkerOutput {
-            stats: TypedStats::new(types),
-            scatter: Scatter::new(scatter_seed),
-            timed_out: false,
-            error: None,
-            last_end: None,
-            statements: Vec::new(),
-        }
-    }
 }
 
 /// How a worker runs, the same for all workers of an operation.
@@ -75,11 +68,16 @@ const QUERY_CANCELED: &str = "57014";
 pub(super) struct WorkerLinks {
     /// All workers and the coordinator start measuring together.
     pub(super) barrier: Arc<Barrier>,
-    /// Pieces of interval figures, to the collector.
-    pub(super) intervals: mpsc::UnboundedSender<intervals::IntervalMsg>,
     /// Rows loaded so far by all workers (the progress bar).
     pub(super) rows_done: Arc<AtomicU64>,
     pub(super) inflight: InFlight,
+}
+
+/// What a worker shares with the other workers of its OS thread.
+#[derive(Clone)]
+pub(super) struct ThreadShare {
+    pub(super) rec: ThreadRecorder,
+    pub(super) stop: ThreadStop,
 }
 
 /// The one worker loop.
@@ -89,17 +87,18 @@ pub(super) async fn worker_loop<O: Operation>(
     thread: usize,
     pace: &Pace,
     links: WorkerLinks,
+    share: ThreadShare,
 ) -> WorkerOutput {
     let WorkerLinks {
         barrier,
-        intervals: tx,
         rows_done,
         inflight,
     } = links;
+    let ThreadShare { rec, stop } = share;
     let rows_done = &*rows_done;
     let s = &ctx.settings;
     let seed = worker_seed(s.seed, thread, 2);
-    let mut out = WorkerOutput::new(pace.types.len(), seed);
+    let mut out = WorkerOutput::default();
     // The connection (or with --reconnect, the way to make one per unit),
     // and the per-connection set-up: see session.rs.
     let mut session = Session::new(
@@ -110,12 +109,15 @@ pub(super) async fn worker_loop<O: Operation>(
         s.seed,
         inflight,
     );
-    let ready = session.start(&mut op, &mut out.stats.common).await;
+    // Boxed, as every path below that runs seldom: an async fn's state is
+    // as large as its largest await, and a connect is kilobytes that
+    // would otherwise stay in each of a thousand workers' futures.
+    let ready = Box::pin(session.start(&mut op, rec.stats(true))).await;
     // A worker that could not connect stops the others before they start
     // (too many clients, a node down): no unit runs in a run that has
     // already failed.
     if ready.is_err() {
-        ctx.stop.store(true, Ordering::Relaxed);
+        stop.set();
     }
     // Everyone reaches the barrier, also after a failure, so that no
     // worker waits for one that will never come.
@@ -128,20 +130,23 @@ pub(super) async fn worker_loop<O: Operation>(
     let mut schedule = pace
         .rate
         .map(|r| Schedule::new(began, r, s.threads, thread, s.rate_distribution, seed));
+    let start = began + pace.warmup.unwrap_or_default();
     let mut phase = Phase {
-        ctx,
         pace,
         thread,
         session,
         rows_done,
         schedule: schedule.as_mut(),
         rng: rand::SeedableRng::seed_from_u64(seed ^ 0x5EED),
+        rec,
+        stop,
+        measured: false,
+        start,
+        log: None,
     };
     if let Some(w) = pace.warmup {
-        let mut discard = WorkerOutput::new(pace.types.len(), seed);
-        phase
-            .units(&mut op, Some(began + w), None, &mut discard)
-            .await;
+        let mut discard = WorkerOutput::default();
+        phase.units(&mut op, Some(began + w), &mut discard).await;
         if discard.error.is_some() {
             out.error = discard.error;
             return out;
@@ -149,29 +154,16 @@ pub(super) async fn worker_loop<O: Operation>(
         // What the statements did during the warmup is not measured.
         drop(op.take_statements());
     }
-    let start = began + pace.warmup.unwrap_or_default();
-    let recorder = IntervalRecorder::new(
-        thread,
-        start,
-        pace.interval,
-        pace.run_time,
-        pace.types.len(),
-        tx,
-    );
+    phase.measured = true;
+    phase.rec.begin(start);
+    phase.log = ctx.latency_log.as_ref().map(|l| l.writer());
     let deadline = pace.run_time.map(|d| start + d);
-    let mut rec = Recording {
-        start,
-        intervals: recorder,
-        log: ctx.latency_log.as_ref().map(LogSink::writer),
-    };
-    phase
-        .units(&mut op, deadline, Some(&mut rec), &mut out)
-        .await;
-    if let Some(log) = rec.log.as_mut() {
+    phase.units(&mut op, deadline, &mut out).await;
+    if let Some(log) = phase.log.as_mut() {
         log.flush().await;
     }
-    rec.intervals.finish();
     out.statements = op.take_statements();
+    Box::pin(phase.session.close()).await;
     out
 }
 
@@ -191,16 +183,8 @@ fn session_settings(plan: &RunSettings) -> Vec<String> {
     settings
 }
 
-/// Where a measured phase records, besides the worker's [`Stats`].
-struct Recording {
-    start: Instant,
-    intervals: IntervalRecorder,
-    log: Option<LogWriter>,
-}
-
 /// The loop of one phase (warmup, or measurement) of one worker.
 pub(super) struct Phase<'a> {
-    pub(super) ctx: &'a RunCtx,
     pub(super) pace: &'a Pace,
     pub(super) thread: usize,
     /// The worker's connection: none while lost and not yet replaced.
@@ -209,21 +193,36 @@ pub(super) struct Phase<'a> {
     pub(super) schedule: Option<&'a mut Schedule>,
     /// For the jitter of retries and reconnections.
     pub(super) rng: rand::rngs::SmallRng,
+    /// Where the worker's thread records.
+    pub(super) rec: ThreadRecorder,
+    /// The run's stop, as this thread's workers wait for it.
+    pub(super) stop: ThreadStop,
+    /// Measuring (false: warming up; what is recorded is thrown away).
+    pub(super) measured: bool,
+    /// When measurement starts (after the warmup).
+    pub(super) start: Instant,
+    /// `--latency-log`, while measuring.
+    pub(super) log: Option<LogWriter>,
 }
 
 impl Phase<'_> {
-    /// Runs units until the deadline, the end of the share or a stop;
-    /// `rec` is `None` during warmup, whose figures are thrown away.
+    /// The statistics this phase records into.
+    pub(super) fn stats(&self) -> StatsRef<'_> {
+        self.rec.stats(self.measured)
+    }
+
+    /// Runs units until the deadline, the end of the share or a stop.
     async fn units<O: Operation>(
         &mut self,
         op: &mut O,
         deadline: Option<Instant>,
-        mut rec: Option<&mut Recording>,
         out: &mut WorkerOutput,
     ) {
         let skip_late = !self.pace.spec.is_load();
+        let measured = self.measured;
+        let worker = self.thread as u32;
         loop {
-            if self.ctx.stop.load(Ordering::Relaxed) {
+            if self.stop.is_set() {
                 return;
             }
             let now = Instant::now();
@@ -240,7 +239,7 @@ impl Phase<'_> {
                         // so the wallclock is the asked time, then stop.
                         // The slot stays in the schedule: after a warmup,
                         // measurement starts with it.
-                        schedule::wait_until_or_stop(d, &self.ctx.stop).await;
+                        schedule::wait_until_or(d, self.stop.stopped()).await;
                         continue;
                     }
                     let due = s.next_due();
@@ -248,9 +247,9 @@ impl Phase<'_> {
                         && let Some(limit) = self.pace.latency_limit
                         && now > due + limit
                     {
-                        out.stats.common.skipped += 1;
-                        if let Some(rec) = rec.as_deref_mut() {
-                            rec.intervals.record_skipped(now);
+                        self.rec.stats(measured).common(|c| c.skipped += 1);
+                        if measured {
+                            self.rec.interval(|iv| iv.record_skipped(now));
                         }
                         continue;
                     }
@@ -262,42 +261,42 @@ impl Phase<'_> {
                 return;
             }
             // With --reconnect: a new connection for this unit, its connect
-            // timed apart, before the unit's slot and timing.
+            // timed apart, before the unit's slot and timing. A connect
+            // that fails is the unit's failure.
             let ty = op.unit_type();
-            if let Err(e) = self.session.next_unit(op, &mut out.stats.common).await {
-                out.stats
-                    .of(ty)
-                    .record_error(&error_class(&e), op.unit_label());
+            let reopened = if self.session.reconnects_per_unit() {
+                Box::pin(self.session.reopen(op, self.rec.stats(measured))).await
+            } else {
+                Ok(())
+            };
+            if let Err(e) = reopened {
+                let class = error_class(&e);
+                let label = op.unit_label();
+                self.stats().with(|s| s.of(ty).record_error(&class, label));
                 if self.pace.on_error == OnError::Stop {
-                    self.ctx.stop.store(true, Ordering::Relaxed);
+                    self.stop.set();
                     out.error = Some(e);
                     return;
                 }
-                if !self.recover(op, out, deadline, e).await {
+                if !Box::pin(self.recover(op, out, deadline, e)).await {
                     return;
                 }
             }
-            // No unit of this worker ends before this: the interval
-            // before is complete and goes to the collector now.
-            if let Some(rec) = rec.as_deref_mut() {
-                rec.intervals.move_to(due.map_or(now, |d| d.max(now)));
-            }
             if let Some(due) = due
-                && !schedule::wait_until_or_stop(due, &self.ctx.stop).await
+                && (!schedule::wait_until_or(due, self.stop.stopped()).await || self.stop.is_set())
             {
                 return;
             }
             let sent = Instant::now();
-            let (res, tries, cancelled, attempt) = self
-                .execute_with_retries(op, out.stats.of(ty), deadline)
-                .await;
+            let (res, tries, cancelled, attempt) =
+                self.execute_with_retries(op, ty, deadline).await;
             let end = Instant::now();
             // A long unit the runner cancelled is neither a success nor a
             // failure: what it committed counts, and the worker stops.
             let res = match (res, cancelled) {
                 (Err(_), Some(why)) => {
                     out.timed_out |= why == Ending::Deadline;
-                    let rows = self.committed_rows(op).await;
+                    let rows = Box::pin(self.committed_rows(op)).await;
                     if rows == 0 {
                         return;
                     }
@@ -321,19 +320,17 @@ impl Phase<'_> {
                 (Err(e), None)
                     if op.retryable()
                         && self.pace.retry.again(tries, e.sqlstate())
-                        && (self.ctx.stop.load(Ordering::Relaxed)
-                            || deadline.is_some_and(|d| end >= d)) =>
+                        && (self.stop.is_set() || deadline.is_some_and(|d| end >= d)) =>
                 {
-                    if tries > 1
-                        && let Some(rec) = rec.as_deref_mut()
-                    {
-                        rec.intervals.record_retries(end, ty, u64::from(tries - 1));
+                    if tries > 1 && measured {
+                        self.rec
+                            .interval(|iv| iv.record_retries(end, ty, u64::from(tries - 1)));
                     }
                     return;
                 }
                 (res, _) => res,
             };
-            if rec.is_some() {
+            if measured {
                 out.last_end = Some(end);
             }
             let timing = Timing {
@@ -341,41 +338,43 @@ impl Phase<'_> {
                 service: end - sent,
             };
             if tries > 1 {
-                out.stats.of(ty).retried += 1;
-                if let Some(rec) = rec.as_deref_mut() {
-                    rec.intervals.record_retries(end, ty, u64::from(tries - 1));
-                }
-                if res.is_ok() {
-                    // The successful attempt alone, beside the unit's
-                    // time with its retries.
-                    out.stats
-                        .of(ty)
-                        .record_retried(end - sent, end.saturating_duration_since(attempt));
+                let retries = u64::from(tries - 1);
+                let ok = res.is_ok();
+                self.stats().with(|s| {
+                    let s = s.of(ty);
+                    s.retried += 1;
+                    if ok {
+                        // The successful attempt alone, beside the unit's
+                        // time with its retries.
+                        s.record_retried(end - sent, end.saturating_duration_since(attempt));
+                    }
+                });
+                if measured {
+                    self.rec.interval(|iv| iv.record_retries(end, ty, retries));
                 }
             }
             match res {
                 Ok(outcome) => {
                     self.rows_done.fetch_add(outcome.rows, Ordering::Relaxed);
+                    out.rows += outcome.rows;
                     if self.pace.latency_limit.is_some_and(|l| timing.latency > l) {
-                        out.stats.of(ty).late += 1;
+                        self.stats().with(|s| s.of(ty).late += 1);
                     }
-                    out.stats.of(ty).record(timing, outcome);
-                    self.session.count_op(&mut out.stats.common);
-                    if let Some(rec) = rec.as_deref_mut() {
-                        let since = end.saturating_duration_since(rec.start);
-                        out.scatter.record(nanos(since), nanos(timing.latency));
-                        rec.intervals.record(end, ty, timing, outcome);
-                        if let Some(log) = rec.log.as_mut() {
-                            log.push(self.log_record(
-                                rec.start,
-                                end,
-                                ty,
-                                timing,
-                                outcome.rows,
-                                true,
-                            ))
-                            .await;
-                        }
+                    self.rec
+                        .unit_done(measured, worker, ty, end, timing, outcome);
+                    self.session.count_op(self.rec.stats(measured));
+                    if let Some(log) = self.log.as_mut() {
+                        let r = log_record(
+                            self.pace,
+                            self.thread,
+                            self.start,
+                            end,
+                            ty,
+                            timing,
+                            outcome.rows,
+                            true,
+                        );
+                        log.push(r).await;
                     }
                     if cancelled.is_some() {
                         return;
@@ -383,15 +382,25 @@ impl Phase<'_> {
                 }
                 Err(e) => {
                     let label = op.unit_label();
-                    out.stats
-                        .of(ty)
-                        .record_error(&error_class(&e), label.clone());
-                    if let Some(rec) = rec.as_deref_mut() {
-                        rec.intervals.record_error(end, ty);
-                        if let Some(log) = rec.log.as_mut() {
-                            log.push(self.log_record(rec.start, end, ty, timing, 0, false))
-                                .await;
-                        }
+                    let class = error_class(&e);
+                    let label_kept = label.clone();
+                    self.stats()
+                        .with(|s| s.of(ty).record_error(&class, label_kept));
+                    if measured {
+                        self.rec.interval(|iv| iv.record_error(end, ty));
+                    }
+                    if let Some(log) = self.log.as_mut() {
+                        let r = log_record(
+                            self.pace,
+                            self.thread,
+                            self.start,
+                            end,
+                            ty,
+                            timing,
+                            0,
+                            false,
+                        );
+                        log.push(r).await;
                     }
                     // 26000 (a pooler lost the prepared statement) fails
                     // every later unit too: stop the operation at once.
@@ -402,13 +411,14 @@ impl Phase<'_> {
                     // count, and the message says so.
                     let mut partly = String::new();
                     if op.long_unit() {
-                        let rows = self.committed_rows(op).await;
+                        let rows = Box::pin(self.committed_rows(op)).await;
                         if rows > 0 {
-                            out.stats.of(ty).rows += rows;
+                            self.stats().with(|s| s.of(ty).rows += rows);
+                            out.rows += rows;
                             self.rows_done.fetch_add(rows, Ordering::Relaxed);
                             // The per-interval rows add up to the summary's.
-                            if let Some(rec) = rec.as_deref_mut() {
-                                rec.intervals.record_rows(end, ty, rows);
+                            if measured {
+                                self.rec.interval(|iv| iv.record_rows(end, ty, rows));
                             }
                             partly = format!(" ({rows} of its rows were committed)");
                         }
@@ -420,12 +430,12 @@ impl Phase<'_> {
                         None => e,
                     };
                     if self.pace.on_error == OnError::Stop || ends_run {
-                        self.ctx.stop.store(true, Ordering::Relaxed);
+                        self.stop.set();
                         out.error = Some(e);
                         return;
                     }
                     if (lost || self.session.is_closed())
-                        && !self.recover(op, out, deadline, e).await
+                        && !Box::pin(self.recover(op, out, deadline, e)).await
                     {
                         return;
                     }
@@ -441,7 +451,7 @@ impl Phase<'_> {
     async fn execute_with_retries<O: Operation>(
         &mut self,
         op: &mut O,
-        stats: &mut Stats,
+        ty: usize,
         deadline: Option<Instant>,
     ) -> (
         Result<crate::workload::Outcome>,
@@ -457,9 +467,9 @@ impl Phase<'_> {
                 return (Err(Error::run("no connection")), tries, None, began);
             };
             let (res, cancelled) = if op.long_unit() {
-                self.execute_cancellable(op, client, deadline).await
+                Box::pin(self.execute_cancellable(op, client, deadline)).await
             } else {
-                (op.execute(client).await, None)
+                (self.session.drive(op.execute(client)).await, None)
             };
             if cancelled.is_some() {
                 return (res, tries, cancelled, began);
@@ -468,10 +478,10 @@ impl Phase<'_> {
                 Err(e)
                     if op.retryable()
                         && self.pace.retry.again(tries, e.sqlstate())
-                        && !self.ctx.stop.load(Ordering::Relaxed)
+                        && !self.stop.is_set()
                         && deadline.is_none_or(|d| Instant::now() < d) =>
                 {
-                    stats.retries += 1;
+                    self.stats().with(|s| s.of(ty).retries += 1);
                     let pause = backoff(
                         tries,
                         Duration::from_millis(1),
@@ -495,39 +505,41 @@ impl Phase<'_> {
         deadline: Option<Instant>,
     ) -> (Result<crate::workload::Outcome>, Option<Ending>) {
         let token = client.cancel_token();
-        let exec = op.execute(client);
+        let exec = self.session.drive(op.execute(client));
         tokio::pin!(exec);
         let why = tokio::select! {
             res = &mut exec => return (res, None),
-            (why, _) = ending(&self.ctx.stop, deadline) => why,
+            (why, _) = ending_for(&self.stop, deadline) => why,
         };
         if let Err(e) = self.session.cancel(&token).await {
             crate::say!("warning: {e}");
         }
         (exec.await, Some(why))
     }
+}
 
-    #[allow(clippy::too_many_arguments)]
-    fn log_record(
-        &self,
-        start: Instant,
-        end: Instant,
-        ty: usize,
-        timing: Timing,
-        rows: u64,
-        ok: bool,
-    ) -> LogRecord {
-        let due = end - timing.latency;
-        LogRecord {
-            op: self.pace.spec.name,
-            ty: self.pace.types.get(ty).copied().unwrap_or(""),
-            thread: self.thread as u32 + 1,
-            start_us: due.saturating_duration_since(start).as_micros() as u64,
-            latency_us: timing.latency.as_micros() as u64,
-            service_us: timing.service.as_micros() as u64,
-            rows,
-            ok,
-        }
+/// The latency log's line for a unit of worker `thread` that ended at `end`.
+#[allow(clippy::too_many_arguments)]
+fn log_record(
+    pace: &Pace,
+    thread: usize,
+    start: Instant,
+    end: Instant,
+    ty: usize,
+    timing: Timing,
+    rows: u64,
+    ok: bool,
+) -> LogRecord {
+    let due = end - timing.latency;
+    LogRecord {
+        op: pace.spec.name,
+        ty: pace.types.get(ty).copied().unwrap_or(""),
+        thread: thread as u32 + 1,
+        start_us: due.saturating_duration_since(start).as_micros() as u64,
+        latency_us: timing.latency.as_micros() as u64,
+        service_us: timing.service.as_micros() as u64,
+        rows,
+        ok,
     }
 }
 

@@ -65,8 +65,14 @@ impl IntervalStats {
         self.lag_max = self.lag_max.max(other.lag_max);
     }
 
+    /// Whether nothing at all was counted (a piece with only rows left by
+    /// a failed unit, or only retries, is not empty).
     pub fn is_empty(&self) -> bool {
-        self.ops == 0 && self.errors == 0 && self.skipped == 0
+        self.ops == 0
+            && self.errors == 0
+            && self.skipped == 0
+            && self.rows == 0
+            && self.retries == 0
     }
 
     /// The figures of interval `index` of length `len`.

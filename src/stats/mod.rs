@@ -1,9 +1,10 @@
 //! Measurements: what each worker records, and how they are merged.
 //!
-//! Each worker owns a [`Stats`] and records into it without locks; the
-//! runner merges them with [`Stats::add`] when the workers are done. Stats
-//! are plain data: turning them into text, pictures or JSON is the
-//! business of [`crate::report`].
+//! The workers of each OS thread share one set of [`Stats`] and record into
+//! it without locks (they never run at the same time; see the runner's
+//! `recorder.rs`); the runner merges the threads' with [`Stats::add`] when
+//! the workers are done. Stats are plain data: turning them into text,
+//! pictures or JSON is the business of [`crate::report`].
 //!
 //! Latency is kept in HDR histograms in nanoseconds with three significant
 //! digits (at most 0.1% error on any percentile). They grow with the
@@ -26,6 +27,7 @@ use crate::workload::{Outcome, Spec};
 pub mod conns;
 pub mod interval;
 pub mod scatter;
+pub mod server;
 
 pub use interval::IntervalFigures;
 pub use scatter::{Point, Scatter};
@@ -152,17 +154,46 @@ impl Default for Stats {
     }
 }
 
+/// Which histograms a run fills as it goes. Without a schedule a unit's
+/// service time is its latency, and only loads report latency per row; a
+/// histogram not kept is filled from the others at the end
+/// ([`TypedStats::complete`]), so reports are the same either way and the
+/// hot path records two values instead of three.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Keep {
+    /// Service time apart from latency (under `--rate`).
+    pub service: bool,
+    /// Latency per row (loads).
+    pub per_row: bool,
+}
+
+impl Keep {
+    pub const ALL: Keep = Keep {
+        service: true,
+        per_row: true,
+    };
+}
+
 impl Stats {
     /// Records a successful unit.
     pub fn record(&mut self, timing: Timing, outcome: Outcome) {
+        self.record_kept(timing, outcome, Keep::ALL);
+    }
+
+    /// Records a successful unit into the histograms `keep` names.
+    pub fn record_kept(&mut self, timing: Timing, outcome: Outcome, keep: Keep) {
         let ns = nanos(timing.latency);
         self.ops += 1;
         self.rows += outcome.rows;
         self.missing += outcome.missing;
         self.busy += timing.service;
         record_ns(&mut self.latency, ns);
-        record_ns(&mut self.service, nanos(timing.service));
-        if let Some(per_row) = ns.checked_div(outcome.rows) {
+        if keep.service {
+            record_ns(&mut self.service, nanos(timing.service));
+        }
+        if keep.per_row
+            && let Some(per_row) = ns.checked_div(outcome.rows)
+        {
             record_ns(&mut self.row_latency, per_row);
         }
         let lag = timing.lag();
@@ -270,6 +301,21 @@ impl TypedStats {
         self.common.add(&other.common);
     }
 
+    /// Fills the histograms that recording left out (see [`Keep`]):
+    /// service time as latency when units had no schedule. Latency per
+    /// row is left empty where it was not kept; only loads report it.
+    pub fn complete(&mut self, keep: Keep) {
+        if !keep.service {
+            for s in self
+                .types
+                .iter_mut()
+                .chain(std::iter::once(&mut self.common))
+            {
+                s.service = s.latency.clone();
+            }
+        }
+    }
+
     /// Every type and the common part merged.
     pub fn total(&self) -> Stats {
         let mut t = self.common.clone();
@@ -369,9 +415,12 @@ pub struct OpResult {
     pub statements: Vec<crate::workload::StatementStats>,
     /// Consistency checks run after the operation.
     pub checks: Vec<crate::workload::Check>,
+    /// The workload's own figures (TPC-C's tpmC).
+    pub metrics: Vec<crate::workload::Metric>,
     /// Rows done by each thread, in thread order.
     pub thread_rows: Vec<u64>,
-    /// Each thread's bounded latency sample, for the scatterplot.
+    /// The bounded latency samples of the OS threads that ran the workers
+    /// (each point names its worker), for the scatterplot.
     pub scatter: Vec<Scatter>,
     /// Per-interval figures, in time order.
     pub intervals: Vec<IntervalFigures>,
@@ -383,6 +432,8 @@ pub struct OpResult {
     pub failure: Option<String>,
     /// The hosts connections went to, in the index order of `total.conns`.
     pub hosts: Vec<String>,
+    /// What the server saw of the operation (None with --no-server-stats).
+    pub server: Option<server::ServerFigures>,
 }
 
 impl OpResult {
@@ -397,6 +448,7 @@ impl OpResult {
             types: Vec::new(),
             statements: Vec::new(),
             checks: Vec::new(),
+            metrics: Vec::new(),
             threads,
             table_rows: 0,
             nontransactional: false,
@@ -413,6 +465,7 @@ impl OpResult {
             timed_out: false,
             failure: None,
             hosts: Vec::new(),
+            server: None,
         }
     }
 
@@ -559,5 +612,28 @@ mod tests {
         s.record(t(Duration::from_secs(7200)), outcome(1));
         assert_eq!(s.latency.len(), 1);
         assert_eq!(s.ops, 1);
+    }
+
+    #[test]
+    fn service_not_kept_is_completed_as_latency() {
+        let mut kept = TypedStats::new(1);
+        let mut lean = TypedStats::new(1);
+        let keep = Keep {
+            service: false,
+            per_row: false,
+        };
+        for us in [3u64, 50, 700, 9_000] {
+            let d = Duration::from_micros(us);
+            kept.of(0).record(t(d), outcome(1));
+            lean.of(0).record_kept(t(d), outcome(1), keep);
+        }
+        assert!(lean.types[0].service.is_empty());
+        assert!(lean.types[0].row_latency.is_empty());
+        lean.complete(keep);
+        let (a, b) = (kept.total(), lean.total());
+        assert_eq!(Percentiles::of(&a.service), Percentiles::of(&b.service));
+        assert_eq!(a.service.len(), b.service.len());
+        assert_eq!(a.busy, b.busy);
+        assert_eq!(a.lag_max, b.lag_max);
     }
 }

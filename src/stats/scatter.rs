@@ -1,4 +1,4 @@
-//! A bounded sample of (time, latency) points per worker, for scatterplots.
+//! A bounded sample of (time, latency) points, for scatterplots.
 //!
 //! Keeping every point of a long run would grow without bound, and a plain
 //! random sample would lose exactly the outliers a plot is for. So time is
@@ -7,14 +7,22 @@
 //! are too many slices, neighbours are merged and the slices get twice as
 //! wide, so memory stays at most [`MAX_SLICES`] slices whatever the run's
 //! length, and every slice's extremes survive every merge.
+//!
+//! One sample serves all the workers of an OS thread (see
+//! `runner::recorder`), so that its memory follows the threads, not the
+//! connections: each point keeps the worker it came from, and a sample
+//! shared by more workers keeps more random picks per slice
+//! ([`Scatter::for_workers`]), up to [`MAX_PICKS`].
 
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 
 /// Slices kept at most per worker.
 pub const MAX_SLICES: usize = 1024;
-/// Random points kept per slice, besides its min and max.
+/// Random points kept per slice and worker, besides its min and max.
 pub const PICKS: usize = 4;
+/// Random points kept per slice at most, however many workers share it.
+pub const MAX_PICKS: usize = 32;
 /// The width of a slice before any merge: 50 ms.
 pub const FIRST_SLICE_NS: u64 = 50_000_000;
 
@@ -24,6 +32,8 @@ pub struct Point {
     /// When the unit ended, in nanoseconds since the operation started.
     pub t_ns: u64,
     pub latency_ns: u64,
+    /// The worker (0-based) whose unit it was.
+    pub worker: u32,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -35,7 +45,7 @@ struct Slice {
 }
 
 impl Slice {
-    fn add(&mut self, p: Point, rng: &mut SmallRng) {
+    fn add(&mut self, p: Point, picks: usize, rng: &mut SmallRng) {
         if self.min.is_none_or(|m| p.latency_ns < m.latency_ns) {
             self.min = Some(p);
         }
@@ -43,17 +53,17 @@ impl Slice {
             self.max = Some(p);
         }
         self.seen += 1;
-        if self.picks.len() < PICKS {
+        if self.picks.len() < picks {
             self.picks.push(p);
         } else {
             let j = rng.random_range(0..self.seen);
-            if (j as usize) < PICKS {
+            if (j as usize) < picks {
                 self.picks[j as usize] = p;
             }
         }
     }
 
-    fn merge(mut self, other: Slice, rng: &mut SmallRng) -> Slice {
+    fn merge(mut self, other: Slice, keep: usize, rng: &mut SmallRng) -> Slice {
         for p in [other.min, other.max].into_iter().flatten() {
             if self.min.is_none_or(|m| p.latency_ns < m.latency_ns) {
                 self.min = Some(p);
@@ -62,13 +72,13 @@ impl Slice {
                 self.max = Some(p);
             }
         }
-        // Keep PICKS of the union, each side weighted by how many units
+        // Keep `keep` of the union, each side weighted by how many units
         // it stands for, so the merged picks stay a uniform sample.
         let total = self.seen + other.seen;
-        let mut picks = Vec::with_capacity(PICKS);
+        let mut picks = Vec::with_capacity(keep);
         let (mut a, mut b) = (self.picks, other.picks);
         let (wa, wb) = (self.seen, other.seen);
-        while picks.len() < PICKS && !(a.is_empty() && b.is_empty()) {
+        while picks.len() < keep && !(a.is_empty() && b.is_empty()) {
             let from_a = if a.is_empty() {
                 false
             } else if b.is_empty() {
@@ -90,7 +100,7 @@ impl Slice {
 
     /// Min, max and picks, each point once.
     fn points(&self) -> Vec<Point> {
-        let mut v: Vec<Point> = Vec::with_capacity(PICKS + 2);
+        let mut v: Vec<Point> = Vec::with_capacity(self.picks.len() + 2);
         for p in self
             .min
             .iter()
@@ -105,25 +115,36 @@ impl Slice {
     }
 }
 
-/// One worker's sample.
+/// The sample of one or more workers.
 #[derive(Clone, Debug)]
 pub struct Scatter {
     slice_ns: u64,
     slices: Vec<Slice>,
+    /// Random points kept per slice.
+    picks: usize,
     rng: SmallRng,
 }
 
 impl Scatter {
+    /// The sample of one worker.
     pub fn new(seed: u64) -> Scatter {
+        Scatter::for_workers(seed, 1)
+    }
+
+    /// A sample shared by `workers` workers: [`PICKS`] random points per
+    /// slice for each, at most [`MAX_PICKS`].
+    pub fn for_workers(seed: u64, workers: usize) -> Scatter {
         Scatter {
             slice_ns: FIRST_SLICE_NS,
             slices: Vec::new(),
+            picks: PICKS.saturating_mul(workers).clamp(PICKS, MAX_PICKS),
             rng: SmallRng::seed_from_u64(seed),
         }
     }
 
-    /// Offers a unit that ended `t_ns` after the operation started.
-    pub fn record(&mut self, t_ns: u64, latency_ns: u64) {
+    /// Offers a unit of `worker` that ended `t_ns` after the operation
+    /// started.
+    pub fn record(&mut self, t_ns: u64, latency_ns: u64, worker: u32) {
         let mut idx = (t_ns / self.slice_ns) as usize;
         while idx >= MAX_SLICES {
             self.coarsen();
@@ -132,8 +153,12 @@ impl Scatter {
         if self.slices.len() <= idx {
             self.slices.resize(idx + 1, Slice::default());
         }
-        let p = Point { t_ns, latency_ns };
-        self.slices[idx].add(p, &mut self.rng);
+        let p = Point {
+            t_ns,
+            latency_ns,
+            worker,
+        };
+        self.slices[idx].add(p, self.picks, &mut self.rng);
     }
 
     fn coarsen(&mut self) {
@@ -142,7 +167,7 @@ impl Scatter {
         let mut it = old.into_iter();
         while let Some(a) = it.next() {
             let merged = match it.next() {
-                Some(b) => a.merge(b, &mut self.rng),
+                Some(b) => a.merge(b, self.picks, &mut self.rng),
                 None => a,
             };
             self.slices.push(merged);
@@ -182,7 +207,7 @@ mod tests {
                 } else {
                     100_000 + (n % 1000)
                 };
-                s.record(t, lat);
+                s.record(t, lat, 0);
             }
             t += 1_000_000;
         }
@@ -199,13 +224,31 @@ mod tests {
         let mut s = Scatter::new(2);
         // Each in a slice of its own, and four more in one slice.
         for i in 0..5 {
-            s.record(i * FIRST_SLICE_NS, 10 + i);
+            s.record(i * FIRST_SLICE_NS, 10 + i, 0);
         }
         for i in 0..PICKS as u64 {
-            s.record(7 * FIRST_SLICE_NS + i, 20 + i);
+            s.record(7 * FIRST_SLICE_NS + i, 20 + i, 0);
         }
         let mut lats: Vec<u64> = s.points().iter().map(|p| p.latency_ns).collect();
         lats.sort();
         assert_eq!(lats, vec![10, 11, 12, 13, 14, 20, 21, 22, 23]);
+    }
+
+    #[test]
+    fn a_shared_sample_keeps_more_picks_and_each_points_worker() {
+        let mut s = Scatter::for_workers(3, 3);
+        // Three workers, 20 units each, all in one slice.
+        for i in 0..60u64 {
+            s.record(i, 100 + i, (i % 3) as u32);
+        }
+        let pts = s.points();
+        // 12 picks (4 per worker), and min and max unless picked too.
+        assert!(
+            (3 * PICKS..=2 + 3 * PICKS).contains(&pts.len()),
+            "{}",
+            pts.len()
+        );
+        assert!(pts.iter().all(|p| p.worker == (p.t_ns % 3) as u32));
+        assert_eq!(Scatter::for_workers(1, 1000).picks, MAX_PICKS);
     }
 }

@@ -28,7 +28,6 @@ use tokio_postgres::{Client, Statement};
 
 use super::copy_load::{CopyLoad, Lines};
 use super::keys::{KeyDistribution, KeyPicker};
-use super::partition::thread_range;
 use super::{
     BoxFuture, Check, DynOperation, Operation, Outcome, Role, Settings, Spec, StatementStats,
     TableSet, Tables, Workload, worker_seed,
@@ -291,7 +290,7 @@ impl Workload for Load {
         Box::new(CopyLoad::new(
             "copy schedule (schedule_id, origin, destination, departure, aircraft_id, price) from stdin"
                 .to_string(),
-            thread_range(FLIGHTS, s.threads, thread),
+            s.share(FLIGHTS, thread),
             s.batch_size,
             Flights { seed: s.seed },
             s.prepared,
@@ -507,6 +506,12 @@ impl Workload for Booking {
 
     fn table(&self) -> &TableName {
         &self.table
+    }
+
+    fn stat_tables(&self) -> Vec<String> {
+        ["aircraft", "schedule", "seat", "payment", "audit"]
+            .map(String::from)
+            .to_vec()
     }
 
     fn worker(&self, thread: usize) -> Box<dyn DynOperation> {

@@ -20,7 +20,7 @@ use tokio_postgres::{Client, Statement};
 
 use super::copy_mem::copy_in;
 use super::insert::command_rows;
-use super::partition::thread_range;
+
 use super::table::{self, TableOp, one_per_thread_note};
 use super::{BoxFuture, Operation, Outcome, Role, Settings, Spec};
 use crate::config::{TableName, quote_literal};
@@ -67,22 +67,24 @@ pub static SPEC: Spec = Spec {
 
 impl TableOp for CopyFile {
     fn new(plan: &Settings, table: &TableName, thread: usize) -> Self {
-        let range = thread_range(plan.rows, plan.threads, thread);
+        let range = plan.share(plan.rows, thread);
         CopyFile {
             table: table.quoted(),
+            // Several clients read the files of one csv_generator run
+            // for all their threads together.
             path: csv_path(
                 &plan.csv_dir,
-                plan.threads,
+                plan.client.all_threads(plan.threads),
                 plan.rows,
                 plan.field_len,
-                thread + 1,
+                plan.client.global_thread(plan.threads, thread) + 1,
             ),
             expected_rows: range.end - range.start,
             staged: false,
             generator_hint: format!(
                 "csv_generator -r {} -t {} -f {} -d {}",
                 plan.rows,
-                plan.threads,
+                plan.client.all_threads(plan.threads),
                 plan.field_len,
                 plan.csv_dir.display()
             ),

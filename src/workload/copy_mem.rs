@@ -11,7 +11,7 @@ use bytes::Bytes;
 use futures_util::{SinkExt, StreamExt};
 use tokio_postgres::{Client, Statement};
 
-use super::partition::{Batches, thread_range};
+use super::partition::Batches;
 use super::rowgen::RowGen;
 use super::table::{self, TableOp};
 use super::{Operation, Outcome, Role, Settings, Spec};
@@ -51,10 +51,7 @@ impl TableOp for CopyMem {
     fn new(plan: &Settings, table: &TableName, thread: usize) -> Self {
         CopyMem {
             sql: format!("copy {} (id, f1, f2, f3, f4) from stdin", table.quoted()),
-            batches: Batches::new(
-                thread_range(plan.rows, plan.threads, thread),
-                plan.batch_size,
-            ),
+            batches: Batches::new(plan.share(plan.rows, thread), plan.batch_size),
             rows: RowGen::new(plan.seed, plan.field_len),
             prepared: plan.prepared,
             statement: None,

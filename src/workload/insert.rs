@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, SimpleQueryMessage, Statement};
 
-use super::partition::{Batches, thread_range};
+use super::partition::Batches;
 use super::rowgen::{FIELDS, RowGen};
 use super::table::{self, TableOp};
 use super::{Operation, Outcome, Role, Settings, Spec};
@@ -63,7 +63,7 @@ impl TableOp for Insert {
     }
 
     fn new(plan: &Settings, table: &TableName, thread: usize) -> Self {
-        let range = thread_range(plan.rows, plan.threads, thread);
+        let range = plan.share(plan.rows, thread);
         let len = (range.end - range.start) as usize;
         let rem = len % plan.batch_size;
         Insert {

@@ -50,6 +50,7 @@ pub mod rowgen;
 pub mod script;
 pub mod select;
 pub mod table;
+pub mod tpcc;
 pub mod update;
 pub mod ycsb;
 
@@ -84,6 +85,9 @@ pub static REGISTRY: &[&Spec] = &[
     &booking::LOAD,
     &booking::BOOKING,
     &booking::CHECK,
+    &tpcc::LOAD,
+    &tpcc::RUN,
+    &tpcc::CHECK,
     &pgbench_init::SPEC,
     &script::SPEC,
 ];
@@ -228,6 +232,13 @@ pub trait Workload: Send + Sync {
         true
     }
 
+    /// Figures of its own, from what was measured of each type (in the
+    /// order of [`Workload::types`]) over the measured wallclock: TPC-C's
+    /// tpmC. Shown in the summary and the JSON report's `metrics`.
+    fn metrics(&self, _types: &[TypeFigures], _wallclock: std::time::Duration) -> Vec<Metric> {
+        Vec::new()
+    }
+
     /// What this run of the workload is, beyond its name: a mix's shares,
     /// its key distribution, its record shape. Shown in the summary and
     /// the JSON report; empty when the name says it all.
@@ -247,6 +258,13 @@ pub trait Workload: Send + Sync {
 
     /// The table the rows go to or come from, for `--show-rowsize`.
     fn table(&self) -> &TableName;
+
+    /// The tables whose server statistics the run reports
+    /// ([`crate::db::server_watch`]): the one of [`Workload::table`]
+    /// unless the workload says more.
+    fn stat_tables(&self) -> Vec<String> {
+        vec![self.table().as_str().to_string()]
+    }
 
     /// The operation of worker `thread` (0-based).
     fn worker(&self, thread: usize) -> Box<dyn DynOperation>;
@@ -309,6 +327,29 @@ pub struct Check {
     pub held: bool,
     /// What was found, e.g. "0 of 15000 (schedule, day) pairs differ".
     pub detail: String,
+}
+
+/// What [`Workload::metrics`] is given of one transaction type.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TypeFigures {
+    /// Units that succeeded.
+    pub units: u64,
+    /// Of which found rows missing (TPC-C: New-Orders rolled back by rule).
+    pub missing: u64,
+    /// The 90th percentile of latency (with retries).
+    pub p90: std::time::Duration,
+}
+
+/// A figure a workload computes from what was measured (tpmC).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Metric {
+    /// Its key in the JSON report's `metrics`.
+    pub key: String,
+    /// Its label in the summary.
+    pub label: String,
+    pub value: f64,
+    /// The summary's text, with what it is made of.
+    pub text: String,
 }
 
 /// Time and count per statement kind inside a workload's units (the
@@ -542,11 +583,24 @@ pub struct Settings {
     pub ycsb: ycsb::YcsbSettings,
     pub oltp: oltp::OltpSettings,
     pub booking: booking::BookingSettings,
+    pub tpcc: tpcc::TpccSettings,
     /// `--script`, `--builtin`, `-D` and `-s`.
     pub script: script::ScriptSettings,
     /// `--isolation`, for workloads that begin their transactions with
     /// an explicit level.
     pub isolation: Option<crate::runner::settings::Isolation>,
+    /// Which of several clients this is (`--clients`): loads take the
+    /// share of the client's threads among all clients' threads.
+    pub client: partition::ClientShare,
+}
+
+impl Settings {
+    /// The ids (records, rows of all tables) this client's thread `t`
+    /// loads out of `rows`: every loader takes its share through here, so
+    /// that several clients together load 0..rows once.
+    pub fn share(&self, rows: u64, t: usize) -> std::ops::Range<u64> {
+        self.client.thread_range(rows, self.threads, t)
+    }
 }
 
 /// A 64-bit mix of the run's seed and a worker's index, so that workers of

@@ -35,7 +35,7 @@ use tokio_postgres::{Client, Statement};
 use super::copy_mem::copy_in;
 use super::insert::command_rows;
 use super::keys::{KeyDistribution, KeyPicker};
-use super::partition::thread_range;
+
 use super::{
     BoxFuture, DynOperation, Operation, Outcome, Role, Settings, Spec, StatementStats, TableSet,
     Tables, Workload, worker_seed,
@@ -349,7 +349,7 @@ impl Workload for Prepare {
         let s = &self.settings;
         let total = s.rows * s.oltp.tables as u64;
         Box::new(PrepareOp {
-            share: thread_range(total, s.threads, thread),
+            share: s.share(total, thread),
             rows: s.rows,
             batch: s.batch_size as u64,
             seed: s.seed,
@@ -759,6 +759,12 @@ impl Workload for OltpRun {
             o.range_size,
             s.keys.unwrap_or(KeyDistribution::Uniform).name()
         )
+    }
+
+    fn stat_tables(&self) -> Vec<String> {
+        (1..=self.settings.oltp.tables)
+            .map(|i| format!("sbtest{i}"))
+            .collect()
     }
 
     fn worker(&self, thread: usize) -> Box<dyn DynOperation> {

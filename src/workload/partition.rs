@@ -19,6 +19,60 @@ pub fn thread_range(rows: u64, threads: usize, t: usize) -> Range<u64> {
     start..start + len
 }
 
+/// Which of several clients (`--clients`, `--client-index`) this one is;
+/// one client of one by default.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ClientShare {
+    /// 0-based, below `clients`.
+    pub index: usize,
+    /// At least 1.
+    pub clients: usize,
+}
+
+impl Default for ClientShare {
+    fn default() -> Self {
+        ClientShare {
+            index: 0,
+            clients: 1,
+        }
+    }
+}
+
+impl ClientShare {
+    /// The threads of all the clients together.
+    pub fn all_threads(&self, threads: usize) -> usize {
+        threads.max(1) * self.clients.max(1)
+    }
+
+    /// This client's thread `t` among all the clients' threads.
+    pub fn global_thread(&self, threads: usize, t: usize) -> usize {
+        self.index * threads.max(1) + t
+    }
+
+    /// The ids this client's thread `t` loads: its global thread's range.
+    pub fn thread_range(&self, rows: u64, threads: usize, t: usize) -> Range<u64> {
+        thread_range(
+            rows,
+            self.all_threads(threads),
+            self.global_thread(threads, t),
+        )
+    }
+
+    /// The `local`-th number (counting from `base`) that this client hands
+    /// out, in the common sequence starting at `base`: numbers congruent
+    /// to the client's index modulo the clients, past `base`.
+    pub fn interleave(&self, base: u64, local: u64) -> u64 {
+        let k = local.saturating_sub(base);
+        base + k * self.clients.max(1) as u64 + self.index as u64
+    }
+
+    /// How many numbers of the common sequence lie below the `local`-th
+    /// one of this client (an estimate of how far all clients got).
+    pub fn spread(&self, base: u64, local: u64) -> u64 {
+        base + local.saturating_sub(base) * self.clients.max(1) as u64
+    }
+}
+
 /// Hands out a range in batches of at most `batch` ids.
 #[derive(Clone, Debug)]
 pub struct Batches {
@@ -91,6 +145,50 @@ mod tests {
             })
             .collect();
         assert_eq!(sizes, vec![334, 334, 333]);
+    }
+
+    #[test]
+    fn clients_together_load_every_id_once() {
+        for (rows, clients, threads) in [(1001, 3, 2), (10, 4, 3), (100_003, 3, 7), (2, 3, 1)] {
+            let mut ids = Vec::new();
+            for index in 0..clients {
+                let c = ClientShare { index, clients };
+                let mut last_end = None;
+                for t in 0..threads {
+                    let r = c.thread_range(rows, threads, t);
+                    // Each client's share is contiguous.
+                    if let Some(e) = last_end {
+                        assert_eq!(r.start, e);
+                    }
+                    last_end = Some(r.end);
+                    ids.extend(r);
+                }
+            }
+            assert_eq!(
+                ids,
+                (0..rows).collect::<Vec<_>>(),
+                "{rows} {clients} {threads}"
+            );
+        }
+        // One client of one is the plain split.
+        let one = ClientShare::default();
+        assert_eq!(one.thread_range(1001, 3, 1), thread_range(1001, 3, 1));
+    }
+
+    #[test]
+    fn interleaved_numbers_never_collide_across_clients() {
+        let mut seen = std::collections::HashSet::new();
+        for index in 0..3 {
+            let c = ClientShare { index, clients: 3 };
+            for local in 100..200 {
+                assert!(seen.insert(c.interleave(100, local)));
+            }
+        }
+        assert_eq!(seen.len(), 300);
+        assert_eq!(seen.iter().min(), Some(&100));
+        assert_eq!(seen.iter().max(), Some(&399));
+        let one = ClientShare::default();
+        assert_eq!(one.interleave(100, 105), 105);
     }
 
     #[test]

@@ -7,7 +7,6 @@
 
 use tokio_postgres::Client;
 
-use super::partition::thread_range;
 use super::table::{self, TableOp, one_per_thread_note};
 use super::{BoxFuture, Operation, Outcome, Role, Settings, Spec};
 use crate::config::TableName;
@@ -49,7 +48,7 @@ pub static SPEC: Spec = Spec {
 
 impl TableOp for Procedure {
     fn new(plan: &Settings, table: &TableName, thread: usize) -> Self {
-        let range = thread_range(plan.rows, plan.threads, thread);
+        let range = plan.share(plan.rows, thread);
         Procedure {
             table: table.clone(),
             first: range.start,

@@ -33,7 +33,6 @@ use tokio_postgres::{Client, SimpleQueryMessage, Statement};
 use super::copy_load::{CopyLoad, Lines};
 use super::insert::command_rows;
 use super::keys::{KeyDistribution, KeyPicker, fnv1a_64};
-use super::partition::thread_range;
 use super::rowgen::fill_alphanumeric;
 use super::{
     BoxFuture, DynOperation, Operation, Outcome, Role, Settings, Spec, TableSet, Tables, Workload,
@@ -316,7 +315,7 @@ impl Workload for Load {
                 self.table.quoted(),
                 field_list(s.ycsb.field_count)
             ),
-            thread_range(s.rows, s.threads, thread),
+            s.share(s.rows, thread),
             s.batch_size,
             Records {
                 seed: s.seed,
@@ -392,6 +391,7 @@ fn build_mix(spec: &'static Spec, s: &Settings) -> Result<Box<dyn Workload>> {
         cumulative,
         keys,
         next_insert: Arc::new(AtomicU64::new(s.rows)),
+        insert_base: Arc::new(AtomicU64::new(s.rows)),
         acked: Arc::new(Acknowledged::new(s.rows)),
     }))
 }
@@ -409,6 +409,9 @@ struct YcsbMix {
     keys: KeyDistribution,
     /// The next record number to insert, shared by the workers.
     next_insert: Arc<AtomicU64>,
+    /// The first free record number when the mix started, the same for
+    /// every client (they all read it before any inserts).
+    insert_base: Arc<AtomicU64>,
     /// How far inserts are done without a gap (for `latest`).
     acked: Arc<Acknowledged>,
 }
@@ -564,6 +567,7 @@ impl Workload for YcsbMix {
                 self.settings.rows
             };
             self.next_insert.store(first, Ordering::Relaxed);
+            self.insert_base.store(first, Ordering::Relaxed);
             self.acked.reset(first);
             Ok(())
         })
@@ -622,6 +626,8 @@ impl Workload for YcsbMix {
             rmw_txn: s.ycsb.rmw_txn,
             prepared: s.prepared,
             next_insert: self.next_insert.clone(),
+            insert_base: self.insert_base.load(Ordering::Relaxed),
+            client: s.client,
             st: None,
             staged: Staged::default(),
             values: Vec::new(),
@@ -676,6 +682,10 @@ struct MixOp {
     rmw_txn: bool,
     prepared: bool,
     next_insert: Arc<AtomicU64>,
+    /// Where this mix's inserts began; the client's record numbers are
+    /// interleaved with the other clients' from there.
+    insert_base: u64,
+    client: super::partition::ClientShare,
     st: Option<Statements>,
     staged: Staged,
     /// The staged values: every field's for an insert or a full update,
@@ -951,12 +961,18 @@ impl Operation for MixOp {
         self.staged.slot = slot;
         let kind = self.active[slot];
         let n = if kind == INSERT {
-            let n = self.next_insert.fetch_add(1, Ordering::Relaxed);
+            // The client's own count, from the common base; the record
+            // number is interleaved with the other clients' (--clients).
+            let local = self.next_insert.fetch_add(1, Ordering::Relaxed);
+            let n = self.client.interleave(self.insert_base, local);
             self.staged.insert_n = n;
-            self.pending_ack = Some(n);
+            self.pending_ack = Some(local);
             n
         } else if self.latest {
-            self.keys.next_latest(&mut self.rng, self.acked.upto())
+            self.keys.next_latest(
+                &mut self.rng,
+                self.client.spread(self.insert_base, self.acked.upto()),
+            )
         } else {
             self.keys.next(&mut self.rng)
         };

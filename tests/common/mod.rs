@@ -228,7 +228,7 @@ pub async fn index_scans(c: &Client, table: &str) -> i64 {
         let others: i64 = c
             .query_one(
                 "select count(*) from pg_stat_activity where backend_type = 'client backend' \
-                 and application_name = 'ysql-bench' and pid <> pg_backend_pid()",
+                 and application_name like 'ysql-bench-%' and pid <> pg_backend_pid()",
                 &[],
             )
             .await
@@ -273,6 +273,12 @@ pub fn free_port() -> u16 {
         .expect("a free port")
         .port()
 }
+
+/// The condition that finds the workers' backends of a run in
+/// pg_stat_activity: every connection of a run is named `ysql-bench-` and
+/// the run id, the server watcher's own with `-stats` after it.
+pub const WORKER_BACKENDS: &str =
+    "application_name like 'ysql-bench-%' and application_name not like '%-stats'";
 
 /// A helper server (haproxy, PgBouncer) started by a test: killed when
 /// dropped, so also when the test panics; and asked to die with the test

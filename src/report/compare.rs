@@ -1,0 +1,213 @@
+//! `ysql-bench compare BASE NEW`: two saved reports side by side, per
+//! operation and transaction type: throughput and latency percentiles,
+//! each with its change in percent.
+//!
+//! A throughput change is only worth a look when it is larger than the
+//! run-to-run noise: each report's interval rates show how much throughput
+//! wanders within a run, and the change is called beyond noise when it
+//! exceeds twice the standard error of the difference of the two means
+//! (Welch's), i.e. about a 95% confidence that it is not chance. With fewer
+//! than two intervals on either side nothing can be said ("no intervals").
+
+use std::io::Write;
+
+use super::json::{JsonFigures, JsonReport};
+use super::saved::ns;
+use crate::error::{Error, Result};
+use crate::stats::IntervalFigures;
+
+/// Whether a throughput change is larger than the noise of the intervals.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    NoChange,
+    WithinNoise,
+    BeyondNoise,
+    NoIntervals,
+}
+
+impl Verdict {
+    pub fn text(self) -> &'static str {
+        match self {
+            Verdict::NoChange => "no change",
+            Verdict::WithinNoise => "within noise",
+            Verdict::BeyondNoise => "beyond noise",
+            Verdict::NoIntervals => "noise unknown (fewer than 2 intervals)",
+        }
+    }
+}
+
+/// Mean and variance of the interval rates.
+fn rate_stats(intervals: &[IntervalFigures]) -> Option<(f64, f64, usize)> {
+    // A short last interval is noisier than the rest: left out.
+    let full: Vec<f64> = intervals
+        .iter()
+        .filter(|f| f.seconds > 0.0)
+        .map(|f| f.ops_per_s)
+        .collect();
+    let n = full.len();
+    if n < 2 {
+        return None;
+    }
+    let mean = full.iter().sum::<f64>() / n as f64;
+    let var = full.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+    Some((mean, var, n))
+}
+
+/// Whether `new` differs from `base` beyond what their intervals wander.
+pub fn verdict(
+    base: (&JsonFigures, &[IntervalFigures]),
+    new: (&JsonFigures, &[IntervalFigures]),
+) -> Verdict {
+    if base.0.units_per_s == new.0.units_per_s {
+        return Verdict::NoChange;
+    }
+    let (Some((_, vb, nb)), Some((_, vn, nn))) = (rate_stats(base.1), rate_stats(new.1)) else {
+        return Verdict::NoIntervals;
+    };
+    let se = (vb / nb as f64 + vn / nn as f64).sqrt();
+    if (new.0.units_per_s - base.0.units_per_s).abs() > 2.0 * se {
+        Verdict::BeyondNoise
+    } else {
+        Verdict::WithinNoise
+    }
+}
+
+/// The change from `a` to `b` in percent, as text.
+fn change(a: f64, b: f64) -> String {
+    if a == b {
+        "+0.0%".to_string()
+    } else if a == 0.0 {
+        "new".to_string()
+    } else {
+        format!("{:+.1}%", (b - a) / a * 100.0)
+    }
+}
+
+/// Writes the comparison of `base` and `new`.
+pub fn write_compare(w: &mut dyn Write, base: &JsonReport, new: &JsonReport) -> Result<()> {
+    let io = |e| Error::io("cannot write the comparison", e);
+    let mut matched = 0;
+    for b in &base.operations {
+        let Some(n) = new.operations.iter().find(|n| n.operation == b.operation) else {
+            writeln!(w, "{}: only in the base report", b.operation).map_err(io)?;
+            continue;
+        };
+        matched += 1;
+        writeln!(w, "{} ({}s)", b.operation, b.unit).map_err(io)?;
+        writeln!(
+            w,
+            "  {:<14} {:>14} {:>14} {:>9}",
+            "", "base", "new", "change"
+        )
+        .map_err(io)?;
+        let mut rows = vec![("all", &b.figures, &b.intervals, &n.figures, &n.intervals)];
+        if b.types.len() > 1 {
+            for t in &b.types {
+                if let Some(u) = n.types.iter().find(|u| u.name == t.name) {
+                    rows.push((
+                        t.name.as_str(),
+                        &t.figures,
+                        &t.intervals,
+                        &u.figures,
+                        &u.intervals,
+                    ));
+                }
+            }
+        }
+        for (name, fb, ib, fnew, inew) in rows {
+            if name != "all" {
+                writeln!(w, "  [{name}]").map_err(io)?;
+            }
+            let v = verdict((fb, ib), (fnew, inew));
+            writeln!(
+                w,
+                "  {:<14} {:>14.1} {:>14.1} {:>9}  {}",
+                "per second",
+                fb.units_per_s,
+                fnew.units_per_s,
+                change(fb.units_per_s, fnew.units_per_s),
+                v.text()
+            )
+            .map_err(io)?;
+            for (label, x, y) in [
+                ("p50", fb.latency_ns.p50, fnew.latency_ns.p50),
+                ("p95", fb.latency_ns.p95, fnew.latency_ns.p95),
+                ("p99", fb.latency_ns.p99, fnew.latency_ns.p99),
+                ("p99.9", fb.latency_ns.p999, fnew.latency_ns.p999),
+                ("max", fb.latency_ns.max, fnew.latency_ns.max),
+            ] {
+                writeln!(
+                    w,
+                    "  {:<14} {:>14} {:>14} {:>9}",
+                    format!("latency {label}"),
+                    ns(x),
+                    ns(y),
+                    change(x as f64, y as f64)
+                )
+                .map_err(io)?;
+            }
+            if fb.failed != 0 || fnew.failed != 0 {
+                writeln!(
+                    w,
+                    "  {:<14} {:>14} {:>14}",
+                    "failed", fb.failed, fnew.failed
+                )
+                .map_err(io)?;
+            }
+        }
+    }
+    for n in &new.operations {
+        if !base.operations.iter().any(|b| b.operation == n.operation) {
+            writeln!(w, "{}: only in the new report", n.operation).map_err(io)?;
+        }
+    }
+    if matched == 0 {
+        return Err(Error::usage(
+            "the two reports have no operation in common: nothing to compare",
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn interval(ops_per_s: f64) -> IntervalFigures {
+        IntervalFigures {
+            index: 0,
+            end_s: 1.0,
+            seconds: 1.0,
+            ops: ops_per_s as u64,
+            rows: 0,
+            errors: 0,
+            skipped: 0,
+            retries: 0,
+            ops_per_s,
+            rows_per_s: 0.0,
+            latency: Default::default(),
+            lag_avg_ns: 0,
+            lag_max_ns: 0,
+        }
+    }
+
+    #[test]
+    fn changes_are_weighed_against_the_interval_noise() {
+        assert_eq!(change(100.0, 110.0), "+10.0%");
+        assert_eq!(change(100.0, 100.0), "+0.0%");
+        let steady: Vec<_> = [100.0, 101.0, 99.0, 100.0].map(interval).into();
+        let faster: Vec<_> = [120.0, 121.0, 119.0, 120.0].map(interval).into();
+        let noisy: Vec<_> = [60.0, 140.0, 70.0, 130.0].map(interval).into();
+        assert_eq!(rate_stats(&steady).map(|s| s.2), Some(4));
+        assert_eq!(rate_stats(&[interval(1.0)]), None);
+        // The verdict needs the figures only for their rates.
+        let se_b = rate_stats(&steady).unwrap();
+        let se_f = rate_stats(&faster).unwrap();
+        let se_n = rate_stats(&noisy).unwrap();
+        let beyond = |a: (f64, f64, usize), b: (f64, f64, usize)| {
+            (b.0 - a.0).abs() > 2.0 * (a.1 / a.2 as f64 + b.1 / b.2 as f64).sqrt()
+        };
+        assert!(beyond(se_b, se_f));
+        assert!(!beyond(se_b, se_n) || (se_n.0 - se_b.0).abs() < 1e-9);
+    }
+}

@@ -1,0 +1,630 @@
+//! The server's side of an operation as people read it: the summary's
+//! server block, the per-interval columns of the CSV report, and the
+//! stacked band of wait events under the throughput picture.
+//!
+//! The block puts each server figure beside the tool's own: the server's
+//! commits beside the units the tool counted (and why they differ), the
+//! server's execution time beside the client's time in the database (the
+//! rest is network, protocol and client), and what the run's backends
+//! waited on with a sentence on what that means. The figures themselves
+//! come from [`crate::db::server_watch`] as plain data
+//! ([`crate::stats::server`]); nothing here talks to the server.
+
+use std::io::{self, Write};
+use std::time::Duration;
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use super::summary::human;
+use crate::stats::OpResult;
+use crate::stats::server::{ServerFigures, WaitCounts};
+
+const W: usize = 22;
+/// Wait events named in the summary's line; the rest are `other`.
+const EVENTS_SHOWN: usize = 5;
+/// Statements named in the summary (JSON keeps more).
+const STATEMENTS_SHOWN: usize = 3;
+/// Wait events drawn in the band; the rest are one `other` layer.
+const EVENTS_DRAWN: usize = 6;
+
+fn line(w: &mut dyn Write, label: &str, value: impl std::fmt::Display) -> io::Result<()> {
+    writeln!(w, "{label:<W$}: {value}")
+}
+
+/// `61% CPU, 22% Lock:transactionid, 17% other`: the largest `n` events
+/// as shares of the backends seen, the rest together.
+pub fn waits_text(w: &WaitCounts, n: usize) -> String {
+    let shares = w.shares();
+    let mut parts: Vec<String> = shares
+        .iter()
+        .take(n)
+        .map(|(ev, s)| format!("{:.0}% {ev}", s * 100.0))
+        .collect();
+    let rest: f64 = shares.iter().skip(n).map(|(_, s)| s).sum();
+    if rest > 0.0 {
+        parts.push(format!("{:.0}% other", rest * 100.0));
+    }
+    parts.join(", ")
+}
+
+/// What the run's backends mostly did, when it says something clear:
+/// the events grouped into waiting for the client (`Client:ClientRead`,
+/// and the `idle` states without a wait event: between sending a result
+/// and blocking on the next statement), executing (`CPU`), waiting on locks (`Lock:*`) and on I/O
+/// (`IO:*`, and `LWLock:WALWrite`: waiting for another backend to write
+/// the WAL), and the largest group read out.
+pub fn reading(w: &WaitCounts) -> Option<String> {
+    let mut groups = [("client", 0.0), ("cpu", 0.0), ("lock", 0.0), ("io", 0.0)];
+    for (ev, share) in w.shares() {
+        let g = if ev == "Client:ClientRead" || ev.starts_with("idle") {
+            0
+        } else if ev == "CPU" {
+            1
+        } else if ev.starts_with("Lock:") {
+            2
+        } else if ev.starts_with("IO:") || ev == "LWLock:WALWrite" {
+            // WALWrite: waiting for another backend's write of the WAL.
+            3
+        } else {
+            continue;
+        };
+        groups[g].1 += share;
+    }
+    let (group, share) = groups
+        .iter()
+        .copied()
+        .fold(("", 0.0), |a, b| if b.1 > a.1 { b } else { a });
+    let pct = share * 100.0;
+    let text = match group {
+        "client" => format!(
+            "in {pct:.0}% of the samples the run's backends waited for the client's next statement (Client:ClientRead, idle): the time goes to the client and the round trips, not to the server's work; the client (or the network) is the bottleneck"
+        ),
+        "cpu" => format!(
+            "in {pct:.0}% of the samples the run's backends were executing (CPU: on YugabyteDB also waiting on the storage layer, which PostgreSQL does not instrument): the server sets the pace"
+        ),
+        "lock" => format!(
+            "in {pct:.0}% of the samples the run's backends waited on locks held by other transactions (Lock:*): contention sets the pace"
+        ),
+        "io" => format!(
+            "in {pct:.0}% of the samples the run's backends waited on I/O (IO:*, LWLock:WALWrite): the disk, or its flushes, sets the pace"
+        ),
+        _ => return None,
+    };
+    Some(text)
+}
+
+/// One line of a statement's text: whitespace folded, at most `max`
+/// characters.
+fn one_line(text: &str, max: usize) -> String {
+    let folded = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if folded.chars().count() <= max {
+        folded
+    } else {
+        let cut: String = folded.chars().take(max.saturating_sub(3)).collect();
+        format!("{cut}...")
+    }
+}
+
+/// The summary's server block, after the tool's own figures; nothing
+/// when the server was not watched.
+pub fn write_server(w: &mut dyn Write, r: &OpResult) -> io::Result<()> {
+    let Some(s) = &r.server else {
+        return Ok(());
+    };
+    let nodes = if s.nodes.is_empty() {
+        "no node could be read".to_string()
+    } else {
+        s.nodes.join(", ")
+    };
+    line(
+        w,
+        "server",
+        format!(
+            "{nodes}: its own counts over the operation, all sessions of the database (application_name {})",
+            s.application_name
+        ),
+    )?;
+    write_counts(w, r, s)?;
+    write_statements(w, r, s)?;
+    write_waits(w, r, s)?;
+    for n in &s.notes {
+        line(w, "server note", n)?;
+    }
+    Ok(())
+}
+
+fn write_counts(w: &mut dyn Write, r: &OpResult, s: &ServerFigures) -> io::Result<()> {
+    let (Some(d), Some((commits, rollbacks))) = (s.database, s.commits_without_own()) else {
+        return Ok(());
+    };
+    let t = &r.total;
+    let units = r.spec.units;
+    line(
+        w,
+        "server commits",
+        format!(
+            "{commits}, rollbacks {rollbacks} (the tool's own {} statistics queries taken out)",
+            s.own_commits + s.own_rollbacks
+        ),
+    )?;
+    let diff = commits - t.ops as i64;
+    let conns: u64 = t.conns.opened.iter().sum();
+    let mut why = vec![format!(
+        "the workers' {conns} connection{}, whose start and prepares commit too",
+        if conns == 1 { "" } else { "s" }
+    )];
+    if r.warmup.is_some() {
+        why.push("the warmup".to_string());
+    }
+    why.push("units of several transactions".to_string());
+    why.push("other sessions".to_string());
+    line(
+        w,
+        "tool's count",
+        format!(
+            "{} {units}, {} failed: difference {diff:+} ({})",
+            t.ops,
+            t.failed(),
+            why.join(", ")
+        ),
+    )?;
+    let blocks = d.blks_hit + d.blks_read;
+    if blocks > 0 {
+        line(
+            w,
+            "buffer cache hits",
+            format!(
+                "{:.2}% ({} blocks read, {} hit)",
+                100.0 * d.blks_hit as f64 / blocks as f64,
+                d.blks_read,
+                d.blks_hit
+            ),
+        )?;
+    }
+    if t.ops > 0 {
+        let per = |n: i64| n as f64 / t.ops as f64;
+        line(
+            w,
+            &format!("tuples per {}", r.spec.unit),
+            format!(
+                "{:.2} returned, {:.2} fetched, {:.2} inserted, {:.2} updated, {:.2} deleted",
+                per(d.tup_returned),
+                per(d.tup_fetched),
+                per(d.tup_inserted),
+                per(d.tup_updated),
+                per(d.tup_deleted)
+            ),
+        )?;
+    }
+    let mut rare = Vec::new();
+    if d.deadlocks > 0 {
+        rare.push(format!("{} deadlocks", d.deadlocks));
+    }
+    if d.conflicts > 0 {
+        rare.push(format!("{} recovery conflicts", d.conflicts));
+    }
+    if d.temp_files > 0 {
+        rare.push(format!(
+            "{} temporary files ({:.1} MB)",
+            d.temp_files,
+            d.temp_bytes as f64 / 1e6
+        ));
+    }
+    if !rare.is_empty() {
+        line(w, "server also", rare.join(", "))?;
+    }
+    for tf in &s.tables {
+        let c = &tf.counts;
+        line(
+            w,
+            &format!("table {}", tf.table),
+            format!(
+                "{} index scans, {} seq scans; {} inserted, {} updated ({} HOT), {} deleted",
+                c.idx_scan, c.seq_scan, c.n_tup_ins, c.n_tup_upd, c.n_tup_hot_upd, c.n_tup_del
+            ),
+        )?;
+    }
+    Ok(())
+}
+
+fn write_statements(w: &mut dyn Write, r: &OpResult, s: &ServerFigures) -> io::Result<()> {
+    let Some(stmts) = &s.statements else {
+        return Ok(());
+    };
+    let t = &r.total;
+    let client_mean = (t.ops > 0).then(|| t.busy / t.ops.min(u32::MAX as u64) as u32);
+    for st in stmts.iter().take(STATEMENTS_SHOWN) {
+        let mut text = format!(
+            "{} calls, {} on the server on average",
+            st.calls,
+            human(Duration::from_secs_f64(st.mean_exec_us() / 1e6))
+        );
+        // One call per unit: the client's time per unit beside it.
+        if let Some(m) = client_mean
+            && st.calls as u64 == t.ops
+        {
+            text.push_str(&format!(" vs {} at the client", human(m)));
+        }
+        text.push_str(&format!(": {}", one_line(&st.query, 90)));
+        line(w, "statement", text)?;
+    }
+    let calls: i64 = stmts.iter().map(|s| s.calls).sum();
+    if let Some(exec_ms) = s.statements_exec_ms()
+        && !stmts.is_empty()
+        && !t.busy.is_zero()
+    {
+        let exec = Duration::from_secs_f64(exec_ms / 1e3);
+        let text = if (calls as u64) < t.ops {
+            // pg_stat_statements counts a utility statement (COPY) run
+            // from a reused prepared statement only the first time.
+            format!(
+                "{} over {calls} calls, fewer than the tool's {} {}: not compared with the tool's db time",
+                human(exec),
+                t.ops,
+                r.spec.units
+            )
+        } else {
+            format!(
+                "{} = {:.1}% of the tool's db time ({}): the rest is planning, the commit (its WAL flush), the network, the protocol and the client",
+                human(exec),
+                100.0 * exec.as_secs_f64() / t.busy.as_secs_f64(),
+                human(t.busy)
+            )
+        };
+        line(w, "server exec time", text)?;
+    }
+    Ok(())
+}
+
+fn write_waits(w: &mut dyn Write, r: &OpResult, s: &ServerFigures) -> io::Result<()> {
+    let Some(waits) = &s.waits else {
+        return Ok(());
+    };
+    if waits.samples == 0 {
+        line(w, "server waits", "no sample fell in the measured time")?;
+        return Ok(());
+    }
+    if waits.seen == 0 {
+        line(
+            w,
+            "server waits",
+            format!(
+                "none of the run's backends was seen in {} samples (through a pooler the server's backends are the pooler's)",
+                waits.samples
+            ),
+        )?;
+        return Ok(());
+    }
+    line(
+        w,
+        "server waits",
+        format!(
+            "{} ({} samples, {:.1} of the run's backends each)",
+            waits_text(waits, EVENTS_SHOWN),
+            waits.samples,
+            waits.per_sample()
+        ),
+    )?;
+    let per = waits.per_sample();
+    let threads = r.threads as f64;
+    let odd_count =
+        r.total.conns.timed() == 0 && (per > threads * 1.5 + 0.5 || per < threads * 0.5);
+    if odd_count {
+        line(
+            w,
+            "server note",
+            format!(
+                "{per:.1} backends of the run per sample for {} workers: through a pooler the server's backends are the pooler's, and their state is not the workers'",
+                r.threads
+            ),
+        )?;
+    }
+    // Through a pooler, idle backends are the pooler's, not the client's:
+    // no reading then.
+    if !odd_count
+        && s.left_open == 0
+        && let Some(text) = reading(waits)
+    {
+        line(w, "reading the waits", text)?;
+    }
+    if let Some(c) = &s.sampler {
+        let share = if r.wallclock.is_zero() {
+            0.0
+        } else {
+            c.samples as f64 * c.mean_us / 1e6 / r.wallclock.as_secs_f64() * 100.0
+        };
+        line(
+            w,
+            "sampler",
+            format!(
+                "{} queries of pg_stat_activity, one every {:.0} ms per node on its own connection; round trip {} on average (max {}): that connection busy {share:.2}% of the time",
+                c.samples,
+                c.period_ms,
+                human(Duration::from_secs_f64(c.mean_us / 1e6)),
+                human(Duration::from_secs_f64(c.max_us / 1e6))
+            ),
+        )?;
+    }
+    Ok(())
+}
+
+/// The CSV columns of interval `i`: the server's commits and rollbacks
+/// in it and its waits as `event=percent;...` (empty when unknown).
+pub fn csv_columns(op: &OpResult, i: usize) -> [String; 3] {
+    let Some(iv) = op.server.as_ref().and_then(|s| s.intervals.get(i)) else {
+        return Default::default();
+    };
+    let opt = |v: Option<i64>| v.map(|n| n.to_string()).unwrap_or_default();
+    let waits = iv
+        .waits
+        .shares()
+        .iter()
+        .map(|(ev, s)| format!("{ev}={:.1}", s * 100.0))
+        .collect::<Vec<_>>()
+        .join(";");
+    [opt(iv.commits), opt(iv.rollbacks), waits]
+}
+
+/// Whether the operation has waits per interval to draw.
+pub fn has_wait_band(op: &OpResult) -> bool {
+    op.server
+        .as_ref()
+        .is_some_and(|s| s.intervals.iter().any(|i| i.waits.seen > 0))
+}
+
+/// The stacked band of wait events per interval: each interval a column
+/// from 0 to 100% split by the share of each event, the largest events
+/// overall in the same colours throughout, the rest as `other`.
+pub fn draw_wait_band<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    op: &OpResult,
+    x_max: f64,
+    family: &str,
+) -> Result<(), String> {
+    let Some(s) = &op.server else {
+        return Ok(());
+    };
+    let e = |x: plotters::drawing::DrawingAreaErrorKind<DB::ErrorType>| x.to_string();
+    let mut total = WaitCounts::default();
+    for iv in &s.intervals {
+        total.add(&iv.waits);
+    }
+    let names: Vec<String> = total
+        .shares()
+        .iter()
+        .take(EVENTS_DRAWN)
+        .map(|(n, _)| n.to_string())
+        .collect();
+    let mut chart = ChartBuilder::on(area)
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(80)
+        .build_cartesian_2d(0f64..x_max * 1.01, 0f64..100f64)
+        .map_err(e)?;
+    chart
+        .configure_mesh()
+        .x_desc("seconds since start")
+        .y_desc("server waits (%)")
+        .y_labels(5)
+        .label_style((family, 14))
+        .draw()
+        .map_err(e)?;
+    let color = |k: usize| -> RGBAColor {
+        match names.get(k).map(String::as_str) {
+            Some("CPU") => RGBColor(70, 140, 70).to_rgba(),
+            Some("Client:ClientRead") => RGBColor(150, 150, 150).to_rgba(),
+            Some(_) => Palette99::pick(k + 3).to_rgba(),
+            None => RGBColor(60, 60, 60).to_rgba(),
+        }
+    };
+    // Each layer: one event over every interval, stacked on the ones
+    // before it; `other` (index names.len()) last.
+    for k in 0..=names.len() {
+        let mut rects = Vec::new();
+        for (iv, f) in s.intervals.iter().zip(&op.intervals) {
+            if iv.waits.seen == 0 {
+                continue;
+            }
+            let seen = iv.waits.seen as f64;
+            let share = |n: &str| *iv.waits.events.get(n).unwrap_or(&0) as f64 / seen * 100.0;
+            let below: f64 = names.iter().take(k).map(|n| share(n)).sum();
+            let this = match names.get(k) {
+                Some(n) => share(n),
+                None => 100.0 - below,
+            };
+            if this <= 0.0 {
+                continue;
+            }
+            let x0 = f.end_s - f.seconds;
+            rects.push(Rectangle::new(
+                [(x0, below), (f.end_s, (below + this).min(100.0))],
+                color(k).filled(),
+            ));
+        }
+        let label = names.get(k).cloned().unwrap_or_else(|| "other".to_string());
+        let c = color(k);
+        if rects.is_empty() {
+            continue;
+        }
+        chart
+            .draw_series(rects)
+            .map_err(e)?
+            .label(label)
+            .legend(move |(x, y)| Rectangle::new([(x - 4, y - 4), (x + 4, y + 4)], c.filled()));
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .label_font((family, 12))
+        .position(SeriesLabelPosition::UpperRight)
+        .draw()
+        .map_err(e)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::server::{DbCounters, ServerInterval, StatementFigures};
+    use crate::stats::{Stats, Timing};
+    use crate::workload::Outcome;
+
+    fn waits(pairs: &[(&str, u64)]) -> WaitCounts {
+        let mut w = WaitCounts::default();
+        w.add_sample(pairs.iter().copied());
+        w
+    }
+
+    fn select(ops: u64) -> OpResult {
+        let mut r = OpResult::new(&crate::workload::select::SPEC, 2);
+        let mut t = Stats::default();
+        for _ in 0..ops {
+            t.record(
+                Timing::unscheduled(Duration::from_micros(40)),
+                Outcome {
+                    rows: 1,
+                    missing: 0,
+                },
+            );
+        }
+        t.conns.opened(0, None);
+        t.conns.opened(0, None);
+        r.total = t;
+        r.wallclock = Duration::from_secs(1);
+        r
+    }
+
+    #[test]
+    fn waits_read_as_shares_with_the_rest_as_other() {
+        let w = waits(&[
+            ("CPU", 61),
+            ("Lock:transactionid", 22),
+            ("IO:WALSync", 9),
+            ("Client:ClientRead", 8),
+        ]);
+        assert_eq!(
+            waits_text(&w, 5),
+            "61% CPU, 22% Lock:transactionid, 9% IO:WALSync, 8% Client:ClientRead"
+        );
+        assert_eq!(
+            waits_text(&w, 2),
+            "61% CPU, 22% Lock:transactionid, 17% other"
+        );
+        assert_eq!(waits_text(&WaitCounts::default(), 3), "");
+    }
+
+    #[test]
+    fn client_read_on_top_says_the_client_is_the_bottleneck() {
+        let r = reading(&waits(&[("Client:ClientRead", 5), ("CPU", 3), ("idle", 2)])).unwrap();
+        assert!(
+            r.contains("in 70% of the samples")
+                && r.contains("the client (or the network) is the bottleneck"),
+            "{r}"
+        );
+        let r = reading(&waits(&[
+            ("Lock:relation", 4),
+            ("Lock:tuple", 4),
+            ("CPU", 2),
+        ]))
+        .unwrap();
+        assert!(r.contains("in 80%") && r.contains("locks"), "{r}");
+        assert!(reading(&waits(&[("Activity:Whatever", 1)])).is_none());
+        assert!(reading(&WaitCounts::default()).is_none());
+    }
+
+    #[test]
+    fn the_block_puts_the_servers_counts_beside_the_tools() {
+        let mut r = select(1000);
+        r.server = Some(ServerFigures {
+            application_name: "ysql-bench-1-2-0".into(),
+            nodes: vec!["127.0.0.1:5432".into()],
+            database: Some(DbCounters {
+                xact_commit: 1024,
+                blks_hit: 999,
+                blks_read: 1,
+                tup_fetched: 1000,
+                ..Default::default()
+            }),
+            own_commits: 20,
+            statements: Some(vec![StatementFigures {
+                query: "select f1, f2, f3, f4\n  from \"test_table\" where id = $1".into(),
+                calls: 1000,
+                rows: 1000,
+                total_exec_ms: 10.0,
+                max_exec_ms_since_reset: 0.5,
+            }]),
+            waits: Some(WaitCounts {
+                samples: 2,
+                ..waits(&[("Client:ClientRead", 3), ("CPU", 1)])
+            }),
+            sampler: Some(crate::stats::server::SamplerCost {
+                samples: 10,
+                period_ms: 100.0,
+                mean_us: 200.0,
+                max_us: 400.0,
+            }),
+            notes: vec!["a note".into()],
+            ..Default::default()
+        });
+        let mut out = Vec::new();
+        write_server(&mut out, &r).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        for want in [
+            "server commits        : 1004, rollbacks 0 (the tool's own 20 statistics queries taken out)",
+            "tool's count          : 1000 queries, 0 failed: difference +4 (the workers' 2 connections",
+            "buffer cache hits     : 99.90%",
+            "tuples per query      : 0.00 returned, 1.00 fetched",
+            "statement             : 1000 calls, 10.000 us on the server on average vs 40.000 us at the client: select f1, f2, f3, f4 from \"test_table\" where id = $1",
+            "server exec time      : 10.000 ms = 25.0% of the tool's db time (40.000 ms)",
+            "server waits          : 75% Client:ClientRead, 25% CPU (2 samples, 2.0 of the run's backends each)",
+            "reading the waits     : in 75% of the samples the run's backends waited for the client",
+            "sampler               : 10 queries of pg_stat_activity, one every 100 ms",
+            "busy 0.20% of the time",
+            "server note           : a note",
+        ] {
+            assert!(text.contains(want), "{want}\nnot in\n{text}");
+        }
+        // No statements without the extension; nothing at all unwatched.
+        r.server.as_mut().unwrap().statements = None;
+        let mut out = Vec::new();
+        write_server(&mut out, &r).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(!text.contains("statement             :"), "{text}");
+        assert!(!text.contains("server exec time"), "{text}");
+        assert!(!text.contains("pooler"), "{text}");
+        r.server = None;
+        let mut out = Vec::new();
+        write_server(&mut out, &r).unwrap();
+        assert!(out.is_empty());
+    }
+
+    #[test]
+    fn csv_columns_hold_the_intervals_counts_and_waits() {
+        let mut r = select(10);
+        assert_eq!(
+            csv_columns(&r, 0),
+            [String::new(), String::new(), String::new()]
+        );
+        r.server = Some(ServerFigures {
+            intervals: vec![ServerInterval {
+                index: 0,
+                waits: waits(&[("CPU", 3), ("Lock:relation", 1)]),
+                commits: Some(12),
+                rollbacks: Some(0),
+            }],
+            ..Default::default()
+        });
+        assert_eq!(
+            csv_columns(&r, 0),
+            [
+                "12".to_string(),
+                "0".to_string(),
+                "CPU=75.0;Lock:relation=25.0".to_string()
+            ]
+        );
+        assert_eq!(csv_columns(&r, 1)[0], "");
+        assert!(has_wait_band(&r));
+    }
+}

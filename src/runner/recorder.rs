@@ -1,0 +1,287 @@
+//! What the workers of one OS thread measure, kept once per thread.
+//!
+//! Each worker used to own its statistics (three HDR histograms per
+//! transaction type and the common part), its interval recorder (more
+//! histograms, per interval) and its scatter sample. An HDR histogram of
+//! three significant digits from 1 ns takes about 100 KB once it holds
+//! millisecond latencies, so that was about a megabyte per connection:
+//! 1.1 GB at 1000 connections, and as many histograms to merge at the end.
+//!
+//! The workers of one thread run on its single-threaded runtime and so
+//! never record at the same time. They share one [`ThreadRecorder`], made
+//! on the thread: an `Rc<RefCell<..>>`, not `Send`, with no lock. A record
+//! borrows it for the length of one call that cannot await (every method
+//! takes a closure or plain values), so a borrow never spans a suspension
+//! point and never meets another. Memory now follows the OS threads (at
+//! most the cores), not the connections, and every figure stays exact: a
+//! histogram counts the same values whichever worker recorded them, and
+//! the per-interval pieces are the thread's instead of each worker's.
+//!
+//! What stays per worker is what the reports show per worker or what says
+//! how a worker ended: its rows (`thread_rows`), its error, the end of its
+//! last unit and whether `--time` cut its share (see `worker.rs`). The
+//! scatter sample is shared too; each point keeps its worker, so the
+//! picture still colours points per worker.
+//!
+//! The thread's housekeeping task ([`housekeeping`]) moves the interval
+//! recorder on with the thread's clock and looks at the stop flag for all
+//! the thread's waiting workers, every [`STOP_LOOK`].
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use tokio::sync::mpsc;
+
+use super::ending::{STOP_LOOK, ThreadStop};
+use super::intervals::{self, IntervalMsg, IntervalRecorder};
+use crate::stats::{Keep, Scatter, Stats, Timing, TypedStats, nanos};
+use crate::workload::Outcome;
+
+/// How the thread's interval pieces are cut and where they go.
+pub(super) struct IntervalPlan {
+    pub(super) len: Duration,
+    /// How long measurement lasts, when known.
+    pub(super) run_time: Option<Duration>,
+    pub(super) tx: mpsc::UnboundedSender<IntervalMsg>,
+}
+
+/// What one OS thread's workers measured, handed back when they are done.
+pub(super) struct ThreadOutput {
+    pub(super) stats: TypedStats,
+    pub(super) scatter: Scatter,
+}
+
+struct Recorded {
+    /// Which thread (recorder) this is, for the interval collector.
+    source: usize,
+    types: usize,
+    keep: Keep,
+    measured: TypedStats,
+    /// Recorded during the warmup, and thrown away.
+    warmup: TypedStats,
+    scatter: Scatter,
+    plan: IntervalPlan,
+    /// Made when the first worker of the thread starts measuring.
+    intervals: Option<IntervalRecorder>,
+    /// When measurement started, as the first worker of the thread saw it.
+    start: Option<Instant>,
+}
+
+/// The measurements shared by the workers of one OS thread; cloned into
+/// each of them (a reference count, not a copy).
+#[derive(Clone)]
+pub(super) struct ThreadRecorder(Rc<RefCell<Recorded>>);
+
+impl ThreadRecorder {
+    /// The recorder of thread `source` for `workers` workers of a workload
+    /// with `types` transaction types.
+    pub(super) fn new(
+        source: usize,
+        workers: usize,
+        types: usize,
+        keep: Keep,
+        seed: u64,
+        plan: IntervalPlan,
+    ) -> Self {
+        ThreadRecorder(Rc::new(RefCell::new(Recorded {
+            source,
+            types,
+            keep,
+            measured: TypedStats::new(types),
+            warmup: TypedStats::new(types),
+            scatter: Scatter::for_workers(seed, workers),
+            plan,
+            intervals: None,
+            start: None,
+        })))
+    }
+
+    /// A worker starts measuring at `start`; the first one of the thread
+    /// sets the thread's start, which intervals and the scatter sample
+    /// count from (the workers pass the start barrier together).
+    pub(super) fn begin(&self, start: Instant) {
+        let mut r = self.0.borrow_mut();
+        if r.start.is_none() {
+            r.start = Some(start);
+            let rec = IntervalRecorder::new(
+                r.source,
+                start,
+                r.plan.len,
+                r.plan.run_time,
+                r.types,
+                r.plan.tx.clone(),
+            );
+            r.intervals = Some(rec);
+        }
+    }
+
+    /// The statistics of the measured phase (or of the warmup, which are
+    /// thrown away).
+    pub(super) fn stats(&self, measured: bool) -> StatsRef<'_> {
+        StatsRef {
+            rec: self,
+            measured,
+        }
+    }
+
+    /// A successful unit of worker `worker`, of type `ty`, that ended at
+    /// `end`.
+    pub(super) fn unit_done(
+        &self,
+        measured: bool,
+        worker: u32,
+        ty: usize,
+        end: Instant,
+        timing: Timing,
+        outcome: Outcome,
+    ) {
+        let mut r = self.0.borrow_mut();
+        let r = &mut *r;
+        let keep = r.keep;
+        if !measured {
+            r.warmup.of(ty).record_kept(timing, outcome, keep);
+            return;
+        }
+        r.measured.of(ty).record_kept(timing, outcome, keep);
+        if let Some(start) = r.start {
+            let since = end.saturating_duration_since(start);
+            r.scatter
+                .record(nanos(since), nanos(timing.latency), worker);
+        }
+        if let Some(iv) = r.intervals.as_mut() {
+            iv.record(end, ty, timing, outcome);
+        }
+    }
+
+    /// Interval figures of the measured phase (statistics are recorded
+    /// through [`Self::stats`]).
+    pub(super) fn interval(&self, f: impl FnOnce(&mut IntervalRecorder)) {
+        if let Some(iv) = self.0.borrow_mut().intervals.as_mut() {
+            f(iv);
+        }
+    }
+
+    /// No unit of this thread can end before `now`: hands over the pieces
+    /// of the intervals before it.
+    pub(super) fn tick(&self, now: Instant) {
+        self.interval(|iv| iv.move_to(now));
+    }
+
+    /// Once every worker of the thread has ended: hands over the last
+    /// interval piece and the thread's measurements.
+    pub(super) fn finish(&self) -> ThreadOutput {
+        let mut r = self.0.borrow_mut();
+        let r = &mut *r;
+        match r.intervals.take() {
+            Some(iv) => iv.finish(),
+            None => intervals::finish_empty(r.source, &r.plan.tx),
+        }
+        let mut stats = std::mem::replace(&mut r.measured, TypedStats::new(r.types));
+        stats.complete(r.keep);
+        let scatter = std::mem::replace(&mut r.scatter, Scatter::new(0));
+        ThreadOutput { stats, scatter }
+    }
+}
+
+/// The statistics a phase of a worker records into: the measured ones or
+/// the warmup's.
+#[derive(Clone, Copy)]
+pub(super) struct StatsRef<'a> {
+    rec: &'a ThreadRecorder,
+    measured: bool,
+}
+
+impl StatsRef<'_> {
+    /// Runs `f` on the statistics (it cannot await, so the borrow ends
+    /// before any other worker runs).
+    pub(super) fn with<R>(self, f: impl FnOnce(&mut TypedStats) -> R) -> R {
+        let mut r = self.rec.0.borrow_mut();
+        if self.measured {
+            f(&mut r.measured)
+        } else {
+            f(&mut r.warmup)
+        }
+    }
+
+    /// Runs `f` on the part that belongs to no transaction type
+    /// (connections, reconnects).
+    pub(super) fn common(self, f: impl FnOnce(&mut Stats)) {
+        self.with(|s| f(&mut s.common));
+    }
+}
+
+/// The thread's own task, beside its workers, until they are done: every
+/// [`STOP_LOOK`] it wakes the waiting workers if the run was stopped, and
+/// moves the interval recorder on to the thread's clock, so that workers
+/// that wait (a rate slot) or run one long unit do not hold the interval
+/// before back from the collector. One timer per thread, whatever the
+/// number of workers.
+pub(super) async fn housekeeping(rec: ThreadRecorder, stop: ThreadStop) {
+    let mut tick = tokio::time::interval(STOP_LOOK);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        stop.look();
+        rec.tick(Instant::now());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(tx: mpsc::UnboundedSender<IntervalMsg>) -> IntervalPlan {
+        IntervalPlan {
+            len: Duration::from_secs(1),
+            run_time: None,
+            tx,
+        }
+    }
+
+    #[tokio::test]
+    async fn workers_of_a_thread_share_one_set_of_histograms_exactly() {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let keep = Keep {
+            service: false,
+            per_row: false,
+        };
+        let rec = ThreadRecorder::new(0, 3, 1, keep, 1, plan(tx));
+        let start = Instant::now();
+        rec.begin(start);
+        let mut alone = Stats::default();
+        for w in 0..3u32 {
+            for i in 1..=100u64 {
+                let d = Duration::from_micros(i * (w as u64 + 1));
+                let t = Timing::unscheduled(d);
+                let o = Outcome {
+                    rows: 1,
+                    missing: 0,
+                };
+                rec.unit_done(true, w, 0, start + d, t, o);
+                rec.unit_done(false, w, 0, start + d, t, o);
+                alone.record(t, o);
+            }
+        }
+        rec.stats(true).common(|c| c.reconnects += 1);
+        let out = rec.finish();
+        let total = out.stats.total();
+        assert_eq!(total.ops, 300);
+        assert_eq!(total.reconnects, 1);
+        assert_eq!(
+            crate::stats::Percentiles::of(&total.latency),
+            crate::stats::Percentiles::of(&alone.latency)
+        );
+        // Service time filled from latency, as without a schedule.
+        assert_eq!(total.service.len(), 300);
+        let workers: std::collections::BTreeSet<u32> =
+            out.scatter.points().iter().map(|p| p.worker).collect();
+        assert_eq!(workers.len(), 3);
+        drop(rec);
+        // No end from a coordinator: the collector takes the time it ends.
+        let (_, no_end) = tokio::sync::oneshot::channel();
+        let figs =
+            intervals::collect(rx, 1, 1, start, Duration::from_secs(1), None, None, no_end).await;
+        assert_eq!(figs.iter().map(|f| f.total.ops).sum::<u64>(), 300);
+    }
+}

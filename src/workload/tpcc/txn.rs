@@ -1,0 +1,864 @@
+//! The five TPC-C transactions of clause 2, as one operation per terminal.
+//!
+//! `stage` (untimed) draws the next transaction from a shuffled deck of
+//! 100 cards in the mix 45/43/4/4/4 (clause 5.2.4.2 allows a deck; it
+//! keeps every window of 100 transactions at the exact mix) and all its
+//! inputs by the input rules of clauses 2.4.1–2.8.1: NURand with the run's
+//! constants, the terminal's home warehouse, 1% remote order lines, 15%
+//! remote payments, 60% of customers by last name, 1% of New-Orders ending
+//! on an unused item. `execute` (timed) sends it between BEGIN and COMMIT;
+//! on an error it rolls back and returns the error, and the runner retries
+//! the whole transaction. A New-Order that reaches its unused item rolls
+//! back as the specification wants and is a success of the tool, counted
+//! as a "missing" row of its type and reported apart from tpmC.
+//!
+//! Statements are prepared once per connection. Where the specification
+//! reads a row and then updates it, one `UPDATE … RETURNING` does both
+//! (the same effect on the database, one round trip fewer); money is kept
+//! exact by passing cents and computing in `numeric` on the server.
+
+use rand::rngs::SmallRng;
+use rand::seq::SliceRandom;
+use rand::{RngExt, SeedableRng};
+use tokio_postgres::types::ToSql;
+use tokio_postgres::{Client, Statement};
+
+use super::load::last_name;
+use super::{CUSTOMERS, DISTRICTS, ITEMS, nurand};
+use crate::error::{Error, Result};
+use crate::workload::{Operation, Outcome, worker_seed};
+
+/// The transaction types, in the order of [`crate::workload::Workload::types`].
+pub const TYPES: [&str; 5] = [
+    "new-order",
+    "payment",
+    "order-status",
+    "delivery",
+    "stock-level",
+];
+pub const NEW_ORDER: usize = 0;
+const PAYMENT: usize = 1;
+const ORDER_STATUS: usize = 2;
+const DELIVERY: usize = 3;
+const STOCK_LEVEL: usize = 4;
+
+/// Cards per deck of 100 for each type, in the order of [`TYPES`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Mix(pub [u32; 5]);
+
+/// The standard mix (clause 5.2.3).
+pub const MIX: Mix = Mix([45, 43, 4, 4, 4]);
+
+impl Mix {
+    /// Parses `--tpcc-mix`, e.g. `new-order=50,payment=50`: shares in
+    /// percent that add up to 100; types not named get none.
+    pub fn parse(s: &str) -> std::result::Result<Mix, String> {
+        let mut cards = [0u32; 5];
+        for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let (name, n) = part
+                .split_once('=')
+                .ok_or_else(|| format!("'{part}' is not TYPE=PERCENT"))?;
+            let ty = TYPES
+                .iter()
+                .position(|t| *t == name.trim())
+                .ok_or_else(|| {
+                    format!(
+                        "no type '{}': the types are {}",
+                        name.trim(),
+                        TYPES.join(", ")
+                    )
+                })?;
+            cards[ty] = n
+                .trim()
+                .parse()
+                .map_err(|_| format!("'{}' is not a whole percent", n.trim()))?;
+        }
+        let sum: u32 = cards.iter().sum();
+        if sum != 100 {
+            return Err(format!("the shares add up to {sum}, not 100"));
+        }
+        Ok(Mix(cards))
+    }
+}
+
+impl std::fmt::Display for Mix {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let parts: Vec<String> = TYPES
+            .iter()
+            .zip(self.0)
+            .map(|(t, n)| format!("{t} {n}%"))
+            .collect();
+        f.write_str(&parts.join(" "))
+    }
+}
+
+/// The run's NURand constants (clause 2.1.6), one set for all terminals.
+#[derive(Clone, Copy, Debug)]
+pub struct Constants {
+    pub c_last: u32,
+    pub c_id: u32,
+    pub ol_i_id: u32,
+}
+
+impl Constants {
+    /// Drawn from the seed; C for c_last differs from the load's by 65..=119
+    /// but not 96 or 112 (clause 2.1.6.1).
+    pub fn for_run(seed: u64, c_load_last: u32) -> Self {
+        let mut rng = SmallRng::seed_from_u64(worker_seed(seed, 0, 0x7C_C0C0));
+        let delta = loop {
+            let d = rng.random_range(65..=119u32);
+            if d != 96 && d != 112 {
+                break d;
+            }
+        };
+        Constants {
+            c_last: (c_load_last + 256 - delta) % 256,
+            c_id: rng.random_range(0..=1023),
+            ol_i_id: rng.random_range(0..=8191),
+        }
+    }
+}
+
+/// How a customer is looked up.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Customer {
+    Id(i32),
+    Last(String),
+}
+
+/// The inputs of one transaction.
+#[derive(Clone, Debug)]
+enum Staged {
+    NewOrder {
+        d: i32,
+        c: i32,
+        /// (item, supplying warehouse, quantity) per line.
+        lines: Vec<(i32, i32, i32)>,
+        rollback: bool,
+    },
+    Payment {
+        d: i32,
+        c_w: i32,
+        c_d: i32,
+        customer: Customer,
+        cents: i64,
+    },
+    OrderStatus {
+        d: i32,
+        customer: Customer,
+    },
+    Delivery {
+        carrier: i32,
+    },
+    StockLevel {
+        threshold: i32,
+    },
+}
+
+struct Statements {
+    warehouse_tax: Statement,
+    next_order: Statement,
+    customer_credit: Statement,
+    insert_order: Statement,
+    insert_new_order: Statement,
+    items: Statement,
+    /// One per district: the stock update returns s_dist_<d>.
+    stock: Vec<Statement>,
+    insert_lines: Statement,
+    pay_warehouse: Statement,
+    pay_district: Statement,
+    by_last: Statement,
+    pay_customer: Statement,
+    insert_history: Statement,
+    status_customer: Statement,
+    last_order: Statement,
+    order_lines: Statement,
+    oldest_new_order: Statement,
+    carrier: Statement,
+    deliver_lines: Statement,
+    deliver_customer: Statement,
+    next_o_id: Statement,
+    low_stock: Statement,
+}
+
+/// One terminal: a home warehouse, a district for Stock-Level.
+pub struct Terminal {
+    rng: SmallRng,
+    w: i32,
+    /// Stock-Level's district, fixed per terminal (clause 2.8.1.1).
+    d_stock: i32,
+    warehouses: i32,
+    k: Constants,
+    deck: Vec<usize>,
+    next_card: usize,
+    begin: String,
+    st: Option<Statements>,
+    staged: Option<Staged>,
+}
+
+impl Terminal {
+    /// Terminal `thread`: home warehouse `thread % W + 1`, so terminals
+    /// spread evenly, several per warehouse when there are more.
+    pub fn new(
+        seed: u64,
+        thread: usize,
+        warehouses: u32,
+        mix: Mix,
+        k: Constants,
+        begin: String,
+    ) -> Self {
+        let w = (thread as u32 % warehouses.max(1)) + 1;
+        let d_stock = ((thread as u32 / warehouses.max(1)) % DISTRICTS) + 1;
+        let mut deck = Vec::with_capacity(100);
+        for (ty, n) in mix.0.iter().enumerate() {
+            deck.extend(std::iter::repeat_n(ty, *n as usize));
+        }
+        Terminal {
+            rng: SmallRng::seed_from_u64(worker_seed(seed, thread, 0x7C_C7E7)),
+            w: w as i32,
+            d_stock: d_stock as i32,
+            warehouses: warehouses.max(1) as i32,
+            k,
+            next_card: deck.len(),
+            deck,
+            begin,
+            st: None,
+            staged: None,
+        }
+    }
+
+    fn draw_type(&mut self) -> usize {
+        if self.next_card >= self.deck.len() {
+            self.deck.shuffle(&mut self.rng);
+            self.next_card = 0;
+        }
+        self.next_card += 1;
+        self.deck[self.next_card - 1]
+    }
+
+    fn district(&mut self) -> i32 {
+        self.rng.random_range(1..=DISTRICTS) as i32
+    }
+
+    fn other_warehouse(&mut self) -> i32 {
+        // Uniform over the W - 1 others.
+        let x = self.rng.random_range(1..self.warehouses);
+        if x >= self.w { x + 1 } else { x }
+    }
+
+    /// 60% by last name (NURand(255, 0, 999)), else NURand(1023, 1, 3000).
+    fn customer(&mut self) -> Customer {
+        if self.rng.random_range(1..=100) <= 60 {
+            Customer::Last(last_name(nurand(&mut self.rng, 255, self.k.c_last, 0, 999)))
+        } else {
+            Customer::Id(nurand(&mut self.rng, 1023, self.k.c_id, 1, CUSTOMERS) as i32)
+        }
+    }
+
+    /// The inputs of a transaction of type `ty` (clauses 2.4.1 … 2.8.1).
+    fn inputs(&mut self, ty: usize) -> Staged {
+        match ty {
+            NEW_ORDER => {
+                let d = self.district();
+                let c = nurand(&mut self.rng, 1023, self.k.c_id, 1, CUSTOMERS) as i32;
+                let n = self.rng.random_range(5..=15);
+                let rollback = self.rng.random_range(1..=100) == 1;
+                let mut lines = Vec::with_capacity(n);
+                for i in 0..n {
+                    let item = if rollback && i == n - 1 {
+                        // An unused item (clause 2.4.1.4).
+                        ITEMS as i32 + 1
+                    } else {
+                        nurand(&mut self.rng, 8191, self.k.ol_i_id, 1, ITEMS) as i32
+                    };
+                    let remote = self.warehouses > 1 && self.rng.random_range(1..=100) == 1;
+                    let supply = if remote {
+                        self.other_warehouse()
+                    } else {
+                        self.w
+                    };
+                    lines.push((item, supply, self.rng.random_range(1..=10)));
+                }
+                Staged::NewOrder {
+                    d,
+                    c,
+                    lines,
+                    rollback,
+                }
+            }
+            PAYMENT => {
+                let d = self.district();
+                let (c_w, c_d) = if self.warehouses > 1 && self.rng.random_range(1..=100) > 85 {
+                    (self.other_warehouse(), self.district())
+                } else {
+                    (self.w, d)
+                };
+                Staged::Payment {
+                    d,
+                    c_w,
+                    c_d,
+                    customer: self.customer(),
+                    cents: self.rng.random_range(100..=500_000),
+                }
+            }
+            ORDER_STATUS => Staged::OrderStatus {
+                d: self.district(),
+                customer: self.customer(),
+            },
+            DELIVERY => Staged::Delivery {
+                carrier: self.rng.random_range(1..=10),
+            },
+            _ => Staged::StockLevel {
+                threshold: self.rng.random_range(10..=20),
+            },
+        }
+    }
+
+    async fn run(&self, client: &Client, st: &Statements, staged: &Staged) -> Result<Outcome> {
+        let w = self.w;
+        let fail = |what: &'static str| move |e| Error::db(format!("tpcc: {what} failed"), e);
+        client
+            .batch_execute(&self.begin)
+            .await
+            .map_err(fail("begin"))?;
+        let mut outcome = Outcome {
+            rows: 1,
+            missing: 0,
+        };
+        match staged {
+            Staged::NewOrder {
+                d,
+                c,
+                lines,
+                rollback,
+            } => {
+                // Clause 2.4.2.2.
+                let w_tax: f64 = client
+                    .query_one(&st.warehouse_tax, &[&w])
+                    .await
+                    .map_err(fail("new-order: warehouse"))?
+                    .get(0);
+                let row = client
+                    .query_one(&st.next_order, &[&w, d])
+                    .await
+                    .map_err(fail("new-order: district"))?;
+                let (o_id, d_tax): (i32, f64) = (row.get(0), row.get(1));
+                let row = client
+                    .query_one(&st.customer_credit, &[&w, d, c])
+                    .await
+                    .map_err(fail("new-order: customer"))?;
+                let discount: f64 = row.get(0);
+                let all_local = i32::from(lines.iter().all(|l| l.1 == w));
+                let count = lines.len() as i32;
+                client
+                    .execute(&st.insert_order, &[&o_id, d, &w, c, &count, &all_local])
+                    .await
+                    .map_err(fail("new-order: insert orders"))?;
+                client
+                    .execute(&st.insert_new_order, &[&o_id, d, &w])
+                    .await
+                    .map_err(fail("new-order: insert new_order"))?;
+                let ids: Vec<i32> = lines.iter().map(|l| l.0).collect();
+                let rows = client
+                    .query(&st.items, &[&ids])
+                    .await
+                    .map_err(fail("new-order: items"))?;
+                let mut prices = std::collections::HashMap::with_capacity(rows.len());
+                for r in &rows {
+                    prices.insert(r.get::<_, i32>(0), r.get::<_, f64>(1));
+                }
+                if ids.iter().any(|i| !prices.contains_key(i)) {
+                    // Clause 2.4.2.3: an unused item rolls the order back.
+                    client
+                        .batch_execute("rollback")
+                        .await
+                        .map_err(fail("new-order: rollback"))?;
+                    if *rollback {
+                        outcome.missing = 1;
+                        return Ok(outcome);
+                    }
+                    return Err(Error::run(format!(
+                        "tpcc: new-order found no item among {ids:?}: is the item table loaded?"
+                    )));
+                }
+                // Stock in (warehouse, item) order: fewer deadlocks
+                // between terminals, the same rows changed.
+                let mut order: Vec<usize> = (0..lines.len()).collect();
+                order.sort_by_key(|&i| (lines[i].1, lines[i].0));
+                let stock = &st.stock[(*d as usize - 1) % st.stock.len()];
+                let mut dist = vec![String::new(); lines.len()];
+                for i in order {
+                    let (item, supply, qty) = lines[i];
+                    let remote = i32::from(supply != w);
+                    let r = client
+                        .query_one(stock, &[&supply, &item, &qty, &remote])
+                        .await
+                        .map_err(fail("new-order: stock"))?;
+                    dist[i] = r.get(0);
+                }
+                let numbers: Vec<i32> = (1..=count).collect();
+                let supply: Vec<i32> = lines.iter().map(|l| l.1).collect();
+                let qty: Vec<i32> = lines.iter().map(|l| l.2).collect();
+                let amounts: Vec<f64> = lines
+                    .iter()
+                    .map(|l| {
+                        (f64::from(l.2) * prices.get(&l.0).copied().unwrap_or(0.0) * 100.0).round()
+                            / 100.0
+                    })
+                    .collect();
+                let p: [&(dyn ToSql + Sync); 9] =
+                    [&o_id, d, &w, &numbers, &ids, &supply, &qty, &amounts, &dist];
+                client
+                    .execute(&st.insert_lines, &p)
+                    .await
+                    .map_err(fail("new-order: insert order_line"))?;
+                // The total the terminal shows (clause 2.4.2.2), not stored.
+                let total: f64 =
+                    amounts.iter().sum::<f64>() * (1.0 - discount) * (1.0 + w_tax + d_tax);
+                std::hint::black_box(total);
+            }
+            Staged::Payment {
+                d,
+                c_w,
+                c_d,
+                customer,
+                cents,
+            } => {
+                // Clause 2.5.2.2.
+                let w_name: String = client
+                    .query_one(&st.pay_warehouse, &[&w, cents])
+                    .await
+                    .map_err(fail("payment: warehouse"))?
+                    .get(0);
+                let d_name: String = client
+                    .query_one(&st.pay_district, &[&w, d, cents])
+                    .await
+                    .map_err(fail("payment: district"))?
+                    .get(0);
+                let c_id = self.find_customer(client, st, *c_w, *c_d, customer).await?;
+                client
+                    .query_one(&st.pay_customer, &[c_w, c_d, &c_id, cents, d, &w])
+                    .await
+                    .map_err(fail("payment: customer"))?;
+                let h_data = format!("{w_name}    {d_name}");
+                let p: [&(dyn ToSql + Sync); 7] = [&c_id, c_d, c_w, d, &w, cents, &h_data];
+                client
+                    .execute(&st.insert_history, &p)
+                    .await
+                    .map_err(fail("payment: history"))?;
+            }
+            Staged::OrderStatus { d, customer } => {
+                // Clause 2.6.2.2.
+                let c_id = self.find_customer(client, st, w, *d, customer).await?;
+                client
+                    .query_one(&st.status_customer, &[&w, d, &c_id])
+                    .await
+                    .map_err(fail("order-status: customer"))?;
+                let last = client
+                    .query_opt(&st.last_order, &[&w, d, &c_id])
+                    .await
+                    .map_err(fail("order-status: orders"))?;
+                if let Some(o) = last {
+                    let o_id: i32 = o.get(0);
+                    client
+                        .query(&st.order_lines, &[&w, d, &o_id])
+                        .await
+                        .map_err(fail("order-status: order lines"))?;
+                }
+            }
+            Staged::Delivery { carrier } => {
+                // Clause 2.7.4.2: each district's oldest undelivered order.
+                let mut delivered = 0;
+                for d in 1..=DISTRICTS as i32 {
+                    let Some(no) = client
+                        .query_opt(&st.oldest_new_order, &[&w, &d])
+                        .await
+                        .map_err(fail("delivery: new_order"))?
+                    else {
+                        continue;
+                    };
+                    let o_id: i32 = no.get(0);
+                    let c_id: i32 = client
+                        .query_one(&st.carrier, &[&w, &d, &o_id, carrier])
+                        .await
+                        .map_err(fail("delivery: orders"))?
+                        .get(0);
+                    client
+                        .execute(&st.deliver_lines, &[&w, &d, &o_id])
+                        .await
+                        .map_err(fail("delivery: order lines"))?;
+                    client
+                        .execute(&st.deliver_customer, &[&w, &d, &o_id, &c_id])
+                        .await
+                        .map_err(fail("delivery: customer"))?;
+                    delivered += 1;
+                }
+                outcome.rows = delivered;
+            }
+            Staged::StockLevel { threshold } => {
+                // Clause 2.8.2.2.
+                let d = self.d_stock;
+                let next: i32 = client
+                    .query_one(&st.next_o_id, &[&w, &d])
+                    .await
+                    .map_err(fail("stock-level: district"))?
+                    .get(0);
+                client
+                    .query_one(&st.low_stock, &[&w, &d, &next, threshold])
+                    .await
+                    .map_err(fail("stock-level: stock"))?;
+            }
+        }
+        client
+            .batch_execute("commit")
+            .await
+            .map_err(fail("commit"))?;
+        Ok(outcome)
+    }
+
+    /// The customer's id: given, or the one in the middle of those with
+    /// the last name ordered by first name (clause 2.5.2.2, position n/2
+    /// rounded up).
+    async fn find_customer(
+        &self,
+        client: &Client,
+        st: &Statements,
+        w: i32,
+        d: i32,
+        customer: &Customer,
+    ) -> Result<i32> {
+        match customer {
+            Customer::Id(c) => Ok(*c),
+            Customer::Last(last) => {
+                let rows = client
+                    .query(&st.by_last, &[&w, &d, last])
+                    .await
+                    .map_err(|e| Error::db("tpcc: customer by last name failed", e))?;
+                if rows.is_empty() {
+                    return Err(Error::run(format!(
+                        "tpcc: no customer named {last} in warehouse {w} district {d}: is the customer table loaded?"
+                    )));
+                }
+                Ok(rows[rows.len().div_ceil(2) - 1].get(0))
+            }
+        }
+    }
+}
+
+const STOCK: &str = "update stock set s_quantity = case when s_quantity >= $3 + 10 \
+     then s_quantity - $3 else s_quantity - $3 + 91 end, s_ytd = s_ytd + $3, \
+     s_order_cnt = s_order_cnt + 1, s_remote_cnt = s_remote_cnt + $4 \
+     where s_w_id = $1 and s_i_id = $2 returning s_dist_DD::text, s_data";
+
+impl Operation for Terminal {
+    async fn prepare(&mut self, client: &Client) -> Result<()> {
+        self.st = None;
+        let p = |sql: String| async move {
+            client
+                .prepare(&sql)
+                .await
+                .map_err(|e| Error::db(format!("cannot prepare '{sql}'"), e))
+        };
+        let mut stock = Vec::with_capacity(DISTRICTS as usize);
+        for d in 1..=DISTRICTS {
+            stock.push(p(STOCK.replace("DD", &format!("{d:02}"))).await?);
+        }
+        let money = "$CC::int8::numeric / 100";
+        let m = |sql: &str, n: &str| sql.replace("$CC", n);
+        self.st = Some(Statements {
+            warehouse_tax: p("select w_tax::float8 from warehouse where w_id = $1".into()).await?,
+            next_order: p("update district set d_next_o_id = d_next_o_id + 1 \
+                 where d_w_id = $1 and d_id = $2 returning d_next_o_id - 1, d_tax::float8"
+                .into())
+            .await?,
+            customer_credit: p("select c_discount::float8, c_last, c_credit from customer \
+                 where c_w_id = $1 and c_d_id = $2 and c_id = $3"
+                .into())
+            .await?,
+            insert_order: p(
+                "insert into orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, \
+                 o_carrier_id, o_ol_cnt, o_all_local) \
+                 values ($1, $2, $3, $4, localtimestamp, null, $5, $6)"
+                    .into(),
+            )
+            .await?,
+            insert_new_order: p(
+                "insert into new_order (no_o_id, no_d_id, no_w_id) values ($1, $2, $3)".into(),
+            )
+            .await?,
+            items: p("select i_id, i_price::float8, i_name, i_data from item \
+                 where i_id = any($1::int[])"
+                .into())
+            .await?,
+            stock,
+            insert_lines: p(
+                "insert into order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, \
+                 ol_i_id, ol_supply_w_id, ol_delivery_d, ol_quantity, ol_amount, ol_dist_info) \
+                 select $1, $2, $3, n, i, s, null, q, a::numeric(6,2), di \
+                 from unnest($4::int[], $5::int[], $6::int[], $7::int[], $8::float8[], $9::text[]) \
+                 as t(n, i, s, q, a, di)"
+                    .into(),
+            )
+            .await?,
+            pay_warehouse: p(m(
+                &format!(
+                    "update warehouse set w_ytd = w_ytd + {money} where w_id = $1 \
+                     returning w_name, w_street_1, w_street_2, w_city, w_state, w_zip"
+                ),
+                "$2",
+            ))
+            .await?,
+            pay_district: p(m(
+                &format!(
+                    "update district set d_ytd = d_ytd + {money} where d_w_id = $1 and d_id = $2 \
+                     returning d_name, d_street_1, d_street_2, d_city, d_state, d_zip"
+                ),
+                "$3",
+            ))
+            .await?,
+            by_last: p(
+                "select c_id from customer where c_w_id = $1 and c_d_id = $2 \
+                 and c_last = $3 order by c_first"
+                    .into(),
+            )
+            .await?,
+            pay_customer: p(m(
+                &format!(
+                    "update customer set c_balance = c_balance - {money}, \
+                     c_ytd_payment = c_ytd_payment + {money}, c_payment_cnt = c_payment_cnt + 1, \
+                     c_data = case when c_credit = 'BC' then left(c_id || ' ' || c_d_id || ' ' \
+                     || c_w_id || ' ' || $5::int || ' ' || $6::int || ' ' || ({money})::text \
+                     || ' | ' || c_data, 500) else c_data end \
+                     where c_w_id = $1 and c_d_id = $2 and c_id = $3 \
+                     returning c_first, c_middle, c_last, c_street_1, c_street_2, c_city, \
+                     c_state, c_zip, c_phone, c_since::text, c_credit, c_credit_lim::float8, \
+                     c_discount::float8, c_balance::float8"
+                ),
+                "$4",
+            ))
+            .await?,
+            insert_history: p(m(
+                &format!(
+                    "insert into history (h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id, h_date, \
+                     h_amount, h_data) values ($1, $2, $3, $4, $5, localtimestamp, {money}, $7)"
+                ),
+                "$6",
+            ))
+            .await?,
+            status_customer: p("select c_balance::float8, c_first, c_middle, c_last \
+                 from customer where c_w_id = $1 and c_d_id = $2 and c_id = $3"
+                .into())
+            .await?,
+            last_order: p("select o_id, o_carrier_id, o_entry_d::text from orders \
+                 where o_w_id = $1 and o_d_id = $2 and o_c_id = $3 order by o_id desc limit 1"
+                .into())
+            .await?,
+            order_lines: p(
+                "select ol_i_id, ol_supply_w_id, ol_quantity, ol_amount::float8, \
+                 ol_delivery_d::text from order_line \
+                 where ol_w_id = $1 and ol_d_id = $2 and ol_o_id = $3"
+                    .into(),
+            )
+            .await?,
+            // Delete the oldest in one statement: a terminal that meets a
+            // row another delivery just took finds none and skips the
+            // district, as for an empty one (clause 2.7.4.2).
+            oldest_new_order: p("delete from new_order where no_w_id = $1 and no_d_id = $2 \
+                 and no_o_id = (select min(no_o_id) from new_order \
+                 where no_w_id = $1 and no_d_id = $2) returning no_o_id"
+                .into())
+            .await?,
+            carrier: p("update orders set o_carrier_id = $4 \
+                 where o_w_id = $1 and o_d_id = $2 and o_id = $3 returning o_c_id"
+                .into())
+            .await?,
+            deliver_lines: p("update order_line set ol_delivery_d = localtimestamp \
+                 where ol_w_id = $1 and ol_d_id = $2 and ol_o_id = $3"
+                .into())
+            .await?,
+            deliver_customer: p("update customer set c_balance = c_balance + \
+                 (select coalesce(sum(ol_amount), 0) from order_line \
+                 where ol_w_id = $1 and ol_d_id = $2 and ol_o_id = $3), \
+                 c_delivery_cnt = c_delivery_cnt + 1 \
+                 where c_w_id = $1 and c_d_id = $2 and c_id = $4"
+                .into())
+            .await?,
+            next_o_id: p("select d_next_o_id from district where d_w_id = $1 and d_id = $2".into())
+                .await?,
+            low_stock: p("select count(distinct s_i_id) from order_line, stock \
+                 where ol_w_id = $1 and ol_d_id = $2 and ol_o_id < $3 and ol_o_id >= $3 - 20 \
+                 and s_w_id = $1 and s_i_id = ol_i_id and s_quantity < $4"
+                .into())
+            .await?,
+        });
+        Ok(())
+    }
+
+    fn stage(&mut self) -> bool {
+        let ty = self.draw_type();
+        self.staged = Some(self.inputs(ty));
+        true
+    }
+
+    fn unit_type(&self) -> usize {
+        match &self.staged {
+            Some(Staged::NewOrder { .. }) | None => NEW_ORDER,
+            Some(Staged::Payment { .. }) => PAYMENT,
+            Some(Staged::OrderStatus { .. }) => ORDER_STATUS,
+            Some(Staged::Delivery { .. }) => DELIVERY,
+            Some(Staged::StockLevel { .. }) => STOCK_LEVEL,
+        }
+    }
+
+    fn unit_label(&self) -> Option<String> {
+        let ty = TYPES[self.unit_type()];
+        Some(format!("{ty} on warehouse {}", self.w))
+    }
+
+    async fn execute(&mut self, client: &Client) -> Result<Outcome> {
+        let (Some(st), Some(staged)) = (&self.st, &self.staged) else {
+            return Err(Error::run(
+                "tpcc: a transaction ran before its statements were prepared",
+            ));
+        };
+        match self.run(client, st, staged).await {
+            Ok(o) => Ok(o),
+            Err(e) => {
+                // The error is the unit's; a failed rollback on a lost
+                // connection adds nothing to it.
+                let _ = client.batch_execute("rollback").await;
+                Err(e)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn terminal(thread: usize, w: u32) -> Terminal {
+        Terminal::new(
+            3,
+            thread,
+            w,
+            MIX,
+            Constants::for_run(3, 157),
+            "begin".into(),
+        )
+    }
+
+    #[test]
+    fn the_run_constant_keeps_its_distance_from_the_loads() {
+        for seed in 0..200 {
+            let k = Constants::for_run(seed, 157);
+            let delta = 157u32.abs_diff(k.c_last);
+            assert!((65..=119).contains(&delta) && delta != 96 && delta != 112);
+            assert!(k.c_id <= 1023 && k.ol_i_id <= 8191);
+        }
+    }
+
+    #[test]
+    fn the_deck_deals_the_standard_mix() {
+        let mut t = terminal(0, 2);
+        let mut n = [0u32; 5];
+        for _ in 0..1000 {
+            n[t.draw_type()] += 1;
+        }
+        assert_eq!(n, [450, 430, 40, 40, 40]);
+    }
+
+    #[test]
+    fn a_custom_mix_parses_and_bad_ones_say_why() {
+        assert_eq!(
+            Mix::parse("new-order=50, payment=50").unwrap(),
+            Mix([50, 50, 0, 0, 0])
+        );
+        assert!(
+            Mix::parse("new-order=50")
+                .unwrap_err()
+                .contains("add up to 50")
+        );
+        assert!(Mix::parse("neworder=100").unwrap_err().contains("no type"));
+        assert!(
+            Mix::parse("payment=x")
+                .unwrap_err()
+                .contains("whole percent")
+        );
+        assert_eq!(
+            MIX.to_string(),
+            "new-order 45% payment 43% order-status 4% delivery 4% stock-level 4%"
+        );
+        let mut t = Terminal::new(
+            1,
+            0,
+            1,
+            Mix([0, 0, 0, 0, 100]),
+            Constants::for_run(1, 157),
+            "begin".into(),
+        );
+        assert!((0..200).all(|_| t.draw_type() == STOCK_LEVEL));
+    }
+
+    #[test]
+    fn new_order_inputs_follow_clause_2_4_1() {
+        let mut t = terminal(1, 4);
+        assert_eq!(t.w, 2);
+        let (mut orders, mut rollbacks, mut lines, mut remote) = (0, 0, 0, 0);
+        for _ in 0..20_000 {
+            let Staged::NewOrder {
+                d,
+                c,
+                lines: l,
+                rollback,
+            } = t.inputs(NEW_ORDER)
+            else {
+                unreachable!()
+            };
+            orders += 1;
+            rollbacks += i32::from(rollback);
+            assert!((1..=10).contains(&d) && (1..=3000).contains(&c));
+            assert!((5..=15).contains(&l.len()));
+            for (i, (item, supply, qty)) in l.iter().enumerate() {
+                lines += 1;
+                remote += i32::from(*supply != 2);
+                assert!((1..=10).contains(qty));
+                let unused = rollback && i == l.len() - 1;
+                assert_eq!(*item == 100_001, unused);
+            }
+        }
+        assert!((100..=300).contains(&rollbacks), "{rollbacks} of {orders}");
+        let share = f64::from(remote) / f64::from(lines);
+        assert!((0.005..0.015).contains(&share), "{share}");
+    }
+
+    #[test]
+    fn payments_are_15_percent_remote_and_60_percent_by_name() {
+        let mut t = terminal(0, 3);
+        let (mut remote, mut by_name) = (0, 0);
+        for _ in 0..10_000 {
+            let Staged::Payment {
+                c_w,
+                customer,
+                cents,
+                ..
+            } = t.inputs(PAYMENT)
+            else {
+                unreachable!()
+            };
+            remote += i32::from(c_w != 1);
+            by_name += i32::from(matches!(customer, Customer::Last(_)));
+            assert!((100..=500_000).contains(&cents));
+        }
+        assert!((1300..=1700).contains(&remote), "{remote}");
+        assert!((5700..=6300).contains(&by_name), "{by_name}");
+        // One warehouse: every payment is local.
+        let mut t = terminal(0, 1);
+        for _ in 0..1000 {
+            let Staged::Payment { c_w, .. } = t.inputs(PAYMENT) else {
+                unreachable!()
+            };
+            assert_eq!(c_w, 1);
+        }
+    }
+}

@@ -1,0 +1,468 @@
+//! Several clients, one run (issue 15): three ysql-bench processes with
+//! `--clients 3` against one server, started at once as a Kubernetes
+//! Indexed Job would start them.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use common::*;
+
+/// Starts client `index` of a run with `args`, in the background.
+fn start_client(url: &str, index: usize, args: &[&str]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_ysql-bench"))
+        .args(["-u", url, "--client-index", &index.to_string()])
+        .args(args)
+        .env_remove("YSQLBENCH_URL")
+        .env_remove("JOB_COMPLETION_INDEX")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary starts")
+}
+
+fn wait_all(children: Vec<Child>) -> Vec<Output> {
+    children
+        .into_iter()
+        .map(|c| c.wait_with_output().expect("the client ends"))
+        .collect()
+}
+
+fn report(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).expect("report written"))
+        .expect("report is JSON")
+}
+
+/// The latencies (µs) of the successful units of `operation` in the
+/// --latency-log files.
+fn logged_latencies(paths: &[std::path::PathBuf], operation: &str) -> Vec<u64> {
+    let mut all = Vec::new();
+    for p in paths {
+        let text = std::fs::read_to_string(p).expect("latency log written");
+        for line in text.lines().skip(1) {
+            let f: Vec<&str> = line.split(',').collect();
+            if f[0] == operation && f[6] == "1" {
+                all.push(f[3].parse::<u64>().expect("latency_us"));
+            }
+        }
+    }
+    all
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn three_clients_load_every_id_once_and_merge_exactly() {
+    let sb = sandbox();
+    let url = sb.url();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let rows = 30_001;
+    let rows_text = rows.to_string();
+    let json: Vec<_> = (0..3)
+        .map(|i| dir.path().join(format!("c{i}.json")))
+        .collect();
+    let logs: Vec<_> = (0..3)
+        .map(|i| dir.path().join(format!("l{i}.csv")))
+        .collect();
+    let c = client(&sb).await;
+    let children: Vec<Child> = (0..3)
+        .map(|i| {
+            start_client(
+                &url,
+                i,
+                &[
+                    "--clients",
+                    "3",
+                    "--run-id",
+                    "three",
+                    "-o",
+                    "copy-mem,select",
+                    "-r",
+                    &rows_text,
+                    "-t",
+                    "2",
+                    "--time",
+                    "3s",
+                    "--seed",
+                    "7",
+                    "-q",
+                    "--json",
+                    json[i].to_str().unwrap(),
+                    "--latency-log",
+                    logs[i].to_str().unwrap(),
+                ],
+            )
+        })
+        .collect();
+    let outs = wait_all(children);
+    for (i, o) in outs.iter().enumerate() {
+        assert!(
+            o.status.success(),
+            "client {i}: {}\n{}",
+            text(&o.stderr),
+            text(&o.stdout)
+        );
+    }
+    // The load: exactly 0..N-1, each once, over the three clients.
+    assert_eq!(facts(&c, "test_table").await, loaded(rows as i64, 24));
+    let server_scans = index_scans(&c, "test_table").await;
+
+    let mut selects = 0u64;
+    for (i, p) in json.iter().enumerate() {
+        let r = report(p);
+        assert_eq!(r["cluster"]["client_index"], i);
+        assert_eq!(r["cluster"]["clients"], 3);
+        assert_eq!(r["cluster"]["run_id"], "three");
+        for op in r["operations"].as_array().unwrap() {
+            let skew = op["start"]["skew_ms"].as_f64().expect("a start skew");
+            assert!(
+                skew.abs() < 50.0,
+                "client {i} {}: skew {skew} ms",
+                op["operation"]
+            );
+            assert!(op["start"]["at_s"].as_f64().unwrap() > 1.7e9);
+        }
+        // Each client loaded its third (the first takes the odd row).
+        let loaded: u64 = r["operations"][0]["rows"].as_u64().unwrap();
+        assert_eq!(loaded, if i == 0 { 10_001 } else { 10_000 }, "client {i}");
+        selects += r["operations"][1]["units"].as_u64().unwrap();
+    }
+    // The three clients started each operation at one instant.
+    let at = |p: &Path, op: usize| {
+        report(p)["operations"][op]["start"]["at_s"]
+            .as_f64()
+            .unwrap()
+    };
+    for op in 0..2 {
+        // The same instant, as each read it back (microseconds).
+        assert!((at(&json[0], op) - at(&json[1], op)).abs() < 1e-5);
+        assert!((at(&json[0], op) - at(&json[2], op)).abs() < 1e-5);
+    }
+
+    // The merged report counts what the server counted...
+    let merged = dir.path().join("merged.json");
+    let args: Vec<&str> = ["merge"]
+        .into_iter()
+        .chain(json.iter().map(|p| p.to_str().unwrap()))
+        .chain(["--json", merged.to_str().unwrap()])
+        .collect();
+    let out = bin("ysql-bench", &args);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let m = report(&merged);
+    let sel = &m["operations"][1];
+    let units = sel["units"].as_u64().unwrap();
+    assert_eq!(units, selects);
+    let diff = (units as f64 - server_scans as f64).abs();
+    assert!(
+        diff <= 0.01 * server_scans as f64,
+        "merged {units} selects, the server counted {server_scans}"
+    );
+    assert_eq!(sel["clients"].as_array().unwrap().len(), 3);
+    // ...and its percentiles are those of the three latency logs, within
+    // HDR's precision (3 significant digits) and the logs' microseconds.
+    let mut lat = logged_latencies(&logs, "select");
+    lat.sort_unstable();
+    assert_eq!(lat.len() as u64, units);
+    for (q, key) in [(0.5, "p50"), (0.99, "p99"), (0.999, "p999")] {
+        let rank = ((q * lat.len() as f64).ceil() as usize).clamp(1, lat.len()) - 1;
+        let want_ns = lat[rank] as f64 * 1e3;
+        let got_ns = sel["latency_ns"][key].as_f64().expect(key);
+        assert!(
+            (got_ns - want_ns).abs() <= want_ns * 0.002 + 1_500.0,
+            "{key}: merged {got_ns} ns, from the logs {want_ns} ns"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_client_that_never_comes_is_named_and_nothing_is_written() {
+    let sb = sandbox();
+    let url = sb.url();
+    let c = client(&sb).await;
+    let args = [
+        "--clients",
+        "3",
+        "--run-id",
+        "missing",
+        "--barrier-timeout",
+        "3s",
+        "-o",
+        "copy-mem,select",
+        "-r",
+        "1000",
+        "--time",
+        "1s",
+    ];
+    let began = Instant::now();
+    let outs = wait_all(vec![
+        start_client(&url, 0, &args),
+        start_client(&url, 1, &args),
+    ]);
+    let took = began.elapsed();
+    assert!(took < Duration::from_secs(15), "took {took:?}");
+    for (i, o) in outs.iter().enumerate() {
+        assert_eq!(o.status.code(), Some(1), "client {i}: {}", text(&o.stderr));
+        let err = text(&o.stderr);
+        assert!(err.contains("client(s) 2 of 3"), "client {i}: {err}");
+    }
+    assert!(!table_exists(&c, "test_table").await);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn leftover_barrier_rows_of_an_earlier_run_do_not_confuse_a_new_one() {
+    let sb = sandbox();
+    let url = sb.url();
+    let c = client(&sb).await;
+    let args = [
+        "--clients",
+        "2",
+        "--run-id",
+        "again",
+        "--barrier-timeout",
+        "20s",
+        "-o",
+        "copy-mem",
+        "-r",
+        "2000",
+        "-q",
+    ];
+    // A first run, complete.
+    let outs = wait_all(vec![
+        start_client(&url, 0, &args),
+        start_client(&url, 1, &args),
+    ]);
+    assert!(outs.iter().all(|o| o.status.success()));
+    // The follower of a second run comes first and finds the first run's
+    // rows; the leader comes a second later.
+    let follower = start_client(&url, 1, &args);
+    std::thread::sleep(Duration::from_millis(1500));
+    let leader = start_client(&url, 0, &args);
+    let outs = wait_all(vec![leader, follower]);
+    for o in &outs {
+        assert!(o.status.success(), "{}", text(&o.stderr));
+    }
+    assert_eq!(facts(&c, "test_table").await, loaded(2000, 24));
+}
+
+#[test]
+fn client_flags_are_checked_before_connecting() {
+    let out = bin("ysql-bench", &["-o", "select", "--clients", "3"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("--client-index"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = bin(
+        "ysql-bench",
+        &["-o", "select", "--clients", "3", "--client-index", "3"],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("not below"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+/// A report of a short single-client run, for the tests of the saved
+/// report commands.
+async fn one_report(dir: &Path) -> std::path::PathBuf {
+    let sb = sandbox();
+    let p = dir.join("one.json");
+    let out = bin(
+        "ysql-bench",
+        &[
+            "-u",
+            &sb.url(),
+            "-o",
+            "copy-mem,select",
+            "-r",
+            "5000",
+            "-t",
+            "2",
+            "--time",
+            "2s",
+            "-P",
+            "0.5",
+            "-q",
+            "--json",
+            p.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    p
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn merge_of_one_report_is_that_report_and_compare_with_itself_shows_no_change() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let p = one_report(dir.path()).await;
+    let merged = dir.path().join("merged.json");
+    let out = bin(
+        "ysql-bench",
+        &[
+            "merge",
+            p.to_str().unwrap(),
+            "--json",
+            merged.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let (a, b) = (report(&p), report(&merged));
+    for (x, y) in a["operations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(b["operations"].as_array().unwrap())
+    {
+        for key in [
+            "operation",
+            "units",
+            "rows",
+            "failed",
+            "errors",
+            "units_per_s",
+            "rows_per_s",
+            "latency_ns",
+            "service_ns",
+            "intervals",
+            "types",
+            "thread_rows",
+            "threads",
+            "succeeded",
+            "statements",
+            "checks",
+            "hosts",
+        ] {
+            if key == "types" {
+                // Types hold histograms re-encoded: compare their figures.
+                for (tx, ty) in x[key]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .zip(y[key].as_array().unwrap())
+                {
+                    assert_eq!(tx["units"], ty["units"]);
+                    assert_eq!(tx["latency_ns"], ty["latency_ns"]);
+                    assert_eq!(tx["intervals"], ty["intervals"]);
+                }
+                continue;
+            }
+            assert_eq!(x[key], y[key], "{key} of {}", x["operation"]);
+        }
+        let dw = x["wallclock_s"].as_f64().unwrap() - y["wallclock_s"].as_f64().unwrap();
+        assert!(dw.abs() < 1e-9);
+    }
+
+    let out = bin(
+        "ysql-bench",
+        &["compare", p.to_str().unwrap(), p.to_str().unwrap()],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let t = text(&out.stdout);
+    assert!(t.contains("select"), "{t}");
+    assert!(t.contains("no change"), "{t}");
+    for line in t.lines().filter(|l| l.contains('%')) {
+        assert!(line.contains("+0.0%"), "{line}");
+    }
+
+    let out = bin("ysql-bench", &["show", p.to_str().unwrap(), "-p"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let t = text(&out.stdout);
+    assert!(t.contains("operation             : select"), "{t}");
+    assert!(t.contains("latency per query"), "{t}");
+    assert!(t.contains("histogram is per query"), "{t}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn merge_refuses_reports_of_different_runs_and_bad_files() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let p = one_report(dir.path()).await;
+    // The same run with another row count is another run.
+    let mut other = report(&p);
+    other["config"]["rows"] = serde_json::json!(6000);
+    let q = dir.path().join("other.json");
+    std::fs::write(&q, other.to_string()).unwrap();
+    let out = bin(
+        "ysql-bench",
+        &["merge", p.to_str().unwrap(), q.to_str().unwrap()],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(err.contains("rows is 5000 in one and 6000"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    // Not a report.
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, "{\"tool\": 1}").unwrap();
+    for cmd in [
+        &["show", bad.to_str().unwrap()][..],
+        &["merge", bad.to_str().unwrap()][..],
+    ] {
+        let out = bin("ysql-bench", cmd);
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+        assert!(text(&out.stderr).contains("is not a ysql-bench --json report"));
+    }
+    let out = bin(
+        "ysql-bench",
+        &["compare", p.to_str().unwrap(), "/nonexistent.json"],
+    );
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn inserts_of_two_clients_running_a_mix_never_collide() {
+    let sb = sandbox();
+    let url = sb.url();
+    let c = client(&sb).await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json: Vec<_> = (0..2)
+        .map(|i| dir.path().join(format!("y{i}.json")))
+        .collect();
+    let children: Vec<Child> = (0..2)
+        .map(|i| {
+            start_client(
+                &url,
+                i,
+                &[
+                    "--clients",
+                    "2",
+                    "--run-id",
+                    "ycsb",
+                    "-o",
+                    "ycsb-load,ycsb-d",
+                    "-r",
+                    "2001",
+                    "-t",
+                    "2",
+                    "--time",
+                    "2s",
+                    "-q",
+                    "--json",
+                    json[i].to_str().unwrap(),
+                ],
+            )
+        })
+        .collect();
+    for (i, o) in wait_all(children).iter().enumerate() {
+        assert!(o.status.success(), "client {i}: {}", text(&o.stderr));
+    }
+    let mut inserted = 0;
+    for p in &json {
+        let r = report(p);
+        let mix = &r["operations"][1];
+        assert_eq!(mix["failed"], 0, "{}", mix["errors"]);
+        for t in mix["types"].as_array().unwrap() {
+            if t["name"] == "insert" {
+                inserted += t["units"].as_i64().unwrap();
+            }
+        }
+    }
+    assert!(inserted > 0);
+    let n: i64 = c
+        .query_one("select count(*) from usertable", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 2001 + inserted);
+}
