@@ -158,7 +158,6 @@ async fn oltp_read_write_does_what_sysbench_does_per_transaction_counted_on_the_
                 "1",
                 "--time",
                 time,
-                "--no-server-stats",
             ],
         )
         .await;
