@@ -585,3 +585,31 @@ fn parse_errors_name_the_file_line_and_column_and_exit_2_before_connecting() {
         text(&out.stderr)
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_script_follows_rate_and_its_sleep_counts_in_the_transaction() {
+    let sb = sandbox();
+    let dir = tempfile::tempdir().unwrap();
+    let script = write(dir.path(), "nap.sql", "select 1;\n\\sleep 5 ms\n");
+    let (r, s) = run_args(
+        &sb,
+        &[
+            "--script", &script, "-t", "2", "--rate", "100", "--time", "3s",
+        ],
+    )
+    .await;
+    assert!(r.succeeded(), "{s}");
+    let op = &r.operations[0];
+    // 100 a second for 3 s, as scheduled (a unit or two at the edges).
+    assert!((290..=310).contains(&op.total.ops), "{s}");
+    // The sleep is inside the unit, as in pgbench: no transaction is
+    // shorter than it.
+    let min_ns = op.total.latency.min();
+    assert!(min_ns >= 5_000_000, "min {min_ns} ns\n{s}");
+    let sleep = op
+        .statements
+        .iter()
+        .find(|st| st.name.contains("\\sleep"))
+        .expect("the sleep has its own figures");
+    assert_eq!(sleep.count, op.total.ops, "{s}");
+}
