@@ -83,6 +83,10 @@ else
 fi
 ysql=$bin_dir/ysql-bench
 [ -x "$ysql" ] || { echo "error: no ysql-bench in $bin_dir" >&2; exit 1; }
+# The client's own cost, as pgbench's: without the server-statistics
+# connection and its wait sampler (which also adds commits of its own).
+quiet_server=()
+if "$ysql" --help | grep -q -- '--no-server-stats'; then quiet_server=(--no-server-stats); fi
 
 # --- the server (as bench/compare.sh starts it) ------------------------------------
 work=$(mktemp -d /tmp/ysql-bench-pgbench.XXXXXX)
@@ -196,7 +200,7 @@ yl=() pl=()
 for i in $(seq 1 "$reps"); do
     say "load $i/$reps: ysql-bench -o pgbench-init -s $scale -t $cores"
     sql "drop table if exists pgbench_accounts, pgbench_branches, pgbench_tellers, pgbench_history; checkpoint" bench >/dev/null
-    run "init-y$i" "$ysql" -u "$url" -q -o pgbench-init -s "$scale" -t "$cores"
+    run "init-y$i" "$ysql" -u "$url" -q -o pgbench-init -s "$scale" -t "$cores" "${quiet_server[@]}"
     yl+=("$WALL")
     say "load $i/$reps: pgbench -i -s $scale"
     sql "drop table if exists pgbench_accounts, pgbench_branches, pgbench_tellers, pgbench_history; checkpoint" bench >/dev/null
@@ -216,7 +220,7 @@ pair() {
         local before after n tool_n
         say "$name $i/$reps: ysql-bench"
         before=$( [ "$name" = select-only ] && commits || history_rows )
-        run "$name-y$i" "$ysql" -u "$url" -q --builtin "$name" -t "$clients" --time "${secs}s"
+        run "$name-y$i" "$ysql" -u "$url" -q --builtin "$name" -t "$clients" --time "${secs}s" "${quiet_server[@]}"
         after=$( [ "$name" = select-only ] && commits || history_rows )
         n=$((after - before))
         tool_n=$(field "$work/$name-y$i.out" "nr txns")
@@ -252,7 +256,7 @@ mode=full; [ "$quick" = 1 ] && mode="quick (sizes too small for the figures to m
     echo
     echo "- machine: $cores cores ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)), $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), load average before the run: $load_before"
     echo "- server: PostgreSQL $server_version on 127.0.0.1 (TCP), ${server_settings[*]}"
-    echo "- clients: ysql-bench $("$ysql" --version | awk '{ print $2 }') ($build, commit $(cd "$repo" && git describe --always --dirty 2>/dev/null || echo '?')), $("$pgbench" --version)"
+    echo "- clients: ysql-bench $("$ysql" --version | awk '{ print $2 }') ($build, commit $(cd "$repo" && git describe --always --dirty 2>/dev/null || echo '?'), ${quiet_server[*]:-with server statistics}), $("$pgbench" --version)"
     echo "- $reps repetition(s) per pair, alternating; medians shown, every run listed as ysql-bench / pgbench; transactions counted on the server (commits for select-only, pgbench_history rows for tpcb-like)"
     echo
     echo "| figure | ysql-bench | pgbench | ratio | runs |"
