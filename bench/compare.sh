@@ -24,7 +24,7 @@
 #            --secs S            seconds per timed run (10)
 #            --conns "1 4 16"    the sweep's connection counts (1 4 16 64 256 1024)
 #            --only LIST         sections, comma-separated: sweep, connect,
-#                                ycsb, memory, copy, csv (all)
+#                                ycsb, sysbench, memory, copy, csv (all)
 #            --record FILE       append the results to FILE
 #            --png FILE          the sweep's picture (bench/sweep.png; with
 #                                --quick, a temporary file)
@@ -38,7 +38,7 @@ quick=0
 reps=""
 secs=""
 conns=""
-only="sweep,connect,ycsb,memory,copy,csv"
+only="sweep,connect,ycsb,sysbench,memory,copy,csv"
 record=""
 png=""
 bin_dir=""
@@ -60,11 +60,11 @@ done
 
 if [ "$quick" = 1 ]; then
     rows=20000; secs=${secs:-1}; conns=${conns:-"1 16"}; reps=${reps:-1}
-    ycsb_records=2000; mem_conns=64; rss_secs=2; big_rows=200000
+    ycsb_records=2000; mem_conns=64; rss_secs=2; big_rows=200000; sb_rows=2000
     copy_batch=1000; csv_small=20000; csv_big=100000; profile=debug
 else
     rows=1000000; secs=${secs:-10}; conns=${conns:-"1 4 16 64 256 1024"}; reps=${reps:-3}
-    ycsb_records=100000; mem_conns=1000; rss_secs=60; big_rows=10000000
+    ycsb_records=100000; mem_conns=1000; rss_secs=60; big_rows=10000000; sb_rows=100000
     copy_batch=10000; csv_small=1000000; csv_big=10000000; profile=release
 fi
 num_ok() { case "$1" in ''|*[!0-9]*|0) return 1 ;; esac; }
@@ -73,7 +73,7 @@ num_ok "$secs" || { echo "error: --secs must be a whole number of at least 1" >&
 for c in $conns; do num_ok "$c" || { echo "error: --conns takes whole numbers of at least 1, not '$c'" >&2; exit 2; }; done
 has() { case ",$only," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
 for s in ${only//,/ }; do
-    case "$s" in sweep|connect|ycsb|memory|copy|csv) ;; *) echo "error: --only: no section '$s'" >&2; exit 2 ;; esac
+    case "$s" in sweep|connect|ycsb|sysbench|memory|copy|csv) ;; *) echo "error: --only: no section '$s'" >&2; exit 2 ;; esac
 done
 clients=4
 cores=$(nproc)
@@ -391,6 +391,49 @@ EOF
     row "ycsb-c: client CPU µs/query" "$a" "$b" "$(ratio "$a" "$b")" "${yc[*]} / ${pc[*]}"
     s=$(median "${sc[@]}")
     row "ycsb-c CPU/query over ysql-bench's own select (same runs)" "$(ratio "$a" "$s")" "–" "–" "select µs/query: ${sc[*]}; q/s ${sq[*]}"
+fi
+
+# --- sysbench OLTP on the tables of oltp-prepare ------------------------------------------------
+# sysbench's oltp_read_write and oltp_point_select against ysql-bench's
+# oltp-read-write and oltp-point-select, same tables, same threads, uniform
+# ids on both (sysbench's --rand-type=uniform), alternated. Transactions are
+# counted on the server: each is one commit (the server's xact_commit; the
+# few commits of either tool's set-up are a fixed handful per run).
+if has sysbench; then
+    sysbench=$(command -v sysbench || true)
+    if [ -z "$sysbench" ]; then
+        say "no sysbench: the sysbench section is skipped (scripts/install-deps.sh installs it)"
+    else
+        say "oltp-prepare: 2 tables of $sb_rows rows"
+        run oltp-prepare "$ysql" -u "$url" --seed "$seed" --drop -o oltp-prepare --tables 2 -r "$sb_rows" -t 2
+        commits() { sql "select xact_commit from pg_stat_database where datname = current_database()"; }
+        sb_args=(--db-driver=pgsql --pgsql-host=127.0.0.1 --pgsql-port="$port" --pgsql-user=postgres
+            --pgsql-db=postgres --tables=2 --table-size="$sb_rows" --threads="$clients" --time="$secs"
+            --rand-type=uniform)
+        for script in read-write point-select; do
+            yt=() yc=() st=() sc=()
+            for i in $(seq 1 "$reps"); do
+                say "oltp $script $i/$reps: ysql-bench"
+                c0=$(commits)
+                run "oltp-y-$script-$i" "$ysql" -u "$url" --seed "$((seed + i))" -o "oltp-$script" --tables 2 \
+                    -r "$sb_rows" -t "$clients" --time "${secs}s" --no-server-stats
+                c1=$(commits)
+                yt+=("$(div "$((c1 - c0))" "$secs" 1 %.0f)"); yc+=("$(div "$CPU" "$((c1 - c0))" 1e6)")
+                say "oltp $script $i/$reps: sysbench"
+                c0=$(commits)
+                run "oltp-s-$script-$i" "$sysbench" "oltp_${script//-/_}" "${sb_args[@]}" run
+                c1=$(commits)
+                grep -q "Number of threads: $clients" "$work/oltp-s-$script-$i.out" ||
+                    { echo "error: sysbench did not run $clients threads" >&2; exit 1; }
+                st+=("$(div "$((c1 - c0))" "$secs" 1 %.0f)"); sc+=("$(div "$CPU" "$((c1 - c0))" 1e6)")
+            done
+            a=$(median "${yt[@]}"); b=$(median "${st[@]}")
+            row "oltp-$script, 2×$sb_rows rows, $clients threads: transactions/s (server commits)" "$a" "$b (sysbench oltp_${script//-/_})" "$(ratio "$a" "$b")" "${yt[*]} / ${st[*]}"
+            a=$(median "${yc[@]}"); b=$(median "${sc[@]}")
+            row "oltp-$script: client CPU µs/transaction" "$a" "$b" "$(ratio "$a" "$b")" "${yc[*]} / ${sc[*]}"
+        done
+        run oltp-cleanup "$ysql" -u "$url" -o oltp-cleanup --tables 2
+    fi
 fi
 
 # --- memory ------------------------------------------------------------------------------------
