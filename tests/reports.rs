@@ -84,6 +84,7 @@ async fn graphs_json_csv_and_log_describe_the_same_run() {
 
     // JSON: what the docs say, and histograms that decode to the counts.
     let doc: JsonReport = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let raw: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     assert_eq!(doc.tool, "ysql-bench");
     assert_eq!(doc.server.flavor, "postgres");
     // The test harness connects without TLS (sslmode=prefer on a server
@@ -92,24 +93,30 @@ async fn graphs_json_csv_and_log_describe_the_same_run() {
     assert_eq!(doc.config.threads, 2);
     assert!(!doc.config.target.contains("password"));
     assert_eq!(doc.operations.len(), 2);
-    for (j, op) in doc.operations.iter().zip(&report.operations) {
+    for (i, (j, op)) in doc.operations.iter().zip(&report.operations).enumerate() {
         assert_eq!(j.operation, op.spec.name);
-        assert_eq!(j.figures.units, op.total.ops);
+        // Read back, the statistics are the run's own.
+        assert_eq!(j.figures.ops, op.total.ops);
         assert_eq!(j.figures.rows, op.total.rows);
-        let h = decode_histogram(&j.figures.histograms.latency).unwrap();
-        assert_eq!(h.len(), j.figures.units);
+        assert_eq!(j.figures.busy, op.total.busy);
+        assert_eq!(j.figures.lag_total, op.total.lag_total);
+        assert_eq!(j.figures.latency, op.total.latency);
+        assert_eq!(j.figures.service, op.total.service);
+        // As written: the README's fields, the histogram decodable alone.
+        let w = &raw["operations"][i];
+        assert_eq!(w["units"].as_u64(), Some(op.total.ops));
+        let h = decode_histogram(w["histograms"]["latency"].as_str().unwrap()).unwrap();
+        assert_eq!(h.len(), op.total.ops);
         assert_eq!(h.max(), op.total.latency.max());
-        assert!(
-            j.figures.latency_ns.p50 <= j.figures.latency_ns.p99
-                && j.figures.latency_ns.p99 <= j.figures.latency_ns.max
-        );
+        let p = &w["latency_ns"];
+        assert!(p["p50"].as_u64() <= p["p99"].as_u64() && p["p99"].as_u64() <= p["max"].as_u64());
         assert_eq!(
             j.intervals.iter().map(|i| i.ops).sum::<u64>(),
-            j.figures.units
+            j.figures.ops
         );
     }
     assert_eq!(doc.operations[0].figures.rows, 3000);
-    assert!(doc.operations[0].figures.row_latency_ns.is_some());
+    assert!(raw["operations"][0]["row_latency_ns"].is_object());
 
     // CSV: counts per interval add up to the summary's.
     let mut rd = csv::Reader::from_path(&csv).unwrap();

@@ -246,20 +246,29 @@ async fn a_rate_limited_ycsb_a_reports_each_type_in_every_format() {
         assert!(s.contains(&format!("histogram of [{ty}]")), "{s}");
     }
     // JSON: types[] with the figures and histograms of each.
-    let doc: ysql_bench::report::json::JsonReport =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let text = std::fs::read_to_string(&json).unwrap();
+    let doc: ysql_bench::report::json::JsonReport = serde_json::from_str(&text).unwrap();
+    let raw: serde_json::Value = serde_json::from_str(&text).unwrap();
     let op = &doc.operations[0];
     let names: Vec<&str> = op.types.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(names, ["read", "update"]);
-    let sum: u64 = op.types.iter().map(|t| t.figures.units).sum();
-    assert_eq!(sum, op.figures.units);
-    for t in &op.types {
-        assert!(t.figures.units > 100, "{t:?}");
-        assert!(t.figures.latency_ns.p99 >= t.figures.latency_ns.p50);
-        let h = ysql_bench::report::json::decode_histogram(&t.figures.histograms.latency).unwrap();
-        assert_eq!(h.len(), t.figures.units);
+    let sum: u64 = op.types.iter().map(|t| t.figures.ops).sum();
+    assert_eq!(sum, op.figures.ops);
+    for (i, t) in op.types.iter().enumerate() {
+        // As written: the README's fields, the histogram decodable alone.
+        let w = &raw["operations"][0]["types"][i];
+        assert_eq!(w["units"].as_u64(), Some(t.figures.ops), "{w}");
+        assert!(t.figures.ops > 100, "{t:?}");
+        assert!(w["latency_ns"]["p99"].as_u64() >= w["latency_ns"]["p50"].as_u64());
+        let h = ysql_bench::report::json::decode_histogram(
+            w["histograms"]["latency"].as_str().unwrap(),
+        )
+        .unwrap();
+        assert_eq!(h.len(), t.figures.ops);
+        // As read back: the same histogram.
+        assert_eq!(t.figures.latency.len(), t.figures.ops);
         let per_interval: u64 = t.intervals.iter().map(|i| i.ops).sum();
-        assert_eq!(per_interval, t.figures.units);
+        assert_eq!(per_interval, t.figures.ops);
     }
     // CSV: a row per interval per type, and one for all.
     let text = std::fs::read_to_string(&csv).unwrap();
@@ -276,9 +285,9 @@ async fn a_rate_limited_ycsb_a_reports_each_type_in_every_format() {
         *by_type.entry(rec[ty_col].to_string()).or_default() +=
             rec[count_col].parse::<u64>().unwrap();
     }
-    assert_eq!(by_type.get("all"), Some(&op.figures.units), "{text}");
-    assert_eq!(by_type.get("read"), Some(&op.types[0].figures.units));
-    assert_eq!(by_type.get("update"), Some(&op.types[1].figures.units));
+    assert_eq!(by_type.get("all"), Some(&op.figures.ops), "{text}");
+    assert_eq!(by_type.get("read"), Some(&op.types[0].figures.ops));
+    assert_eq!(by_type.get("update"), Some(&op.types[1].figures.ops));
     // PNG: the throughput picture has a line per type beside the total.
     let throughput = std::fs::read_dir(dir.path())
         .unwrap()

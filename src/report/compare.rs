@@ -11,10 +11,10 @@
 
 use std::io::Write;
 
-use super::json::{JsonFigures, JsonReport};
+use super::json::{JsonReport, Rates};
 use super::saved::ns;
 use crate::error::{Error, Result};
-use crate::stats::IntervalFigures;
+use crate::stats::{IntervalFigures, Percentiles};
 
 /// Whether a throughput change is larger than the noise of the intervals.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -54,10 +54,7 @@ fn rate_stats(intervals: &[IntervalFigures]) -> Option<(f64, f64, usize)> {
 }
 
 /// Whether `new` differs from `base` beyond what their intervals wander.
-pub fn verdict(
-    base: (&JsonFigures, &[IntervalFigures]),
-    new: (&JsonFigures, &[IntervalFigures]),
-) -> Verdict {
+pub fn verdict(base: (Rates, &[IntervalFigures]), new: (Rates, &[IntervalFigures])) -> Verdict {
     if base.0.units_per_s == new.0.units_per_s {
         return Verdict::NoChange;
     }
@@ -100,41 +97,48 @@ pub fn write_compare(w: &mut dyn Write, base: &JsonReport, new: &JsonReport) -> 
             "", "base", "new", "change"
         )
         .map_err(io)?;
-        let mut rows = vec![("all", &b.figures, &b.intervals, &n.figures, &n.intervals)];
+        let mut rows = vec![(
+            "all",
+            (b.rates, &b.figures),
+            &b.intervals,
+            (n.rates, &n.figures),
+            &n.intervals,
+        )];
         if b.types.len() > 1 {
             for t in &b.types {
                 if let Some(u) = n.types.iter().find(|u| u.name == t.name) {
                     rows.push((
                         t.name.as_str(),
-                        &t.figures,
+                        (t.rates, &t.figures),
                         &t.intervals,
-                        &u.figures,
+                        (u.rates, &u.figures),
                         &u.intervals,
                     ));
                 }
             }
         }
-        for (name, fb, ib, fnew, inew) in rows {
+        for (name, (rb, fb), ib, (rn, fnew), inew) in rows {
             if name != "all" {
                 writeln!(w, "  [{name}]").map_err(io)?;
             }
-            let v = verdict((fb, ib), (fnew, inew));
+            let v = verdict((rb, ib), (rn, inew));
+            let (pb, pn) = (Percentiles::of(&fb.latency), Percentiles::of(&fnew.latency));
             writeln!(
                 w,
                 "  {:<14} {:>14.1} {:>14.1} {:>9}  {}",
                 "per second",
-                fb.units_per_s,
-                fnew.units_per_s,
-                change(fb.units_per_s, fnew.units_per_s),
+                rb.units_per_s,
+                rn.units_per_s,
+                change(rb.units_per_s, rn.units_per_s),
                 v.text()
             )
             .map_err(io)?;
             for (label, x, y) in [
-                ("p50", fb.latency_ns.p50, fnew.latency_ns.p50),
-                ("p95", fb.latency_ns.p95, fnew.latency_ns.p95),
-                ("p99", fb.latency_ns.p99, fnew.latency_ns.p99),
-                ("p99.9", fb.latency_ns.p999, fnew.latency_ns.p999),
-                ("max", fb.latency_ns.max, fnew.latency_ns.max),
+                ("p50", pb.p50, pn.p50),
+                ("p95", pb.p95, pn.p95),
+                ("p99", pb.p99, pn.p99),
+                ("p99.9", pb.p999, pn.p999),
+                ("max", pb.max, pn.max),
             ] {
                 writeln!(
                     w,
@@ -146,13 +150,9 @@ pub fn write_compare(w: &mut dyn Write, base: &JsonReport, new: &JsonReport) -> 
                 )
                 .map_err(io)?;
             }
-            if fb.failed != 0 || fnew.failed != 0 {
-                writeln!(
-                    w,
-                    "  {:<14} {:>14} {:>14}",
-                    "failed", fb.failed, fnew.failed
-                )
-                .map_err(io)?;
+            let (xb, xn) = (fb.failed(), fnew.failed());
+            if xb != 0 || xn != 0 {
+                writeln!(w, "  {:<14} {:>14} {:>14}", "failed", xb, xn).map_err(io)?;
             }
         }
     }

@@ -153,13 +153,14 @@ pub struct JsonOperation {
     /// long): nothing was measured.
     pub warmup_interrupted: bool,
     pub unit: String,
-    /// Counts, rates, percentiles and histograms of all the operation's
-    /// units.
+    /// Throughput of all the operation's units.
     #[serde(flatten)]
-    pub figures: JsonFigures,
+    pub rates: Rates,
+    /// Counts, percentiles and histograms of all the operation's units
+    /// (with `reconnects`, the connections made again after being lost).
+    #[serde(flatten)]
+    pub figures: Stats,
     pub rate_target: Option<f64>,
-    /// Connections made again after being lost.
-    pub reconnects: u64,
     pub thread_rows: Vec<u64>,
     pub intervals: Vec<IntervalFigures>,
     /// The same figures per transaction type (one type, named after the
@@ -208,90 +209,201 @@ pub struct JsonStatement {
 pub struct JsonType {
     pub name: String,
     #[serde(flatten)]
-    pub figures: JsonFigures,
+    pub rates: Rates,
+    #[serde(flatten)]
+    pub figures: Stats,
     pub intervals: Vec<IntervalFigures>,
 }
 
-/// What [`Stats`] holds, as the report shows it: for an operation and
-/// for each of its transaction types alike.
-#[derive(Debug, Serialize, Deserialize)]
-pub struct JsonFigures {
-    /// Timed units that succeeded: batches, files, calls or queries.
-    pub units: u64,
-    pub rows: u64,
-    pub missing_rows: u64,
-    pub failed: u64,
-    /// Failed units by SQLSTATE (or client-side class).
-    pub errors: BTreeMap<String, u64>,
+/// Throughput of an operation or a transaction type over its window: the
+/// one figure of a report that [`Stats`] cannot say alone (it needs the
+/// window), written beside them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Rates {
     pub units_per_s: f64,
     pub rows_per_s: f64,
-    /// Per unit, from when it was due (equal to service time without --rate).
-    pub latency_ns: Percentiles,
-    /// Per unit, from when it was sent.
-    pub service_ns: Percentiles,
-    /// Per unit, its successful try alone (equal to service_ns when
-    /// nothing was retried).
-    #[serde(default)]
-    pub attempt_ns: Percentiles,
-    /// Per row (unit latency / rows of the unit), for loads.
-    pub row_latency_ns: Option<Percentiles>,
-    pub lag_avg_ns: u64,
-    pub lag_max_ns: u64,
-    pub late: u64,
-    pub skipped: u64,
-    /// Units that needed retries, and the retries in all (--max-tries).
-    pub retried: u64,
-    pub retries: u64,
-    /// The first failed units, e.g. "ids 400..600".
-    pub failed_units: Vec<String>,
-    /// Base64 of HdrHistogram V2 compressed encodings, in nanoseconds.
-    pub histograms: JsonHistograms,
 }
 
-impl JsonFigures {
-    /// The figures of `t` over `wall`; `per_row` for loads.
-    pub fn of(t: &Stats, wall: Duration, per_row: bool) -> Result<JsonFigures> {
-        let wall = wall.as_secs_f64();
-        let per_s = |n: u64| if wall > 0.0 { n as f64 / wall } else { 0.0 };
-        Ok(JsonFigures {
-            units: t.ops,
-            rows: t.rows,
-            missing_rows: t.missing,
-            failed: t.failed(),
-            errors: t.errors.clone(),
-            units_per_s: per_s(t.ops),
-            rows_per_s: per_s(t.rows),
-            latency_ns: Percentiles::of(&t.latency),
-            service_ns: Percentiles::of(&t.service),
-            attempt_ns: Percentiles::of(&t.attempt()),
-            row_latency_ns: per_row.then(|| Percentiles::of(&t.row_latency)),
-            lag_avg_ns: nanos(t.lag_total).checked_div(t.ops).unwrap_or(0),
-            lag_max_ns: nanos(t.lag_max),
-            late: t.late,
-            skipped: t.skipped,
-            retried: t.retried,
-            retries: t.retries,
-            failed_units: t.failed_units.clone(),
-            histograms: JsonHistograms {
-                latency: encode_histogram(&t.latency)?,
-                service: encode_histogram(&t.service)?,
+impl Rates {
+    /// The rates of `s` over `wall`.
+    pub fn of(s: &Stats, wall: Duration) -> Rates {
+        Rates::over(s.ops, s.rows, wall.as_secs_f64())
+    }
+
+    /// `units` and `rows` over `secs` (none over no time).
+    pub fn over(units: u64, rows: u64, secs: f64) -> Rates {
+        if secs > 0.0 {
+            Rates {
+                units_per_s: units as f64 / secs,
+                rows_per_s: rows as f64 / secs,
+            }
+        } else {
+            Rates::default()
+        }
+    }
+}
+
+/// [`Stats`] as the report writes them: the counts, the percentiles of
+/// each histogram (for readers without an HDR library) and the histograms
+/// themselves, from which reading a report back makes the same `Stats`,
+/// so that `merge` adds what the runs measured with [`Stats::add`] and
+/// `show` and `compare` print what the run printed. Field names are the
+/// README's; `busy_ns`, `lag_total_ns` and the retried histograms came
+/// later, and a report without them reads as having none.
+impl Serialize for Stats {
+    fn serialize<S: serde::Serializer>(&self, ser: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::{Error as _, SerializeStruct};
+        let enc = |h: &Histogram<u64>| encode_histogram(h).map_err(S::Error::custom);
+        let mut m = ser.serialize_struct("Stats", 21)?;
+        m.serialize_field("units", &self.ops)?;
+        m.serialize_field("rows", &self.rows)?;
+        m.serialize_field("missing_rows", &self.missing)?;
+        m.serialize_field("failed", &self.failed())?;
+        m.serialize_field("errors", &self.errors)?;
+        m.serialize_field("latency_ns", &Percentiles::of(&self.latency))?;
+        m.serialize_field("service_ns", &Percentiles::of(&self.service))?;
+        m.serialize_field("attempt_ns", &Percentiles::of(&self.attempt()))?;
+        let per_row = !self.row_latency.is_empty();
+        m.serialize_field(
+            "row_latency_ns",
+            &per_row.then(|| Percentiles::of(&self.row_latency)),
+        )?;
+        m.serialize_field("busy_ns", &nanos(self.busy))?;
+        m.serialize_field(
+            "lag_avg_ns",
+            &nanos(self.lag_total).checked_div(self.ops).unwrap_or(0),
+        )?;
+        m.serialize_field("lag_total_ns", &nanos(self.lag_total))?;
+        m.serialize_field("lag_max_ns", &nanos(self.lag_max))?;
+        m.serialize_field("late", &self.late)?;
+        m.serialize_field("skipped", &self.skipped)?;
+        m.serialize_field("retried", &self.retried)?;
+        m.serialize_field("retries", &self.retries)?;
+        m.serialize_field("reconnects", &self.reconnects)?;
+        m.serialize_field("failed_units", &self.failed_units)?;
+        let retried = !self.retried_service.is_empty();
+        m.serialize_field(
+            "histograms",
+            &SavedHistograms {
+                latency: enc(&self.latency)?,
+                service: enc(&self.service)?,
                 row_latency: if per_row {
-                    Some(encode_histogram(&t.row_latency)?)
+                    Some(enc(&self.row_latency)?)
+                } else {
+                    None
+                },
+                retried_service: if retried {
+                    Some(enc(&self.retried_service)?)
+                } else {
+                    None
+                },
+                retried_attempt: if retried {
+                    Some(enc(&self.retried_attempt)?)
                 } else {
                     None
                 },
             },
-        })
+        )?;
+        m.end()
     }
 }
 
+/// What reading [`Stats`] back needs of the written fields; the derived
+/// ones (percentiles, `failed`) are made again from these.
+#[derive(Deserialize)]
+struct SavedStats {
+    units: u64,
+    rows: u64,
+    missing_rows: u64,
+    #[serde(default)]
+    errors: BTreeMap<String, u64>,
+    #[serde(default)]
+    busy_ns: Option<u64>,
+    #[serde(default)]
+    lag_avg_ns: u64,
+    #[serde(default)]
+    lag_total_ns: Option<u64>,
+    #[serde(default)]
+    lag_max_ns: u64,
+    #[serde(default)]
+    late: u64,
+    #[serde(default)]
+    skipped: u64,
+    #[serde(default)]
+    retried: u64,
+    #[serde(default)]
+    retries: u64,
+    #[serde(default)]
+    reconnects: u64,
+    #[serde(default)]
+    failed_units: Vec<String>,
+    histograms: SavedHistograms,
+}
+
+/// The HDR histograms of a [`Stats`], base64 of the V2 compressed form.
 #[derive(Debug, Serialize, Deserialize)]
-pub struct JsonHistograms {
-    pub latency: String,
-    pub service: String,
+struct SavedHistograms {
+    latency: String,
+    service: String,
     /// Loads only, as `row_latency_ns`.
     #[serde(default)]
-    pub row_latency: Option<String>,
+    row_latency: Option<String>,
+    /// Of the units that succeeded after retries: all their tries, and
+    /// the successful one alone (absent when nothing was retried).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    retried_service: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    retried_attempt: Option<String>,
+}
+
+impl<'de> Deserialize<'de> for Stats {
+    fn deserialize<D: serde::Deserializer<'de>>(de: D) -> std::result::Result<Self, D::Error> {
+        use serde::de::Error as _;
+        let s = SavedStats::deserialize(de)?;
+        let dec = |h: &str| decode_histogram(h).map_err(D::Error::custom);
+        // A decoded histogram is as wide as the values it held: each goes
+        // into one of the run's own shape, so that later sums fit.
+        let widen = |h: Option<&String>| -> std::result::Result<Histogram<u64>, D::Error> {
+            let mut out = crate::stats::new_histogram();
+            if let Some(h) = h {
+                out.add(dec(h)?)
+                    .map_err(|e| D::Error::custom(format!("cannot add the histograms: {e:?}")))?;
+            }
+            Ok(out)
+        };
+        let h = &s.histograms;
+        let service = widen(Some(&h.service))?;
+        // Older reports kept no busy time: the service times' sum is it,
+        // within the histogram's precision.
+        let busy = match s.busy_ns {
+            Some(ns) => Duration::from_nanos(ns),
+            None => Duration::from_nanos((service.mean() * service.len() as f64) as u64),
+        };
+        Ok(Stats {
+            ops: s.units,
+            rows: s.rows,
+            missing: s.missing_rows,
+            busy,
+            latency: widen(Some(&h.latency))?,
+            service,
+            row_latency: widen(h.row_latency.as_ref())?,
+            lag_total: Duration::from_nanos(
+                s.lag_total_ns
+                    .unwrap_or(s.lag_avg_ns.saturating_mul(s.units)),
+            ),
+            lag_max: Duration::from_nanos(s.lag_max_ns),
+            late: s.late,
+            skipped: s.skipped,
+            errors: s.errors,
+            retried: s.retried,
+            retries: s.retries,
+            retried_service: widen(h.retried_service.as_ref())?,
+            retried_attempt: widen(h.retried_attempt.as_ref())?,
+            reconnects: s.reconnects,
+            failed_units: s.failed_units,
+            conns: Default::default(),
+        })
+    }
 }
 
 /// Whether a file starting with `head` was written by this module.
@@ -394,15 +506,16 @@ pub fn build(plan: &RunPlan, target: &str, report: &RunReport) -> Result<JsonRep
 
 fn operation(op: &OpResult) -> Result<JsonOperation> {
     let f = Figures::of(op);
-    let load = op.spec.is_load();
-    let mut types = Vec::with_capacity(op.types.len());
-    for t in &op.types {
-        types.push(JsonType {
+    let types = op
+        .types
+        .iter()
+        .map(|t| JsonType {
             name: t.name.to_string(),
-            figures: JsonFigures::of(&t.stats, op.wallclock, load)?,
+            rates: Rates::of(&t.stats, op.wallclock),
+            figures: t.stats.clone(),
             intervals: t.intervals.clone(),
-        });
-    }
+        })
+        .collect();
     Ok(JsonOperation {
         operation: op.spec.name.to_string(),
         table: op.table.clone(),
@@ -417,9 +530,9 @@ fn operation(op: &OpResult) -> Result<JsonOperation> {
         warmup_s: op.warmup.map(|d| d.as_secs_f64()),
         warmup_interrupted: op.warmup_cut,
         unit: op.spec.unit.to_string(),
-        figures: JsonFigures::of(&op.total, op.wallclock, load)?,
+        rates: Rates::of(&op.total, op.wallclock),
+        figures: op.total.clone(),
         rate_target: op.rate.map(|r| r.per_second),
-        reconnects: op.total.reconnects,
         thread_rows: op.thread_rows.clone(),
         intervals: op.intervals.clone(),
         types,
@@ -478,5 +591,95 @@ mod tests {
         assert!(is_ours("{\n  \"tool\": \"ysql-bench\",\n  \"version\""));
         assert!(!is_ours("{\"tool\": \"other\"}"));
         assert!(!is_ours("hello"));
+    }
+
+    fn measured() -> Stats {
+        let mut s = Stats::default();
+        for (i, v) in [900u64, 1_200, 5_000, 70_000, 3_000_000]
+            .into_iter()
+            .enumerate()
+        {
+            let latency = std::time::Duration::from_nanos(v + 100 * i as u64);
+            let service = std::time::Duration::from_nanos(v);
+            s.record(
+                crate::stats::Timing { latency, service },
+                crate::workload::Outcome {
+                    rows: 2,
+                    missing: 1,
+                },
+            );
+        }
+        s.record_retried(
+            std::time::Duration::from_micros(50),
+            std::time::Duration::from_micros(20),
+        );
+        s.retried = 1;
+        s.retries = 3;
+        s.reconnects = 2;
+        s.late = 1;
+        s.record_error("40001", Some("ids 1..2".to_string()));
+        s
+    }
+
+    fn same(a: &Stats, b: &Stats) {
+        assert_eq!(
+            (a.ops, a.rows, a.missing, a.busy, a.lag_total, a.lag_max),
+            (b.ops, b.rows, b.missing, b.busy, b.lag_total, b.lag_max)
+        );
+        assert_eq!(
+            (a.late, a.skipped, a.retried, a.retries),
+            (b.late, b.skipped, b.retried, b.retries)
+        );
+        assert_eq!(
+            (&a.errors, &a.failed_units, a.reconnects),
+            (&b.errors, &b.failed_units, b.reconnects)
+        );
+        assert_eq!(a.latency, b.latency);
+        assert_eq!(a.service, b.service);
+        assert_eq!(a.row_latency, b.row_latency);
+        assert_eq!(a.retried_service, b.retried_service);
+        assert_eq!(a.retried_attempt, b.retried_attempt);
+        assert_eq!(Percentiles::of(&a.attempt()), Percentiles::of(&b.attempt()));
+    }
+
+    #[test]
+    fn stats_read_back_are_the_stats_written() {
+        let s = measured();
+        let text = serde_json::to_string(&s).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        // The README's fields, derived ones included.
+        assert_eq!(v["units"], 5);
+        assert_eq!(v["failed"], 1);
+        assert_eq!(v["missing_rows"], 5);
+        assert_eq!(v["latency_ns"]["max"].as_u64(), Some(s.latency.max()));
+        assert!(v["row_latency_ns"].is_object());
+        assert!(v["histograms"]["retried_attempt"].is_string());
+        let back: Stats = serde_json::from_str(&text).unwrap();
+        same(&s, &back);
+        // Two read back add up as the runs' own do (what merge does).
+        let mut sum = back;
+        sum.add(&serde_json::from_str(&text).unwrap());
+        let mut twice = measured();
+        twice.add(&measured());
+        same(&sum, &twice);
+    }
+
+    #[test]
+    fn a_report_written_before_busy_and_retried_histograms_still_reads() {
+        let s = measured();
+        let mut v = serde_json::to_value(&s).unwrap();
+        let m = v.as_object_mut().unwrap();
+        m.remove("busy_ns");
+        m.remove("lag_total_ns");
+        let h = m["histograms"].as_object_mut().unwrap();
+        h.remove("retried_service");
+        h.remove("retried_attempt");
+        let back: Stats = serde_json::from_value(v).unwrap();
+        assert_eq!(back.ops, 5);
+        assert_eq!(back.latency, s.latency);
+        // The busy time from the service times, within HDR's precision.
+        let (b, e) = (back.busy.as_nanos() as f64, s.busy.as_nanos() as f64);
+        assert!((b - e).abs() / e < 0.002, "{b} vs {e}");
+        assert!(back.retried_attempt.is_empty());
     }
 }

@@ -22,11 +22,11 @@ use std::path::Path;
 use hdrhistogram::Histogram;
 
 use super::json::{
-    JsonClientShare, JsonCluster, JsonFigures, JsonOperation, JsonReport, JsonStart, JsonType,
+    JsonClientShare, JsonCluster, JsonOperation, JsonReport, JsonStart, JsonType, Rates,
     decode_histogram, encode_histogram,
 };
 use crate::error::{Error, Result};
-use crate::stats::{IntervalFigures, Percentiles};
+use crate::stats::{IntervalFigures, Percentiles, Stats};
 
 /// Reads a `--json` report; anything else is a usage error naming the file.
 pub fn load(path: &Path) -> Result<JsonReport> {
@@ -232,14 +232,14 @@ fn merge_operation(ops: &[&JsonOperation], indexes: &[usize]) -> Result<JsonOper
         .map(|(o, w)| (o.intervals.as_slice(), w.0 - begin))
         .collect();
     let intervals = merge_intervals(&lists, interval_s);
-    let load = first.figures.row_latency_ns.is_some();
-    let figures = merge_figures(
-        &ops.iter().map(|o| &o.figures).collect::<Vec<_>>(),
+    let (rates, figures) = merge_figures(
+        &ops.iter()
+            .map(|o| (&o.figures, o.rates))
+            .collect::<Vec<_>>(),
         &intervals,
         (shared.0 - begin, shared.1 - begin),
         span,
-        load,
-    )?;
+    );
     let mut types = Vec::new();
     for (t, ty) in first.types.iter().enumerate() {
         let same: Vec<&JsonType> = ops.iter().filter_map(|o| o.types.get(t)).collect();
@@ -249,15 +249,19 @@ fn merge_operation(ops: &[&JsonOperation], indexes: &[usize]) -> Result<JsonOper
             .map(|(x, w)| (x.intervals.as_slice(), w.0 - begin))
             .collect();
         let intervals = merge_intervals(&lists, interval_s);
+        let (rates, figures) = merge_figures(
+            &same
+                .iter()
+                .map(|x| (&x.figures, x.rates))
+                .collect::<Vec<_>>(),
+            &intervals,
+            (shared.0 - begin, shared.1 - begin),
+            span,
+        );
         types.push(JsonType {
             name: ty.name.clone(),
-            figures: merge_figures(
-                &same.iter().map(|x| &x.figures).collect::<Vec<_>>(),
-                &intervals,
-                (shared.0 - begin, shared.1 - begin),
-                span,
-                load,
-            )?,
+            rates,
+            figures,
             intervals,
         });
     }
@@ -287,8 +291,8 @@ fn merge_operation(ops: &[&JsonOperation], indexes: &[usize]) -> Result<JsonOper
         .map(|(o, &i)| JsonClientShare {
             client: i,
             skew_ms: o.start.as_ref().map(|s| s.skew_ms),
-            units: o.figures.units,
-            units_per_s: o.figures.units_per_s,
+            units: o.figures.ops,
+            units_per_s: o.rates.units_per_s,
             wallclock_s: o.wallclock_s,
         })
         .collect();
@@ -313,9 +317,9 @@ fn merge_operation(ops: &[&JsonOperation], indexes: &[usize]) -> Result<JsonOper
         warmup_s: first.warmup_s,
         warmup_interrupted: ops.iter().any(|o| o.warmup_interrupted),
         unit: first.unit.clone(),
+        rates,
         figures,
         rate_target: ops.iter().map(|o| o.rate_target).sum::<Option<f64>>(),
-        reconnects: ops.iter().map(|o| o.reconnects).sum(),
         thread_rows: ops
             .iter()
             .flat_map(|o| o.thread_rows.iter().copied())
@@ -355,107 +359,39 @@ fn add(sum: &mut Histogram<u64>, h: &Histogram<u64>) -> Result<()> {
         .map_err(|e| Error::run(format!("cannot add the histograms: {e:?}")))
 }
 
-/// Sums counts, adds histograms; rates over the shared window
-/// (`shared`, seconds from the first start) when whole intervals lie in
-/// it, else over `span`.
+/// The clients' figures added up ([`Stats::add`]: counts summed,
+/// histograms added, so percentiles of the sum are exact), and their rate
+/// over the shared window (`shared`, seconds from the first start) when
+/// whole intervals lie in it, else over `span`.
 fn merge_figures(
-    all: &[&JsonFigures],
+    all: &[(&Stats, Rates)],
     intervals: &[IntervalFigures],
     shared: (f64, f64),
     span: f64,
-    load: bool,
-) -> Result<JsonFigures> {
-    // Sums start from the run's own histogram shape: a decoded one is
-    // only as wide as the values it held.
-    let mut latency = crate::stats::new_histogram();
-    let mut service = crate::stats::new_histogram();
-    let mut row = all[0]
-        .histograms
-        .row_latency
-        .as_ref()
-        .map(|_| crate::stats::new_histogram());
-    for f in all {
-        add(&mut latency, &decode_histogram(&f.histograms.latency)?)?;
-        add(&mut service, &decode_histogram(&f.histograms.service)?)?;
-        if let (Some(sum), Some(h)) = (row.as_mut(), &f.histograms.row_latency) {
-            add(sum, &decode_histogram(h)?)?;
-        }
-    }
-    let units: u64 = all.iter().map(|f| f.units).sum();
-    let rows: u64 = all.iter().map(|f| f.rows).sum();
-    let mut errors = BTreeMap::new();
-    for f in all {
-        for (k, v) in &f.errors {
-            *errors.entry(k.clone()).or_insert(0) += v;
-        }
+) -> (Rates, Stats) {
+    let mut sum = Stats::default();
+    for (f, _) in all {
+        sum.add(f);
     }
     // One report: its own rates (the same window).
-    let (units_per_s, rows_per_s) = if all.len() == 1 {
-        (all[0].units_per_s, all[0].rows_per_s)
-    } else {
-        let inside: Vec<&IntervalFigures> = intervals
-            .iter()
-            .filter(|f| f.end_s - f.seconds >= shared.0 - 1e-6 && f.end_s <= shared.1 + 1e-6)
-            .collect();
-        let secs: f64 = inside.iter().map(|f| f.seconds).sum();
-        if secs > 0.0 {
-            (
-                inside.iter().map(|f| f.ops).sum::<u64>() as f64 / secs,
-                inside.iter().map(|f| f.rows).sum::<u64>() as f64 / secs,
-            )
-        } else if span > 0.0 {
-            (units as f64 / span, rows as f64 / span)
-        } else {
-            (0.0, 0.0)
-        }
-    };
-    let lag_total: f64 = all
+    if let [(_, rates)] = all {
+        return (*rates, sum);
+    }
+    let inside: Vec<&IntervalFigures> = intervals
         .iter()
-        .map(|f| f.lag_avg_ns as f64 * f.units as f64)
-        .sum();
-    let retries: u64 = all.iter().map(|f| f.retries).sum();
-    Ok(JsonFigures {
-        units,
-        rows,
-        missing_rows: all.iter().map(|f| f.missing_rows).sum(),
-        failed: all.iter().map(|f| f.failed).sum(),
-        errors,
-        units_per_s,
-        rows_per_s,
-        latency_ns: Percentiles::of(&latency),
-        service_ns: Percentiles::of(&service),
-        // The try alone is not kept as a histogram: without retries it is
-        // the service time.
-        attempt_ns: if retries == 0 {
-            Percentiles::of(&service)
-        } else {
-            Percentiles::default()
-        },
-        row_latency_ns: row.as_ref().filter(|_| load).map(Percentiles::of),
-        lag_avg_ns: if units > 0 {
-            (lag_total / units as f64) as u64
-        } else {
-            0
-        },
-        lag_max_ns: all.iter().map(|f| f.lag_max_ns).max().unwrap_or(0),
-        late: all.iter().map(|f| f.late).sum(),
-        skipped: all.iter().map(|f| f.skipped).sum(),
-        retried: all.iter().map(|f| f.retried).sum(),
-        retries,
-        failed_units: all
-            .iter()
-            .flat_map(|f| f.failed_units.iter().cloned())
-            .take(10)
-            .collect(),
-        histograms: super::json::JsonHistograms {
-            latency: encode_histogram(&latency)?,
-            service: encode_histogram(&service)?,
-            row_latency: match &row {
-                Some(h) if load => Some(encode_histogram(h)?),
-                _ => None,
-            },
-        },
-    })
+        .filter(|f| f.end_s - f.seconds >= shared.0 - 1e-6 && f.end_s <= shared.1 + 1e-6)
+        .collect();
+    let secs: f64 = inside.iter().map(|f| f.seconds).sum();
+    let rates = if secs > 0.0 {
+        Rates::over(
+            inside.iter().map(|f| f.ops).sum(),
+            inside.iter().map(|f| f.rows).sum(),
+            secs,
+        )
+    } else {
+        Rates::over(sum.ops, sum.rows, span)
+    };
+    (rates, sum)
 }
 
 /// Lines the clients' intervals up on one clock: each list with the
@@ -603,11 +539,11 @@ pub fn write_show(w: &mut dyn Write, r: &JsonReport, histogram: bool) -> Result<
             o.wallclock_s
         )
         .map_err(io)?;
-        write_figures(w, &o.unit, &o.figures).map_err(io)?;
+        write_figures(w, &o.unit, o.rates, &o.figures).map_err(io)?;
         if o.types.len() > 1 {
             for t in &o.types {
                 writeln!(w, "[{}]", t.name).map_err(io)?;
-                write_figures(w, &t.name, &t.figures).map_err(io)?;
+                write_figures(w, &t.name, t.rates, &t.figures).map_err(io)?;
             }
         }
         if let Some(s) = &o.start {
@@ -631,28 +567,28 @@ pub fn write_show(w: &mut dyn Write, r: &JsonReport, histogram: bool) -> Result<
             )
             .map_err(io)?;
         }
-        if histogram && o.figures.units > 0 {
-            let h = decode_histogram(&o.figures.histograms.latency)?;
+        if histogram && o.figures.ops > 0 {
             writeln!(w, "histogram is per {}", o.unit).map_err(io)?;
-            super::histogram::write_histogram(w, &h, 10, super::histogram::Scale::Linear)
+            let h = &o.figures.latency;
+            super::histogram::write_histogram(w, h, 10, super::histogram::Scale::Linear)
                 .map_err(io)?;
         }
     }
     Ok(())
 }
 
-fn write_figures(w: &mut dyn Write, unit: &str, f: &JsonFigures) -> std::io::Result<()> {
+fn write_figures(w: &mut dyn Write, unit: &str, r: Rates, f: &Stats) -> std::io::Result<()> {
     writeln!(
         w,
         "{:<22}: {} ({:.1}/s), {} rows ({:.1}/s), {} failed",
         format!("units ({unit})"),
-        f.units,
-        f.units_per_s,
+        f.ops,
+        r.units_per_s,
         f.rows,
-        f.rows_per_s,
-        f.failed
+        r.rows_per_s,
+        f.failed()
     )?;
-    let p = &f.latency_ns;
+    let p = &Percentiles::of(&f.latency);
     writeln!(
         w,
         "{:<22}: min {}, p50 {}, p90 {}, p95 {}, p99 {}, p99.9 {}, max {}",
