@@ -968,8 +968,6 @@ mod tests {
         );
     }
 
-    /// Issue 17: `-r 0` with a load ran, loaded nothing and exited 0 with
-    /// a summary of zeros.
     #[test]
     fn tpcc_flags_that_cannot_work_are_refused_with_what_to_do() {
         let e = usage_message(&["-o", "tpcc", "--tpcc-wait", "--rate", "100"]);
@@ -1063,6 +1061,8 @@ mod tests {
         );
     }
 
+    /// Issue 17: `-r 0` with a load ran, loaded nothing and exited 0 with
+    /// a summary of zeros.
     #[test]
     fn rows_0_with_a_load_is_refused() {
         for ops in [

@@ -6,12 +6,14 @@
 //! per district its customers, history, orders, order lines and new
 //! orders. Warehouses are shared out over the workers by
 //! [`thread_range`], so a worker writes whole warehouses; the item slices
-//! go round the workers. Several clients (`--clients`) deal the chunks
-//! over all their threads as one client would; `--warehouse-range` loads
-//! those warehouses alone, and `item` only with the range that starts at 1. With fewer warehouses than workers, every chunk
-//! goes round the workers instead, so none is left idle. Each chunk's random generator is seeded from the
-//! run's seed and the chunk's identity (warehouse, district, order), never
-//! from the worker, so the data depends on `--seed` alone and not on `-t`.
+//! go round the workers. With fewer warehouses than workers, every chunk
+//! goes round the workers instead, so none is left idle. Several clients
+//! (`--clients`) deal the chunks over all their threads as one client
+//! would; `--warehouse-range` loads those warehouses alone, and `item`
+//! only with the range that starts at 1. Each chunk's random generator is
+//! seeded from the run's seed and the chunk's identity (warehouse,
+//! district, order), never from the worker or the client, so the data
+//! depends on `--seed` alone and not on `-t` or `--clients`.
 //! Lines are made in `stage`, outside the timed section, as for the other
 //! loads.
 
@@ -123,8 +125,9 @@ pub fn worker_chunks(ws: WarehouseRange, items: bool, threads: usize, t: usize) 
 }
 
 /// The rows chunk `c` holds, without making them: the order lines of a
-/// district are counted from the line counts the orders draw (about
-/// 0.6 ms per warehouse), so the load's progress bar has the exact total.
+/// district are counted from the line counts the orders draw (30000
+/// draws per warehouse, a small part of what making its 600k rows
+/// takes), so the load's progress bar has the exact total.
 pub fn chunk_rows(c: Chunk, seed: u64) -> u64 {
     match c {
         Chunk::Items { from, to } | Chunk::Stock { from, to, .. } => u64::from(to - from),
