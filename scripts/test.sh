@@ -21,3 +21,7 @@ if [ -x bench/pgbench_scripts.sh ]; then
     echo "== bench/pgbench_scripts.sh --quick (proves the pgbench-script comparison runs; timings not asserted)"
     bench/pgbench_scripts.sh --quick
 fi
+if [ -x bench/tpcc.sh ]; then
+    echo "== bench/tpcc.sh --quick (proves the TPC-C benchmark script runs; timings not asserted)"
+    bench/tpcc.sh --quick
+fi

@@ -527,13 +527,32 @@ pub struct Cli {
     #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration, help_heading = CLIENTS)]
     pub barrier_timeout: Duration,
 
-    /// tpcc-*: warehouses, the TPC-C scale (about 500k rows, 70 MB each).
+    /// tpcc-*: warehouses, the TPC-C scale (about 600k rows, 70 MB each).
     #[arg(long, value_name = "W", default_value = "1", value_parser = parse_positive::<u32>, help_heading = WORKLOAD)]
     pub warehouses: u32,
 
     /// tpcc: the mix in percent, e.g. new-order=50,payment=50 (default: the standard 45/43/4/4/4).
     #[arg(long, value_name = "TYPE=PERCENT,...", value_parser = parse_tpcc_mix, help_heading = WORKLOAD)]
     pub tpcc_mix: Option<workload::tpcc::txn::Mix>,
+
+    /// tpcc: keying and think times as the specification defines them (clause 5.2.5).
+    ///
+    /// Each terminal waits a keying time before each transaction (18 s for New-Order, 3 s for
+    /// Payment, 2 s for the others) and a think time after it (negative exponential, mean 12 s,
+    /// 12 s, 10 s, 5 s, 5 s, at most ten times the mean). The waits are in no latency. Ten
+    /// terminals per warehouse (-t 10×W) then reach about 100% efficiency. Not with --rate.
+    #[arg(long, help_heading = WORKLOAD)]
+    pub tpcc_wait: bool,
+
+    /// tpcc, tpcc-load: this client's warehouses, START..END (inclusive, 1-based, within --warehouses).
+    ///
+    /// tpcc: the terminals' home warehouses, spread evenly over the range; remote order lines
+    /// and payments still go to any of the --warehouses. tpcc-load: empties and loads these
+    /// warehouses alone, and the item table only when the range starts at 1. So clients on
+    /// several machines drive (or load) disjoint warehouses of one database. With --clients,
+    /// tpcc's default is each client's share of 1..W.
+    #[arg(long, value_name = "START..END", value_parser = parse_warehouse_range, help_heading = WORKLOAD)]
+    pub warehouse_range: Option<workload::tpcc::WarehouseRange>,
 
     /// A pgbench script to run, FILE[@WEIGHT] (pgbench -f); repeatable; implies -o script.
     ///
@@ -675,6 +694,10 @@ fn parse_share(s: &str) -> Result<f64, String> {
 
 fn parse_tpcc_mix(s: &str) -> Result<workload::tpcc::txn::Mix, String> {
     workload::tpcc::txn::Mix::parse(s)
+}
+
+fn parse_warehouse_range(s: &str) -> Result<workload::tpcc::WarehouseRange, String> {
+    workload::tpcc::WarehouseRange::parse(s)
 }
 
 /// `-D NAME=VALUE`: the name as given, the value as text.

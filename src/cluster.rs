@@ -668,6 +668,22 @@ impl Workload for Clustered {
     fn table(&self) -> &crate::config::TableName {
         self.inner.table()
     }
+    fn load_rows(&self) -> Option<u64> {
+        self.inner.load_rows()
+    }
+    fn has_units(&self) -> bool {
+        self.inner.has_units()
+    }
+    fn metrics(
+        &self,
+        types: &[crate::workload::TypeFigures],
+        wallclock: std::time::Duration,
+    ) -> Vec<crate::workload::Metric> {
+        self.inner.metrics(types, wallclock)
+    }
+    fn stat_tables(&self) -> Vec<String> {
+        self.inner.stat_tables()
+    }
     fn worker(&self, thread: usize) -> Box<dyn DynOperation> {
         self.inner.worker(thread)
     }

@@ -359,6 +359,7 @@ impl RunPlan {
                 cli.warehouses
             )));
         }
+        let tpcc = tpcc_settings(&cli, &operations, cluster.as_ref(), run_seed)?;
         let isolation = cli.isolation.map(|i| match i {
             IsolationArg::ReadCommitted => Isolation::ReadCommitted,
             IsolationArg::RepeatableRead => Isolation::RepeatableRead,
@@ -395,10 +396,7 @@ impl RunPlan {
             booking: BookingSettings {
                 day_range: cli.day_range,
             },
-            tpcc: TpccSettings {
-                warehouses: cli.warehouses,
-                mix: cli.tpcc_mix.unwrap_or(crate::workload::tpcc::txn::MIX),
-            },
+            tpcc,
             isolation,
             script: ScriptSettings {
                 scripts: cli.script.clone(),
@@ -634,6 +632,12 @@ impl RunPlan {
         if w.booking.day_range != 30 && !ops.contains(&"booking") {
             note("--day-range", "booking");
         }
+        if w.tpcc.wait && !ops.contains(&"tpcc") {
+            note("--tpcc-wait", "tpcc");
+        }
+        if w.tpcc.partial && !ops.contains(&"tpcc") && !ops.contains(&"tpcc-load") {
+            note("--warehouse-range", "tpcc and tpcc-load");
+        }
         let scripts = ops.contains(&"script");
         if !w.script.defines.is_empty() && !scripts {
             note("-D", "the scripts of -o script (--script, --builtin)");
@@ -649,6 +653,71 @@ impl RunPlan {
         }
         unused
     }
+}
+
+/// The TPC-C flags, checked against each other and `--clients`: the
+/// terminals' home warehouses (`--warehouse-range`, else this client's
+/// share of 1..W, else all), and `--tpcc-wait`, which sets the terminals'
+/// pace and so cannot go with `--rate`.
+fn tpcc_settings(
+    cli: &Cli,
+    operations: &[&'static Spec],
+    cluster: Option<&crate::cluster::ClusterPlan>,
+    run_seed: u64,
+) -> Result<TpccSettings> {
+    use crate::workload::tpcc::{self, WarehouseRange};
+    let w = cli.warehouses;
+    let runs = operations.contains(&&tpcc::RUN);
+    let loads = operations.contains(&&tpcc::LOAD);
+    if cli.tpcc_wait && runs && cli.rate.is_some() {
+        return Err(Error::usage(
+            "--tpcc-wait and --rate both set the terminals' pace (the keying and think times, or a fixed arrival rate): give one",
+        ));
+    }
+    let homes = match (cli.warehouse_range, cluster) {
+        (Some(r), _) if r.last > w => {
+            return Err(Error::usage(format!(
+                "--warehouse-range {r} ends past --warehouses {w}: give --warehouses with all the database's warehouses (at least {}), or a range within 1..{w}",
+                r.last
+            )));
+        }
+        (Some(r), Some(c)) if loads => {
+            return Err(Error::usage(format!(
+                "--warehouse-range {r} and --clients {} both split tpcc-load's warehouses: leave out --warehouse-range (the clients share 1..{w} out), or --clients (each machine loads its range on its own)",
+                c.clients
+            )));
+        }
+        (Some(r), _) => r,
+        (None, Some(c)) => {
+            // Every client checks, so that all of them refuse alike.
+            if runs && (w as usize) < c.clients {
+                return Err(Error::usage(format!(
+                    "--clients {} drive disjoint warehouses in tpcc and --warehouses {w} has fewer: give at least {} warehouses, or --warehouse-range on each client",
+                    c.clients, c.clients
+                )));
+            }
+            let share = crate::workload::partition::thread_range(u64::from(w), c.clients, c.index);
+            if share.is_empty() {
+                // A load of fewer warehouses than clients: its chunks go
+                // round all clients' threads; the homes are not used.
+                WarehouseRange::all(w)
+            } else {
+                WarehouseRange {
+                    first: share.start as u32 + 1,
+                    last: share.end as u32,
+                }
+            }
+        }
+        (None, None) => WarehouseRange::all(w),
+    };
+    Ok(TpccSettings {
+        warehouses: w,
+        mix: cli.tpcc_mix.unwrap_or(tpcc::txn::MIX),
+        homes,
+        partial: cli.warehouse_range.is_some(),
+        wait: cli.tpcc_wait,
+        seed: run_seed,
+    })
 }
 
 /// `--clients`, `--client-index`, `--run-id`: None for a run of one
@@ -899,8 +968,90 @@ mod tests {
         );
     }
 
-    /// Issue 17: `-r 0` with a load ran, loaded nothing and exited 0 with
-    /// a summary of zeros.
+    #[test]
+    fn tpcc_flags_that_cannot_work_are_refused_with_what_to_do() {
+        let e = usage_message(&["-o", "tpcc", "--tpcc-wait", "--rate", "100"]);
+        assert!(e.contains("--tpcc-wait and --rate both set"), "{e}");
+        let e = usage_message(&[
+            "-o",
+            "tpcc",
+            "--warehouses",
+            "4",
+            "--warehouse-range",
+            "3..5",
+        ]);
+        assert!(
+            e.contains("--warehouse-range 3..5 ends past --warehouses 4")
+                && e.contains("at least 5"),
+            "{e}"
+        );
+        // A bad range is clap's usage error (exit 2), saying the form.
+        let bad = |r: &str| {
+            Cli::try_parse_from(["ysql-bench", "-o", "tpcc", "--warehouse-range", r])
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(bad("5..3").contains("START must not be above END"));
+        assert!(bad("0..3").contains("count from 1"));
+        assert!(bad("3").contains("give START..END"));
+        assert!(bad("a..b").contains("not a warehouse number"));
+        let clients = |extra: &[&str]| {
+            let mut all = vec![
+                "ysql-bench",
+                "-u",
+                "host=localhost",
+                "--clients",
+                "3",
+                "--client-index",
+                "1",
+            ];
+            all.extend_from_slice(extra);
+            RunPlan::from_cli(Cli::try_parse_from(all).expect("clap accepts the flags"))
+        };
+        match clients(&[
+            "-o",
+            "tpcc-load",
+            "--warehouses",
+            "6",
+            "--warehouse-range",
+            "1..2",
+        ]) {
+            Err(Error::Usage(m)) => assert!(m.contains("both split tpcc-load"), "{m}"),
+            other => panic!("{other:?}"),
+        }
+        match clients(&["-o", "tpcc", "--warehouses", "2"]) {
+            Err(Error::Usage(m)) => assert!(m.contains("give at least 3 warehouses"), "{m}"),
+            other => panic!("{other:?}"),
+        }
+        // The default under --clients: this client's share of 1..W.
+        let p = clients(&["-o", "tpcc", "--warehouses", "7"]).unwrap();
+        assert_eq!(p.workload.tpcc.homes.to_string(), "4..5");
+        assert!(!p.workload.tpcc.partial);
+        // A range given wins, and the load of all clients splits 1..W.
+        let p = clients(&[
+            "-o",
+            "tpcc",
+            "--warehouses",
+            "7",
+            "--warehouse-range",
+            "6..7",
+        ])
+        .unwrap();
+        assert_eq!(p.workload.tpcc.homes.to_string(), "6..7");
+        assert!(clients(&["-o", "tpcc-load", "--warehouses", "2"]).is_ok());
+        // The run's seed, not the client's, makes the data and constants.
+        let p = clients(&["-o", "tpcc", "--warehouses", "7", "--seed", "5"]).unwrap();
+        assert_eq!(p.workload.tpcc.seed, 5);
+        assert_ne!(p.workload.seed, 5);
+        let p = plan(&["-o", "select", "--tpcc-wait", "--warehouse-range", "1..1"]).unwrap();
+        let w = p.warnings().join("\n");
+        assert!(w.contains("--tpcc-wait applies to tpcc"), "{w}");
+        assert!(
+            w.contains("--warehouse-range applies to tpcc and tpcc-load"),
+            "{w}"
+        );
+    }
+
     #[test]
     fn too_many_warehouses_are_refused() {
         let e = usage_message(&["-o", "tpcc-load", "--warehouses", "2000000"]);
@@ -910,6 +1061,8 @@ mod tests {
         );
     }
 
+    /// Issue 17: `-r 0` with a load ran, loaded nothing and exited 0 with
+    /// a summary of zeros.
     #[test]
     fn rows_0_with_a_load_is_refused() {
         for ops in [

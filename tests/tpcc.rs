@@ -53,6 +53,12 @@ async fn one_warehouse_loads_with_the_specifications_cardinalities() {
         lines,
         count(&c, "select sum(o_ol_cnt)::bigint from orders").await
     );
+    // The load knew its rows beforehand (its progress bar and "stopped by
+    // --time" line count against them), not -r's 100000.
+    let op = &r.operations[0];
+    let all_rows = 1 + 10 + 3 * 30_000 + 9_000 + 200_000 + lines as u64;
+    assert_eq!(op.total.rows, all_rows, "{s}");
+    assert_eq!(op.table_rows, all_rows, "{s}");
     assert!((280_000..=320_000).contains(&lines), "{lines}");
     // Clause 4.3.3.1: the last 900 orders of each district are new.
     assert_eq!(
@@ -148,7 +154,7 @@ async fn a_run_keeps_the_consistency_conditions_and_a_tampered_table_breaks_one(
     eprintln!("{s}");
     assert!(r.succeeded(), "{s}");
     let op = &r.operations[0];
-    assert_eq!(op.checks.len(), 11, "{s}");
+    assert_eq!(op.checks.len(), 12, "{s}");
     assert!(op.checks.iter().all(|c| c.held), "{s}");
     let names: Vec<&str> = op.types.iter().map(|t| t.name).collect();
     assert_eq!(
@@ -205,9 +211,91 @@ async fn a_run_keeps_the_consistency_conditions_and_a_tampered_table_breaks_one(
     let report = report.unwrap();
     let op = &report.operations[0];
     assert!(op.total.reconnects >= 1, "{s}");
-    assert_eq!(op.checks.len(), 11, "{s}");
+    assert_eq!(op.checks.len(), 12, "{s}");
     assert!(op.checks.iter().all(|c| c.held), "{s}");
     let c = client(&sb).await;
+
+    // Keying and think times (--tpcc-wait): a New-Order is keyed for 18 s
+    // and a Stock-Level for 2 s, so in a run of 3 s each terminal that
+    // draws a Stock-Level first does that one transaction and nothing
+    // more, no New-Order commits, and the New-Orders' keying is cut at the
+    // end of --time rather than holding the run for 18 s. The waits are in
+    // no latency.
+    let orders0 = count(&c, "select count(*) from orders").await;
+    let started = std::time::Instant::now();
+    let (r, s) = run_args(
+        &sb,
+        &[
+            "-o",
+            "tpcc",
+            "--warehouses",
+            "2",
+            "-t",
+            "4",
+            "--time",
+            "3s",
+            "--seed",
+            "3",
+            "--tpcc-wait",
+            "--tpcc-mix",
+            "new-order=50,stock-level=50",
+        ],
+    )
+    .await;
+    let took = started.elapsed();
+    eprintln!("with --tpcc-wait, ended in {took:?}:\n{s}");
+    assert!(r.succeeded(), "{s}");
+    let op = &r.operations[0];
+    // Before the 5 s grace after --time would have had to cut the waits.
+    assert!(
+        took < std::time::Duration::from_secs(3) + ysql_bench::runner::STOP_GRACE,
+        "{took:?}\n{s}"
+    );
+    assert!(
+        (1..=4).contains(&op.total.ops),
+        "one transaction at most per terminal: {}\n{s}",
+        op.total.ops
+    );
+    assert_eq!(op.types[0].stats.ops, 0, "{s}");
+    assert_eq!(count(&c, "select count(*) from orders").await, orders0);
+    let sl = &op.types[4].stats;
+    assert_eq!(sl.ops, op.total.ops, "{s}");
+    assert!(
+        sl.latency.max() < 1_000_000_000,
+        "the 2 s keying time is not in the latency: max {} ns\n{s}",
+        sl.latency.max()
+    );
+    assert!(s.contains("keying and think times of clause 5.2.5"), "{s}");
+    assert!(s.contains("keying and think times on"), "{s}");
+    assert!(op.checks.iter().all(|c| c.held), "{s}");
+    // The stop ends the waits at once too.
+    let p = plan(
+        &sb,
+        &[
+            "-o",
+            "tpcc",
+            "--warehouses",
+            "2",
+            "-t",
+            "4",
+            "--time",
+            "60s",
+            "--tpcc-wait",
+        ],
+    );
+    let (stopper, run) = spawn_interruptible(p);
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    let stopped = std::time::Instant::now();
+    stopper.interrupt();
+    let (report, s) = run.await.unwrap();
+    let report = report.unwrap();
+    assert!(
+        stopped.elapsed() < std::time::Duration::from_secs(3),
+        "took {:?} after the stop\n{s}",
+        stopped.elapsed()
+    );
+    assert!(report.interrupted, "{s}");
+    assert!(report.operations[0].failure.is_none(), "{s}");
 
     // More warehouses than loaded: refused before any transaction.
     let (r, s) = run_args(&sb, &["-o", "tpcc", "--warehouses", "3", "--time", "1s"]).await;
@@ -240,4 +328,297 @@ async fn a_run_keeps_the_consistency_conditions_and_a_tampered_table_breaks_one(
         ],
         "{s}"
     );
+
+    // A delivery counted on a customer without its order delivered
+    // breaks condition 11 alone.
+    c.batch_execute(
+        "update warehouse set w_ytd = w_ytd - 1 where w_id = 1; \
+         update customer set c_delivery_cnt = c_delivery_cnt + 1 \
+         where c_w_id = 2 and c_d_id = 3 and c_id = 7",
+    )
+    .await
+    .unwrap();
+    let (r, s) = run_args(&sb, &["-o", "tpcc-check"]).await;
+    assert!(!r.succeeded(), "{s}");
+    let broken: Vec<(&str, &str)> = r.operations[0]
+        .checks
+        .iter()
+        .filter(|c| !c.held)
+        .map(|c| (c.name.as_str(), c.detail.as_str()))
+        .collect();
+    assert_eq!(broken.len(), 1, "{s}");
+    assert!(broken[0].0.starts_with("TPC-C 3.3.2.11: "), "{s}");
+    assert_eq!(broken[0].1, "1 districts break it", "{s}");
+    // The binary says so and exits 1.
+    let url = sb.url();
+    let out = tokio::task::block_in_place(|| bin("ysql-bench", &["-u", &url, "-o", "tpcc-check"]));
+    let shown = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{shown}{}", text(&out.stderr));
+    assert!(
+        shown
+            .lines()
+            .any(|l| l.contains("BROKEN") && l.contains("3.3.2.11")),
+        "{shown}"
+    );
+}
+
+/// Orders per warehouse 1..=w, and d_next_o_id per district.
+async fn per_warehouse(c: &Client, w: i32) -> (Vec<i64>, Vec<i32>) {
+    let mut orders = Vec::new();
+    for id in 1..=w {
+        orders.push(
+            c.query_one("select count(*) from orders where o_w_id = $1", &[&id])
+                .await
+                .unwrap()
+                .get(0),
+        );
+    }
+    let next = c
+        .query(
+            "select d_next_o_id from district order by d_w_id, d_id",
+            &[],
+        )
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    (orders, next)
+}
+
+/// Runs the clients of one run (`--clients`) at once, in process.
+async fn clients(
+    sb: &ysql_bench::db::sandbox::Sandbox,
+    run_id: &str,
+    args: &[&str],
+) -> Vec<(ysql_bench::RunReport, String)> {
+    let n = "2";
+    let runs: Vec<_> = (0..2)
+        .map(|i| {
+            let index = i.to_string();
+            let mut all = vec!["--clients", n, "--client-index", &index, "--run-id", run_id];
+            all.extend_from_slice(args);
+            spawn_run(plan(sb, &all))
+        })
+        .collect();
+    let mut out = Vec::new();
+    for r in runs {
+        let (report, s) = r.await.unwrap();
+        out.push((report.unwrap(), s));
+    }
+    out
+}
+
+/// Several clients on disjoint warehouses of one database: `--clients`
+/// loads every row once and gives each client its share of the
+/// warehouses; `--warehouse-range` loads and drives those warehouses
+/// alone, while remote payments still reach the others.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clients_load_and_drive_disjoint_warehouses() {
+    let sb = sandbox();
+    let c = client(&sb).await;
+    // Two clients load two warehouses together: each chunk once.
+    let loads = clients(
+        &sb,
+        "tpcc-load-2",
+        &[
+            "-o",
+            "tpcc-load",
+            "--warehouses",
+            "2",
+            "-t",
+            "2",
+            "--seed",
+            "4",
+        ],
+    )
+    .await;
+    for (r, s) in &loads {
+        assert!(r.succeeded(), "{s}");
+    }
+    for (t, n) in [
+        ("warehouse", 2),
+        ("district", 20),
+        ("customer", 60_000),
+        ("new_order", 18_000),
+        ("item", 100_000),
+        ("stock", 200_000),
+    ] {
+        assert_eq!(
+            count(&c, &format!("select count(*) from {t}")).await,
+            n,
+            "{t}"
+        );
+    }
+    // Each client's progress total is its share; together, every row.
+    let mut all_rows = 0;
+    for t in [
+        "warehouse",
+        "district",
+        "customer",
+        "history",
+        "orders",
+        "new_order",
+        "order_line",
+        "item",
+        "stock",
+    ] {
+        all_rows += count(&c, &format!("select count(*) from {t}")).await as u64;
+    }
+    let shares: Vec<u64> = loads
+        .iter()
+        .map(|(r, _)| r.operations[0].table_rows)
+        .collect();
+    assert_eq!(shares.iter().sum::<u64>(), all_rows, "{shares:?}");
+    for (r, s) in &loads {
+        assert_eq!(
+            r.operations[0].total.rows, r.operations[0].table_rows,
+            "{s}"
+        );
+    }
+
+    // Reloading warehouse 2 alone leaves warehouse 1 and the items as
+    // they were, and loads no row twice.
+    let digest = |w: i32| {
+        let c = &c;
+        async move {
+            let d: String = c
+                .query_one(
+                    "select md5(string_agg(c_first || c_balance::text, ',' order by c_d_id, c_id)) \
+                     from customer where c_w_id = $1",
+                    &[&w],
+                )
+                .await
+                .unwrap()
+                .get(0);
+            d
+        }
+    };
+    let items = "select md5(string_agg(i_name, ',' order by i_id)) from item";
+    let items0: String = c.query_one(items, &[]).await.unwrap().get(0);
+    let w1 = digest(1).await;
+    let w2 = digest(2).await;
+    c.batch_execute("update customer set c_balance = c_balance + 1 where c_w_id = 1 and c_id = 1")
+        .await
+        .unwrap();
+    let w1 = {
+        assert_ne!(digest(1).await, w1);
+        digest(1).await
+    };
+    let (r, s) = run_args(
+        &sb,
+        &[
+            "-o",
+            "tpcc-load",
+            "--warehouses",
+            "2",
+            "--warehouse-range",
+            "2..2",
+            "-t",
+            "2",
+            "--seed",
+            "8",
+        ],
+    )
+    .await;
+    assert!(r.succeeded(), "{s}");
+    assert!(
+        s.contains("warehouses 2..2 of 2 (--warehouse-range)"),
+        "{s}"
+    );
+    assert_eq!(digest(1).await, w1, "warehouse 1 untouched");
+    assert_ne!(digest(2).await, w2, "warehouse 2 reloaded with --seed 8");
+    let items1: String = c.query_one(items, &[]).await.unwrap().get(0);
+    assert_eq!(items0, items1, "the items stay");
+    assert_eq!(count(&c, "select count(*) from customer").await, 60_000);
+    assert_eq!(count(&c, "select count(*) from stock").await, 200_000);
+    c.batch_execute("update customer set c_balance = c_balance - 1 where c_w_id = 1 and c_id = 1")
+        .await
+        .unwrap();
+    let (r, s) = run_args(&sb, &["-o", "tpcc-check"]).await;
+    assert!(r.succeeded(), "{s}");
+
+    // A run on warehouse 2 alone: New-Orders only in its districts, some
+    // payments for customers of warehouse 1.
+    let (o0, n0) = per_warehouse(&c, 2).await;
+    let h0 = count(
+        &c,
+        "select count(*) from history where h_w_id = 2 and h_c_w_id = 1",
+    )
+    .await;
+    let (r, s) = run_args(
+        &sb,
+        &[
+            "-o",
+            "tpcc",
+            "--warehouses",
+            "2",
+            "--warehouse-range",
+            "2..2",
+            "-t",
+            "2",
+            "--time",
+            "3s",
+        ],
+    )
+    .await;
+    assert!(r.succeeded(), "{s}");
+    assert!(s.contains("terminals on warehouses 2..2"), "{s}");
+    let op = &r.operations[0];
+    let no = &op.types[0].stats;
+    let (o1, n1) = per_warehouse(&c, 2).await;
+    assert_eq!(o1[0], o0[0], "no order in warehouse 1\n{s}");
+    assert_eq!((o1[1] - o0[1]) as u64, no.ops - no.missing, "{s}");
+    assert!(no.ops > 10, "{s}");
+    assert_eq!(&n1[..10], &n0[..10], "warehouse 1's districts unchanged");
+    assert!(
+        n1[10..]
+            .iter()
+            .zip(&n0[10..])
+            .filter(|(a, b)| a > b)
+            .count()
+            >= 5,
+        "{n0:?} {n1:?}"
+    );
+    let h1 = count(
+        &c,
+        "select count(*) from history where h_w_id = 2 and h_c_w_id = 1",
+    )
+    .await;
+    assert!(
+        h1 > h0,
+        "remote payments reach warehouse 1's customers\n{s}"
+    );
+
+    // Two clients of one run: each drives its share of the warehouses
+    // (client 0 warehouse 1, client 1 warehouse 2), and each reports its
+    // tpmC.
+    let (o0, _) = per_warehouse(&c, 2).await;
+    let runs = clients(
+        &sb,
+        "tpcc-2",
+        &["-o", "tpcc", "--warehouses", "2", "-t", "2", "--time", "3s"],
+    )
+    .await;
+    let (o1, _) = per_warehouse(&c, 2).await;
+    for (i, (r, s)) in runs.iter().enumerate() {
+        assert!(r.succeeded(), "{s}");
+        let op = &r.operations[0];
+        let no = &op.types[0].stats;
+        assert!(no.ops > 0, "{s}");
+        assert_eq!(
+            (o1[i] - o0[i]) as u64,
+            no.ops - no.missing,
+            "client {i}\n{s}"
+        );
+        assert!(
+            s.contains(&format!("terminals on warehouses {0}..{0}", i + 1)),
+            "{s}"
+        );
+        assert!(
+            op.metrics.iter().any(|m| m.key == "tpmc" && m.value > 0.0),
+            "{s}"
+        );
+        assert!(op.checks.iter().all(|c| c.held), "{s}");
+    }
 }

@@ -310,6 +310,9 @@ async fn bookings_are_consistent_and_counted_once_even_with_a_restart_in_the_mid
     assert!(r.succeeded(), "{s}");
     let c = client(&sb).await;
     assert_eq!(rows_in(&c, "schedule").await, 15_000);
+    // The load counts against its 15000 flights (its progress bar, its
+    // "stopped by --time" line), not against -r's default of 100000.
+    assert_eq!(r.operations[0].table_rows, 15_000, "{s}");
     // Two days: hot audit rows, repeatable read conflicts.
     let (r, s) = run_args(
         &sb,

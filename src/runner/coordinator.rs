@@ -52,7 +52,7 @@ pub(super) struct WorkersOutcome {
 }
 
 /// Starts one worker per thread, waits for all of them, and collects their
-/// output in thread order. Once stopped, workers have [`STOP_GRACE`] to end
+/// output in thread order; a load's progress bar counts to `load_rows`. Once stopped, workers have [`STOP_GRACE`] to end
 /// their unit; then what is still running is cancelled on the server, and
 /// [`CANCEL_WAIT`] later the workers still not done are abandoned.
 pub(super) async fn run_workers<O, F>(
@@ -60,6 +60,7 @@ pub(super) async fn run_workers<O, F>(
     spec: &'static Spec,
     types: &[&'static str],
     retry: RetryPolicy,
+    load_rows: u64,
     make: F,
 ) -> WorkersOutcome
 where
@@ -209,7 +210,7 @@ where
         end_rx,
     ));
     let bar = (spec.is_load() && plan.report_interval.is_none())
-        .then(|| progress::LoadBar::start(kind, plan.rows, rows_done.clone()))
+        .then(|| progress::LoadBar::start(kind, load_rows, rows_done.clone()))
         .flatten();
 
     let mut outputs: Vec<Option<WorkerOutput>> = (0..threads).map(|_| None).collect();

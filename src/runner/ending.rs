@@ -6,7 +6,7 @@
 //! The stop is a flag that anyone may set (the signal handler, the app's
 //! control, a failing worker). Workers look at it before every unit, a
 //! load of one atomic. Waiting workers (a rate slot, a long unit, a
-//! reconnection's pause) do not poll it on a timer each: the housekeeping
+//! reconnection's pause, a TPC-C terminal's keying or think time) do not poll it on a timer each: the housekeeping
 //! task of their OS thread looks at it every [`STOP_LOOK`] and wakes them
 //! all at once ([`ThreadStop`]), so a thousand idle workers cost one timer
 //! per thread, not a thousand.

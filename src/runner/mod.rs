@@ -114,7 +114,11 @@ pub async fn run_operation(ctx: &RunCtx, workload: &dyn Workload) -> OpResult {
     result.table = workload.table().as_str().to_string();
     result.workload = workload.describe();
     result.measured = workload.has_units();
-    result.table_rows = s.rows;
+    // A load's own count of what it writes (TPC-C's warehouses), else -r.
+    result.table_rows = match workload.load_rows() {
+        Some(rows) if spec.is_load() => rows,
+        _ => s.rows,
+    };
     result.nontransactional = s.nontransactional;
     result.rate = s
         .rate
@@ -151,7 +155,7 @@ pub async fn run_operation(ctx: &RunCtx, workload: &dyn Workload) -> OpResult {
     };
     let make = |t: usize| AnyOperation(workload.worker(t));
     let retry = s.retry_policy(workload.retry_on(), workload.default_max_tries());
-    let outcome = run_workers(ctx, spec, &names, retry, make).await;
+    let outcome = run_workers(ctx, spec, &names, retry, result.table_rows, make).await;
     result.wallclock = outcome.wallclock;
     if let Some(ran) = outcome.warmup_cut {
         result.warmup = Some(ran);

@@ -2,7 +2,9 @@
 //! at the barrier, warm up if asked, then stage and execute units until
 //! the share is done, the time is up or the run is told to stop. Only
 //! `execute` is timed; under `--rate` the wait for a unit's slot counts in
-//! its latency but not in its service time.
+//! its latency but not in its service time. The pauses a unit asks for
+//! (a TPC-C terminal's keying and think times) are waited before and
+//! after it and count in neither: they are not work for the server.
 //!
 //! A worker records into the [`ThreadRecorder`] it shares with the other
 //! workers of its OS thread (statistics per transaction type, interval
@@ -221,7 +223,12 @@ impl Phase<'_> {
         let skip_late = !self.pace.spec.is_load();
         let measured = self.measured;
         let worker = self.thread as u32;
+        // The think time of the unit before, waited before the next one.
+        let mut think = Duration::ZERO;
         loop {
+            if !think.is_zero() && !self.pause(std::mem::take(&mut think), deadline).await {
+                return;
+            }
             if self.stop.is_set() {
                 return;
             }
@@ -260,6 +267,12 @@ impl Phase<'_> {
             if !op.stage() {
                 return;
             }
+            // A terminal's keying time (TPC-C with --tpcc-wait): before
+            // the unit is sent, outside its latency.
+            let pauses = op.pauses();
+            if !pauses.before.is_zero() && !self.pause(pauses.before, deadline).await {
+                return;
+            }
             // With --reconnect: a new connection for this unit, its connect
             // timed apart, before the unit's slot and timing. A connect
             // that fails is the unit's failure.
@@ -291,6 +304,7 @@ impl Phase<'_> {
             let (res, tries, cancelled, attempt) =
                 self.execute_with_retries(op, ty, deadline).await;
             let end = Instant::now();
+            think = pauses.after;
             // A long unit the runner cancelled is neither a success nor a
             // failure: what it committed counts, and the worker stops.
             let res = match (res, cancelled) {
@@ -441,6 +455,20 @@ impl Phase<'_> {
                     }
                 }
             }
+        }
+    }
+
+    /// Waits `d` (a terminal's keying or think time), cut short by the
+    /// stop or the deadline; true when it was waited in full. The stop
+    /// wakes the wait through the thread's [`ThreadStop`] notification,
+    /// as it does a rate wait: no timer per worker looks at the flag.
+    async fn pause(&self, d: Duration, deadline: Option<Instant>) -> bool {
+        let until = Instant::now() + d;
+        let end = deadline.map_or(until, |dl| until.min(dl));
+        tokio::select! {
+            biased;
+            _ = self.stop.stopped() => false,
+            _ = tokio::time::sleep_until(end.into()) => end == until,
         }
     }
 

@@ -281,6 +281,19 @@ impl Workload for Load {
         format!("{} flights per COPY", self.settings.batch_size)
     }
 
+    /// This client's share of the 15000 flights, whatever `-r` says.
+    fn load_rows(&self) -> Option<u64> {
+        let s = &self.settings;
+        Some(
+            (0..s.threads.max(1))
+                .map(|t| {
+                    let r = s.share(FLIGHTS, t);
+                    r.end - r.start
+                })
+                .sum(),
+        )
+    }
+
     fn table(&self) -> &TableName {
         &self.schedule
     }

@@ -259,6 +259,13 @@ pub trait Workload: Send + Sync {
     /// The table the rows go to or come from, for `--show-rowsize`.
     fn table(&self) -> &TableName;
 
+    /// For a load: the rows this client's workers will write, when `-r`
+    /// does not say it (TPC-C's warehouses, booking's flights). The
+    /// progress bar and the "stopped by --time" line measure against it.
+    fn load_rows(&self) -> Option<u64> {
+        None
+    }
+
     /// The tables whose server statistics the run reports
     /// ([`crate::db::server_watch`]): the one of [`Workload::table`]
     /// unless the workload says more.
@@ -418,6 +425,16 @@ pub trait TableSet: Sync {
     ) -> BoxFuture<'a, Result<()>>;
 }
 
+/// Waits around a unit that are not work for the server: TPC-C's keying
+/// time before a transaction and think time after it (clause 5.2.5). The
+/// runner waits them outside the timed section, so they are in no
+/// latency, and ends them at once on the stop or the end of `--time`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Pauses {
+    pub before: std::time::Duration,
+    pub after: std::time::Duration,
+}
+
 /// What one executed unit did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Outcome {
@@ -448,6 +465,12 @@ pub trait Operation: Send + 'static {
     /// Which rows the staged unit holds, for error messages ("ids 0..200").
     fn unit_label(&self) -> Option<String> {
         None
+    }
+
+    /// What the runner waits before and after the staged unit (none but
+    /// for TPC-C's terminals with `--tpcc-wait`).
+    fn pauses(&self) -> Pauses {
+        Pauses::default()
     }
 
     /// Whether a failed unit may simply be sent again. False where a
@@ -485,6 +508,7 @@ pub trait DynOperation: Send + 'static {
     fn execute_dyn<'a>(&'a mut self, client: &'a Client) -> BoxFuture<'a, Result<Outcome>>;
     fn unit_type_dyn(&self) -> usize;
     fn unit_label_dyn(&self) -> Option<String>;
+    fn pauses_dyn(&self) -> Pauses;
     fn retryable_dyn(&self) -> bool;
     fn long_unit_dyn(&self) -> bool;
     fn committed_rows_dyn<'a>(&'a mut self, client: &'a Client) -> BoxFuture<'a, Result<u64>>;
@@ -506,6 +530,9 @@ impl<O: Operation> DynOperation for O {
     }
     fn unit_label_dyn(&self) -> Option<String> {
         self.unit_label()
+    }
+    fn pauses_dyn(&self) -> Pauses {
+        self.pauses()
     }
     fn retryable_dyn(&self) -> bool {
         self.retryable()
@@ -542,6 +569,9 @@ impl Operation for AnyOperation {
     }
     fn unit_label(&self) -> Option<String> {
         self.0.unit_label_dyn()
+    }
+    fn pauses(&self) -> Pauses {
+        self.0.pauses_dyn()
     }
     fn retryable(&self) -> bool {
         self.0.retryable_dyn()

@@ -7,9 +7,13 @@
 //! orders. Warehouses are shared out over the workers by
 //! [`thread_range`], so a worker writes whole warehouses; the item slices
 //! go round the workers. With fewer warehouses than workers, every chunk
-//! goes round the workers instead, so none is left idle. Each chunk's random generator is seeded from the
-//! run's seed and the chunk's identity (warehouse, district, order), never
-//! from the worker, so the data depends on `--seed` alone and not on `-t`.
+//! goes round the workers instead, so none is left idle. Several clients
+//! (`--clients`) deal the chunks over all their threads as one client
+//! would; `--warehouse-range` loads those warehouses alone, and `item`
+//! only with the range that starts at 1. Each chunk's random generator is
+//! seeded from the run's seed and the chunk's identity (warehouse,
+//! district, order), never from the worker or the client, so the data
+//! depends on `--seed` alone and not on `-t` or `--clients`.
 //! Lines are made in `stage`, outside the timed section, as for the other
 //! loads.
 
@@ -22,7 +26,9 @@ use rand::{RngExt, SeedableRng};
 use tokio_postgres::Client;
 
 use super::schema::copy_sql;
-use super::{C_LOAD_LAST, CUSTOMERS, DISTRICTS, ITEMS, NEW_ORDERS_FROM, ORDERS, nurand};
+use super::{
+    C_LOAD_LAST, CUSTOMERS, DISTRICTS, ITEMS, NEW_ORDERS_FROM, ORDERS, WarehouseRange, nurand,
+};
 use crate::error::Result;
 use crate::workload::copy_mem::copy_in;
 use crate::workload::partition::thread_range;
@@ -88,31 +94,53 @@ impl Chunk {
     }
 }
 
-/// The chunks worker `t` of `threads` loads, for `warehouses` warehouses:
-/// whole warehouses when there are at least as many as workers; otherwise
-/// every chunk is dealt round the workers, so that a worker is not left
-/// with the items alone while another writes the one warehouse.
-pub fn worker_chunks(warehouses: u32, threads: usize, t: usize) -> VecDeque<Chunk> {
+/// The chunks worker `t` of `threads` loads, for warehouses `ws` and,
+/// with `items`, the `item` table: whole warehouses when there are at
+/// least as many as workers; otherwise every chunk is dealt round the
+/// workers, so that a worker is not left with the items alone while
+/// another writes the one warehouse.
+pub fn worker_chunks(ws: WarehouseRange, items: bool, threads: usize, t: usize) -> VecDeque<Chunk> {
     let threads = threads.max(1);
-    if (warehouses as usize) < threads {
-        let all = warehouse_chunks(1..warehouses + 1);
-        return item_chunks()
+    let item_slices = if items { item_chunks() } else { Vec::new() };
+    if (ws.len() as usize) < threads {
+        return item_slices
             .into_iter()
-            .chain(all)
+            .chain(warehouse_chunks(ws.ids()))
             .enumerate()
             .filter(|(k, _)| k % threads == t)
             .map(|(_, c)| c)
             .collect();
     }
-    let mut out: VecDeque<Chunk> = item_chunks()
+    let mut out: VecDeque<Chunk> = item_slices
         .into_iter()
         .enumerate()
         .filter(|(k, _)| k % threads == t)
         .map(|(_, c)| c)
         .collect();
-    let mine = thread_range(u64::from(warehouses), threads, t);
-    out.extend(warehouse_chunks(mine.start as u32 + 1..mine.end as u32 + 1));
+    let mine = thread_range(u64::from(ws.len()), threads, t);
+    out.extend(warehouse_chunks(
+        ws.first + mine.start as u32..ws.first + mine.end as u32,
+    ));
     out
+}
+
+/// The rows chunk `c` holds, without making them: the order lines of a
+/// district are counted from the line counts the orders draw (30000
+/// draws per warehouse, a small part of what making its 600k rows
+/// takes), so the load's progress bar has the exact total.
+pub fn chunk_rows(c: Chunk, seed: u64) -> u64 {
+    match c {
+        Chunk::Items { from, to } | Chunk::Stock { from, to, .. } => u64::from(to - from),
+        Chunk::Warehouse { .. } => 1,
+        Chunk::Districts { .. } => u64::from(DISTRICTS),
+        Chunk::Customers { .. } | Chunk::History { .. } | Chunk::Orders { .. } => {
+            u64::from(CUSTOMERS)
+        }
+        Chunk::OrderLines { w, d } => (1..=ORDERS)
+            .map(|o| u64::from(order_shape(seed, w, d, o).0))
+            .sum(),
+        Chunk::NewOrders { .. } => u64::from(ORDERS - NEW_ORDERS_FROM + 1),
+    }
 }
 
 /// The slices of `item`.
@@ -395,9 +423,10 @@ pub struct LoadOp {
 }
 
 impl LoadOp {
-    pub fn new(warehouses: u32, threads: usize, t: usize, seed: u64, now: String) -> Self {
+    /// A worker that loads `chunks` (see [`worker_chunks`]).
+    pub fn new(chunks: VecDeque<Chunk>, seed: u64, now: String) -> Self {
         LoadOp {
-            chunks: worker_chunks(warehouses, threads, t),
+            chunks,
             seed,
             now,
             staged: None,
@@ -450,8 +479,9 @@ mod tests {
 
     #[test]
     fn one_warehouse_is_shared_by_more_workers() {
-        let a = worker_chunks(1, 2, 0);
-        let b = worker_chunks(1, 2, 1);
+        let one = WarehouseRange::all(1);
+        let a = worker_chunks(one, true, 2, 0);
+        let b = worker_chunks(one, true, 2, 1);
         assert!(
             a.len().abs_diff(b.len()) <= 1,
             "{} and {}",
@@ -460,7 +490,7 @@ mod tests {
         );
         assert!(b.iter().any(|c| c.table() == "order_line"));
         // As many warehouses as workers: whole warehouses each.
-        let a = worker_chunks(2, 2, 0);
+        let a = worker_chunks(WarehouseRange::all(2), true, 2, 0);
         assert!(a.iter().all(|c| !matches!(c, Chunk::Orders { w: 2, .. })));
     }
 
@@ -468,7 +498,7 @@ mod tests {
     fn the_chunks_cover_every_table_once_whatever_the_threads() {
         for threads in [1, 2, 3, 4, 7] {
             let all: Vec<Chunk> = (0..threads)
-                .flat_map(|t| worker_chunks(4, threads, t))
+                .flat_map(|t| worker_chunks(WarehouseRange::all(4), true, threads, t))
                 .collect();
             let distinct: std::collections::HashSet<&Chunk> = all.iter().collect();
             assert_eq!(distinct.len(), all.len(), "{threads} workers");
@@ -484,9 +514,63 @@ mod tests {
     }
 
     #[test]
+    fn a_range_loads_its_warehouses_alone_and_items_only_from_1() {
+        let ws = WarehouseRange { first: 3, last: 5 };
+        for threads in [1, 2, 4] {
+            let all: Vec<Chunk> = (0..threads)
+                .flat_map(|t| worker_chunks(ws, false, threads, t))
+                .collect();
+            assert!(all.iter().all(|c| c.table() != "item"), "{threads}");
+            let mut w: Vec<u32> = all
+                .iter()
+                .filter_map(|c| match c {
+                    Chunk::Warehouse { w } => Some(*w),
+                    _ => None,
+                })
+                .collect();
+            w.sort();
+            assert_eq!(w, [3, 4, 5], "{threads} workers");
+            assert_eq!(all.iter().filter(|c| c.table() == "stock").count(), 30);
+        }
+        let with_items: Vec<Chunk> =
+            worker_chunks(WarehouseRange { first: 1, last: 2 }, true, 1, 0)
+                .into_iter()
+                .collect();
+        assert_eq!(
+            with_items.iter().filter(|c| c.table() == "item").count(),
+            10
+        );
+    }
+
+    #[test]
+    fn the_counted_rows_of_a_chunk_are_the_rows_it_makes() {
+        let chunks = [
+            Chunk::Items {
+                from: 1,
+                to: 10_001,
+            },
+            Chunk::Warehouse { w: 2 },
+            Chunk::Districts { w: 2 },
+            Chunk::Stock {
+                w: 2,
+                from: 90_001,
+                to: 100_001,
+            },
+            Chunk::Customers { w: 2, d: 4 },
+            Chunk::History { w: 2, d: 4 },
+            Chunk::Orders { w: 2, d: 4 },
+            Chunk::OrderLines { w: 2, d: 4 },
+            Chunk::NewOrders { w: 2, d: 4 },
+        ];
+        for c in chunks {
+            assert_eq!(chunk_rows(c, 7), lines(c).len() as u64, "{c:?}");
+        }
+    }
+
+    #[test]
     fn one_warehouse_has_the_specifications_cardinalities() {
         let total = |f: &dyn Fn(u32) -> Chunk| (1..=10).map(|d| lines(f(d)).len()).sum::<usize>();
-        let items: usize = worker_chunks(1, 1, 0)
+        let items: usize = worker_chunks(WarehouseRange::all(1), true, 1, 0)
             .into_iter()
             .filter(|c| c.table() == "item")
             .map(|c| lines(c).len())

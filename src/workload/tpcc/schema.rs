@@ -215,6 +215,20 @@ pub const NAMES: [&str; 9] = [
     "stock",
 ];
 
+/// The tables of a warehouse, with the column that names it: what a load
+/// of some warehouses (`--warehouse-range`) empties. A history row belongs
+/// to the warehouse of the payment (`h_w_id`), as conditions 8 and 9 count it.
+pub const WAREHOUSE_COLUMNS: [(&str, &str); 8] = [
+    ("warehouse", "w_id"),
+    ("district", "d_w_id"),
+    ("customer", "c_w_id"),
+    ("history", "h_w_id"),
+    ("new_order", "no_w_id"),
+    ("orders", "o_w_id"),
+    ("order_line", "ol_w_id"),
+    ("stock", "s_w_id"),
+];
+
 /// `copy <table> (<columns>) from stdin`, the columns in the table's
 /// order (the loader writes its lines in that order).
 pub fn copy_sql(table: &str) -> String {
@@ -321,6 +335,17 @@ mod tests {
         let mut want = NAMES.to_vec();
         want.sort_unstable();
         assert_eq!(sorted, want);
+        // Every table but item is emptied by warehouse, on a column it has.
+        for (t, col) in WAREHOUSE_COLUMNS {
+            let def = defs.iter().find(|d| d.name.as_str() == t).unwrap();
+            assert!(
+                def.columns
+                    .iter()
+                    .any(|(c, ty)| c == col && ty == "integer"),
+                "{t}.{col}"
+            );
+        }
+        assert_eq!(WAREHOUSE_COLUMNS.len(), NAMES.len() - 1);
         let customer = &defs[2];
         assert!(customer.ddl.contains("c_last character varying(16)"));
         assert!(customer.ddl.contains("primary key (c_w_id, c_d_id, c_id))"));

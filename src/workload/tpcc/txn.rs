@@ -24,9 +24,9 @@ use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, Statement};
 
 use super::load::last_name;
-use super::{CUSTOMERS, DISTRICTS, ITEMS, nurand};
+use super::{CUSTOMERS, DISTRICTS, ITEMS, WarehouseRange, nurand, wait};
 use crate::error::{Error, Result};
-use crate::workload::{Operation, Outcome, worker_seed};
+use crate::workload::{Operation, Outcome, Pauses, worker_seed};
 
 /// The transaction types, in the order of [`crate::workload::Workload::types`].
 pub const TYPES: [&str; 5] = [
@@ -181,6 +181,14 @@ struct Statements {
     low_stock: Statement,
 }
 
+/// Where a client's terminals live: their home warehouses, and all the
+/// database's warehouses, which remote order lines and payments draw from.
+#[derive(Clone, Copy, Debug)]
+pub struct Homes {
+    pub homes: WarehouseRange,
+    pub warehouses: u32,
+}
+
 /// One terminal: a home warehouse, a district for Stock-Level.
 pub struct Terminal {
     rng: SmallRng,
@@ -192,23 +200,29 @@ pub struct Terminal {
     deck: Vec<usize>,
     next_card: usize,
     begin: String,
+    /// `--tpcc-wait`: keying and think times around each transaction.
+    wait: bool,
+    pauses: Pauses,
     st: Option<Statements>,
     staged: Option<Staged>,
 }
 
 impl Terminal {
-    /// Terminal `thread`: home warehouse `thread % W + 1`, so terminals
-    /// spread evenly, several per warehouse when there are more.
+    /// Terminal `thread`: home warehouse number `thread % n` of the `n`
+    /// home warehouses, so terminals spread evenly, several per warehouse
+    /// when there are more; remote warehouses are any of all `warehouses`.
     pub fn new(
         seed: u64,
         thread: usize,
-        warehouses: u32,
+        at: Homes,
         mix: Mix,
         k: Constants,
         begin: String,
+        wait: bool,
     ) -> Self {
-        let w = (thread as u32 % warehouses.max(1)) + 1;
-        let d_stock = ((thread as u32 / warehouses.max(1)) % DISTRICTS) + 1;
+        let n = at.homes.len().max(1);
+        let w = at.homes.first + thread as u32 % n;
+        let d_stock = ((thread as u32 / n) % DISTRICTS) + 1;
         let mut deck = Vec::with_capacity(100);
         for (ty, n) in mix.0.iter().enumerate() {
             deck.extend(std::iter::repeat_n(ty, *n as usize));
@@ -217,11 +231,13 @@ impl Terminal {
             rng: SmallRng::seed_from_u64(worker_seed(seed, thread, 0x7C_C7E7)),
             w: w as i32,
             d_stock: d_stock as i32,
-            warehouses: warehouses.max(1) as i32,
+            warehouses: at.warehouses.max(at.homes.last).max(1) as i32,
             k,
             next_card: deck.len(),
             deck,
             begin,
+            wait,
+            pauses: Pauses::default(),
             st: None,
             staged: None,
         }
@@ -697,7 +713,18 @@ impl Operation for Terminal {
     fn stage(&mut self) -> bool {
         let ty = self.draw_type();
         self.staged = Some(self.inputs(ty));
+        if self.wait {
+            // Clause 5.2.5.2 before the transaction, 5.2.5.4 after it.
+            self.pauses = Pauses {
+                before: wait::keying_time(ty),
+                after: wait::think_time(&mut self.rng, ty),
+            };
+        }
         true
+    }
+
+    fn pauses(&self) -> Pauses {
+        self.pauses
     }
 
     fn unit_type(&self) -> usize {
@@ -741,10 +768,14 @@ mod tests {
         Terminal::new(
             3,
             thread,
-            w,
+            Homes {
+                homes: WarehouseRange::all(w),
+                warehouses: w,
+            },
             MIX,
             Constants::for_run(3, 157),
             "begin".into(),
+            false,
         )
     }
 
@@ -792,10 +823,14 @@ mod tests {
         let mut t = Terminal::new(
             1,
             0,
-            1,
+            Homes {
+                homes: WarehouseRange::all(1),
+                warehouses: 1,
+            },
             Mix([0, 0, 0, 0, 100]),
             Constants::for_run(1, 157),
             "begin".into(),
+            false,
         );
         assert!((0..200).all(|_| t.draw_type() == STOCK_LEVEL));
     }
@@ -860,5 +895,71 @@ mod tests {
             };
             assert_eq!(c_w, 1);
         }
+    }
+
+    #[test]
+    fn terminals_spread_over_their_range_and_remote_ones_over_all() {
+        let at = Homes {
+            homes: WarehouseRange { first: 3, last: 4 },
+            warehouses: 6,
+        };
+        let new = |thread| {
+            Terminal::new(
+                5,
+                thread,
+                at,
+                MIX,
+                Constants::for_run(5, 157),
+                "begin".into(),
+                false,
+            )
+        };
+        let homes: Vec<i32> = (0..5).map(|t| new(t).w).collect();
+        assert_eq!(homes, [3, 4, 3, 4, 3]);
+        let mut t = new(1);
+        let mut remote = std::collections::BTreeSet::new();
+        for _ in 0..20_000 {
+            if let Staged::Payment { c_w, .. } = t.inputs(PAYMENT) {
+                remote.insert(c_w);
+            }
+        }
+        // Home 4; remote payments reach every other warehouse, in the
+        // range or not.
+        assert_eq!(remote.into_iter().collect::<Vec<_>>(), [1, 2, 3, 4, 5, 6]);
+    }
+
+    #[test]
+    fn with_waits_each_transaction_has_its_keying_and_a_think_time() {
+        let mut t = Terminal::new(
+            2,
+            0,
+            Homes {
+                homes: WarehouseRange::all(1),
+                warehouses: 1,
+            },
+            MIX,
+            Constants::for_run(2, 157),
+            "begin".into(),
+            true,
+        );
+        let mut think = [0.0f64; 5];
+        let mut n = [0u32; 5];
+        for _ in 0..20_000 {
+            assert!(t.stage());
+            let ty = t.unit_type();
+            let p = t.pauses();
+            assert_eq!(p.before, wait::keying_time(ty));
+            assert!(p.after <= std::time::Duration::from_secs_f64(wait::THINK_MEAN_S[ty] * 10.0));
+            think[ty] += p.after.as_secs_f64();
+            n[ty] += 1;
+        }
+        for ty in [NEW_ORDER, PAYMENT] {
+            let mean = think[ty] / f64::from(n[ty]);
+            assert!((mean - 12.0).abs() < 0.6, "{ty}: {mean}");
+        }
+        // Off by default: no pause at all.
+        let mut t = terminal(0, 1);
+        t.stage();
+        assert_eq!(t.pauses(), Pauses::default());
     }
 }

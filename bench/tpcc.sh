@@ -1,0 +1,335 @@
+#!/usr/bin/env bash
+# TPC-C on one throwaway PostgreSQL server (issue 13): how fast tpcc-load
+# loads, against copy-mem and psql \copy on the same server, and the tpmC
+# and client CPU per New-Order of tpcc.
+#
+# Load: tpcc-load of W warehouses (-t 1 and -t 4), then the same rows
+# dumped to CSV files and loaded back into the emptied tables by one psql
+# (\copy, one table after another, one connection), and copy-mem of as
+# many rows into test_table (-t 1 and -t 4) with psql \copy of its CSV.
+# rows/s of the tools from their summaries; psql's over its whole process;
+# MB/s of the CSV text; client CPU is user+system time (GNU time) per row.
+#
+# Run: tpcc with -t 4 terminals on W warehouses, no keying and think times,
+# without the server-statistics connection (its sampler costs client CPU).
+# New-Orders are counted on the server (orders rows added), transactions as
+# the database's commits; client CPU per New-Order is GNU time's user+system
+# of the client over those New-Orders. tpcc-check must hold after the runs.
+# Prints the medians as Markdown that can go into bench/RESULTS.md.
+#
+#   bench/tpcc.sh                full run: loads of 1 and 4 warehouses,
+#                                30 s runs on 1 and 4, 3 repetitions
+#                                (about 15 minutes; release build)
+#   bench/tpcc.sh --quick        1 warehouse loaded, 3 s runs on 1 and 2,
+#                                one repetition, debug build: proves the
+#                                script works, asserts nothing about speed
+#   options: --reps N            repetitions of each measurement (3)
+#            --secs S            seconds per tpcc run (30)
+#            --terminals N       tpcc's -t (4)
+#            --record FILE       append the results to FILE
+#            --bin-dir DIR       use the binaries in DIR, build nothing
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/.." && pwd)
+
+quick=0
+reps=""
+secs=""
+terminals=4
+record=""
+bin_dir=""
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --quick) quick=1 ;;
+        --reps) reps=${2:?--reps needs a number}; shift ;;
+        --secs) secs=${2:?--secs needs a number}; shift ;;
+        --terminals) terminals=${2:?--terminals needs a number}; shift ;;
+        --record) record=${2:?--record needs a file}; shift ;;
+        --bin-dir) bin_dir=${2:?--bin-dir needs a directory}; shift ;;
+        -h|--help) sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        *) echo "error: unknown option $1 (see --help)" >&2; exit 2 ;;
+    esac
+    shift
+done
+
+if [ "$quick" = 1 ]; then
+    load_ws="1"; run_ws="1 2"; secs=${secs:-3}; reps=${reps:-1}; profile=debug
+else
+    load_ws="1 4"; run_ws="1 4"; secs=${secs:-30}; reps=${reps:-3}; profile=release
+fi
+num_ok() { case "$1" in ''|*[!0-9]*|0) return 1 ;; esac; }
+num_ok "$reps" || { echo "error: --reps must be a whole number of at least 1" >&2; exit 2; }
+num_ok "$secs" || { echo "error: --secs must be a whole number of at least 1" >&2; exit 2; }
+num_ok "$terminals" || { echo "error: --terminals must be a whole number of at least 1" >&2; exit 2; }
+load_threads=4
+seed=42
+cores=$(nproc)
+load_before=$(cut -d" " -f1-3 /proc/loadavg)
+tables="warehouse district customer history new_order orders order_line item stock"
+
+# --- tools -------------------------------------------------------------------
+[ -x /usr/bin/time ] || { echo "error: /usr/bin/time (GNU time) not found: install the 'time' package (scripts/install-deps.sh)" >&2; exit 1; }
+pg_bin=${YSQLBENCH_PG_BINDIR:-}
+if [ -z "$pg_bin" ]; then
+    if command -v pg_config >/dev/null 2>&1 && [ -x "$(pg_config --bindir)/initdb" ]; then
+        pg_bin=$(pg_config --bindir)
+    else
+        pg_bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
+    fi
+fi
+[ -n "$pg_bin" ] && [ -x "$pg_bin/initdb" ] && [ -x "$pg_bin/postgres" ] ||
+    { echo "error: no initdb/postgres found (set YSQLBENCH_PG_BINDIR, or run scripts/install-deps.sh)" >&2; exit 1; }
+# psql itself, not Debian's wrapper, so that GNU time measures it.
+tool() { if [ -x "$pg_bin/$1" ]; then echo "$pg_bin/$1"; else command -v "$1" || true; fi; }
+psql=$(tool psql)
+[ -n "$psql" ] || { echo "error: psql is needed (scripts/install-deps.sh installs it)" >&2; exit 1; }
+
+build="$profile build"
+if [ -n "$bin_dir" ]; then
+    build="binaries from $bin_dir"
+else
+    flags=(--locked --bins)
+    [ "$profile" = release ] && flags+=(--release)
+    (cd "$repo" && cargo build "${flags[@]}" >&2)
+    bin_dir=$(cd "$repo" && cargo metadata --format-version 1 --no-deps 2>/dev/null |
+        sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')/$profile
+fi
+ysql=$bin_dir/ysql-bench
+[ -x "$ysql" ] || { echo "error: no ysql-bench in $bin_dir" >&2; exit 1; }
+"$ysql" --help | grep -q -- '--warehouses' ||
+    { echo "error: $ysql has no TPC-C (--warehouses): build it from a commit with issue 13" >&2; exit 1; }
+
+# --- the server (as bench/compare.sh starts it) ------------------------------------
+work=$(mktemp -d /tmp/ysql-bench-tpcc.XXXXXX)
+server_pid=""
+# The postmaster's own pid (runuser stays in between when we are root, and
+# does not pass signals on): from postmaster.pid once the server runs.
+postmaster_pid() { head -n 1 "$work/data/postmaster.pid" 2>/dev/null || true; }
+stop_server() {
+    local pid
+    pid=$(postmaster_pid)
+    [ -n "$pid" ] || pid=$server_pid
+    if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+        kill -INT "$pid" 2>/dev/null || true   # fast shutdown
+        for _ in $(seq 1 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+        kill -KILL "$pid" 2>/dev/null || true
+    fi
+    [ -z "$server_pid" ] || wait "$server_pid" 2>/dev/null || true
+    server_pid=""
+}
+cleanup() {
+    stop_server
+    rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+as_server=()
+if [ "$(id -u)" = 0 ]; then
+    id postgres >/dev/null 2>&1 || { echo "error: running as root needs a 'postgres' user for the server" >&2; exit 1; }
+    chown postgres: "$work"
+    as_server=(runuser -u postgres --)
+fi
+chmod 755 "$work"
+mkdir -p "$work/csv"
+
+"${as_server[@]}" "$pg_bin/initdb" -D "$work/data" -U postgres -A trust -E UTF8 --locale=C --no-sync \
+    >"$work/initdb.log" 2>&1 || { cat "$work/initdb.log" >&2; exit 1; }
+
+# Durable (fsync on), but commits do not wait for the WAL flush, so that the
+# runs measure the client and the server's work rather than the disk's fsync
+# latency; shared_buffers holds 4 warehouses (about 300 MB).
+server_settings=(-c listen_addresses=127.0.0.1 -c max_connections=100
+    -c synchronous_commit=off -c shared_buffers=1GB -c max_wal_size=4GB)
+port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+port=""
+for _ in $(seq 1 20); do
+    p=$((20000 + RANDOM % 30000))
+    port_in_use "$p" && continue
+    "${as_server[@]}" "$pg_bin/postgres" -D "$work/data" -p "$p" -k "$work" "${server_settings[@]}" \
+        >"$work/postgres.log" 2>&1 &
+    server_pid=$!
+    for _ in $(seq 1 300); do
+        kill -0 "$server_pid" 2>/dev/null || break
+        if "$pg_bin/pg_isready" -q -h 127.0.0.1 -p "$p" 2>/dev/null; then port=$p; break; fi
+        sleep 0.1
+    done
+    [ -n "$port" ] && break
+    stop_server
+    grep -q "could not bind" "$work/postgres.log" || { cat "$work/postgres.log" >&2; exit 1; }
+done
+[ -n "$port" ] || { echo "error: the server did not start on a free port" >&2; exit 1; }
+
+url="host=127.0.0.1 port=$port user=postgres dbname=postgres"
+sql() { "$psql" "$url" -X -q -A -t -v ON_ERROR_STOP=1 -c "$1"; }
+
+# --- measuring ------------------------------------------------------------------
+# run NAME cmd...: runs a client under GNU time; leaves NAME.out and NAME.err
+# and sets CPU (user+system seconds) and WALL (seconds).
+run() {
+    local name=$1; shift
+    local t0 t1
+    t0=$(date +%s%N)
+    if ! /usr/bin/time -f '%U %S %M' -o "$work/$name.time" "$@" >"$work/$name.out" 2>"$work/$name.err"; then
+        echo "error: $name failed: $*" >&2
+        tail -n 20 "$work/$name.err" >&2
+        tail -n 20 "$work/$name.out" >&2
+        exit 1
+    fi
+    t1=$(date +%s%N)
+    WALL=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f", (b - a) / 1e9 }')
+    read -r u s _ < <(tail -n 1 "$work/$name.time")
+    CPU=$(awk -v u="$u" -v s="$s" 'BEGIN { printf "%.3f", u + s }')
+}
+# field FILE LABEL: the value after "LABEL :" in a ysql-bench summary.
+field() { awk -F': *' -v l="$2" '$1 ~ "^"l" *$" { split($2, a, " "); print a[1]; exit }' "$1"; }
+median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+# div A B [SCALE [FORMAT]]: A * SCALE / B.
+div() { awk -v a="$1" -v b="$2" -v s="${3:-1}" -v f="${4:-%.2f}" 'BEGIN { if (b > 0) printf f, a * s / b; else print "n/a" }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
+say() { echo ">> $*" >&2; }
+# rows_of TABLE...: rows in the tables, together.
+rows_of() {
+    local q="select 0" t
+    for t in "$@"; do q="$q + (select count(*) from $t)"; done
+    sql "$q"
+}
+# dump DIR TABLE...: each table to DIR/TABLE.csv; echoes the bytes written.
+dump() {
+    local dir=$1 t; shift
+    rm -f "$dir"/*.csv
+    for t in "$@"; do
+        "$psql" "$url" -X -q -v ON_ERROR_STOP=1 -c "\\copy $t to '$dir/$t.csv' with (format csv)"
+    done
+    cat "$dir"/*.csv | wc -c
+}
+# psql_copy NAME DIR TABLE...: empties the tables and loads them back from
+# DIR/TABLE.csv with one psql, one \copy after another; sets WALL and CPU.
+psql_copy() {
+    local name=$1 dir=$2 t list; shift 2
+    list=$(echo "$@" | tr ' ' ',')
+    sql "truncate table $list; checkpoint" >/dev/null
+    : >"$work/$name.sql"
+    for t in "$@"; do echo "\\copy $t from '$dir/$t.csv' with (format csv)" >>"$work/$name.sql"; done
+    run "$name" "$psql" "$url" -X -q -v ON_ERROR_STOP=1 -f "$work/$name.sql"
+}
+
+load_rows=()
+run_rows=()
+# mbs ROWS/S ROWS MB: MB/s at ROWS/S for ROWS rows of MB megabytes.
+mbs() { awk -v r="$1" -v n="$2" -v m="$3" 'BEGIN { if (n > 0) printf "%.1f", r * m / n; else print "n/a" }'; }
+# load_row LABEL ROWS MB CONN ROWS/S-LIST CPU-LIST: one line of the load
+# table, medians of the runs.
+load_row() {
+    local label=$1 rows=$2 mb=$3 conn=$4 r c
+    read -r -a r <<<"$5"
+    read -r -a c <<<"$6"
+    local m
+    m=$(median "${r[@]}")
+    load_rows+=("| $label | $rows | $mb | $conn | $m | $(mbs "$m" "$rows" "$mb") | $(div "$(median "${c[@]}")" "$rows" 1e6) | ${r[*]} |")
+}
+
+# --- load -------------------------------------------------------------------------
+mkdir -p "$work/csv/tpcc" "$work/csv/mem"
+for w in $load_ws; do
+    ty1=() ty4=() tc1=() tc4=() pr=() pc=() cm1=() cm4=() cc1=() cc4=() cr=() ccp=()
+    rows=""; mb=""; cmb=""
+    for i in $(seq 1 "$reps"); do
+        say "tpcc-load $w warehouse(s), -t 1 ($i/$reps)"
+        sql "checkpoint" >/dev/null
+        run "tload-$w-1-$i" "$ysql" -u "$url" --seed "$seed" --no-server-stats -o tpcc-load --warehouses "$w" -t 1
+        ty1+=("$(field "$work/tload-$w-1-$i.out" "rows/s")"); tc1+=("$CPU")
+        rows=$(field "$work/tload-$w-1-$i.out" "total rows")
+        [ "$rows" = "$(rows_of $tables)" ] ||
+            { echo "error: tpcc-load says $rows rows, the tables hold $(rows_of $tables)" >&2; exit 1; }
+        if [ "$i" = 1 ]; then
+            mb=$(div "$(dump "$work/csv/tpcc" $tables)" 1048576 1 %.1f)
+        fi
+        say "psql \\copy of the same rows ($i/$reps)"
+        psql_copy "tpsql-$w-$i" "$work/csv/tpcc" $tables
+        [ "$rows" = "$(rows_of $tables)" ] || { echo "error: psql \\copy loaded $(rows_of $tables) rows, not $rows" >&2; exit 1; }
+        pr+=("$(div "$rows" "$WALL" 1 %.1f)"); pc+=("$CPU")
+        say "tpcc-load $w warehouse(s), -t $load_threads ($i/$reps)"
+        sql "checkpoint" >/dev/null
+        run "tload-$w-4-$i" "$ysql" -u "$url" --seed "$seed" --no-server-stats -o tpcc-load --warehouses "$w" -t "$load_threads"
+        ty4+=("$(field "$work/tload-$w-4-$i.out" "rows/s")"); tc4+=("$CPU")
+        say "copy-mem $rows rows, -t 1 and -t $load_threads ($i/$reps)"
+        sql "checkpoint" >/dev/null
+        run "cmem-$w-1-$i" "$ysql" -u "$url" --seed "$seed" --no-server-stats --drop -o copy-mem -r "$rows" -t 1 -b 10000
+        cm1+=("$(field "$work/cmem-$w-1-$i.out" "rows/s")"); cc1+=("$CPU")
+        if [ "$i" = 1 ]; then
+            cmb=$(div "$(dump "$work/csv/mem" test_table)" 1048576 1 %.1f)
+        fi
+        sql "checkpoint" >/dev/null
+        run "cmem-$w-4-$i" "$ysql" -u "$url" --seed "$seed" --no-server-stats -o copy-mem -r "$rows" -t "$load_threads" -b 10000
+        cm4+=("$(field "$work/cmem-$w-4-$i.out" "rows/s")"); cc4+=("$CPU")
+        say "psql \\copy of copy-mem's rows ($i/$reps)"
+        psql_copy "cpsql-$w-$i" "$work/csv/mem" test_table
+        cr+=("$(div "$rows" "$WALL" 1 %.1f)"); ccp+=("$CPU")
+    done
+    load_row "tpcc-load, $w warehouse(s)" "$rows" "$mb" 1 "${ty1[*]}" "${tc1[*]}"
+    load_row "tpcc-load, $w warehouse(s)" "$rows" "$mb" "$load_threads" "${ty4[*]}" "${tc4[*]}"
+    load_row "psql \\copy of the same TPC-C rows (CSV, whole process)" "$rows" "$mb" 1 "${pr[*]}" "${pc[*]}"
+    load_row "copy-mem, as many rows of test_table" "$rows" "$cmb" 1 "${cm1[*]}" "${cc1[*]}"
+    load_row "copy-mem, as many rows of test_table" "$rows" "$cmb" "$load_threads" "${cm4[*]}" "${cc4[*]}"
+    load_row "psql \\copy of copy-mem's rows (CSV, whole process)" "$rows" "$cmb" 1 "${cr[*]}" "${ccp[*]}"
+    load_rows+=("| ratio tpcc-load / psql \\copy, same rows, 1 connection | | | | $(ratio "$(median "${ty1[@]}")" "$(median "${pr[@]}")") | | | |")
+    load_rows+=("| ratio tpcc-load / copy-mem, as many rows, 1 connection | | | | $(ratio "$(median "${ty1[@]}")" "$(median "${cm1[@]}")") | | | |")
+    rm -f "$work"/csv/tpcc/*.csv "$work"/csv/mem/*.csv
+done
+sql "drop table if exists test_table" >/dev/null
+
+# --- tpmC -------------------------------------------------------------------------
+commits() { sql "select xact_commit from pg_stat_database where datname = current_database()"; }
+for w in $run_ws; do
+    say "tpcc-load $w warehouse(s) for the runs"
+    run "rload-$w" "$ysql" -u "$url" --seed "$seed" --no-server-stats -o tpcc-load --warehouses "$w" -t "$load_threads"
+    sql "vacuum analyze" >/dev/null
+    tp=() tt=() cpn=() cpt=() tps=()
+    for i in $(seq 1 "$reps"); do
+        say "tpcc $w warehouse(s), -t $terminals, ${secs} s ($i/$reps)"
+        o0=$(sql "select count(*) from orders"); c0=$(commits)
+        run "tpcc-$w-$i" "$ysql" -u "$url" --seed "$((seed + i))" --no-server-stats -o tpcc \
+            --warehouses "$w" -t "$terminals" --time "${secs}s"
+        o1=$(sql "select count(*) from orders"); c1=$(commits)
+        no=$((o1 - o0)); tx=$((c1 - c0))
+        [ "$no" -gt 0 ] || { echo "error: tpcc added no order in $w warehouse(s)" >&2; exit 1; }
+        tp+=("$(div "$no" "$secs" 60 %.0f)")
+        tt+=("$(field "$work/tpcc-$w-$i.out" "tpmC" | awk '{ printf "%.0f", $1 }')")
+        tps+=("$(div "$tx" "$secs" 1 %.0f)")
+        cpn+=("$(div "$CPU" "$no" 1e6 %.0f)")
+        cpt+=("$(div "$CPU" "$tx" 1e6 %.0f)")
+    done
+    say "tpcc-check after the runs on $w warehouse(s)"
+    run "check-$w" "$ysql" -u "$url" --no-server-stats -o tpcc-check
+    run_rows+=("| $w | $terminals | $(median "${tp[@]}") | $(median "${tt[@]}") | $(median "${tps[@]}") | $(median "${cpn[@]}") | $(median "${cpt[@]}") | ${tp[*]}; ${cpn[*]} |")
+done
+
+# --- report -------------------------------------------------------------------------------------
+server_version=$(sql "show server_version")
+load_after=$(cut -d" " -f1-3 /proc/loadavg)
+mode=full; [ "$quick" = 1 ] && mode="quick (sizes too small for the figures to mean anything)"
+{
+    echo "### TPC-C: $(date -u '+%Y-%m-%d %H:%M UTC'), $mode"
+    echo
+    echo "- machine: $cores cores ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)), $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), load average before the run: $load_before, after: $load_after"
+    echo "- server: PostgreSQL $server_version on 127.0.0.1 (TCP), ${server_settings[*]}"
+    echo "- client: ysql-bench $("$ysql" --version | awk '{ print $2 }') ($build, commit $(cd "$repo" && git describe --always --dirty 2>/dev/null || echo '?'), --no-server-stats), $("$psql" --version)"
+    echo "- $reps repetition(s); medians shown, every run listed; MB are the rows as CSV text; client CPU is GNU time's user+system of the client process"
+    echo
+    echo "| load | rows | MB (CSV) | conn | rows/s | MB/s | client CPU µs/row | runs (rows/s) |"
+    echo "|---|---|---|---|---|---|---|---|"
+    printf '%s\n' "${load_rows[@]}"
+    echo
+    echo "tpcc, standard mix, no keying or think times, ${secs} s per run; New-Orders counted on the server (orders rows added), transactions as the server's commits:"
+    echo
+    echo "| warehouses | terminals | tpmC (server) | tpmC (tool) | transactions/s | client CPU µs/New-Order | client CPU µs/transaction | runs (tpmC; µs/New-Order) |"
+    echo "|---|---|---|---|---|---|---|---|"
+    printf '%s\n' "${run_rows[@]}"
+} >"$work/report.md"
+cat "$work/report.md"
+if [ -n "$record" ]; then
+    { echo; cat "$work/report.md"; } >>"$record"
+    say "appended to $record"
+fi
