@@ -160,6 +160,9 @@ pub struct JsonOperation {
     pub rate_target: Option<f64>,
     /// Connections made again after being lost.
     pub reconnects: u64,
+    /// Which client library ran the units: lean or tokio-postgres.
+    #[serde(default)]
+    pub driver: String,
     pub thread_rows: Vec<u64>,
     pub intervals: Vec<IntervalFigures>,
     /// The same figures per transaction type (one type, named after the
@@ -442,6 +445,7 @@ fn operation(op: &OpResult) -> Result<JsonOperation> {
             .map(|m| (m.key.clone(), m.value))
             .collect(),
         hosts: super::conns::json_hosts(op),
+        driver: op.driver.clone(),
         connect: super::conns::json_connect(op),
         server: op.server.clone(),
         start: None,

@@ -316,6 +316,7 @@ fn merge_operation(ops: &[&JsonOperation], indexes: &[usize]) -> Result<JsonOper
         figures,
         rate_target: ops.iter().map(|o| o.rate_target).sum::<Option<f64>>(),
         reconnects: ops.iter().map(|o| o.reconnects).sum(),
+        driver: first.driver.clone(),
         thread_rows: ops
             .iter()
             .flat_map(|o| o.thread_rows.iter().copied())
