@@ -928,6 +928,7 @@ mod tests {
             Some(1),
             &mut b,
         )
+        .map_err(|_| "bind failed")
         .unwrap();
         frontend::execute("", 0, &mut b).unwrap();
         frontend::sync(&mut b);
