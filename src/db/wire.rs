@@ -36,6 +36,7 @@ use std::fmt;
 use std::io;
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use bytes::BytesMut;
 use postgres_protocol::IsNull;
@@ -51,6 +52,9 @@ use tokio_postgres::config::{ChannelBinding as ChannelBindingSetting, Host, Targ
 /// update's Bind with four short text fields.
 const FIRST_READ: usize = 512;
 const FIRST_WRITE: usize = 256;
+
+/// The number in the next prepared statement's name.
+static NEXT_STATEMENT: AtomicU64 = AtomicU64::new(0);
 
 /// Type OIDs the driver can encode parameters for.
 const INT2: u32 = 21;
@@ -725,7 +729,9 @@ impl WireConn {
     /// cannot encode makes it [`WireError::Unsupported`].
     pub async fn prepare(&mut self, sql: &str) -> Result<usize, WireError> {
         self.usable()?;
-        let name = format!("s{}", self.statements.len());
+        // Unique in the process, as tokio-postgres names its statements:
+        // behind a pooler, server connections are shared by clients.
+        let name = format!("lean{}", NEXT_STATEMENT.fetch_add(1, Ordering::Relaxed));
         frontend::parse(&name, sql, std::iter::empty(), &mut self.wbuf).map_err(encode_err)?;
         frontend::describe(b'S', &name, &mut self.wbuf).map_err(encode_err)?;
         frontend::sync(&mut self.wbuf);
