@@ -489,7 +489,7 @@ impl RunPlan {
                 let spec = w.spec();
                 if !spec.is_load() && w.has_units() && w.worker(0).wire_dyn().is_none() {
                     return Err(Error::usage(format!(
-                        "--driver lean runs select and update; {spec} needs tokio-postgres: use --driver auto or tokio-postgres"
+                        "--driver lean runs select, update and the YCSB mixes without read-modify-write; {spec} needs tokio-postgres: use --driver auto or tokio-postgres"
                     )));
                 }
             }

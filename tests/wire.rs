@@ -369,3 +369,46 @@ fn driver_lean_is_refused_where_it_cannot_run() {
     let err = text(&out.stderr);
     assert!(err.contains("--driver lean"), "{err}");
 }
+
+/// The YCSB mixes without read-modify-write run on the lean driver, and
+/// find every record; ycsb-f (read-modify-write) stays on tokio-postgres.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ycsb_mixes_run_on_the_lean_driver_but_read_modify_write() {
+    let sb = sandbox();
+    run_args(&sb, &["-o", "ycsb-load", "-r", "2000", "-t", "2"]).await;
+    for (mix, driver) in [
+        ("ycsb-a", "lean"),
+        ("ycsb-b", "lean"),
+        ("ycsb-d", "lean"),
+        ("ycsb-e", "lean"),
+        ("ycsb-f", "tokio-postgres"),
+    ] {
+        let (report, text) = run_args(
+            &sb,
+            &[
+                "-o",
+                mix,
+                "-r",
+                "2000",
+                "-t",
+                "2",
+                "--time",
+                "1s",
+                "--no-server-stats",
+            ],
+        )
+        .await;
+        let op = &report.operations[0];
+        assert_eq!(op.driver, driver, "{mix}: {text}");
+        assert!(op.failure.is_none(), "{mix}: {text}");
+        assert!(op.total.ops > 20, "{mix}: {text}");
+        assert_eq!(op.total.missing, 0, "{mix}: {text}");
+        assert!(op.total.errors.is_empty(), "{mix}: {text}");
+    }
+    let url = sb.url();
+    let out = bin(
+        "ysql-bench",
+        &["-u", &url, "-o", "ycsb-f", "-r", "2000", "--driver", "lean"],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+}

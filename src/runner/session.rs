@@ -390,7 +390,7 @@ async fn set_up_wire<O: Operation>(
     for st in unit.statements() {
         conn.prepare(&st.sql)
             .await
-            .map_err(|e| Error::wire(st.prepare_failed, e))?;
+            .map_err(|e| Error::wire(&st.prepare_failed, e))?;
         failed.push(st.failed);
     }
     Ok(())

@@ -495,7 +495,7 @@ pub trait Operation: Send + 'static {
 pub struct WireStatement {
     pub sql: String,
     /// Context of a failed prepare, e.g. "cannot prepare the SELECT".
-    pub prepare_failed: &'static str,
+    pub prepare_failed: String,
     /// Context of a failed unit, e.g. "SELECT failed".
     pub failed: &'static str,
 }

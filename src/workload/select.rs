@@ -110,7 +110,7 @@ impl WireUnit for Select {
     fn statements(&self) -> Vec<WireStatement> {
         vec![WireStatement {
             sql: self.sql(),
-            prepare_failed: "cannot prepare the SELECT",
+            prepare_failed: "cannot prepare the SELECT".to_string(),
             failed: "SELECT failed",
         }]
     }

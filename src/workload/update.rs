@@ -134,7 +134,7 @@ impl WireUnit for Update {
     fn statements(&self) -> Vec<WireStatement> {
         vec![WireStatement {
             sql: self.sql(),
-            prepare_failed: "cannot prepare the UPDATE",
+            prepare_failed: "cannot prepare the UPDATE".to_string(),
             failed: "UPDATE failed",
         }]
     }
