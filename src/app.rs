@@ -20,10 +20,12 @@ use crate::db::sandbox::{Sandbox, SandboxOptions};
 use crate::db::schema::{self, ServerInfo};
 use crate::db::server_stats;
 use crate::db::server_watch::ServerWatch;
+use crate::db::tls::SslMode;
 use crate::error::{Error, Result};
 use crate::report::histogram::write_histogram;
 use crate::report::summary::write_summary;
 use crate::report::{csv as csv_report, json, plot};
+use crate::runner::settings::Lean;
 use crate::runner::{self, RunCtx, latency_log};
 use crate::stats::OpResult;
 use crate::workload::Workload;
@@ -95,6 +97,37 @@ pub async fn run_with(
 ) -> Result<RunReport> {
     let workloads = plan.workloads()?;
     run_workloads(plan, workloads, out, control).await
+}
+
+/// Where the lean driver ([`crate::db::wire`]) may run, now that the
+/// server was asked: it speaks plain text only, so the connection must be
+/// unencrypted by the user's choice (sslmode=disable) or by the server's
+/// (sslmode=prefer against a server that offers no TLS), and must need
+/// nothing the lean driver lacks. `--driver lean` where it cannot run is
+/// refused; `--driver auto` then uses tokio-postgres.
+fn lean_use(plan: &RunPlan, encryption: &str, endpoints: &[Endpoint]) -> Result<Lean> {
+    if plan.run.lean == Lean::Never {
+        return Ok(Lean::Never);
+    }
+    let why_not = match plan.tls.mode {
+        SslMode::Disable => None,
+        SslMode::Prefer if encryption == "none" => None,
+        SslMode::Prefer => Some("the server encrypts the connection (TLS)".to_string()),
+        m => Some(format!("sslmode={} asks for TLS", m.name())),
+    }
+    .or_else(|| {
+        endpoints
+            .iter()
+            .find_map(|e| crate::db::wire::supports(&e.config).err())
+            .map(str::to_string)
+    });
+    match (why_not, plan.run.lean) {
+        (None, lean) => Ok(lean),
+        (Some(why), Lean::Always) => Err(Error::usage(format!(
+            "--driver lean speaks plain text only and {why}: use --driver auto or tokio-postgres, or sslmode=disable"
+        ))),
+        (Some(_), _) => Ok(Lean::Never),
+    }
 }
 
 /// Runs `workloads` (built from the plan, or any other [`Workload`], as
@@ -257,6 +290,8 @@ pub async fn run_workloads(
             labels.join(", ")
         );
     }
+    let mut plan = plan;
+    plan.run.lean = lean_use(&plan, &server.encryption, &endpoints)?;
     let conns = Arc::new(ConnSource::new(
         endpoints,
         plan.balance,

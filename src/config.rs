@@ -11,8 +11,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::cli::{
-    Cli, HistogramScaleArg, IsolationArg, KeyDistributionArg, LoadBalanceArg, OnErrorArg,
-    RateDistributionArg,
+    Cli, DriverArg, HistogramScaleArg, IsolationArg, KeyDistributionArg, LoadBalanceArg,
+    OnErrorArg, RateDistributionArg,
 };
 use crate::db::connect::ConnTarget;
 use crate::db::nodes::Balance;
@@ -20,7 +20,7 @@ use crate::db::tls::{TlsPlan, TlsSettings};
 use crate::error::{Error, Result};
 use crate::report::histogram::Scale;
 use crate::runner::schedule::Distribution;
-use crate::runner::settings::Isolation;
+use crate::runner::settings::{Isolation, Lean};
 use crate::runner::{OnError, RunSettings};
 use crate::workload::booking::BookingSettings;
 use crate::workload::keys::KeyDistribution;
@@ -440,6 +440,16 @@ impl RunPlan {
             statement_timeout: cli.statement_timeout.filter(|d| !d.is_zero()),
             nontransactional: cli.nontransactional,
             reconnect: cli.reconnect,
+            lean: match (cli.driver, prepared) {
+                (DriverArg::TokioPostgres, _) | (DriverArg::Auto, false) => Lean::Never,
+                (DriverArg::Auto, true) => Lean::Auto,
+                (DriverArg::Lean, true) => Lean::Always,
+                (DriverArg::Lean, false) => {
+                    return Err(Error::usage(
+                        "--driver lean sends prepared statements, and --no-prepared asks for none (as PgBouncer in transaction mode needs): leave out one of them",
+                    ));
+                }
+            },
         };
         let plan = RunPlan {
             target,
@@ -471,7 +481,17 @@ impl RunPlan {
         };
         // Each workload checks the flags it cares about, now, before any
         // connection is made.
-        plan.workloads()?;
+        let workloads = plan.workloads()?;
+        if plan.run.lean == Lean::Always {
+            for w in &workloads {
+                let spec = w.spec();
+                if !spec.is_load() && w.has_units() && w.worker(0).wire_dyn().is_none() {
+                    return Err(Error::usage(format!(
+                        "--driver lean runs select, update and the YCSB mixes without read-modify-write; {spec} needs tokio-postgres: use --driver auto or tokio-postgres"
+                    )));
+                }
+            }
+        }
         Ok(plan)
     }
 }

@@ -28,6 +28,14 @@ pub enum Error {
         #[source]
         source: tokio_postgres::Error,
     },
+    /// A failure of the lean driver ([`crate::db::wire`]), phrased as the
+    /// same failure of tokio-postgres would be.
+    #[error("{context}: {source}")]
+    Wire {
+        context: String,
+        #[source]
+        source: crate::db::wire::WireError,
+    },
     /// A local I/O error (files, processes), with the path or action.
     #[error("{context}: {source}")]
     Io {
@@ -54,6 +62,13 @@ impl Error {
 
     pub fn db(context: impl Into<String>, source: tokio_postgres::Error) -> Self {
         Error::Db {
+            context: context.into(),
+            source,
+        }
+    }
+
+    pub fn wire(context: impl Into<String>, source: crate::db::wire::WireError) -> Self {
+        Error::Wire {
             context: context.into(),
             source,
         }
@@ -99,6 +114,12 @@ impl Error {
                         .code()
                         .is_some_and(|c| c.code().starts_with("57P0") || c.code().starts_with("08"))
             }
+            Error::Wire { source, .. } => {
+                source.is_closed()
+                    || source
+                        .code()
+                        .is_some_and(|c| c.starts_with("57P0") || c.starts_with("08"))
+            }
             _ => false,
         }
     }
@@ -107,6 +128,7 @@ impl Error {
     pub fn sqlstate(&self) -> Option<&str> {
         match self {
             Error::Db { source, .. } => source.code().map(|c| c.code()),
+            Error::Wire { source, .. } => source.code(),
             _ => None,
         }
     }
@@ -131,17 +153,7 @@ pub const PREPARED_STATEMENT_HINT: &str = "a pooler in transaction mode (PgBounc
 /// client-side cause (connection refused, timeout, closed connection).
 pub fn describe_pg(e: &tokio_postgres::Error) -> String {
     if let Some(db) = e.as_db_error() {
-        let mut s = format!("{} (SQLSTATE {})", db.message(), db.code().code());
-        if let Some(detail) = db.detail() {
-            let _ = write!(s, "; detail: {detail}");
-        }
-        if let Some(hint) = db.hint() {
-            let _ = write!(s, "; hint: {hint}");
-        }
-        if [PREPARED_STATEMENT_GONE, PREPARED_STATEMENT_TAKEN].contains(&db.code().code()) {
-            let _ = write!(s, "; {PREPARED_STATEMENT_HINT}");
-        }
-        return s;
+        return describe_db(db.message(), db.code().code(), db.detail(), db.hint());
     }
     let mut s = e.to_string();
     let mut source = std::error::Error::source(e);
@@ -155,11 +167,40 @@ pub fn describe_pg(e: &tokio_postgres::Error) -> String {
     s
 }
 
+/// One line for a server error: its message and SQLSTATE, then its detail
+/// and hint when the server sent them (and what to do about a pooler that
+/// loses prepared statements). Both drivers' errors read so.
+pub fn describe_db(message: &str, code: &str, detail: Option<&str>, hint: Option<&str>) -> String {
+    let mut s = format!("{message} (SQLSTATE {code})");
+    if let Some(detail) = detail {
+        let _ = write!(s, "; detail: {detail}");
+    }
+    if let Some(hint) = hint {
+        let _ = write!(s, "; hint: {hint}");
+    }
+    if [PREPARED_STATEMENT_GONE, PREPARED_STATEMENT_TAKEN].contains(&code) {
+        let _ = write!(s, "; {PREPARED_STATEMENT_HINT}");
+    }
+    s
+}
+
 /// The key under which an error is counted in the statistics: the SQLSTATE
 /// for server errors, a short client-side class otherwise.
 pub fn error_class(e: &tokio_postgres::Error) -> String {
     if let Some(code) = e.code() {
         return code.code().to_string();
+    }
+    if e.is_closed() {
+        "connection-closed".to_string()
+    } else {
+        "client".to_string()
+    }
+}
+
+/// [`error_class`] of a lean driver's error: the same keys.
+pub fn wire_error_class(e: &crate::db::wire::WireError) -> String {
+    if let Some(code) = e.code() {
+        return code.to_string();
     }
     if e.is_closed() {
         "connection-closed".to_string()

@@ -4,7 +4,8 @@
 //! table's life cycle ([`schema`]) and the throwaway local server
 //! ([`sandbox`]) that `--sandbox` and the tests use; several hosts and how
 //! connections spread over them ([`nodes`]); TLS ([`tls`]); cancelling a
-//! statement in flight ([`cancel`]); the server's own statistics of a run
+//! statement in flight ([`cancel`]); the lean driver of select and update
+//! ([`wire`]); the server's own statistics of a run
 //! ([`server_stats`] the SQL, [`server_watch`] when it is read).
 
 pub mod cancel;
@@ -16,3 +17,4 @@ pub mod schema;
 pub mod server_stats;
 pub mod server_watch;
 pub mod tls;
+pub mod wire;

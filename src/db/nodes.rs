@@ -24,6 +24,7 @@ use tokio_postgres::{CancelToken, Client, Config, NoTls};
 
 use super::connect::{connect_timeout, pool};
 use super::tls::Tls;
+use super::wire::{CancelKey, WireConn};
 use crate::error::{Error, Result};
 
 /// How the workers' connections are spread over the hosts.
@@ -492,6 +493,14 @@ impl ConnSource {
     }
 }
 
+/// How to cancel what a worker's connection runs: tokio-postgres's token,
+/// or a lean connection's backend key and server.
+#[derive(Clone)]
+pub enum Canceller {
+    Tokio(CancelToken),
+    Wire(CancelKey),
+}
+
 /// A connection's own task (tokio-postgres' `Connection`): it reads and
 /// writes the socket for its [`Client`], and must be polled for any query
 /// of that client to progress.
@@ -501,13 +510,48 @@ pub type ConnTask = std::pin::Pin<
 
 impl ConnSource {
     /// Asks endpoint `i` to cancel what `token`'s connection is running,
-    /// over the same TLS as the run's connections (see [`super::cancel`]).
+    /// over the same TLS as the run's connections (see [`super::cancel`]);
+    /// a lean connection's cancel goes to the server it is connected to.
     /// Bounded by the connect timeout (`--connect-timeout`); a cancel that
     /// cannot be delivered is reported, not waited for.
-    pub async fn cancel(&self, i: usize, token: &CancelToken) -> Result<()> {
+    pub async fn cancel(&self, i: usize, token: &Canceller) -> Result<()> {
         let node = self.node(i);
         let config = &node.endpoint.config;
-        super::cancel::cancel(config, &self.tls, token, connect_timeout(config)).await
+        let limit = connect_timeout(config);
+        match token {
+            Canceller::Tokio(token) => super::cancel::cancel(config, &self.tls, token, limit).await,
+            Canceller::Wire(key) => match tokio::time::timeout(limit, key.cancel()).await {
+                Ok(r) => {
+                    r.map_err(|e| Error::run(format!("cannot cancel the statement in flight: {e}")))
+                }
+                Err(_) => Err(Error::run(format!(
+                    "cannot cancel the statement in flight: no answer within {} s",
+                    limit.as_secs_f64()
+                ))),
+            },
+        }
+    }
+
+    /// A new lean connection ([`super::wire`]) to endpoint `i`, and how
+    /// long it took to make; bounded by the connect timeout as
+    /// [`ConnSource::driven`] is.
+    pub async fn wire(&self, i: usize) -> Result<(WireConn, Duration)> {
+        let node = self.node(i);
+        let config = &node.endpoint.config;
+        let limit = connect_timeout(config);
+        let t0 = Instant::now();
+        let made = tokio::time::timeout(limit, WireConn::connect(config)).await;
+        let took = t0.elapsed();
+        let label = &node.endpoint.label;
+        match made {
+            Ok(r) => r
+                .map(|c| (c, took))
+                .map_err(|e| Error::wire(format!("cannot connect to {label}"), e)),
+            Err(_) => Err(Error::run(format!(
+                "cannot connect to {label}: no answer within {} s (--connect-timeout)",
+                limit.as_secs_f64()
+            ))),
+        }
     }
 }
 

@@ -161,6 +161,9 @@ pub struct JsonOperation {
     #[serde(flatten)]
     pub figures: Stats,
     pub rate_target: Option<f64>,
+    /// Which client library ran the units: lean or tokio-postgres.
+    #[serde(default)]
+    pub driver: String,
     pub thread_rows: Vec<u64>,
     pub intervals: Vec<IntervalFigures>,
     /// The same figures per transaction type (one type, named after the
@@ -555,6 +558,7 @@ fn operation(op: &OpResult) -> Result<JsonOperation> {
             .map(|m| (m.key.clone(), m.value))
             .collect(),
         hosts: super::conns::json_hosts(op),
+        driver: op.driver.clone(),
         connect: super::conns::json_connect(op),
         server: op.server.clone(),
         start: None,

@@ -320,6 +320,7 @@ fn merge_operation(ops: &[&JsonOperation], indexes: &[usize]) -> Result<JsonOper
         rates,
         figures,
         rate_target: ops.iter().map(|o| o.rate_target).sum::<Option<f64>>(),
+        driver: first.driver.clone(),
         thread_rows: ops
             .iter()
             .flat_map(|o| o.thread_rows.iter().copied())

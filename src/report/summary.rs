@@ -287,6 +287,9 @@ pub fn write_summary(w: &mut dyn Write, r: &OpResult) -> io::Result<()> {
         // A query workload's unit is a query, or an operation of a mix.
         let (one, many) = (r.spec.unit, r.spec.units);
         line(w, "threads", r.threads)?;
+        if !r.driver.is_empty() {
+            line(w, "driver", &r.driver)?;
+        }
         line(w, &format!("nr {many}"), f.units)?;
         line(
             w,

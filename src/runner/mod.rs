@@ -68,10 +68,10 @@ pub const STOP_GRACE: Duration = Duration::from_secs(5);
 /// changes (not per unit).
 #[derive(Default)]
 pub struct InFlightSlot {
-    /// The host index and the connection's cancel token; None while the
+    /// The host index and how to cancel on the connection; None while the
     /// worker has no connection, or must not be interrupted (a long unit
     /// counting what it committed).
-    pub conn: Option<(usize, tokio_postgres::CancelToken)>,
+    pub conn: Option<(usize, crate::db::nodes::Canceller)>,
     /// The coordinator sent a cancel: a 57014 that follows is its doing,
     /// not a statement timeout.
     pub cancel_sent: bool,
@@ -161,6 +161,8 @@ pub async fn run_operation(ctx: &RunCtx, workload: &dyn Workload) -> OpResult {
         result.warmup = Some(ran);
         result.warmup_cut = true;
     }
+    let lean = outcome.workers.iter().filter(|w| w.lean).count();
+    result.driver = driver_text(lean, outcome.workers.len());
     for (t, w) in outcome.workers.into_iter().enumerate() {
         result.thread_rows[t] = w.rows;
         merge_statements(&mut result.statements, w.statements);
@@ -213,6 +215,16 @@ pub async fn run_operation(ctx: &RunCtx, workload: &dyn Workload) -> OpResult {
         result.server = Some(w.end(&ctx.pool, &ctx.conns, shape).await);
     }
     result
+}
+
+/// Which driver ran an operation's units, with `lean` of `workers` on
+/// the lean one.
+fn driver_text(lean: usize, workers: usize) -> String {
+    match lean {
+        0 => "tokio-postgres".to_string(),
+        n if n == workers => "lean".to_string(),
+        n => format!("lean ({n} of {workers} workers; tokio-postgres for the others)"),
+    }
 }
 
 /// Adds a worker's per-statement figures to the operation's, by name, in

@@ -24,6 +24,16 @@
 //! but notices, which wait in the socket until the next query, and a
 //! connection closed meanwhile shows as the next query's failure, as it
 //! would anyway.
+//!
+//! For select and update the session may hold a lean connection instead
+//! ([`crate::db::wire`], `--driver`): when the run allows it ([`Lean`]) and
+//! the operation offers itself ([`Operation::wire`]), the session connects
+//! with the lean driver, prepares the operation's statements itself and
+//! runs each unit as one Bind+Execute+Sync ([`Session::execute`]). The
+//! worker loop sees no difference: it asks the session to execute, to
+//! reopen after a lost connection, and to close. A statement whose
+//! parameter types the lean driver cannot encode puts the session back on
+//! tokio-postgres (with `--driver auto`).
 
 use std::cell::RefCell;
 use std::future::Future;
@@ -38,9 +48,21 @@ use tokio_postgres::{CancelToken, Client};
 
 use super::InFlight;
 use super::recorder::StatsRef;
-use crate::db::nodes::{Conn, ConnSource, ConnTask};
+use super::settings::Lean;
+use crate::db::nodes::{Canceller, Conn, ConnSource, ConnTask};
+use crate::db::wire::{WireConn, WireError};
 use crate::error::{Error, Result};
-use crate::workload::{Operation, worker_seed};
+use crate::workload::{Operation, Outcome, worker_seed};
+
+/// A worker's connection: tokio-postgres's client, or a lean one.
+enum Link {
+    Tokio(Conn),
+    Wire {
+        conn: WireConn,
+        /// What a failed unit of each prepared statement is called.
+        failed: Vec<&'static str>,
+    },
+}
 
 pub struct Session {
     conns: Arc<ConnSource>,
@@ -52,7 +74,10 @@ pub struct Session {
     rng: SmallRng,
     /// Connections this worker made so far (for round-robin's rotation).
     made: u64,
-    current: Option<(usize, Conn)>,
+    /// Whether this worker's connections are lean ones (for operations
+    /// that offer it).
+    lean: Lean,
+    current: Option<(usize, Link)>,
     /// The current connection's task, polled by [`Session::drive`]; None
     /// once it ended (the connection is closed).
     task: RefCell<Option<ConnTask>>,
@@ -72,6 +97,7 @@ impl Session {
         settings: Vec<String>,
         seed: u64,
         inflight: InFlight,
+        lean: Lean,
     ) -> Self {
         Session {
             conns,
@@ -80,6 +106,7 @@ impl Session {
             settings,
             rng: SmallRng::seed_from_u64(worker_seed(seed, worker, 5)),
             made: 0,
+            lean,
             current: None,
             task: RefCell::new(None),
             inflight,
@@ -88,9 +115,46 @@ impl Session {
 
     /// Makes `client` the current connection, and its cancel token known.
     fn set_current(&mut self, host: usize, client: Client, task: ConnTask) {
-        self.slot().conn = Some((host, client.cancel_token()));
-        self.current = Some((host, Conn::Fresh(client)));
+        self.slot().conn = Some((host, Canceller::Tokio(client.cancel_token())));
+        self.current = Some((host, Link::Tokio(Conn::Fresh(client))));
         *self.task.get_mut() = Some(task);
+    }
+
+    /// Makes `conn` the current connection, and its cancel key known.
+    fn set_current_wire(&mut self, host: usize, conn: WireConn) {
+        self.slot().conn = Some((host, Canceller::Wire(conn.cancel_key())));
+        self.current = Some((
+            host,
+            Link::Wire {
+                conn,
+                failed: Vec::new(),
+            },
+        ));
+        *self.task.get_mut() = None;
+    }
+
+    /// Whether `op`'s connections are to be lean ones.
+    fn wants_lean<O: Operation>(&self, op: &mut O) -> bool {
+        self.lean != Lean::Never && op.wire().is_some()
+    }
+
+    /// Whether the current connection is a lean one (for the report).
+    pub fn is_lean(&self) -> bool {
+        matches!(self.current, Some((_, Link::Wire { .. })))
+    }
+
+    /// A new connection to `host`, lean or not as `op` and the run want,
+    /// made current; how long it took.
+    async fn open<O: Operation>(&mut self, host: usize, op: &mut O) -> Result<Duration> {
+        if self.wants_lean(op) {
+            let (conn, took) = self.conns.wire(host).await?;
+            self.set_current_wire(host, conn);
+            Ok(took)
+        } else {
+            let (client, task, took) = self.conns.driven(host).await?;
+            self.set_current(host, client, task);
+            Ok(took)
+        }
     }
 
     /// Drops the current connection; nothing is left to cancel.
@@ -128,7 +192,9 @@ impl Session {
     /// finding the socket closed), within [`CLOSE_WAIT`].
     pub async fn close(mut self) {
         self.slot().conn = None;
-        self.current = None;
+        if let Some((_, Link::Wire { conn, .. })) = self.current.take() {
+            let _ = tokio::time::timeout(CLOSE_WAIT, conn.close()).await;
+        }
         if let Some(task) = self.task.get_mut().take() {
             let _ = tokio::time::timeout(CLOSE_WAIT, task).await;
         }
@@ -168,20 +234,19 @@ impl Session {
         loop {
             tries += 1;
             let host = self.conns.pick(self.worker, self.made, &mut self.rng);
-            let (client, task) = match self.conns.driven(host).await {
-                Ok((client, task, _)) => (client, task),
+            match self.open(host, op).await {
+                Ok(_) => {}
                 Err(e) if tries < self.conns.len() => {
                     self.conns.warn_unreachable(host, &e);
                     self.made += 1;
                     continue;
                 }
                 Err(e) => return Err(e),
-            };
+            }
             if !self.reconnect {
                 self.made += 1;
                 stats.common(|c| c.conns.opened(host, None));
             }
-            self.set_current(host, client, task);
             return self.set_up(op).await;
         }
     }
@@ -202,21 +267,46 @@ impl Session {
         self.clear_current();
         let host = self.conns.pick(self.worker, self.made, &mut self.rng);
         self.made += 1;
-        let (client, task, took) = self.conns.driven(host).await?;
+        let took = self.open(host, op).await?;
         let took = self.reconnect.then_some(took);
         stats.common(|c| c.conns.opened(host, took));
-        self.set_current(host, client, task);
         self.set_up(op).await
     }
 
-    /// The connection to run a unit on, if there is one.
+    /// The tokio-postgres connection to run a unit on, if there is one
+    /// (none while the connection is a lean one).
     pub fn client(&self) -> Option<&Client> {
-        self.current.as_ref().map(|(_, c)| &**c)
+        match &self.current {
+            Some((_, Link::Tokio(c))) => Some(c),
+            _ => None,
+        }
+    }
+
+    /// Sends the staged unit of `op` and waits for its result: on the lean
+    /// connection as one Bind+Execute+Sync, or through tokio-postgres.
+    pub async fn execute<O: Operation>(&mut self, op: &mut O) -> Result<Outcome> {
+        if let Some((_, Link::Wire { conn, failed })) = &mut self.current {
+            let Some(unit) = op.wire() else {
+                return Err(Error::run("the operation cannot run on the lean driver"));
+            };
+            let st = unit.statement();
+            let context = failed.get(st).copied().unwrap_or("query failed");
+            return match conn.execute(st, |i| unit.param(i)).await {
+                Ok(answer) => Ok(unit.outcome(answer)),
+                Err(e) => Err(Error::wire(context, e)),
+            };
+        }
+        let Some(client) = self.client() else {
+            return Err(Error::run("no connection"));
+        };
+        self.drive(op.execute(client)).await
     }
 
     /// Cancels on the server what the current connection is running.
     pub async fn cancel(&self, token: &CancelToken) -> Result<()> {
-        self.conns.cancel(self.host(), token).await
+        self.conns
+            .cancel(self.host(), &Canceller::Tokio(token.clone()))
+            .await
     }
 
     /// A new connection to the current host, outside the pool (whose
@@ -237,12 +327,36 @@ impl Session {
 
     /// Whether the connection was closed under the worker.
     pub fn is_closed(&self) -> bool {
-        self.current.as_ref().is_none_or(|(_, c)| c.is_closed())
+        self.current.as_ref().is_none_or(|(_, c)| match c {
+            Link::Tokio(c) => c.is_closed(),
+            Link::Wire { conn, .. } => conn.is_closed(),
+        })
     }
 
     /// The per-connection set-up of the current connection: the session
-    /// settings, then the operation's statements.
-    async fn set_up<O: Operation>(&self, op: &mut O) -> Result<()> {
+    /// settings, then the operation's statements. On a lean connection a
+    /// statement the lean driver cannot run puts this worker on
+    /// tokio-postgres for good (with `--driver auto`).
+    async fn set_up<O: Operation>(&mut self, op: &mut O) -> Result<()> {
+        if let Some((host, Link::Wire { conn, failed })) = &mut self.current {
+            let host = *host;
+            match set_up_wire(conn, failed, &self.settings, op).await {
+                Err(Error::Wire {
+                    source: WireError::Unsupported(why),
+                    ..
+                }) if self.lean == Lean::Auto => {
+                    crate::say!(
+                        "warning: worker {}: the lean driver cannot run this statement ({why}); it goes on with tokio-postgres",
+                        self.worker + 1
+                    );
+                    self.lean = Lean::Never;
+                    self.clear_current();
+                    let (client, task, _) = self.conns.driven(host).await?;
+                    self.set_current(host, client, task);
+                }
+                other => return other,
+            }
+        }
         let Some(client) = self.client() else {
             return Err(Error::run("no connection"));
         };
@@ -253,4 +367,31 @@ impl Session {
         }
         self.drive(op.prepare(client)).await
     }
+}
+
+/// The per-connection set-up of a lean connection: the session settings,
+/// then the operation's statements, named as tokio-postgres would name
+/// their failures.
+async fn set_up_wire<O: Operation>(
+    conn: &mut WireConn,
+    failed: &mut Vec<&'static str>,
+    settings: &[String],
+    op: &mut O,
+) -> Result<()> {
+    for sql in settings {
+        conn.simple_query(sql)
+            .await
+            .map_err(|e| Error::wire(format!("cannot run '{sql}'"), e))?;
+    }
+    let Some(unit) = op.wire() else {
+        return Err(Error::run("the operation cannot run on the lean driver"));
+    };
+    failed.clear();
+    for st in unit.statements() {
+        conn.prepare(&st.sql)
+            .await
+            .map_err(|e| Error::wire(&st.prepare_failed, e))?;
+        failed.push(st.failed);
+    }
+    Ok(())
 }

@@ -43,6 +43,8 @@ pub(super) struct WorkerOutput {
     pub(super) last_end: Option<Instant>,
     /// Per statement kind, as the operation kept them (transactions).
     pub(super) statements: Vec<StatementStats>,
+    /// Its last connection was a lean one ([`crate::db::wire`]).
+    pub(super) lean: bool,
 }
 
 /// How a worker runs, the same for all workers of an operation.
@@ -110,6 +112,7 @@ pub(super) async fn worker_loop<O: Operation>(
         session_settings(s),
         s.seed,
         inflight,
+        s.lean,
     );
     // Boxed, as every path below that runs seldom: an async fn's state is
     // as large as its largest await, and a connect is kilobytes that
@@ -165,6 +168,7 @@ pub(super) async fn worker_loop<O: Operation>(
         log.flush().await;
     }
     out.statements = op.take_statements();
+    out.lean = phase.session.is_lean();
     Box::pin(phase.session.close()).await;
     out
 }
@@ -491,13 +495,13 @@ impl Phase<'_> {
         loop {
             tries += 1;
             let began = Instant::now();
-            let Some(client) = self.session.client() else {
-                return (Err(Error::run("no connection")), tries, None, began);
-            };
             let (res, cancelled) = if op.long_unit() {
+                let Some(client) = self.session.client() else {
+                    return (Err(Error::run("no connection")), tries, None, began);
+                };
                 Box::pin(self.execute_cancellable(op, client, deadline)).await
             } else {
-                (self.session.drive(op.execute(client)).await, None)
+                (self.session.execute(op).await, None)
             };
             if cancelled.is_some() {
                 return (res, tries, cancelled, began);
@@ -574,6 +578,7 @@ fn log_record(
 fn error_class(e: &Error) -> String {
     match e {
         Error::Db { source, .. } => crate::error::error_class(source),
+        Error::Wire { source, .. } => crate::error::wire_error_class(source),
         _ => "client".to_string(),
     }
 }

@@ -386,6 +386,9 @@ pub struct OpResult {
     /// Rows the table was to hold (loads) or ids were drawn from (queries).
     pub table_rows: u64,
     pub nontransactional: bool,
+    /// Which client library ran the units: "lean", "tokio-postgres", or
+    /// both with how many workers each ([`crate::db::wire`]).
+    pub driver: String,
     /// From the start of measurement (after connecting, preparing and any
     /// warmup) to the end of the last worker.
     pub wallclock: Duration,
@@ -452,6 +455,7 @@ impl OpResult {
             threads,
             table_rows: 0,
             nontransactional: false,
+            driver: String::new(),
             wallclock: Duration::ZERO,
             warmup: None,
             warmup_cut: false,

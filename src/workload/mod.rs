@@ -19,6 +19,12 @@
 //! it and is timed. Each unit says which of the workload's transaction
 //! [`Workload::types`] it is, and every statistic is kept per type.
 //!
+//! An operation whose unit is one prepared statement may also offer itself
+//! to the lean driver ([`crate::db::wire`]) through [`Operation::wire`]: it
+//! then says what to prepare, which parameters a unit binds and what the
+//! answer means, and the worker's session sends it without tokio-postgres
+//! and without a boxed future.
+//!
 //! The runner drives a worker's operation through `Box<dyn DynOperation>`:
 //! one small allocation per executed unit for the boxed future, against
 //! tens of microseconds for the round trip, buys a registry without a
@@ -498,6 +504,46 @@ pub trait Operation: Send + 'static {
     fn committed_rows(&mut self, _client: &Client) -> impl Future<Output = Result<u64>> + Send {
         std::future::ready(Ok(0))
     }
+
+    /// The operation as the lean driver runs it, if it can be: None (the
+    /// default) keeps it on tokio-postgres. An operation that answers
+    /// here must answer so from its creation on, for every unit.
+    fn wire(&mut self) -> Option<&mut dyn WireUnit> {
+        None
+    }
+}
+
+/// A statement of a [`WireUnit`]: its SQL, and what its failures are
+/// called (the same words as on tokio-postgres).
+pub struct WireStatement {
+    pub sql: String,
+    /// Context of a failed prepare, e.g. "cannot prepare the SELECT".
+    pub prepare_failed: String,
+    /// Context of a failed unit, e.g. "SELECT failed".
+    pub failed: &'static str,
+}
+
+/// An operation whose every unit is one prepared statement with int and
+/// text parameters, as the lean driver ([`crate::db::wire`]) runs it: the
+/// session prepares [`WireUnit::statements`] on each new connection, and
+/// for each unit binds [`WireUnit::param`]s to the statement
+/// [`WireUnit::statement`] names and hands the answer to
+/// [`WireUnit::outcome`]. Nothing here is async, so nothing is boxed.
+pub trait WireUnit: Send {
+    /// The statements to prepare on a new connection, in the order
+    /// [`WireUnit::statement`] indexes them.
+    fn statements(&self) -> Vec<WireStatement>;
+
+    /// Which statement the staged unit runs.
+    fn statement(&self) -> usize {
+        0
+    }
+
+    /// Parameter `i` (0-based) of the staged unit.
+    fn param(&self, i: usize) -> crate::db::wire::Param<'_>;
+
+    /// What the unit did, from the server's answer.
+    fn outcome(&mut self, answer: crate::db::wire::Answer) -> Outcome;
 }
 
 /// [`Operation`] as a trait object, so that the registry can hand any
@@ -513,6 +559,7 @@ pub trait DynOperation: Send + 'static {
     fn long_unit_dyn(&self) -> bool;
     fn committed_rows_dyn<'a>(&'a mut self, client: &'a Client) -> BoxFuture<'a, Result<u64>>;
     fn take_statements_dyn(&mut self) -> Vec<StatementStats>;
+    fn wire_dyn(&mut self) -> Option<&mut dyn WireUnit>;
 }
 
 impl<O: Operation> DynOperation for O {
@@ -545,6 +592,9 @@ impl<O: Operation> DynOperation for O {
     }
     fn take_statements_dyn(&mut self) -> Vec<StatementStats> {
         self.take_statements()
+    }
+    fn wire_dyn(&mut self) -> Option<&mut dyn WireUnit> {
+        self.wire()
     }
 }
 
@@ -584,6 +634,9 @@ impl Operation for AnyOperation {
     }
     fn take_statements(&mut self) -> Vec<StatementStats> {
         self.0.take_statements_dyn()
+    }
+    fn wire(&mut self) -> Option<&mut dyn WireUnit> {
+        self.0.wire_dyn()
     }
 }
 

@@ -5,8 +5,9 @@ use tokio_postgres::{Client, SimpleQueryMessage, Statement};
 
 use super::keys::KeyDistribution;
 use super::table::{self, TableOp};
-use super::{IdPicker, Operation, Outcome, Role, Settings, Spec};
+use super::{IdPicker, Operation, Outcome, Role, Settings, Spec, WireStatement, WireUnit};
 use crate::config::TableName;
+use crate::db::wire::{Answer, Param};
 use crate::error::{Error, Result};
 
 pub struct Select {
@@ -48,10 +49,16 @@ impl TableOp for Select {
     }
 }
 
+impl Select {
+    fn sql(&self) -> String {
+        format!("select f1, f2, f3, f4 from {} where id = $1", self.table)
+    }
+}
+
 impl Operation for Select {
     async fn prepare(&mut self, client: &Client) -> Result<()> {
         if self.prepared {
-            let sql = format!("select f1, f2, f3, f4 from {} where id = $1", self.table);
+            let sql = self.sql();
             self.statement = Some(
                 client
                     .prepare(&sql)
@@ -92,5 +99,30 @@ impl Operation for Select {
             rows: found,
             missing: u64::from(found == 0),
         })
+    }
+
+    fn wire(&mut self) -> Option<&mut dyn WireUnit> {
+        if self.prepared { Some(self) } else { None }
+    }
+}
+
+impl WireUnit for Select {
+    fn statements(&self) -> Vec<WireStatement> {
+        vec![WireStatement {
+            sql: self.sql(),
+            prepare_failed: "cannot prepare the SELECT".to_string(),
+            failed: "SELECT failed",
+        }]
+    }
+
+    fn param(&self, _i: usize) -> Param<'_> {
+        Param::Int(i64::from(self.id))
+    }
+
+    fn outcome(&mut self, answer: Answer) -> Outcome {
+        Outcome {
+            rows: answer.rows,
+            missing: u64::from(answer.rows == 0),
+        }
     }
 }

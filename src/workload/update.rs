@@ -9,8 +9,9 @@ use super::insert::command_rows;
 use super::keys::KeyDistribution;
 use super::rowgen::{FIELDS, fill_alphanumeric};
 use super::table::{self, TableOp};
-use super::{IdPicker, Operation, Outcome, Role, Settings, Spec};
+use super::{IdPicker, Operation, Outcome, Role, Settings, Spec, WireStatement, WireUnit};
 use crate::config::TableName;
+use crate::db::wire::{Answer, Param};
 use crate::error::{Error, Result};
 
 pub struct Update {
@@ -63,13 +64,19 @@ impl Update {
     }
 }
 
+impl Update {
+    fn sql(&self) -> String {
+        format!(
+            "update {} set f1 = $2, f2 = $3, f3 = $4, f4 = $5 where id = $1",
+            self.table
+        )
+    }
+}
+
 impl Operation for Update {
     async fn prepare(&mut self, client: &Client) -> Result<()> {
         if self.prepared {
-            let sql = format!(
-                "update {} set f1 = $2, f2 = $3, f3 = $4, f4 = $5 where id = $1",
-                self.table
-            );
+            let sql = self.sql();
             self.statement = Some(
                 client
                     .prepare(&sql)
@@ -116,5 +123,37 @@ impl Operation for Update {
             rows: affected,
             missing: u64::from(affected == 0),
         })
+    }
+
+    fn wire(&mut self) -> Option<&mut dyn WireUnit> {
+        if self.prepared { Some(self) } else { None }
+    }
+}
+
+impl WireUnit for Update {
+    fn statements(&self) -> Vec<WireStatement> {
+        vec![WireStatement {
+            sql: self.sql(),
+            prepare_failed: "cannot prepare the UPDATE".to_string(),
+            failed: "UPDATE failed",
+        }]
+    }
+
+    /// $1 the id, $2..$5 the four fields (ASCII, as `stage` makes them).
+    fn param(&self, i: usize) -> Param<'_> {
+        match i {
+            0 => Param::Int(i64::from(self.id)),
+            i => {
+                let f = &self.fields[(i - 1) * self.field_len..i * self.field_len];
+                Param::Text(std::str::from_utf8(f).unwrap_or_default())
+            }
+        }
+    }
+
+    fn outcome(&mut self, answer: Answer) -> Outcome {
+        Outcome {
+            rows: answer.affected,
+            missing: u64::from(answer.affected == 0),
+        }
     }
 }

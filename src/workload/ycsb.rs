@@ -35,12 +35,13 @@ use super::insert::command_rows;
 use super::keys::{KeyDistribution, KeyPicker, fnv1a_64};
 use super::rowgen::fill_alphanumeric;
 use super::{
-    BoxFuture, DynOperation, Operation, Outcome, Role, Settings, Spec, TableSet, Tables, Workload,
-    worker_seed,
+    BoxFuture, DynOperation, Operation, Outcome, Role, Settings, Spec, TableSet, Tables,
+    WireStatement, WireUnit, Workload, worker_seed,
 };
 use crate::config::{TableName, quote_literal};
 use crate::db::dialect::Flavor;
 use crate::db::schema::{self, TableDef};
+use crate::db::wire::{Answer, Param};
 use crate::error::{Error, Result};
 
 /// The table's default name, as in YCSB.
@@ -703,6 +704,56 @@ impl MixOp {
             .map_err(|_| Error::run("generated fields are not UTF-8"))
     }
 
+    fn read_sql(&self) -> String {
+        format!(
+            "select ycsb_key, {} from {} where ycsb_key = $1",
+            field_list(self.fields),
+            self.table
+        )
+    }
+
+    fn insert_sql(&self) -> String {
+        let params: Vec<String> = (1..=self.fields + 1).map(|i| format!("${i}")).collect();
+        format!(
+            "insert into {} (ycsb_key, {}) values ({})",
+            self.table,
+            field_list(self.fields),
+            params.join(", ")
+        )
+    }
+
+    fn scan_sql(&self) -> String {
+        format!(
+            "select ycsb_key, {} from {} where ycsb_key >= $1 order by ycsb_key limit $2",
+            field_list(self.fields),
+            self.table
+        )
+    }
+
+    /// The statements this mix draws, in the order both drivers prepare
+    /// them: read, the update(s), insert, scan.
+    fn statement_sqls(&self) -> Vec<(usize, String)> {
+        let has = |t: usize| self.active.contains(&t);
+        let mut out = Vec::new();
+        if has(READ) || has(RMW) {
+            out.push((READ, self.read_sql()));
+        }
+        if has(UPDATE) || has(RMW) {
+            if self.write_all {
+                out.push((UPDATE, self.update_sql_all()));
+            } else {
+                out.extend((0..self.fields).map(|f| (UPDATE, self.update_sql_one(f))));
+            }
+        }
+        if has(INSERT) {
+            out.push((INSERT, self.insert_sql()));
+        }
+        if has(SCAN) {
+            out.push((SCAN, self.scan_sql()));
+        }
+        out
+    }
+
     fn update_sql_one(&self, field: usize) -> String {
         format!(
             "update {} set field{field} = $2 where ycsb_key = $1",
@@ -882,72 +933,31 @@ impl Operation for MixOp {
         if !self.prepared {
             return Ok(());
         }
-        let prep = |sql: String| async move {
-            client
-                .prepare(&sql)
-                .await
-                .map_err(|e| Error::db(format!("cannot prepare '{sql}'"), e))
+        let mut st = Statements {
+            read: None,
+            update_one: Vec::new(),
+            update_all: None,
+            insert: None,
+            scan: None,
         };
-        let cols = field_list(self.fields);
         // Only the statements of the types this mix draws: with -C they
         // are made again on every connection.
-        let has = |t: usize| self.active.contains(&t);
-        let read = if has(READ) || has(RMW) {
-            Some(
-                prep(format!(
-                    "select ycsb_key, {cols} from {} where ycsb_key = $1",
-                    self.table
-                ))
-                .await?,
-            )
-        } else {
-            None
-        };
-        let mut update_one = Vec::new();
-        let mut update_all = None;
-        if has(UPDATE) || has(RMW) {
-            if self.write_all {
-                update_all = Some(prep(self.update_sql_all()).await?);
-            } else {
-                for f in 0..self.fields {
-                    update_one.push(prep(self.update_sql_one(f)).await?);
-                }
+        for (kind, sql) in self.statement_sqls() {
+            let s = client
+                .prepare(&sql)
+                .await
+                .map_err(|e| Error::db(format!("cannot prepare '{sql}'"), e))?;
+            match kind {
+                READ => st.read = Some(s),
+                UPDATE if self.write_all => st.update_all = Some(s),
+                UPDATE => st.update_one.push(s),
+                INSERT => st.insert = Some(s),
+                _ => st.scan = Some(s),
             }
         }
-        let insert = if has(INSERT) {
-            let params: Vec<String> = (1..=self.fields + 1).map(|i| format!("${i}")).collect();
-            Some(
-                prep(format!(
-                    "insert into {} (ycsb_key, {cols}) values ({})",
-                    self.table,
-                    params.join(", ")
-                ))
-                .await?,
-            )
-        } else {
-            None
-        };
-        let scan = if has(SCAN) {
-            Some(
-                prep(format!(
-                    "select ycsb_key, {cols} from {} where ycsb_key >= $1 order by ycsb_key limit $2",
-                    self.table
-                ))
-                .await?,
-            )
-        } else {
-            None
-        };
-        self.st = Some(Statements {
-            read,
-            update_one,
-            update_all,
-            insert,
-            scan,
-        });
+        self.st = Some(st);
         Ok(())
     }
-
     fn stage(&mut self) -> bool {
         if let Some(n) = self.pending_ack.take() {
             self.acked.ack(n);
@@ -1026,6 +1036,82 @@ impl Operation for MixOp {
         // scan past the last key may rightly find none.
         let missing = u64::from(rows == 0 && kind != SCAN);
         Ok(Outcome { rows, missing })
+    }
+
+    /// On the lean driver unless the mix has read-modify-write, whose
+    /// unit is two statements (or a transaction).
+    fn wire(&mut self) -> Option<&mut dyn WireUnit> {
+        if self.prepared && !self.active.contains(&RMW) {
+            Some(self)
+        } else {
+            None
+        }
+    }
+}
+
+impl WireUnit for MixOp {
+    fn statements(&self) -> Vec<WireStatement> {
+        self.statement_sqls()
+            .into_iter()
+            .map(|(kind, sql)| WireStatement {
+                prepare_failed: format!("cannot prepare '{sql}'"),
+                sql,
+                failed: match kind {
+                    READ => "YCSB read failed",
+                    UPDATE => "YCSB update failed",
+                    INSERT => "YCSB insert failed",
+                    _ => "YCSB scan failed",
+                },
+            })
+            .collect()
+    }
+
+    /// The index in [`MixOp::statement_sqls`] of the staged unit's.
+    fn statement(&self) -> usize {
+        let has = |t: usize| self.active.contains(&t);
+        let reads = usize::from(has(READ));
+        let updates = match (has(UPDATE), self.write_all) {
+            (false, _) => 0,
+            (true, true) => 1,
+            (true, false) => self.fields,
+        };
+        let inserts = usize::from(has(INSERT));
+        match self.kind() {
+            READ => 0,
+            UPDATE if self.write_all => reads,
+            UPDATE => reads + self.staged.field,
+            INSERT => reads + updates,
+            _ => reads + updates + inserts,
+        }
+    }
+
+    /// $1 the key; then the values (update, insert) or the scan's length.
+    fn param(&self, i: usize) -> Param<'_> {
+        match (i, self.kind()) {
+            (0, _) => Param::Text(&self.staged.key),
+            (_, SCAN) => Param::Int(self.staged.scan_len),
+            (i, _) => {
+                let v = &self.values[(i - 1) * self.field_len..i * self.field_len];
+                Param::Text(std::str::from_utf8(v).unwrap_or_default())
+            }
+        }
+    }
+
+    fn outcome(&mut self, answer: Answer) -> Outcome {
+        let kind = self.kind();
+        let rows = match kind {
+            READ | SCAN => answer.rows,
+            _ => answer.affected,
+        };
+        if kind == INSERT
+            && let Some(k) = self.pending_ack.take()
+        {
+            self.acked.ack(k);
+        }
+        Outcome {
+            rows,
+            missing: u64::from(rows == 0 && kind != SCAN),
+        }
     }
 }
 
