@@ -597,7 +597,18 @@ async fn clients_load_and_drive_disjoint_warehouses() {
     let runs = clients(
         &sb,
         "tpcc-2",
-        &["-o", "tpcc", "--warehouses", "2", "-t", "2", "--time", "3s"],
+        &[
+            "-o",
+            "tpcc",
+            "--warehouses",
+            "2",
+            "-t",
+            "2",
+            "--time",
+            "3s",
+            "--seed",
+            "4",
+        ],
     )
     .await;
     let (o1, _) = per_warehouse(&c, 2).await;
