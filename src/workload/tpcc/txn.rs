@@ -228,7 +228,15 @@ impl Terminal {
             deck.extend(std::iter::repeat_n(ty, *n as usize));
         }
         Terminal {
-            rng: SmallRng::seed_from_u64(worker_seed(seed, thread, 0x7C_C7E7)),
+            // The home range in the seed: clients on other machines that
+            // share --seed (as they must, for one set of NURand constants)
+            // have terminals of the same numbers, which would otherwise
+            // draw the very same inputs in the same order.
+            rng: SmallRng::seed_from_u64(worker_seed(
+                seed,
+                thread,
+                0x7C_C7E7 + (u64::from(at.homes.first) << 32),
+            )),
             w: w as i32,
             d_stock: d_stock as i32,
             warehouses: at.warehouses.max(at.homes.last).max(1) as i32,
@@ -926,6 +934,19 @@ mod tests {
         // Home 4; remote payments reach every other warehouse, in the
         // range or not.
         assert_eq!(remote.into_iter().collect::<Vec<_>>(), [1, 2, 3, 4, 5, 6]);
+    }
+
+    #[test]
+    fn clients_with_one_seed_on_other_ranges_draw_other_inputs() {
+        let at = |first| Homes {
+            homes: WarehouseRange { first, last: first },
+            warehouses: 2,
+        };
+        let k = Constants::for_run(6, 157);
+        let mut a = Terminal::new(6, 0, at(1), MIX, k, "begin".into(), false);
+        let mut b = Terminal::new(6, 0, at(2), MIX, k, "begin".into(), false);
+        let deck = |t: &mut Terminal| (0..100).map(|_| t.draw_type()).collect::<Vec<_>>();
+        assert_ne!(deck(&mut a), deck(&mut b));
     }
 
     #[test]
