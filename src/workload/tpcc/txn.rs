@@ -392,23 +392,26 @@ impl Terminal {
                 for r in &rows {
                     prices.insert(r.get::<_, i32>(0), r.get::<_, f64>(1));
                 }
-                if ids.iter().any(|i| !prices.contains_key(i)) {
-                    // Clause 2.4.2.3: an unused item rolls the order back.
+                let unused = ids.iter().any(|i| !prices.contains_key(i));
+                if unused && !*rollback {
                     client
                         .batch_execute("rollback")
                         .await
                         .map_err(fail("new-order: rollback"))?;
-                    if *rollback {
-                        outcome.missing = 1;
-                        return Ok(outcome);
-                    }
                     return Err(Error::run(format!(
                         "tpcc: new-order found no item among {ids:?}: is the item table loaded?"
                     )));
                 }
+                // Clause 2.4.2.3: an order with an unused item runs its
+                // whole profile but the unused item's own steps (its stock
+                // row, its order line), then rolls back. So the lines below
+                // are the ones with a known item.
+                let known: Vec<usize> = (0..lines.len())
+                    .filter(|&i| prices.contains_key(&lines[i].0))
+                    .collect();
                 // Stock in (warehouse, item) order: fewer deadlocks
                 // between terminals, the same rows changed.
-                let mut order: Vec<usize> = (0..lines.len()).collect();
+                let mut order = known.clone();
                 order.sort_by_key(|&i| (lines[i].1, lines[i].0));
                 let stock = &st.stock[(*d as usize - 1) % st.stock.len()];
                 let mut dist = vec![String::new(); lines.len()];
@@ -421,22 +424,34 @@ impl Terminal {
                         .map_err(fail("new-order: stock"))?;
                     dist[i] = r.get(0);
                 }
-                let numbers: Vec<i32> = (1..=count).collect();
-                let supply: Vec<i32> = lines.iter().map(|l| l.1).collect();
-                let qty: Vec<i32> = lines.iter().map(|l| l.2).collect();
-                let amounts: Vec<f64> = lines
+                let numbers: Vec<i32> = known.iter().map(|&i| i as i32 + 1).collect();
+                let items: Vec<i32> = known.iter().map(|&i| lines[i].0).collect();
+                let supply: Vec<i32> = known.iter().map(|&i| lines[i].1).collect();
+                let qty: Vec<i32> = known.iter().map(|&i| lines[i].2).collect();
+                let amounts: Vec<f64> = known
                     .iter()
-                    .map(|l| {
+                    .map(|&i| {
+                        let l = lines[i];
                         (f64::from(l.2) * prices.get(&l.0).copied().unwrap_or(0.0) * 100.0).round()
                             / 100.0
                     })
                     .collect();
-                let p: [&(dyn ToSql + Sync); 9] =
-                    [&o_id, d, &w, &numbers, &ids, &supply, &qty, &amounts, &dist];
+                let dist: Vec<String> = known.iter().map(|&i| dist[i].clone()).collect();
+                let p: [&(dyn ToSql + Sync); 9] = [
+                    &o_id, d, &w, &numbers, &items, &supply, &qty, &amounts, &dist,
+                ];
                 client
                     .execute(&st.insert_lines, &p)
                     .await
                     .map_err(fail("new-order: insert order_line"))?;
+                if unused {
+                    client
+                        .batch_execute("rollback")
+                        .await
+                        .map_err(fail("new-order: rollback"))?;
+                    outcome.missing = 1;
+                    return Ok(outcome);
+                }
                 // The total the terminal shows (clause 2.4.2.2), not stored.
                 let total: f64 =
                     amounts.iter().sum::<f64>() * (1.0 - discount) * (1.0 + w_tax + d_tax);
