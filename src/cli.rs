@@ -547,7 +547,7 @@ pub struct Cli {
     #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration, help_heading = CLIENTS)]
     pub barrier_timeout: Duration,
 
-    /// tpcc-*: warehouses, the TPC-C scale (about 600k rows, 70 MB each).
+    /// tpcc-*: warehouses, the TPC-C scale (about 500k rows, 70 MB each, plus 100k items once).
     #[arg(long, value_name = "W", default_value = "1", value_parser = parse_positive::<u32>, help_heading = WORKLOAD)]
     pub warehouses: u32,
 

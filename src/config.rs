@@ -730,6 +730,18 @@ fn tpcc_settings(
         }
         (None, None) => WarehouseRange::all(w),
     };
+    // Without --seed each client draws its own run seed: the clients of
+    // one load would write a district's orders and its order lines from
+    // different seeds (o_ol_cnt no longer the lines' count: conditions 4
+    // and 6 broken), and the clients of one run would draw different
+    // NURand constants, where clause 2.1.6 wants one for all terminals.
+    if let (Some(c), None, true) = (cluster, cli.seed, runs || loads) {
+        return Err(Error::usage(format!(
+            "--clients {} with {}: give --seed N, the same on every client, so that they load the same data and draw the same NURand constants",
+            c.clients,
+            if loads { "tpcc-load" } else { "tpcc" }
+        )));
+    }
     Ok(TpccSettings {
         warehouses: w,
         mix: cli.tpcc_mix.unwrap_or(tpcc::txn::MIX),
@@ -1043,8 +1055,16 @@ mod tests {
             Err(Error::Usage(m)) => assert!(m.contains("give at least 3 warehouses"), "{m}"),
             other => panic!("{other:?}"),
         }
+        // Without --seed the clients would load different data and draw
+        // different NURand constants.
+        for op in ["tpcc", "tpcc-load"] {
+            match clients(&["-o", op, "--warehouses", "7"]) {
+                Err(Error::Usage(m)) => assert!(m.contains("give --seed N"), "{m}"),
+                other => panic!("{other:?}"),
+            }
+        }
         // The default under --clients: this client's share of 1..W.
-        let p = clients(&["-o", "tpcc", "--warehouses", "7"]).unwrap();
+        let p = clients(&["-o", "tpcc", "--warehouses", "7", "--seed", "1"]).unwrap();
         assert_eq!(p.workload.tpcc.homes.to_string(), "4..5");
         assert!(!p.workload.tpcc.partial);
         // A range given wins, and the load of all clients splits 1..W.
@@ -1055,10 +1075,12 @@ mod tests {
             "7",
             "--warehouse-range",
             "6..7",
+            "--seed",
+            "1",
         ])
         .unwrap();
         assert_eq!(p.workload.tpcc.homes.to_string(), "6..7");
-        assert!(clients(&["-o", "tpcc-load", "--warehouses", "2"]).is_ok());
+        assert!(clients(&["-o", "tpcc-load", "--warehouses", "2", "--seed", "1"]).is_ok());
         // The run's seed, not the client's, makes the data and constants.
         let p = clients(&["-o", "tpcc", "--warehouses", "7", "--seed", "5"]).unwrap();
         assert_eq!(p.workload.tpcc.seed, 5);

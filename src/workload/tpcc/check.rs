@@ -6,15 +6,16 @@
 //! broken. All twelve are checked.
 //!
 //! Condition 11 is checked in a form that differs from the clause's text.
-//! As written, count(ORDER) - count(NEW-ORDER) = sum(C_DELIVERY_CNT) per
-//! district, it does not hold on the initial population of clause 4.3.3.1:
-//! 3000 orders, 900 new orders, every C_DELIVERY_CNT 0, so 2100 ≠ 0. What
-//! the transactions keep is the difference: a New-Order adds one order and
-//! one new order (no change), a Delivery removes one new order and adds
-//! one to its customer's C_DELIVERY_CNT (one more on each side). So it is
-//! checked as count(ORDER) - count(NEW-ORDER) - 2100 = sum(C_DELIVERY_CNT),
-//! which holds from the load on and breaks as the clause's would when a
-//! transaction does half its work.
+//! As written, count(ORDER) - count(NEW-ORDER) = 2100 per district, it is
+//! the initial population's (clause 4.3.3.1: 3000 orders, 900 new orders)
+//! and breaks at the first Delivery, which removes a new order and keeps
+//! its order. What the transactions keep is the difference: a New-Order
+//! adds one order and one new order (no change), a Delivery removes one
+//! new order and adds one to its customer's C_DELIVERY_CNT (one more on
+//! each side). So it is checked as count(ORDER) - count(NEW-ORDER) - 2100
+//! = sum(C_DELIVERY_CNT): the clause's equation on the initial population
+//! (every C_DELIVERY_CNT 0), kept by every transaction after it, broken
+//! when one does half its work.
 
 use tokio_postgres::Client;
 

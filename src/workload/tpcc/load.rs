@@ -126,7 +126,7 @@ pub fn worker_chunks(ws: WarehouseRange, items: bool, threads: usize, t: usize) 
 
 /// The rows chunk `c` holds, without making them: the order lines of a
 /// district are counted from the line counts the orders draw (30000
-/// draws per warehouse, a small part of what making its 600k rows
+/// draws per warehouse, a small part of what making its 500k rows
 /// takes), so the load's progress bar has the exact total.
 pub fn chunk_rows(c: Chunk, seed: u64) -> u64 {
     match c {
