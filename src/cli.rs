@@ -395,12 +395,12 @@ pub struct Cli {
     #[arg(short = 'C', long, help_heading = CONNECTION)]
     pub reconnect: bool,
 
-    /// Which client library sends the queries of select, update and YCSB.
+    /// Which client library sends the queries of select, update, YCSB and the oltp scripts.
     ///
     /// auto: the lean driver (no task, channel or allocation per query) where it can be used:
     /// prepared statements on a plain-text connection (sslmode=disable, or prefer against a server
     /// without TLS); tokio-postgres otherwise. lean: the lean driver, or refuse to run. Loads,
-    /// COPY, transactions, read-modify-write, scripts, OLTP and TPC-C always use tokio-postgres.
+    /// COPY, YCSB's read-modify-write, scripts, booking and TPC-C always use tokio-postgres.
     #[arg(long, value_enum, value_name = "DRIVER", default_value = "auto", help_heading = CONNECTION)]
     pub driver: DriverArg,
 

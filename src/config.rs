@@ -487,7 +487,7 @@ impl RunPlan {
                 let spec = w.spec();
                 if !spec.is_load() && w.has_units() && w.worker(0).wire_dyn().is_none() {
                     return Err(Error::usage(format!(
-                        "--driver lean runs select, update and the YCSB mixes without read-modify-write; {spec} needs tokio-postgres: use --driver auto or tokio-postgres"
+                        "--driver lean runs select, update, the YCSB mixes without read-modify-write and the oltp scripts; {spec} needs tokio-postgres: use --driver auto or tokio-postgres"
                     )));
                 }
             }

@@ -179,6 +179,8 @@ async fn oltp_read_write_does_what_sysbench_does_per_transaction_counted_on_the_
     );
     assert!(extra[0] < 80, "{extra:?}");
     let (r, s, txns) = last.unwrap();
+    // Prepared and on a plain connection: the lean driver ran it.
+    assert!(s.contains("driver                : lean"), "{s}");
     // sysbench's query count: 10 + 4 reads, 4 writes, BEGIN and COMMIT.
     assert!(
         s.contains(&format!("queries               : {}", 20 * txns)),
@@ -381,8 +383,12 @@ async fn every_oltp_script_runs_sysbenchs_statements_per_event() {
     let c = client(&sb).await;
     // Statements per event, BEGIN and COMMIT included, as sysbench counts
     // its queries.
-    let cases: [(&str, &[&str], u64); 10] = [
+    // The scripts run on the lean driver where statements are prepared
+    // (auto); two of them on each driver by name.
+    let cases: [(&str, &[&str], u64); 12] = [
         ("oltp-read-write", &[], 20),
+        ("oltp-read-write", &["--driver", "tokio-postgres"], 20),
+        ("oltp-write-only", &["--driver", "lean"], 6),
         ("oltp-read-only", &[], 16),
         ("oltp-read-only", &["--range-selects", "off"], 12),
         ("oltp-read-write", &["--skip-trx", "--no-prepared"], 18),

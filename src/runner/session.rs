@@ -40,7 +40,7 @@ use std::future::Future;
 use std::pin::pin;
 use std::sync::Arc;
 use std::task::Poll;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rand::SeedableRng;
 use rand::rngs::SmallRng;
@@ -50,7 +50,7 @@ use super::InFlight;
 use super::recorder::StatsRef;
 use super::settings::Lean;
 use crate::db::nodes::{Canceller, Conn, ConnSource, ConnTask};
-use crate::db::wire::{WireConn, WireError};
+use crate::db::wire::{Answer, WireConn, WireError};
 use crate::error::{Error, Result};
 use crate::workload::{Operation, Outcome, worker_seed};
 
@@ -289,12 +289,39 @@ impl Session {
             let Some(unit) = op.wire() else {
                 return Err(Error::run("the operation cannot run on the lean driver"));
             };
-            let st = unit.statement();
-            let context = failed.get(st).copied().unwrap_or("query failed");
-            return match conn.execute(st, |i| unit.param(i)).await {
-                Ok(answer) => Ok(unit.outcome(answer)),
-                Err(e) => Err(Error::wire(context, e)),
+            let Some(steps) = unit.steps() else {
+                let st = unit.statement();
+                let context = failed.get(st).copied().unwrap_or("query failed");
+                return match conn.execute(st, |i| unit.param(i)).await {
+                    Ok(answer) => Ok(unit.outcome(answer)),
+                    Err(e) => Err(Error::wire(context, e)),
+                };
             };
+            // A transaction: its statements one after another, each its own
+            // round trip (as sysbench and the tokio-postgres path send
+            // them); a failure rolls back what was begun.
+            let mut last = Answer::default();
+            for step in 0..steps {
+                let st = unit.step_statement(step);
+                let sent = Instant::now();
+                match conn.execute(st, |i| unit.step_param(step, i)).await {
+                    Ok(answer) => {
+                        unit.step_done(step, answer, sent.elapsed());
+                        last = answer;
+                    }
+                    Err(e) => {
+                        unit.step_failed(step);
+                        if unit.rolls_back() && !conn.is_closed() {
+                            // The error is the unit's; a failed rollback
+                            // adds nothing to it.
+                            let _ = conn.simple_query("ROLLBACK").await;
+                        }
+                        let context = failed.get(st).copied().unwrap_or("query failed");
+                        return Err(Error::wire(context, e));
+                    }
+                }
+            }
+            return Ok(unit.outcome(last));
         }
         let Some(client) = self.client() else {
             return Err(Error::run("no connection"));

@@ -33,6 +33,7 @@
 use std::future::Future;
 use std::path::PathBuf;
 use std::pin::Pin;
+use std::time::Duration;
 
 use tokio_postgres::Client;
 
@@ -542,8 +543,47 @@ pub trait WireUnit: Send {
     /// Parameter `i` (0-based) of the staged unit.
     fn param(&self, i: usize) -> crate::db::wire::Param<'_>;
 
-    /// What the unit did, from the server's answer.
+    /// What the unit did, from the server's answer (to its last
+    /// statement, for a unit of several).
     fn outcome(&mut self, answer: crate::db::wire::Answer) -> Outcome;
+
+    /// None (the default): the unit is one statement,
+    /// [`WireUnit::statement`] with [`WireUnit::param`]s. Some(n): it is n
+    /// statements one after another, each its own round trip (a
+    /// transaction: BEGIN, its statements, COMMIT), which the `step_`
+    /// methods below describe, each answer going to
+    /// [`WireUnit::step_done`] and the last also to [`WireUnit::outcome`].
+    fn steps(&self) -> Option<usize> {
+        None
+    }
+
+    /// Which statement step `step` runs.
+    fn step_statement(&self, step: usize) -> usize {
+        let _ = step;
+        self.statement()
+    }
+
+    /// Parameter `i` of step `step`.
+    fn step_param(&self, step: usize, i: usize) -> crate::db::wire::Param<'_> {
+        let _ = step;
+        self.param(i)
+    }
+
+    /// Step `step` of a unit of several answered, `took` after it was sent
+    /// (per-statement figures).
+    fn step_done(&mut self, step: usize, answer: crate::db::wire::Answer, took: Duration) {
+        let _ = (step, answer, took);
+    }
+
+    /// Step `step` failed, and with it the unit (for the unit's label).
+    fn step_failed(&mut self, step: usize) {
+        let _ = step;
+    }
+
+    /// Whether a failed unit leaves a transaction to roll back.
+    fn rolls_back(&self) -> bool {
+        false
+    }
 }
 
 /// [`Operation`] as a trait object, so that the registry can hand any

@@ -24,7 +24,7 @@
 //! queries as sysbench does (read, write, other).
 
 use std::fmt::Write as _;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use rand::rngs::SmallRng;
@@ -38,11 +38,12 @@ use super::keys::{KeyDistribution, KeyPicker};
 
 use super::{
     BoxFuture, DynOperation, Operation, Outcome, Role, Settings, Spec, StatementStats, TableSet,
-    Tables, Workload, worker_seed,
+    Tables, WireStatement, WireUnit, Workload, worker_seed,
 };
 use crate::config::TableName;
 use crate::db::dialect::Flavor;
 use crate::db::schema::{self, TableDef, TableState};
+use crate::db::wire::{Answer, Param};
 use crate::error::{Error, Result};
 
 /// sysbench's knobs.
@@ -548,6 +549,23 @@ const KINDS: [Kind; 11] = [
 ];
 
 impl Kind {
+    /// What a failed statement of this kind is called (as on tokio-postgres).
+    fn failed_text(self) -> &'static str {
+        match self {
+            Kind::PointSelect => "oltp point_select failed",
+            Kind::SimpleRange => "oltp simple_range failed",
+            Kind::SumRange => "oltp sum_range failed",
+            Kind::OrderRange => "oltp order_range failed",
+            Kind::DistinctRange => "oltp distinct_range failed",
+            Kind::IndexUpdate => "oltp index_update failed",
+            Kind::NonIndexUpdate => "oltp non_index_update failed",
+            Kind::Delete => "oltp delete failed",
+            Kind::Insert => "oltp insert failed",
+            Kind::Begin => "oltp begin failed",
+            Kind::Commit => "oltp commit failed",
+        }
+    }
+
     fn name(self) -> &'static str {
         match self {
             Kind::PointSelect => "point_select",
@@ -784,7 +802,25 @@ impl Workload for OltpRun {
                 stats.push(StatementStats::new(k.name()));
             }
         }
+        // The lean driver's statements, in the order they are prepared:
+        // each used kind per table, then BEGIN and COMMIT once.
+        let mut wire = Vec::new();
+        for t in 1..=s.oltp.tables {
+            for k in KINDS {
+                if !matches!(k, Kind::Begin | Kind::Commit)
+                    && stats.iter().any(|st| st.name == k.name())
+                {
+                    wire.push((t, k));
+                }
+            }
+        }
+        if txn {
+            wire.push((1, Kind::Begin));
+            wire.push((1, Kind::Commit));
+        }
         Box::new(OltpOp {
+            wire,
+            done: Outcome::default(),
             tables: s.oltp.tables,
             rows: s.rows,
             range: s.oltp.range_size,
@@ -815,6 +851,10 @@ struct Step {
 }
 
 struct OltpOp {
+    /// The lean driver's statements: (table, kind) in the order prepared.
+    wire: Vec<(usize, Kind)>,
+    /// What the staged unit's statements did so far (lean driver).
+    done: Outcome,
     tables: usize,
     rows: u64,
     range: u64,
@@ -846,7 +886,10 @@ impl OltpOp {
     }
 
     fn record(&mut self, kind: Kind, began: Instant) {
-        let took = began.elapsed();
+        self.record_took(kind, began.elapsed());
+    }
+
+    fn record_took(&mut self, kind: Kind, took: Duration) {
         if let Some(s) = self.stats.iter_mut().find(|s| s.name == kind.name()) {
             s.record(took);
         }
@@ -1090,6 +1133,94 @@ impl Operation for OltpOp {
             .iter_mut()
             .map(|s| std::mem::replace(s, StatementStats::new(s.name)))
             .collect()
+    }
+
+    /// On the lean driver whenever statements are prepared: a unit is
+    /// its statements one after another, as [`OltpOp::run`] sends them.
+    fn wire(&mut self) -> Option<&mut dyn WireUnit> {
+        if self.prepared { Some(self) } else { None }
+    }
+}
+
+impl WireUnit for OltpOp {
+    fn statements(&self) -> Vec<WireStatement> {
+        self.wire
+            .iter()
+            .map(|&(t, k)| {
+                let sql = k.sql(&table(t).quoted(), self.serial_insert);
+                WireStatement {
+                    prepare_failed: match k {
+                        Kind::Begin | Kind::Commit => format!("cannot prepare {}", k.name()),
+                        _ => format!("cannot prepare '{sql}'"),
+                    },
+                    sql,
+                    failed: k.failed_text(),
+                }
+            })
+            .collect()
+    }
+
+    fn param(&self, i: usize) -> Param<'_> {
+        self.step_param(0, i)
+    }
+
+    fn outcome(&mut self, _last: Answer) -> Outcome {
+        self.done
+    }
+
+    fn steps(&self) -> Option<usize> {
+        Some(self.steps.len())
+    }
+
+    fn step_statement(&self, step: usize) -> usize {
+        let s = &self.steps[step];
+        let at = match s.kind {
+            Kind::Begin | Kind::Commit => (1, s.kind),
+            k => (s.table, k),
+        };
+        // Every staged kind was prepared (both come from the same groups).
+        self.wire.iter().position(|&w| w == at).unwrap_or(0)
+    }
+
+    fn step_param(&self, step: usize, i: usize) -> Param<'_> {
+        let s = &self.steps[step];
+        let id = Param::Int(i64::from(s.id));
+        let other = Param::Int(i64::from(s.other));
+        match (s.kind, i) {
+            (Kind::Insert, _) if self.serial_insert => {
+                [other, Param::Text(&s.c), Param::Text(&s.pad)][i.min(2)]
+            }
+            (Kind::Insert, _) => [id, other, Param::Text(&s.c), Param::Text(&s.pad)][i.min(3)],
+            (Kind::NonIndexUpdate, 1) => Param::Text(&s.c),
+            (Kind::SimpleRange | Kind::SumRange | Kind::OrderRange | Kind::DistinctRange, 1) => {
+                other
+            }
+            _ => id,
+        }
+    }
+
+    fn step_done(&mut self, step: usize, answer: Answer, took: Duration) {
+        if step == 0 {
+            // A new try of the unit: a retried one starts again.
+            self.done = Outcome::default();
+        }
+        let kind = self.steps[step].kind;
+        let n = match kind {
+            k if k.is_read() => answer.rows,
+            Kind::Begin | Kind::Commit => 0,
+            _ => answer.affected,
+        };
+        self.done.rows += n;
+        self.done.missing += u64::from(n == 0 && kind == Kind::PointSelect);
+        self.record_took(kind, took);
+    }
+
+    fn step_failed(&mut self, step: usize) {
+        self.failed_at = Some(step);
+    }
+
+    fn rolls_back(&self) -> bool {
+        self.txn
     }
 }
 
