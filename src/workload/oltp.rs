@@ -818,8 +818,23 @@ impl Workload for OltpRun {
             wire.push((1, Kind::Begin));
             wire.push((1, Kind::Commit));
         }
+        let at = |t: usize, k: Kind| wire.iter().position(|&w| w == (t, k));
+        let wire_slots = (1..=s.oltp.tables)
+            .map(|t| {
+                KINDS
+                    .iter()
+                    .map(|&k| match k {
+                        Kind::Begin | Kind::Commit => at(1, k),
+                        _ => at(t, k),
+                    })
+                    .collect()
+            })
+            .collect();
+        let stat_slots = KINDS.map(|k| stats.iter().position(|st| st.name == k.name()));
         Box::new(OltpOp {
             wire,
+            wire_slots,
+            stat_slots,
             done: Outcome::default(),
             tables: s.oltp.tables,
             rows: s.rows,
@@ -853,6 +868,10 @@ struct Step {
 struct OltpOp {
     /// The lean driver's statements: (table, kind) in the order prepared.
     wire: Vec<(usize, Kind)>,
+    /// Where (table, kind) is in `wire` (index table-1, then as in KINDS).
+    wire_slots: Vec<Vec<Option<usize>>>,
+    /// Where each kind's figures are in `stats` (as in KINDS).
+    stat_slots: [Option<usize>; KINDS.len()],
     /// What the staged unit's statements did so far (lean driver).
     done: Outcome,
     tables: usize,
@@ -890,7 +909,9 @@ impl OltpOp {
     }
 
     fn record_took(&mut self, kind: Kind, took: Duration) {
-        if let Some(s) = self.stats.iter_mut().find(|s| s.name == kind.name()) {
+        if let Some(i) = self.stat_slots[Self::kind_index(kind)]
+            && let Some(s) = self.stats.get_mut(i)
+        {
             s.record(took);
         }
     }
@@ -1174,12 +1195,11 @@ impl WireUnit for OltpOp {
 
     fn step_statement(&self, step: usize) -> usize {
         let s = &self.steps[step];
-        let at = match s.kind {
-            Kind::Begin | Kind::Commit => (1, s.kind),
-            k => (s.table, k),
-        };
         // Every staged kind was prepared (both come from the same groups).
-        self.wire.iter().position(|&w| w == at).unwrap_or(0)
+        self.wire_slots
+            .get(s.table - 1)
+            .and_then(|t| t[Self::kind_index(s.kind)])
+            .unwrap_or(0)
     }
 
     fn step_param(&self, step: usize, i: usize) -> Param<'_> {
