@@ -51,6 +51,10 @@ use tokio_postgres::config::{ChannelBinding as ChannelBindingSetting, Host, Targ
 /// What the buffers start with: enough for a point select's answer and an
 /// update's Bind with four short text fields.
 const FIRST_READ: usize = 512;
+/// The read buffer grows to this while reads keep filling it (answers of
+/// many rows: an oltp range select is about 13 KB), so that a large
+/// answer takes a few reads, not one per 512 bytes.
+const MOST_READ: usize = 64 * 1024;
 const FIRST_WRITE: usize = 256;
 
 /// The number in the next prepared statement's name.
@@ -277,6 +281,18 @@ impl ReadBuf {
             self.end = 0;
         }
         Some((tag, body, end))
+    }
+
+    /// `n` bytes were read into the free space: a read that filled it
+    /// says more is waiting, and the buffer doubles (up to [`MOST_READ`])
+    /// so that the rest takes fewer reads.
+    fn read(&mut self, n: usize) {
+        let filled = self.end + n == self.buf.len();
+        self.end += n;
+        if filled && self.buf.len() < MOST_READ {
+            let size = (self.buf.len() * 2).min(MOST_READ);
+            self.buf.resize(size, 0);
+        }
     }
 
     /// Room for at least the rest of the message that starts at `start`:
@@ -669,7 +685,7 @@ impl WireConn {
             let end = self.rbuf.end;
             match self.stream.read(&mut self.rbuf.buf[end..]).await {
                 Ok(0) => return Err(self.lost(None)),
-                Ok(n) => self.rbuf.end += n,
+                Ok(n) => self.rbuf.read(n),
                 Err(e) => return Err(self.lost(Some(e))),
             }
         }
@@ -967,5 +983,17 @@ mod tests {
         r.end = 5;
         r.make_room();
         assert_eq!(r.buf.len(), FIRST_READ);
+        // A read that fills the buffer doubles it, up to MOST_READ; one
+        // that does not leaves it.
+        let mut r = ReadBuf::new();
+        r.read(100);
+        assert_eq!(r.buf.len(), FIRST_READ);
+        r.read(FIRST_READ - 100);
+        assert_eq!(r.buf.len(), 2 * FIRST_READ);
+        for _ in 0..20 {
+            let room = r.buf.len() - r.end;
+            r.read(room);
+        }
+        assert_eq!(r.buf.len(), MOST_READ);
     }
 }
