@@ -245,6 +245,14 @@ check_pgbench() {
     grep -q "^query mode: prepared\$" "$work/$name.out" ||
         { echo "error: pgbench in $name did not use prepared statements" >&2; exit 1; }
 }
+# pgbench_secs NAME: the seconds pgbench's clients ran queries. pgbench's -T
+# clock starts before it opens its connections (it reports that part as
+# "initial connection time"), ysql-bench's --time after its workers have
+# connected: dividing both by --secs would charge pgbench for its connects,
+# which at hundreds of connections take seconds of the run.
+pgbench_secs() {
+    awk -v s="$secs" '/^initial connection time = / { s -= $5 / 1000 } END { printf "%.3f", s }' "$work/$1.out"
+}
 # field FILE LABEL: the value after "LABEL :" in a ysql-bench summary.
 field() { awk -F': *' -v l="$2" '$1 ~ "^"l" *$" { split($2, a, " "); print a[1]; exit }' "$1"; }
 median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
@@ -298,7 +306,7 @@ if has sweep; then
                 run "$op-$c-p$i" "$pgbench" "$url" -n -M prepared -c "$c" -j "$j" -T "$secs" \
                     -f "$work/$op.sql" "${extra[@]}"
                 check_pgbench "$op-$c-p$i" "$j"
-                pq+=("$(div "$QUERIES" "$secs" 1 %.0f)"); pc+=("$(div "$CPU" "$QUERIES" 1e6)"); pm+=("$(mb "$RSS_KB")")
+                pq+=("$(div "$QUERIES" "$(pgbench_secs "$op-$c-p$i")" 1 %.0f)"); pc+=("$(div "$CPU" "$QUERIES" 1e6)"); pm+=("$(mb "$RSS_KB")")
             done
             a=$(median "${yq[@]}"); b=$(median "${pq[@]}")
             ac=$(median "${yc[@]}"); bc=$(median "${pc[@]}")
@@ -383,7 +391,7 @@ EOF
         say "ycsb-c $i/$reps: pgbench"
         run "ycsb-p$i" "$pgbench" "$url" -n -M prepared -c "$clients" -j "$j" -T "$secs" -f "$work/ycsb-c.sql"
         check_pgbench "ycsb-p$i" "$j"
-        pq+=("$(div "$QUERIES" "$secs" 1 %.0f)"); pc+=("$(div "$CPU" "$QUERIES" 1e6)")
+        pq+=("$(div "$QUERIES" "$(pgbench_secs "ycsb-p$i")" 1 %.0f)"); pc+=("$(div "$CPU" "$QUERIES" 1e6)")
     done
     a=$(median "${yq[@]}"); b=$(median "${pq[@]}")
     row "ycsb-c (uniform, $ycsb_records records), $clients conn: queries/s" "$a" "$b (pgbench script -j $j)" "$(ratio "$a" "$b")" "${yq[*]} / ${pq[*]}"
