@@ -8,7 +8,10 @@
 # the ratio ysql-bench / peer as Markdown that can be recorded in
 # bench/RESULTS.md, and draws the connection sweep as a PNG.
 #
-# Queries (and -C's connections, one query each) are counted on the server
+# ysql-bench's timed runs go without its server-statistics sampler
+# (--no-server-stats): an extra connection polling pg_stat_activity is work
+# that pgbench and sysbench do not do. Queries (and -C's connections, one
+# query each) are counted on the server
 # (index scans of the tables, before and after each run), not taken from
 # the tools' own reports. Client CPU is user+system time of the client process
 # (GNU time) divided by those counts; peak RSS is GNU time's %M. pgbench
@@ -300,7 +303,7 @@ if has sweep; then
             yq=() yc=() ym=() pq=() pc=() pm=()
             for i in $(seq 1 "$reps"); do
                 say "$op, $c connections, $i/$reps: ysql-bench"
-                run "$op-$c-y$i" "$ysql" -u "$url" --seed "$((seed + i))" -o "$op" -t "$c" -r "$rows" --time "${secs}s"
+                run "$op-$c-y$i" "$ysql" -u "$url" --seed "$((seed + i))" -o "$op" -t "$c" -r "$rows" --time "${secs}s" --no-server-stats
                 yq+=("$(div "$QUERIES" "$secs" 1 %.0f)"); yc+=("$(div "$CPU" "$QUERIES" 1e6)"); ym+=("$(mb "$RSS_KB")")
                 say "$op, $c connections, $i/$reps: pgbench"
                 run "$op-$c-p$i" "$pgbench" "$url" -n -M prepared -c "$c" -j "$j" -T "$secs" \
@@ -335,7 +338,7 @@ if has connect; then
         yr=() yc=() pr=() pc=()
         for i in $(seq 1 "$reps"); do
             say "-C, $c connections, $i/$reps: ysql-bench"
-            run "conn-$c-y$i" "$ysql" -u "$url" --seed "$((seed + i))" -o select -C -t "$c" -r "$rows" --time "${secs}s"
+            run "conn-$c-y$i" "$ysql" -u "$url" --seed "$((seed + i))" -o select -C -t "$c" -r "$rows" --time "${secs}s" --no-server-stats
             yr+=("$(div "$QUERIES" "$secs" 1 %.0f)"); yc+=("$(div "$CPU" "$QUERIES" 1e6 %.1f)")
             say "-C, $c connections, $i/$reps: pgbench"
             run "conn-$c-p$i" "$pgbench" "$url" -n -C -M prepared -c "$c" -j "$j" -T "$secs" -f "$work/select.sql"
@@ -382,10 +385,10 @@ EOF
     sq=() sc=() yq=() yc=() pq=() pc=()
     for i in $(seq 1 "$reps"); do
         say "ycsb-c $i/$reps: ysql-bench select (the reference)"
-        run "ysel-$i" "$ysql" -u "$url" --seed "$((seed + i))" -o select -t "$clients" -r "$rows" --time "${secs}s"
+        run "ysel-$i" "$ysql" -u "$url" --seed "$((seed + i))" -o select -t "$clients" -r "$rows" --time "${secs}s" --no-server-stats
         sq+=("$(div "$QUERIES" "$secs" 1 %.0f)"); sc+=("$(div "$CPU" "$QUERIES" 1e6)")
         say "ycsb-c $i/$reps: ysql-bench ycsb-c"
-        run "ycsb-y$i" "$ysql" -u "$url" --seed "$((seed + i))" -o ycsb-c --key-distribution uniform \
+        run "ycsb-y$i" "$ysql" -u "$url" --seed "$((seed + i))" -o ycsb-c --key-distribution uniform --no-server-stats \
             -t "$clients" -r "$ycsb_records" --time "${secs}s"
         yq+=("$(div "$QUERIES" "$secs" 1 %.0f)"); yc+=("$(div "$CPU" "$QUERIES" 1e6)")
         say "ycsb-c $i/$reps: pgbench"
