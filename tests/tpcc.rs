@@ -219,8 +219,11 @@ async fn a_run_keeps_the_consistency_conditions_and_a_tampered_table_breaks_one(
         );
     }
     let tpmc = op.metrics.iter().find(|m| m.key == "tpmc").unwrap();
-    let want = (no.ops - no.missing) as f64 / (op.wallclock.as_secs_f64() / 60.0);
+    // Clause 5.4.2: every completed New-Order, the rolled back by rule
+    // included.
+    let want = no.ops as f64 / (op.wallclock.as_secs_f64() / 60.0);
     assert!((tpmc.value - want).abs() < 1e-6);
+    assert!(tpmc.text.contains("as clause 5.4.2 counts them"), "{s}");
     assert!(s.contains("tpmC"), "{s}");
     assert!(s.contains("efficiency"), "{s}");
     let report: serde_json::Value =
@@ -634,23 +637,42 @@ async fn clients_load_and_drive_disjoint_warehouses() {
     // (client 0 warehouse 1, client 1 warehouse 2), and each reports its
     // tpmC.
     let (o0, _) = per_warehouse(&c, 2).await;
-    let runs = clients(
-        &sb,
-        "tpcc-2",
-        &[
-            "-o",
-            "tpcc",
-            "--warehouses",
-            "2",
-            "-t",
-            "2",
-            "--time",
-            "3s",
-            "--seed",
-            "4",
-        ],
-    )
-    .await;
+    let dir = shared_dir();
+    let json: Vec<std::path::PathBuf> = (0..2)
+        .map(|i| dir.path().join(format!("tpcc-{i}.json")))
+        .collect();
+    let runs: Vec<_> = (0..2)
+        .map(|i| {
+            let index = i.to_string();
+            let args = [
+                "--clients",
+                "2",
+                "--client-index",
+                &index,
+                "--run-id",
+                "tpcc-2",
+                "-o",
+                "tpcc",
+                "--warehouses",
+                "2",
+                "-t",
+                "2",
+                "--time",
+                "3s",
+                "--seed",
+                "4",
+                "--json",
+                json[i].to_str().unwrap(),
+            ];
+            spawn_run(plan(&sb, &args))
+        })
+        .collect();
+    let mut all = Vec::new();
+    for r in runs {
+        let (report, s) = r.await.unwrap();
+        all.push((report.unwrap(), s));
+    }
+    let runs = all;
     let (o1, _) = per_warehouse(&c, 2).await;
     for (i, (r, s)) in runs.iter().enumerate() {
         assert!(r.succeeded(), "{s}");
@@ -672,4 +694,159 @@ async fn clients_load_and_drive_disjoint_warehouses() {
         );
         assert!(op.checks.iter().all(|c| c.held), "{s}");
     }
+
+    // Merged, the two clients' reports carry tpmC summed over the shared
+    // window, efficiency over both clients' warehouses, and the 90th
+    // percentile limits of the merged histograms.
+    let merged = dir.path().join("merged.json");
+    let out = tokio::task::block_in_place(|| {
+        bin(
+            "ysql-bench",
+            &[
+                "merge",
+                json[0].to_str().unwrap(),
+                json[1].to_str().unwrap(),
+                "--json",
+                merged.to_str().unwrap(),
+            ],
+        )
+    });
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&merged).unwrap()).unwrap();
+    let metric = |r: &ysql_bench::RunReport, k: &str| {
+        r.operations[0]
+            .metrics
+            .iter()
+            .find(|m| m.key == k)
+            .map(|m| m.value)
+            .unwrap()
+    };
+    let m = &m["operations"][0]["metrics"];
+    let tpmc: f64 = runs.iter().map(|(r, _)| metric(r, "tpmc")).sum();
+    assert!((m["tpmc"].as_f64().unwrap() - tpmc).abs() < 1e-6, "{m}");
+    assert_eq!(m["warehouses"].as_f64(), Some(2.0), "{m}");
+    let eff = m["efficiency"].as_f64().unwrap();
+    assert!((eff - tpmc / (12.86 * 2.0)).abs() < 1e-9, "{m}");
+    // Debug builds on a shared machine still keep a 5 s p90.
+    assert_eq!(m["p90_limits_met"].as_f64(), Some(1.0), "{m}");
+}
+
+/// tpmC, efficiency and the p90 limits are in every report of a tpcc
+/// run: the progress lines (-P), the summary and the histograms (-p), the
+/// CSV per interval (committed New-Orders: the rolled back left out), the
+/// JSON, the throughput picture's title.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_report_of_a_tpcc_run_shows_tpmc() {
+    let sb = sandbox();
+    let (r, s) = run_args(
+        &sb,
+        &[
+            "-o",
+            "tpcc-load",
+            "--warehouses",
+            "1",
+            "-t",
+            "2",
+            "--seed",
+            "2",
+        ],
+    )
+    .await;
+    assert!(r.succeeded(), "{s}");
+    let dir = shared_dir();
+    let (csv, json) = (dir.path().join("t.csv"), dir.path().join("t.json"));
+    let url = sb.url();
+    let out = tokio::task::block_in_place(|| {
+        bin(
+            "ysql-bench",
+            &[
+                "-u",
+                &url,
+                "-o",
+                "tpcc",
+                "--warehouses",
+                "1",
+                "-t",
+                "2",
+                "--time",
+                "3s",
+                "-P",
+                "1",
+                "-p",
+                "--csv",
+                csv.to_str().unwrap(),
+                "--json",
+                json.to_str().unwrap(),
+                "--graph",
+                "--graph-dir",
+                dir.path().to_str().unwrap(),
+            ],
+        )
+    });
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{stdout}{stderr}");
+    let progress: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("progress: tpcc"))
+        .collect();
+    assert!(progress.len() >= 2, "{stderr}");
+    assert!(
+        progress
+            .iter()
+            .all(|l| l.contains("tpmC ") && l.contains("efficiency ")),
+        "{stderr}"
+    );
+    // The summary's lines, and again under the histograms.
+    let after = stdout
+        .split("histogram of [stock-level]")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{stdout}"));
+    for label in ["tpmC", "efficiency", "90th percentile limits"] {
+        assert!(stdout.matches(label).count() >= 2, "{label}\n{stdout}");
+        assert!(after.contains(&format!("{label}: ")), "{label}\n{stdout}");
+    }
+    // The CSV: tpmC per interval on the `all` rows, from the completed
+    // New-Orders of the interval (clause 5.4.2: the rolled back included;
+    // the JSON's intervals keep them apart as `missing`).
+    let mut rd = csv::Reader::from_path(&csv).unwrap();
+    let head = rd.headers().unwrap().clone();
+    let col = |n: &str| head.iter().position(|h| h == n).unwrap();
+    let (ty, count, secs, tpmc) = (col("type"), col("count"), col("interval_s"), col("tpmc"));
+    let rows: Vec<csv::StringRecord> = rd.records().map(|r| r.unwrap()).collect();
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let op = &report["operations"][0];
+    let no = &op["types"][0]["intervals"];
+    let per = op["interval_metrics"]["tpmc"].as_array().unwrap();
+    assert_eq!(per.len(), op["intervals"].as_array().unwrap().len());
+    let mut all = 0;
+    let mut new_orders = rows.iter().filter(|r| &r[ty] == "new-order");
+    for r in rows.iter().filter(|r| &r[ty] == "all") {
+        let n = new_orders.next().unwrap();
+        let f = &no[all];
+        let completed = f["ops"].as_u64().unwrap();
+        assert!(f["missing"].as_u64().unwrap() <= completed);
+        assert_eq!(n[count].parse::<u64>().unwrap(), completed);
+        let want = completed as f64 * 60.0 / r[secs].parse::<f64>().unwrap();
+        let got: f64 = r[tpmc].parse().unwrap();
+        assert!((got - want).abs() < 0.1, "{got} {want}");
+        assert!((per[all].as_f64().unwrap() - want).abs() < 0.1);
+        all += 1;
+    }
+    assert!(all >= 2, "{rows:?}");
+    for k in ["tpmc", "efficiency", "warehouses", "p90_limits_met"] {
+        assert!(op["metrics"][k].is_number(), "{k}");
+    }
+    let pngs = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .ends_with("throughput.png")
+        })
+        .count();
+    assert_eq!(pngs, 1);
 }
