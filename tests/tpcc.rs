@@ -60,6 +60,17 @@ async fn one_warehouse_loads_with_the_specifications_cardinalities() {
     assert_eq!(op.total.rows, all_rows, "{s}");
     assert_eq!(op.table_rows, all_rows, "{s}");
     assert!((280_000..=320_000).contains(&lines), "{lines}");
+    // The load rate in MB/s of the COPY text sent: one warehouse and the
+    // items are about 75 MB of it.
+    let metric = |k: &str| op.metrics.iter().find(|m| m.key == k).map(|m| m.value);
+    let bytes = metric("copy_bytes").unwrap_or_else(|| panic!("{s}"));
+    assert!((65e6..85e6).contains(&bytes), "{bytes}\n{s}");
+    let mb_s = metric("mb_per_s").unwrap();
+    assert!(
+        (mb_s - bytes / 1e6 / op.wallclock.as_secs_f64()).abs() < 1e-6,
+        "{s}"
+    );
+    assert!(s.contains("MB/s"), "{s}");
     // Clause 4.3.3.1: the last 900 orders of each district are new.
     assert_eq!(
         count(&c, "select count(*) from orders where o_carrier_id is null").await,

@@ -673,7 +673,7 @@ fn run_inner(command: &crate::cli::Command, out: &mut dyn Write) -> Result<()> {
 }
 
 /// The workload figures of a merged operation: rates (`tpmc`, and any
-/// `*_per_s`), counts (`new_order_rollbacks`) and the warehouses the
+/// `*_per_s`), counts (`new_order_rollbacks`, `*_bytes`) and the warehouses the
 /// terminals drove add up over clients that shared one window; TPC-C's
 /// efficiency is then recomputed over all clients' warehouses, and
 /// whether the 90th percentile limits were met from the merged
@@ -686,7 +686,11 @@ fn merged_metrics(
     let mut out = std::collections::BTreeMap::new();
     for op in ops {
         for (k, v) in &op.metrics {
-            if k == "tpmc" || k == "warehouses" || k.ends_with("_per_s") || k.ends_with("rollbacks")
+            if k == "tpmc"
+                || k == "warehouses"
+                || k.ends_with("_per_s")
+                || k.ends_with("_bytes")
+                || k.ends_with("rollbacks")
             {
                 *out.entry(k.clone()).or_insert(0.0) += v;
             }

@@ -181,6 +181,7 @@ fn build_load(spec: &'static Spec, s: &Settings) -> Result<Box<dyn Workload>> {
         spec,
         settings: s.clone(),
         table: name("warehouse"),
+        sent: Default::default(),
     }))
 }
 
@@ -188,6 +189,8 @@ struct Load {
     spec: &'static Spec,
     settings: Settings,
     table: TableName,
+    /// Bytes of COPY text the workers sent (see [`load::LoadOp`]).
+    sent: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl Workload for Load {
@@ -302,8 +305,37 @@ impl Workload for Load {
             self.chunks(thread),
             self.settings.tpcc.seed,
             now,
+            self.sent.clone(),
         ))
     }
+
+    /// The load's rate in MB/s of the COPY text it sent, beside the
+    /// rows/s every load reports.
+    fn metrics(&self, _types: &[TypeFigures], wallclock: std::time::Duration) -> Vec<Metric> {
+        let bytes = self.sent.load(std::sync::atomic::Ordering::Relaxed);
+        load_rate(bytes, wallclock)
+    }
+}
+
+/// MB/s (10^6 bytes) of `bytes` of COPY text over `wallclock`.
+fn load_rate(bytes: u64, wallclock: std::time::Duration) -> Vec<Metric> {
+    let secs = wallclock.as_secs_f64();
+    let mb = bytes as f64 / 1e6;
+    let rate = if secs > 0.0 { mb / secs } else { 0.0 };
+    vec![
+        Metric {
+            key: "mb_per_s".to_string(),
+            label: "MB/s".to_string(),
+            value: rate,
+            text: format!("{rate:.1} (of the COPY text sent, {mb:.1} MB)"),
+        },
+        Metric {
+            key: "copy_bytes".to_string(),
+            label: "COPY text".to_string(),
+            value: bytes as f64,
+            text: format!("{bytes} bytes"),
+        },
+    ]
 }
 
 impl Load {
@@ -686,6 +718,16 @@ impl Workload for CheckOnly {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_load_rate_is_in_megabytes_of_copy_text_a_second() {
+        let m = load_rate(50_000_000, std::time::Duration::from_secs(10));
+        assert_eq!(m[0].key, "mb_per_s");
+        assert!((m[0].value - 5.0).abs() < 1e-9);
+        assert_eq!(m[0].text, "5.0 (of the COPY text sent, 50.0 MB)");
+        assert_eq!(m[1].value, 5e7);
+        assert_eq!(load_rate(1, std::time::Duration::ZERO)[0].value, 0.0);
+    }
 
     #[test]
     fn tpmc_counts_completed_new_orders_per_minute() {
