@@ -138,6 +138,9 @@ async fn a_run_keeps_the_consistency_conditions_and_a_tampered_table_breaks_one(
     assert!(r.succeeded(), "{s}");
     let (r, s) = run_args(&sb, &["-o", "tpcc-check"]).await;
     assert!(r.succeeded(), "the load keeps the conditions\n{s}");
+    // Its summary says what it checked, not a count of zero timed units.
+    assert!(s.contains("12 run, 12 held, 0 broken"), "{s}");
+    assert!(!s.contains("nr checks"), "{s}");
     let c = client(&sb).await;
     let dir = shared_dir();
     let json = dir.path().join("tpcc.json");
@@ -860,4 +863,23 @@ async fn every_report_of_a_tpcc_run_shows_tpmc() {
         })
         .count();
     assert_eq!(pngs, 1);
+
+    // A type named twice in --tpcc-mix would silently replace its first
+    // share: refused, one line, exit 2.
+    let out = tokio::task::block_in_place(|| {
+        bin(
+            "ysql-bench",
+            &[
+                "-u",
+                &url,
+                "-o",
+                "tpcc",
+                "--tpcc-mix",
+                "new-order=50,new-order=50",
+            ],
+        )
+    });
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("'new-order' is named twice"), "{err}");
 }
