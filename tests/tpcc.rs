@@ -726,8 +726,19 @@ async fn clients_load_and_drive_disjoint_warehouses() {
         )
     });
     assert!(out.status.success(), "{}", text(&out.stderr));
+    let shown = text(&out.stdout);
+    for k in ["tpmc", "efficiency", "p90_limits_met"] {
+        assert!(shown.lines().any(|l| l.starts_with(k)), "{k}\n{shown}");
+    }
     let m: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&merged).unwrap()).unwrap();
+    let per = m["operations"][0]["interval_metrics"]["tpmc"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{m}"));
+    assert_eq!(
+        per.len(),
+        m["operations"][0]["intervals"].as_array().unwrap().len()
+    );
     let metric = |r: &ysql_bench::RunReport, k: &str| {
         r.operations[0]
             .metrics

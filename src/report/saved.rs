@@ -463,17 +463,25 @@ fn merge_intervals(lists: &[(&[IntervalFigures], f64)], interval_s: f64) -> Vec<
 }
 
 /// Writes a merged report's intervals as CSV, one row per interval per
-/// operation.
+/// operation; `tpmc` and `efficiency` are TPC-C's per interval (empty for
+/// other operations).
 pub fn write_intervals_csv(w: &mut dyn Write, r: &JsonReport) -> std::io::Result<()> {
     writeln!(
         w,
-        "operation,interval,end_s,seconds,ops,rows,errors,ops_per_s,rows_per_s,latency_min_ns,latency_mean_ns,latency_max_ns"
+        "operation,interval,end_s,seconds,ops,rows,errors,ops_per_s,rows_per_s,latency_min_ns,latency_mean_ns,latency_max_ns,tpmc,efficiency"
     )?;
     for o in &r.operations {
-        for f in &o.intervals {
+        for (i, f) in o.intervals.iter().enumerate() {
+            let [tpmc, efficiency] = [("tpmc", 1), ("efficiency", 4)].map(|(k, places)| {
+                o.interval_metrics
+                    .get(k)
+                    .and_then(|v| v.get(i))
+                    .map(|v| format!("{v:.places$}"))
+                    .unwrap_or_default()
+            });
             writeln!(
                 w,
-                "{},{},{:.3},{:.3},{},{},{},{:.3},{:.3},{},{:.0},{}",
+                "{},{},{:.3},{:.3},{},{},{},{:.3},{:.3},{},{:.0},{},{tpmc},{efficiency}",
                 o.operation,
                 f.index,
                 f.end_s,
@@ -490,6 +498,15 @@ pub fn write_intervals_csv(w: &mut dyn Write, r: &JsonReport) -> std::io::Result
         }
     }
     Ok(())
+}
+
+/// A workload figure: whole numbers as they are, others to 4 places.
+fn number(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.4}")
+    }
 }
 
 /// Nanoseconds as the summary shows them.
@@ -549,6 +566,11 @@ pub fn write_show(w: &mut dyn Write, r: &JsonReport, histogram: bool) -> Result<
                 writeln!(w, "[{}]", t.name).map_err(io)?;
                 write_figures(w, &t.name, t.rates, &t.figures).map_err(io)?;
             }
+        }
+        // The workload's own figures (TPC-C: tpmc, efficiency as a
+        // fraction, p90_limits_met 1 or 0), by their JSON keys.
+        for (k, v) in &o.metrics {
+            writeln!(w, "{k:<22}: {}", number(*v)).map_err(io)?;
         }
         if let Some(s) = &o.start {
             writeln!(
