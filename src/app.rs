@@ -485,6 +485,11 @@ fn report_operation(
                 plan.output.histogram_scale,
             )?;
         }
+        // The workload's figures (TPC-C: tpmC, efficiency, the p90 limits)
+        // with the histograms they go with.
+        for m in &result.metrics {
+            writeln!(out, "{}: {}", m.label, m.text)?;
+        }
     }
     if let Some(g) = &plan.output.graph {
         if result.total.ops == 0 {

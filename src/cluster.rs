@@ -681,6 +681,12 @@ impl Workload for Clustered {
     ) -> Vec<crate::workload::Metric> {
         self.inner.metrics(types, wallclock)
     }
+    fn missing_label(&self) -> &'static str {
+        self.inner.missing_label()
+    }
+    fn interval_metrics(&self) -> Option<crate::workload::IntervalMetrics> {
+        self.inner.interval_metrics()
+    }
     fn stat_tables(&self) -> Vec<String> {
         self.inner.stat_tables()
     }

@@ -521,6 +521,19 @@ impl RunPlan {
             ));
         }
         w.extend(self.unused_workload_flags());
+        let t = &self.workload.tpcc;
+        if self.operations.contains(&&crate::workload::tpcc::RUN)
+            && (self.workload.threads as u64) < u64::from(t.homes.len())
+        {
+            w.push(format!(
+                "warning: {} terminals (-t) for the {} home warehouses {}: {} of them get no terminal, yet efficiency counts them all (give -t {} or more)",
+                self.workload.threads,
+                t.homes.len(),
+                t.homes,
+                u64::from(t.homes.len()) - self.workload.threads as u64,
+                t.homes.len()
+            ));
+        }
         if self.run.latency_limit.is_some() && !unpaced.is_empty() {
             w.push(format!(
                 "warning: --latency-limit counts late queries and batches of insert and copy-mem; it does not apply to {unpaced} (one statement per thread), which are never counted late"
@@ -1085,6 +1098,17 @@ mod tests {
         let p = clients(&["-o", "tpcc", "--warehouses", "7", "--seed", "5"]).unwrap();
         assert_eq!(p.workload.tpcc.seed, 5);
         assert_ne!(p.workload.seed, 5);
+        // Fewer terminals than home warehouses: some drive none.
+        let p = plan(&["-o", "tpcc", "--warehouses", "4", "-t", "3"]).unwrap();
+        let w = p.warnings().join("\n");
+        assert!(
+            w.contains(
+                "3 terminals (-t) for the 4 home warehouses 1..4: 1 of them get no terminal"
+            ),
+            "{w}"
+        );
+        let p = plan(&["-o", "tpcc", "--warehouses", "4", "-t", "4"]).unwrap();
+        assert!(!p.warnings().join("\n").contains("terminals"));
         let p = plan(&["-o", "select", "--tpcc-wait", "--warehouse-range", "1..1"]).unwrap();
         let w = p.warnings().join("\n");
         assert!(w.contains("--tpcc-wait applies to tpcc"), "{w}");

@@ -183,6 +183,7 @@ mod tests {
             errors: 0,
             skipped: 0,
             retries: 0,
+            missing: 0,
             ops_per_s,
             rows_per_s: 0.0,
             latency: Default::default(),

@@ -13,7 +13,10 @@ use crate::stats::OpResult;
 /// versions keep their places. The server's columns (commits, rollbacks and wait events
 /// of the interval, see [`super::server::csv_columns`]) are filled on the
 /// `all` rows only: the server does not know the transaction types.
-pub const HEADER: [&str; 22] = [
+/// `tpmc` and `efficiency` are TPC-C's per interval (committed New-Orders
+/// per minute, see [`crate::workload::tpcc::interval_tpmc`]), on the `all`
+/// rows of a tpcc run, empty otherwise.
+pub const HEADER: [&str; 24] = [
     "operation",
     "elapsed_s",
     "interval_s",
@@ -36,6 +39,8 @@ pub const HEADER: [&str; 22] = [
     "server_commits",
     "server_rollbacks",
     "server_waits",
+    "tpmc",
+    "efficiency",
 ];
 
 /// Whether a file starting with `head` was written by this module (also
@@ -62,11 +67,13 @@ pub fn write_csv<W: Write>(w: W, ops: &[OpResult]) -> Result<()> {
                 .filter(|_| op.is_mix())
                 .filter_map(|t| t.intervals.get(i).map(|f| (t.name, f)));
             for (ty, f) in types {
-                out.write_record(row(op.spec.name, ty, f, Default::default()))
+                out.write_record(row(op.spec.name, ty, f, Default::default(), [None; 2]))
                     .map_err(fail)?;
             }
             let server = super::server::csv_columns(op, i);
-            out.write_record(row(op.spec.name, "all", all, server))
+            let workload = ["tpmc", "efficiency"]
+                .map(|k| op.interval_metrics.get(k).and_then(|v| v.get(i)).copied());
+            out.write_record(row(op.spec.name, "all", all, server, workload))
                 .map_err(fail)?;
         }
     }
@@ -80,7 +87,8 @@ fn row(
     ty: &str,
     f: &crate::stats::IntervalFigures,
     server: [String; 3],
-) -> [String; 22] {
+    workload: [Option<f64>; 2],
+) -> [String; 24] {
     let l = &f.latency;
     let [commits, rollbacks, waits] = server;
     [
@@ -106,5 +114,7 @@ fn row(
         commits,
         rollbacks,
         waits,
+        workload[0].map(|v| format!("{v:.1}")).unwrap_or_default(),
+        workload[1].map(|v| format!("{v:.4}")).unwrap_or_default(),
     ]
 }

@@ -180,6 +180,10 @@ pub struct JsonOperation {
     /// The workload's own figures by key (TPC-C: tpmc, efficiency).
     #[serde(default)]
     pub metrics: std::collections::BTreeMap<String, f64>,
+    /// The same figures per interval, one value per entry of `intervals`
+    /// (TPC-C: tpmc, efficiency of each interval's committed New-Orders).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub interval_metrics: std::collections::BTreeMap<String, Vec<f64>>,
     /// Connections and units per host.
     #[serde(default)]
     pub hosts: Vec<super::conns::JsonHost>,
@@ -557,6 +561,7 @@ fn operation(op: &OpResult) -> Result<JsonOperation> {
             .iter()
             .map(|m| (m.key.clone(), m.value))
             .collect(),
+        interval_metrics: op.interval_metrics.clone(),
         hosts: super::conns::json_hosts(op),
         driver: op.driver.clone(),
         connect: super::conns::json_connect(op),

@@ -179,7 +179,17 @@ fn draw_throughput(op: &OpResult, opts: &GraphOptions, server: &str, path: &Path
     let e = err(path);
     let root = BitMapBackend::new(path, (opts.width, opts.height)).into_drawing_area();
     root.fill(&WHITE).map_err(&e)?;
-    let root = root.titled(&title(op, server), (FAMILY, 20)).map_err(&e)?;
+    // The workload's throughput figure (TPC-C: tpmC and efficiency over
+    // the run), beside the units per second the chart draws.
+    let mut caption = title(op, server);
+    let figure = |k: &str| op.metrics.iter().find(|m| m.key == k).map(|m| m.value);
+    if let Some(tpmc) = figure("tpmc") {
+        caption.push_str(&format!(", tpmC {tpmc:.1}"));
+        if let Some(eff) = figure("efficiency") {
+            caption.push_str(&format!(" (efficiency {:.1}%)", eff * 100.0));
+        }
+    }
+    let root = root.titled(&caption, (FAMILY, 20)).map_err(&e)?;
     // With the server's waits, a band of a quarter of the height under
     // the two charts.
     let (charts, band) = if super::server::has_wait_band(op) {

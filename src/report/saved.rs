@@ -303,7 +303,8 @@ fn merge_operation(ops: &[&JsonOperation], indexes: &[usize]) -> Result<JsonOper
         server: None,
         // A workload's own figures (tpmC) are each client's: rates of one
         // shared window add up, the rest is not summed (see README).
-        metrics: merged_metrics(ops),
+        metrics: merged_metrics(ops, &types),
+        interval_metrics: merged_interval_metrics(ops, &types),
         operation: first.operation.clone(),
         table: first.table.clone(),
         workload: first.workload.clone(),
@@ -420,6 +421,7 @@ fn merge_intervals(lists: &[(&[IntervalFigures], f64)], interval_s: f64) -> Vec<
                 errors: 0,
                 skipped: 0,
                 retries: 0,
+                missing: 0,
                 ops_per_s: 0.0,
                 rows_per_s: 0.0,
                 latency: Percentiles {
@@ -435,6 +437,7 @@ fn merge_intervals(lists: &[(&[IntervalFigures], f64)], interval_s: f64) -> Vec<
             b.errors += f.errors;
             b.skipped += f.skipped;
             b.retries += f.retries;
+            b.missing += f.missing;
             if f.ops > 0 {
                 b.latency.min = b.latency.min.min(f.latency.min);
                 b.latency.max = b.latency.max.max(f.latency.max);
@@ -460,17 +463,25 @@ fn merge_intervals(lists: &[(&[IntervalFigures], f64)], interval_s: f64) -> Vec<
 }
 
 /// Writes a merged report's intervals as CSV, one row per interval per
-/// operation.
+/// operation; `tpmc` and `efficiency` are TPC-C's per interval (empty for
+/// other operations).
 pub fn write_intervals_csv(w: &mut dyn Write, r: &JsonReport) -> std::io::Result<()> {
     writeln!(
         w,
-        "operation,interval,end_s,seconds,ops,rows,errors,ops_per_s,rows_per_s,latency_min_ns,latency_mean_ns,latency_max_ns"
+        "operation,interval,end_s,seconds,ops,rows,errors,ops_per_s,rows_per_s,latency_min_ns,latency_mean_ns,latency_max_ns,tpmc,efficiency"
     )?;
     for o in &r.operations {
-        for f in &o.intervals {
+        for (i, f) in o.intervals.iter().enumerate() {
+            let [tpmc, efficiency] = [("tpmc", 1), ("efficiency", 4)].map(|(k, places)| {
+                o.interval_metrics
+                    .get(k)
+                    .and_then(|v| v.get(i))
+                    .map(|v| format!("{v:.places$}"))
+                    .unwrap_or_default()
+            });
             writeln!(
                 w,
-                "{},{},{:.3},{:.3},{},{},{},{:.3},{:.3},{},{:.0},{}",
+                "{},{},{:.3},{:.3},{},{},{},{:.3},{:.3},{},{:.0},{},{tpmc},{efficiency}",
                 o.operation,
                 f.index,
                 f.end_s,
@@ -487,6 +498,15 @@ pub fn write_intervals_csv(w: &mut dyn Write, r: &JsonReport) -> std::io::Result
         }
     }
     Ok(())
+}
+
+/// A workload figure: whole numbers as they are, others to 4 places.
+fn number(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.4}")
+    }
 }
 
 /// Nanoseconds as the summary shows them.
@@ -546,6 +566,11 @@ pub fn write_show(w: &mut dyn Write, r: &JsonReport, histogram: bool) -> Result<
                 writeln!(w, "[{}]", t.name).map_err(io)?;
                 write_figures(w, &t.name, t.rates, &t.figures).map_err(io)?;
             }
+        }
+        // The workload's own figures (TPC-C: tpmc, efficiency as a
+        // fraction, p90_limits_met 1 or 0), by their JSON keys.
+        for (k, v) in &o.metrics {
+            writeln!(w, "{k:<22}: {}", number(*v)).map_err(io)?;
         }
         if let Some(s) = &o.start {
             writeln!(
@@ -670,16 +695,65 @@ fn run_inner(command: &crate::cli::Command, out: &mut dyn Write) -> Result<()> {
 }
 
 /// The workload figures of a merged operation: rates (`tpmc`, and any
-/// `*_per_s`) and counts (`new_order_rollbacks`) add up over clients that
-/// shared one window; ratios and flags (efficiency, limits met) are left
-/// out, as no client's alone is the run's.
-fn merged_metrics(ops: &[&JsonOperation]) -> std::collections::BTreeMap<String, f64> {
+/// `*_per_s`), counts (`new_order_rollbacks`, `*_bytes`) and the warehouses the
+/// terminals drove add up over clients that shared one window; TPC-C's
+/// efficiency is then recomputed over all clients' warehouses, and
+/// whether the 90th percentile limits were met from the merged
+/// histograms of each transaction type (`types`).
+fn merged_metrics(
+    ops: &[&JsonOperation],
+    types: &[JsonType],
+) -> std::collections::BTreeMap<String, f64> {
+    use crate::workload::tpcc::{MAX_TPMC_PER_WAREHOUSE, P90_LIMITS_S};
     let mut out = std::collections::BTreeMap::new();
     for op in ops {
         for (k, v) in &op.metrics {
-            if k == "tpmc" || k.ends_with("_per_s") || k.ends_with("rollbacks") {
+            if k == "tpmc"
+                || k == "warehouses"
+                || k.ends_with("_per_s")
+                || k.ends_with("_bytes")
+                || k.ends_with("rollbacks")
+            {
                 *out.entry(k.clone()).or_insert(0.0) += v;
             }
+        }
+    }
+    if let (Some(tpmc), Some(&w)) = (out.get("tpmc"), out.get("warehouses"))
+        && w > 0.0
+    {
+        let efficiency = tpmc / (MAX_TPMC_PER_WAREHOUSE * w);
+        out.insert("efficiency".to_string(), efficiency);
+    }
+    if ops.iter().any(|o| o.metrics.contains_key("p90_limits_met")) {
+        let met = types.iter().zip(P90_LIMITS_S).all(|(t, limit)| {
+            t.figures.ops == 0 || t.figures.latency.value_at_quantile(0.90) <= limit * 1_000_000_000
+        });
+        out.insert("p90_limits_met".to_string(), if met { 1.0 } else { 0.0 });
+    }
+    out
+}
+
+/// TPC-C's tpmC and efficiency per merged interval, from the merged
+/// intervals of each type (committed New-Orders are the New-Order units
+/// less the rolled back) over all clients' warehouses; empty for other
+/// workloads.
+fn merged_interval_metrics(
+    ops: &[&JsonOperation],
+    types: &[JsonType],
+) -> std::collections::BTreeMap<String, Vec<f64>> {
+    let mut out: std::collections::BTreeMap<String, Vec<f64>> = Default::default();
+    let warehouses: f64 = ops.iter().filter_map(|o| o.metrics.get("warehouses")).sum();
+    if warehouses <= 0.0 {
+        return out;
+    }
+    let n = types.first().map_or(0, |t| t.intervals.len());
+    for i in 0..n {
+        let one: Vec<IntervalFigures> = types
+            .iter()
+            .map(|t| t.intervals.get(i).cloned().unwrap_or_default())
+            .collect();
+        for m in crate::workload::tpcc::interval_tpmc(&one, warehouses as u32) {
+            out.entry(m.key).or_default().push(m.value);
         }
     }
     out
@@ -699,6 +773,7 @@ mod tests {
             errors: 0,
             skipped: 0,
             retries: 0,
+            missing: 0,
             ops_per_s: ops as f64,
             rows_per_s: ops as f64,
             latency: Percentiles {

@@ -169,7 +169,7 @@ fn write_types(w: &mut dyn Write, r: &OpResult) -> io::Result<()> {
             text.push_str(&format!(", {} failed", s.failed()));
         }
         if s.missing > 0 {
-            text.push_str(&format!(", {} missing", s.missing));
+            text.push_str(&format!(", {} {}", s.missing, r.missing_label));
         }
         line(w, &format!("[{}]", ty.name), text)?;
         if s.ops > 0 {
@@ -252,6 +252,18 @@ pub fn write_summary(w: &mut dyn Write, r: &OpResult) -> io::Result<()> {
     }
     if !r.measured {
         // A cleanup or a check: what it found, nothing timed.
+        if !r.checks.is_empty() {
+            let held = r.checks.iter().filter(|c| c.held).count();
+            line(
+                w,
+                "checks",
+                format!(
+                    "{} run, {held} held, {} broken",
+                    r.checks.len(),
+                    r.checks.len() - held
+                ),
+            )?;
+        }
         write_checks(w, r)?;
         if let Some(why) = &r.failure {
             line(w, "FAILED", why)?;
@@ -303,7 +315,11 @@ pub fn write_summary(w: &mut dyn Write, r: &OpResult) -> io::Result<()> {
         )?;
         line(w, &format!("avg db time/{one}"), human(f.db_per_item))?;
         line(w, &format!("{many}/s"), format!("{:.1}", f.rate))?;
-        line(w, "missing rows", r.total.missing)?;
+        let label = match r.missing_label {
+            "missing" => "missing rows",
+            other => other,
+        };
+        line(w, label, r.total.missing)?;
     }
     let t = &r.total;
     let unit = r.spec.unit;

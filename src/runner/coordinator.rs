@@ -61,6 +61,7 @@ pub(super) async fn run_workers<O, F>(
     types: &[&'static str],
     retry: RetryPolicy,
     load_rows: u64,
+    per_interval: Option<crate::workload::IntervalMetrics>,
     make: F,
 ) -> WorkersOutcome
 where
@@ -190,7 +191,11 @@ where
         let names = pace.types.clone();
         let server = ctx.server.clone();
         Box::new(move |f: &SetFigures| {
-            let line = progress::progress_line(kind, f, &names, rate_limited);
+            let mut line = progress::progress_line(kind, f, &names, rate_limited);
+            if let Some(per) = &per_interval {
+                let texts: Vec<String> = per(&f.types).into_iter().map(|m| m.text).collect();
+                line.push_str(&format!(" | {}", texts.join(", ")));
+            }
             let note = server
                 .as_ref()
                 .map(|w| w.progress_note())

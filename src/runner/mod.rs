@@ -114,6 +114,7 @@ pub async fn run_operation(ctx: &RunCtx, workload: &dyn Workload) -> OpResult {
     result.table = workload.table().as_str().to_string();
     result.workload = workload.describe();
     result.measured = workload.has_units();
+    result.missing_label = workload.missing_label();
     // A load's own count of what it writes (TPC-C's warehouses), else -r.
     result.table_rows = match workload.load_rows() {
         Some(rows) if spec.is_load() => rows,
@@ -155,7 +156,17 @@ pub async fn run_operation(ctx: &RunCtx, workload: &dyn Workload) -> OpResult {
     };
     let make = |t: usize| AnyOperation(workload.worker(t));
     let retry = s.retry_policy(workload.retry_on(), workload.default_max_tries());
-    let outcome = run_workers(ctx, spec, &names, retry, result.table_rows, make).await;
+    let per_interval = workload.interval_metrics();
+    let outcome = run_workers(
+        ctx,
+        spec,
+        &names,
+        retry,
+        result.table_rows,
+        per_interval.clone(),
+        make,
+    )
+    .await;
     result.wallclock = outcome.wallclock;
     if let Some(ran) = outcome.warmup_cut {
         result.warmup = Some(ran);
@@ -183,6 +194,17 @@ pub async fn run_operation(ctx: &RunCtx, workload: &dyn Workload) -> OpResult {
             .iter()
             .filter_map(|f| f.types.get(i).cloned())
             .collect();
+    }
+    if let Some(f) = &per_interval {
+        for set in &outcome.intervals {
+            for m in f(&set.types) {
+                result
+                    .interval_metrics
+                    .entry(m.key)
+                    .or_default()
+                    .push(m.value);
+            }
+        }
     }
     result.intervals = outcome.intervals.into_iter().map(|f| f.total).collect();
     let counts: Vec<crate::workload::TypeFigures> = result

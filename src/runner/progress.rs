@@ -123,6 +123,7 @@ mod tests {
             errors: 2,
             skipped: 0,
             retries: 0,
+            missing: 0,
             ops_per_s: 1234.0,
             rows_per_s: 1234.0,
             latency: Percentiles {

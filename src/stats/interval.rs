@@ -24,6 +24,10 @@ pub struct IntervalStats {
     pub skipped: u64,
     /// Retries of the units that ended in the interval.
     pub retries: u64,
+    /// Of `ops`, those that found rows missing (TPC-C: New-Orders rolled
+    /// back by rule), so that a workload's figure per interval can leave
+    /// them out (tpmC counts committed New-Orders).
+    pub missing: u64,
     pub latency: Histogram<u64>,
     pub lag_total: Duration,
     pub lag_max: Duration,
@@ -37,6 +41,7 @@ impl Default for IntervalStats {
             errors: 0,
             skipped: 0,
             retries: 0,
+            missing: 0,
             latency: new_histogram(),
             lag_total: Duration::ZERO,
             lag_max: Duration::ZERO,
@@ -48,6 +53,7 @@ impl IntervalStats {
     pub fn record(&mut self, timing: Timing, outcome: Outcome) {
         self.ops += 1;
         self.rows += outcome.rows;
+        self.missing += outcome.missing;
         record_ns(&mut self.latency, nanos(timing.latency));
         let lag = timing.lag();
         self.lag_total += lag;
@@ -60,6 +66,7 @@ impl IntervalStats {
         self.errors += other.errors;
         self.skipped += other.skipped;
         self.retries += other.retries;
+        self.missing += other.missing;
         let _ = self.latency.add(&other.latency);
         self.lag_total += other.lag_total;
         self.lag_max = self.lag_max.max(other.lag_max);
@@ -87,6 +94,7 @@ impl IntervalStats {
             errors: self.errors,
             skipped: self.skipped,
             retries: self.retries,
+            missing: self.missing,
             ops_per_s: self.ops as f64 / secs,
             rows_per_s: self.rows as f64 / secs,
             latency: Percentiles::of(&self.latency),
@@ -187,6 +195,10 @@ pub struct IntervalFigures {
     /// Retries of the units that ended in the interval.
     #[serde(default)]
     pub retries: u64,
+    /// Of `ops`, those that found rows missing (TPC-C: the New-Orders
+    /// rolled back by rule).
+    #[serde(default)]
+    pub missing: u64,
     pub ops_per_s: f64,
     pub rows_per_s: f64,
     pub latency: Percentiles,

@@ -420,6 +420,9 @@ pub struct OpResult {
     pub checks: Vec<crate::workload::Check>,
     /// The workload's own figures (TPC-C's tpmC).
     pub metrics: Vec<crate::workload::Metric>,
+    /// What the units that found rows missing are, in the summary (see
+    /// [`crate::workload::Workload::missing_label`]).
+    pub missing_label: &'static str,
     /// Rows done by each thread, in thread order.
     pub thread_rows: Vec<u64>,
     /// The bounded latency samples of the OS threads that ran the workers
@@ -427,6 +430,9 @@ pub struct OpResult {
     pub scatter: Vec<Scatter>,
     /// Per-interval figures, in time order.
     pub intervals: Vec<IntervalFigures>,
+    /// The workload's own figures per interval by key (TPC-C: tpmc,
+    /// efficiency), one value per entry of `intervals`.
+    pub interval_metrics: std::collections::BTreeMap<String, Vec<f64>>,
     /// Whether the run was interrupted during this operation.
     pub interrupted: bool,
     /// Whether `--time` ended a load before all its rows were written.
@@ -452,6 +458,7 @@ impl OpResult {
             statements: Vec::new(),
             checks: Vec::new(),
             metrics: Vec::new(),
+            missing_label: "missing",
             threads,
             table_rows: 0,
             nontransactional: false,
@@ -465,6 +472,7 @@ impl OpResult {
             thread_rows: vec![0; threads],
             scatter: Vec::new(),
             intervals: Vec::new(),
+            interval_metrics: Default::default(),
             interrupted: false,
             timed_out: false,
             failure: None,

@@ -246,6 +246,14 @@ pub trait Workload: Send + Sync {
         Vec::new()
     }
 
+    /// The same figures per interval (TPC-C: tpmC and efficiency), from
+    /// each type's figures of one interval: on the progress lines, in the
+    /// CSV and JSON reports and on the throughput picture. An owned
+    /// function, as the collector of intervals outlives no workload.
+    fn interval_metrics(&self) -> Option<IntervalMetrics> {
+        None
+    }
+
     /// What this run of the workload is, beyond its name: a mix's shares,
     /// its key distribution, its record shape. Shown in the summary and
     /// the JSON report; empty when the name says it all.
@@ -256,6 +264,12 @@ pub trait Workload: Send + Sync {
     /// What one unit holds, as the summary's `batch` line says it.
     fn batch_text(&self) -> String {
         String::new()
+    }
+
+    /// What the units that found rows missing are, as the summary says
+    /// them (TPC-C: the New-Orders rolled back by rule, not missing rows).
+    fn missing_label(&self) -> &'static str {
+        "missing"
     }
 
     /// What the latency histogram is of, e.g. "batch (200 rows)".
@@ -353,6 +367,11 @@ pub struct TypeFigures {
     /// The 90th percentile of latency (with retries).
     pub p90: std::time::Duration,
 }
+
+/// See [`Workload::interval_metrics`]: given the figures of one interval
+/// per type (in the order of [`Workload::types`]).
+pub type IntervalMetrics =
+    std::sync::Arc<dyn Fn(&[crate::stats::IntervalFigures]) -> Vec<Metric> + Send + Sync>;
 
 /// A figure a workload computes from what was measured (tpmC).
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]

@@ -20,6 +20,9 @@
 use std::collections::VecDeque;
 use std::io::Write as _;
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use bytes::Bytes;
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
@@ -420,11 +423,15 @@ pub struct LoadOp {
     staged: Option<Chunk>,
     sql: String,
     data: Bytes,
+    /// Bytes of COPY text sent by every worker of the load, counted once
+    /// a COPY succeeds: the load's MB/s.
+    sent: Arc<AtomicU64>,
 }
 
 impl LoadOp {
     /// A worker that loads `chunks` (see [`worker_chunks`]).
-    pub fn new(chunks: VecDeque<Chunk>, seed: u64, now: String) -> Self {
+    /// `sent` adds up the COPY text the workers send.
+    pub fn new(chunks: VecDeque<Chunk>, seed: u64, now: String, sent: Arc<AtomicU64>) -> Self {
         LoadOp {
             chunks,
             seed,
@@ -432,6 +439,7 @@ impl LoadOp {
             staged: None,
             sql: String::new(),
             data: Bytes::new(),
+            sent,
         }
     }
 }
@@ -460,6 +468,8 @@ impl Operation for LoadOp {
     async fn execute(&mut self, client: &Client) -> Result<Outcome> {
         let chunk = futures_util::stream::iter([Ok(self.data.clone())]);
         let rows = copy_in(client, None, &self.sql, chunk).await?;
+        self.sent
+            .fetch_add(self.data.len() as u64, Ordering::Relaxed);
         Ok(Outcome { rows, missing: 0 })
     }
 }

@@ -54,6 +54,7 @@ impl Mix {
     /// percent that add up to 100; types not named get none.
     pub fn parse(s: &str) -> std::result::Result<Mix, String> {
         let mut cards = [0u32; 5];
+        let mut named = [false; 5];
         for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let (name, n) = part
                 .split_once('=')
@@ -68,6 +69,12 @@ impl Mix {
                         TYPES.join(", ")
                     )
                 })?;
+            if std::mem::replace(&mut named[ty], true) {
+                return Err(format!(
+                    "'{}' is named twice: give each type once",
+                    TYPES[ty]
+                ));
+            }
             cards[ty] = n
                 .trim()
                 .parse()
@@ -859,6 +866,12 @@ mod tests {
                 .contains("add up to 50")
         );
         assert!(Mix::parse("neworder=100").unwrap_err().contains("no type"));
+        // A repeated type would silently override the first share.
+        assert!(
+            Mix::parse("new-order=50,new-order=50")
+                .unwrap_err()
+                .contains("'new-order' is named twice")
+        );
         assert!(
             Mix::parse("payment=x")
                 .unwrap_err()
