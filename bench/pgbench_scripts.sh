@@ -186,7 +186,8 @@ commits() {
 history_rows() { sql "select count(*) from pgbench_history" bench; }
 # field FILE LABEL: the value after "LABEL :" in a ysql-bench summary.
 field() { awk -F': *' -v l="$2" '$1 ~ "^"l" *$" { split($2, a, " "); print a[1]; exit }' "$1"; }
-median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+# median: see lib.sh
+. "$here/lib.sh"
 div() { awk -v a="$1" -v b="$2" -v s="${3:-1}" -v f="${4:-%.2f}" 'BEGIN { if (b > 0) printf f, a * s / b; else print "n/a" }'; }
 num() { awk -v a="$1" 'BEGIN { printf "%.1f", a }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
