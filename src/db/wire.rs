@@ -266,7 +266,11 @@ impl ReadBuf {
         if have.len() < 5 {
             return None;
         }
-        let len = u32::from_be_bytes([have[1], have[2], have[3], have[4]]) as usize;
+        // The length counts itself: below 4 the server (or what answers
+        // in its place) is not speaking the protocol. Read as a body that
+        // ends where it starts, so that no slice runs backwards; the
+        // message is unknown or fails to parse as what its tag says.
+        let len = (u32::from_be_bytes([have[1], have[2], have[3], have[4]]) as usize).max(4);
         if have.len() < 1 + len {
             return None;
         }
@@ -973,6 +977,14 @@ mod tests {
         r.end = 10;
         assert_eq!(r.next().map(|m| m.0), Some(b'2'));
         assert_eq!(r.next(), None);
+        // A length below 4 (not the protocol) gives an empty body, not a
+        // slice that runs backwards.
+        let mut bad = ReadBuf::new();
+        bad.buf[..5].copy_from_slice(&[b'E', 0, 0, 0, 1]);
+        bad.end = 5;
+        let (_, b0, b1) = bad.next().expect("a message");
+        assert!(b0 <= b1);
+        assert!(parse_error(&bad.buf[b0..b1]).is_err());
         r.make_room();
         assert_eq!(r.start, 0, "compacted");
         assert!(r.buf.len() >= 3001, "grown to {}", r.buf.len());
