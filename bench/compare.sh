@@ -35,6 +35,8 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
+# median, the throwaway server (find_pg_bin, server_init, server_start), run, field
+. "$here/lib.sh"
 repo=$(cd "$here/.." && pwd)
 
 quick=0
@@ -93,20 +95,7 @@ ulimit -n $((max_conns + 256)) 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/n
 
 # --- tools -------------------------------------------------------------------
 [ -x /usr/bin/time ] || { echo "error: /usr/bin/time (GNU time) not found: install the 'time' package (scripts/install-deps.sh)" >&2; exit 1; }
-pg_bin=${YSQLBENCH_PG_BINDIR:-}
-if [ -z "$pg_bin" ]; then
-    if command -v pg_config >/dev/null 2>&1 && [ -x "$(pg_config --bindir)/initdb" ]; then
-        pg_bin=$(pg_config --bindir)
-    else
-        pg_bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
-    fi
-fi
-[ -n "$pg_bin" ] && [ -x "$pg_bin/initdb" ] && [ -x "$pg_bin/postgres" ] ||
-    { echo "error: no initdb/postgres found (set YSQLBENCH_PG_BINDIR, or run scripts/install-deps.sh)" >&2; exit 1; }
-# Debian puts pgbench with the server, psql with the client; both have
-# wrappers on PATH. The binaries themselves are used, so that GNU time
-# measures them and not a wrapper.
-tool() { if [ -x "$pg_bin/$1" ]; then echo "$pg_bin/$1"; else command -v "$1" || true; fi; }
+find_pg_bin
 pgbench=$(tool pgbench)
 psql=$(tool psql)
 [ -n "$pgbench" ] && [ -n "$psql" ] ||
@@ -131,65 +120,17 @@ csvgen=$bin_dir/csv_generator
 
 # --- the server ----------------------------------------------------------------
 work=$(mktemp -d /tmp/ysql-bench-compare.XXXXXX)
-server_pid=""
-# The postmaster's own pid (runuser stays in between when we are root, and
-# does not pass signals on): from postmaster.pid once the server runs.
-postmaster_pid() { head -n 1 "$work/data/postmaster.pid" 2>/dev/null || true; }
-stop_server() {
-    local pid
-    pid=$(postmaster_pid)
-    [ -n "$pid" ] || pid=$server_pid
-    if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
-        kill -INT "$pid" 2>/dev/null || true   # fast shutdown
-        for _ in $(seq 1 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-        kill -KILL "$pid" 2>/dev/null || true
-    fi
-    [ -z "$server_pid" ] || wait "$server_pid" 2>/dev/null || true
-    server_pid=""
-}
-cleanup() {
-    stop_server
-    rm -rf "$work"
-}
-trap cleanup EXIT
+trap server_cleanup EXIT
 trap 'exit 130' INT TERM
-
-as_server=()
-if [ "$(id -u)" = 0 ]; then
-    id postgres >/dev/null 2>&1 || { echo "error: running as root needs a 'postgres' user for the server" >&2; exit 1; }
-    chown postgres: "$work"
-    as_server=(runuser -u postgres --)
-fi
-chmod 755 "$work"
+server_init
 mkdir -p "$work/csv"
-
-"${as_server[@]}" "$pg_bin/initdb" -D "$work/data" -U postgres -A trust -E UTF8 --locale=C --no-sync \
-    >"$work/initdb.log" 2>&1 || { cat "$work/initdb.log" >&2; exit 1; }
-
 # Durable by default (fsync on), but commits do not wait for the WAL flush:
 # otherwise the update pairs measure the disk's fsync latency, the same for
 # both tools, instead of the clients. shared_buffers holds the tables;
 # max_connections has room for the largest sweep point and the counting.
 server_settings=(-c listen_addresses=127.0.0.1 -c max_connections=$((max_conns + 20))
     -c synchronous_commit=off -c shared_buffers=1GB -c max_wal_size=4GB)
-port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-port=""
-for _ in $(seq 1 20); do
-    p=$((20000 + RANDOM % 30000))
-    port_in_use "$p" && continue
-    "${as_server[@]}" "$pg_bin/postgres" -D "$work/data" -p "$p" -k "$work" "${server_settings[@]}" \
-        >"$work/postgres.log" 2>&1 &
-    server_pid=$!
-    for _ in $(seq 1 300); do
-        kill -0 "$server_pid" 2>/dev/null || break
-        if "$pg_bin/pg_isready" -q -h 127.0.0.1 -p "$p" 2>/dev/null; then port=$p; break; fi
-        sleep 0.1
-    done
-    [ -n "$port" ] && break
-    stop_server
-    grep -q "could not bind" "$work/postgres.log" || { cat "$work/postgres.log" >&2; exit 1; }
-done
-[ -n "$port" ] || { echo "error: the server did not start on a free port" >&2; exit 1; }
+server_start "${server_settings[@]}"
 
 url="host=127.0.0.1 port=$port user=postgres dbname=postgres"
 sql() { "$psql" "$url" -X -q -A -t -v ON_ERROR_STOP=1 -c "$1"; }
@@ -214,24 +155,12 @@ counted() {
     done
     echo "$a"
 }
-# run NAME cmd...: runs a client under GNU time; leaves NAME.out, NAME.err and
-# sets CPU (user+system seconds), RSS_KB, WALL (seconds) and QUERIES
-# (counted on the server).
+# run NAME cmd...: lib.sh's timed_run, and QUERIES counted on the server.
 run() {
-    local name=$1; shift
-    local t0 t1 q0 q1
+    local q0 q1
     q0=$(counted)
-    t0=$(date +%s%N)
-    if ! /usr/bin/time -f '%U %S %M' -o "$work/$name.time" "$@" >"$work/$name.out" 2>"$work/$name.err"; then
-        echo "error: $name failed: $*" >&2
-        tail -n 20 "$work/$name.err" >&2
-        exit 1
-    fi
-    t1=$(date +%s%N)
+    timed_run "$@"
     q1=$(counted)
-    WALL=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f", (b - a) / 1e9 }')
-    read -r u s RSS_KB < <(tail -n 1 "$work/$name.time")
-    CPU=$(awk -v u="$u" -v s="$s" 'BEGIN { printf "%.3f", u + s }')
     QUERIES=$((q1 - q0))
 }
 # check_pgbench NAME THREADS: pgbench ran as intended: no debug output, the
@@ -256,10 +185,6 @@ check_pgbench() {
 pgbench_secs() {
     awk -v s="$secs" '/^initial connection time = / { s -= $5 / 1000 } END { printf "%.3f", s }' "$work/$1.out"
 }
-# field FILE LABEL: the value after "LABEL :" in a ysql-bench summary.
-field() { awk -F': *' -v l="$2" '$1 ~ "^"l" *$" { split($2, a, " "); print a[1]; exit }' "$1"; }
-# median: see lib.sh
-. "$here/lib.sh"
 # div A B [SCALE [FORMAT]]: A * SCALE / B.
 div() { awk -v a="$1" -v b="$2" -v s="${3:-1}" -v f="${4:-%.2f}" 'BEGIN { if (b > 0) printf f, a * s / b; else print "n/a" }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }

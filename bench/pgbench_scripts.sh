@@ -21,6 +21,8 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
+# median, the throwaway server (find_pg_bin, server_init, server_start), run, field
+. "$here/lib.sh"
 repo=$(cd "$here/.." && pwd)
 
 quick=0
@@ -53,17 +55,7 @@ load_before=$(cut -d" " -f1-3 /proc/loadavg)
 
 # --- tools -------------------------------------------------------------------
 [ -x /usr/bin/time ] || { echo "error: /usr/bin/time (GNU time) not found: install the 'time' package (scripts/install-deps.sh)" >&2; exit 1; }
-pg_bin=${YSQLBENCH_PG_BINDIR:-}
-if [ -z "$pg_bin" ]; then
-    if command -v pg_config >/dev/null 2>&1 && [ -x "$(pg_config --bindir)/initdb" ]; then
-        pg_bin=$(pg_config --bindir)
-    else
-        pg_bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
-    fi
-fi
-[ -n "$pg_bin" ] && [ -x "$pg_bin/initdb" ] && [ -x "$pg_bin/postgres" ] ||
-    { echo "error: no initdb/postgres found (set YSQLBENCH_PG_BINDIR, or run scripts/install-deps.sh)" >&2; exit 1; }
-tool() { if [ -x "$pg_bin/$1" ]; then echo "$pg_bin/$1"; else command -v "$1" || true; fi; }
+find_pg_bin
 pgbench=$(tool pgbench)
 psql=$(tool psql)
 [ -n "$pgbench" ] && [ -n "$psql" ] ||
@@ -90,60 +82,16 @@ if "$ysql" --help | grep -q -- '--no-server-stats'; then quiet_server=(--no-serv
 
 # --- the server (as bench/compare.sh starts it) ------------------------------------
 work=$(mktemp -d /tmp/ysql-bench-pgbench.XXXXXX)
-server_pid=""
-postmaster_pid() { head -n 1 "$work/data/postmaster.pid" 2>/dev/null || true; }
-stop_server() {
-    local pid
-    pid=$(postmaster_pid)
-    [ -n "$pid" ] || pid=$server_pid
-    if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
-        kill -INT "$pid" 2>/dev/null || true   # fast shutdown
-        for _ in $(seq 1 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-        kill -KILL "$pid" 2>/dev/null || true
-    fi
-    [ -z "$server_pid" ] || wait "$server_pid" 2>/dev/null || true
-    server_pid=""
-}
-cleanup() {
-    stop_server
-    rm -rf "$work"
-}
-trap cleanup EXIT
+trap server_cleanup EXIT
 trap 'exit 130' INT TERM
 
-as_server=()
-if [ "$(id -u)" = 0 ]; then
-    id postgres >/dev/null 2>&1 || { echo "error: running as root needs a 'postgres' user for the server" >&2; exit 1; }
-    chown postgres: "$work"
-    as_server=(runuser -u postgres --)
-fi
-chmod 755 "$work"
-
-"${as_server[@]}" "$pg_bin/initdb" -D "$work/data" -U postgres -A trust -E UTF8 --locale=C --no-sync \
-    >"$work/initdb.log" 2>&1 || { cat "$work/initdb.log" >&2; exit 1; }
+server_init
 
 # Durable (fsync on), but commits do not wait for the WAL flush, so that the
 # TPC-B-like runs measure the clients rather than the disk's fsync latency.
 server_settings=(-c listen_addresses=127.0.0.1 -c max_connections=100
     -c synchronous_commit=off -c shared_buffers=1GB -c max_wal_size=4GB)
-port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-port=""
-for _ in $(seq 1 20); do
-    p=$((20000 + RANDOM % 30000))
-    port_in_use "$p" && continue
-    "${as_server[@]}" "$pg_bin/postgres" -D "$work/data" -p "$p" -k "$work" "${server_settings[@]}" \
-        >"$work/postgres.log" 2>&1 &
-    server_pid=$!
-    for _ in $(seq 1 300); do
-        kill -0 "$server_pid" 2>/dev/null || break
-        if "$pg_bin/pg_isready" -q -h 127.0.0.1 -p "$p" 2>/dev/null; then port=$p; break; fi
-        sleep 0.1
-    done
-    [ -n "$port" ] && break
-    stop_server
-    grep -q "could not bind" "$work/postgres.log" || { cat "$work/postgres.log" >&2; exit 1; }
-done
-[ -n "$port" ] || { echo "error: the server did not start on a free port" >&2; exit 1; }
+server_start "${server_settings[@]}"
 
 # The runs go to database bench; the counting is done from postgres, so that
 # reading the counts adds no commit to bench.
@@ -153,22 +101,6 @@ sql() { "$psql" "${pg_conn[@]}" -d "${2:-postgres}" -X -q -A -t -v ON_ERROR_STOP
 sql "create database bench" >/dev/null
 
 # --- measuring ------------------------------------------------------------------
-# run NAME cmd...: runs a client under GNU time; leaves NAME.out, NAME.err and
-# sets CPU (user+system seconds), RSS_KB and WALL (seconds).
-run() {
-    local name=$1; shift
-    local t0 t1
-    t0=$(date +%s%N)
-    if ! /usr/bin/time -f '%U %S %M' -o "$work/$name.time" "$@" >"$work/$name.out" 2>"$work/$name.err"; then
-        echo "error: $name failed: $*" >&2
-        tail -n 20 "$work/$name.err" >&2
-        exit 1
-    fi
-    t1=$(date +%s%N)
-    WALL=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f", (b - a) / 1e9 }')
-    read -r u s RSS_KB < <(tail -n 1 "$work/$name.time")
-    CPU=$(awk -v u="$u" -v s="$s" 'BEGIN { printf "%.3f", u + s }')
-}
 # The commits of database bench, once the run's sessions have ended and the
 # statistics they flush at exit have settled.
 commits() {
@@ -184,10 +116,6 @@ commits() {
     echo "$last"
 }
 history_rows() { sql "select count(*) from pgbench_history" bench; }
-# field FILE LABEL: the value after "LABEL :" in a ysql-bench summary.
-field() { awk -F': *' -v l="$2" '$1 ~ "^"l" *$" { split($2, a, " "); print a[1]; exit }' "$1"; }
-# median: see lib.sh
-. "$here/lib.sh"
 div() { awk -v a="$1" -v b="$2" -v s="${3:-1}" -v f="${4:-%.2f}" 'BEGIN { if (b > 0) printf f, a * s / b; else print "n/a" }'; }
 num() { awk -v a="$1" 'BEGIN { printf "%.1f", a }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
