@@ -25,3 +25,5 @@ if [ -x bench/tpcc.sh ]; then
     echo "== bench/tpcc.sh --quick (proves the TPC-C benchmark script runs; timings not asserted)"
     bench/tpcc.sh --quick
 fi
+echo "== scripts/docs-commands.sh (every command of README.md and docs/ against a throwaway server)"
+scripts/docs-commands.sh
