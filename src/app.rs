@@ -337,9 +337,18 @@ pub async fn run_workloads(
         short_version(&report.server.version)
     );
     let write_err = |e| Error::io("cannot write the summary", e);
+    // Nothing is emptied or loaded after Ctrl-C: an interrupt while the
+    // tables were made ends the run here, one between two operations
+    // before the next (its set-up may truncate).
+    control.check("while the tables were prepared")?;
     write_run_header(out, &plan).map_err(write_err)?;
     for workload in &workloads {
         let kind = workload.spec();
+        if control.interrupted.load(Ordering::Relaxed) {
+            report.interrupted = true;
+            crate::say!(">> {kind} not started: interrupted");
+            break;
+        }
         crate::say!(">> {kind}");
         if !kind.is_load() {
             warn_about_load_state(&ctx, workload.as_ref()).await;
