@@ -1278,7 +1278,10 @@ mod tests {
         std::thread::sleep(Duration::from_millis(20));
         assert!(plan(&["-o", "insert", "--json", ours.to_str().unwrap()]).is_ok());
         assert_eq!(std::fs::read_to_string(&ours).unwrap(), body);
-        assert_eq!(std::fs::metadata(&ours).unwrap().modified().unwrap(), before);
+        assert_eq!(
+            std::fs::metadata(&ours).unwrap().modified().unwrap(),
+            before
+        );
 
         let fresh = dir.path().join("new.csv");
         let log = dir.path().join("units.log");

@@ -707,11 +707,27 @@ fn an_output_that_cannot_be_written_is_refused_before_connecting() {
     let url = format!("host=127.0.0.1 port={} user=postgres", free_port());
     // Root may write almost anywhere; not in /sys.
     for (args, flag, path) in [
-        (vec!["--json", "/sys/ysql-bench.json"], "--json", "/sys/ysql-bench.json"),
-        (vec!["--csv", "/sys/ysql-bench.csv"], "--csv", "/sys/ysql-bench.csv"),
-        (vec!["--latency-log", through_a_file], "--latency-log", through_a_file),
+        (
+            vec!["--json", "/sys/ysql-bench.json"],
+            "--json",
+            "/sys/ysql-bench.json",
+        ),
+        (
+            vec!["--csv", "/sys/ysql-bench.csv"],
+            "--csv",
+            "/sys/ysql-bench.csv",
+        ),
+        (
+            vec!["--latency-log", through_a_file],
+            "--latency-log",
+            through_a_file,
+        ),
         (vec!["--json", through_a_file], "--json", through_a_file),
-        (vec!["--graph", "--graph-dir", "/sys"], "--graph-dir", "/sys"),
+        (
+            vec!["--graph", "--graph-dir", "/sys"],
+            "--graph-dir",
+            "/sys",
+        ),
     ] {
         let mut all = vec!["-u", url.as_str(), "-o", "select", "--time", "1s"];
         all.extend_from_slice(&args);
@@ -728,7 +744,13 @@ fn an_output_that_cannot_be_written_is_refused_before_connecting() {
     // --sandbox starts no server for a run that cannot write its report.
     let out = bin(
         "ysql-bench",
-        &["--sandbox", "-o", "insert", "--json", "/sys/ysql-bench.json"],
+        &[
+            "--sandbox",
+            "-o",
+            "insert",
+            "--json",
+            "/sys/ysql-bench.json",
+        ],
     );
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");

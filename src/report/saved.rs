@@ -666,7 +666,10 @@ fn run_inner(command: &crate::cli::Command, out: &mut dyn Write) -> Result<()> {
             // merge of many large reports should not end in "cannot
             // create".
             let json_file = json.as_deref().filter(|p| *p != Path::new("-"));
-            crate::config::check_distinct_outputs(&[("--json", json_file), ("--csv", csv.as_deref())])?;
+            crate::config::check_distinct_outputs(&[
+                ("--json", json_file),
+                ("--csv", csv.as_deref()),
+            ])?;
             if let Some(p) = json_file {
                 crate::config::check_output_file(p, "--json", super::json::is_ours)?;
             }
