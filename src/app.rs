@@ -337,9 +337,18 @@ pub async fn run_workloads(
         short_version(&report.server.version)
     );
     let write_err = |e| Error::io("cannot write the summary", e);
+    // Nothing is emptied or loaded after Ctrl-C: an interrupt while the
+    // tables were made ends the run here, one between two operations
+    // before the next (its set-up may truncate).
+    control.check("while the tables were prepared")?;
     write_run_header(out, &plan).map_err(write_err)?;
     for workload in &workloads {
         let kind = workload.spec();
+        if control.interrupted.load(Ordering::Relaxed) {
+            report.interrupted = true;
+            crate::say!(">> {kind} not started: interrupted");
+            break;
+        }
         crate::say!(">> {kind}");
         if !kind.is_load() {
             warn_about_load_state(&ctx, workload.as_ref()).await;
@@ -396,14 +405,31 @@ pub async fn run_workloads(
     }
     // The workers' log writers are gone; the sink in ctx is the last one.
     drop(ctx);
+    // Each report is written whatever became of the others: a latency
+    // log that filled the disk must not cost the JSON.
+    let mut failed = Vec::new();
     if let Some(t) = log_thread {
-        t.close()?;
-        if let Some(p) = &plan.output.latency_log {
-            crate::say!(">> wrote {}", p.display());
+        match t.close() {
+            Ok(()) => {
+                if let Some(p) = &plan.output.latency_log {
+                    crate::say!(">> wrote {}", p.display());
+                }
+            }
+            Err(e) => failed.push(e),
         }
     }
-    write_files(&plan, &target, &report)?;
-    Ok(report)
+    failed.extend(write_files(&plan, &target, &report));
+    // The last failure is the run's error (printed by main), any before
+    // it are printed here: each once.
+    match failed.pop() {
+        None => Ok(report),
+        Some(last) => {
+            for e in failed {
+                crate::say!("error: {e}");
+            }
+            Err(last)
+        }
+    }
 }
 
 /// The summary of one operation, its histogram and its pictures, as the
@@ -497,7 +523,7 @@ fn report_operation(
             crate::say!(">> no graph for {kind}: nothing was measured");
             return Ok(());
         }
-        match plot::draw(result, g, stamp, server_name) {
+        match crate::report::writing(|| plot::draw(result, g, stamp, server_name)) {
             Ok(paths) => {
                 for p in paths {
                     crate::say!(">> wrote {}", p.display());
@@ -659,22 +685,34 @@ async fn warn_about_load_state(ctx: &RunCtx, workload: &dyn Workload) {
     }
 }
 
-fn write_files(plan: &RunPlan, target: &str, report: &RunReport) -> Result<()> {
-    let create = |p: &std::path::Path| {
-        File::create(p)
-            .map(BufWriter::new)
-            .map_err(|e| Error::io(format!("cannot create {}", p.display()), e))
+/// Writes the JSON and CSV reports, each whole under
+/// [`crate::report::writing`], each whatever became of the other; returns
+/// the failures.
+fn write_files(plan: &RunPlan, target: &str, report: &RunReport) -> Vec<Error> {
+    let write = |p: &std::path::Path, body: &dyn Fn(&mut BufWriter<File>) -> Result<()>| {
+        crate::report::writing(|| {
+            let mut w = File::create(p)
+                .map(BufWriter::new)
+                .map_err(|e| Error::io(format!("cannot create {}", p.display()), e))?;
+            body(&mut w)?;
+            // Flushed here, not on drop, where an error (a full disk)
+            // would go unseen and leave a cut report.
+            w.flush()
+                .map_err(|e| Error::io(format!("cannot write {}", p.display()), e))
+        })
+        .map(|()| crate::say!(">> wrote {}", p.display()))
     };
+    let mut failed = Vec::new();
     if let Some(p) = &plan.output.json {
-        let doc = json::build(plan, target, report)?;
-        json::write_json(create(p)?, &doc)?;
-        crate::say!(">> wrote {}", p.display());
+        let written = json::build(plan, target, report)
+            .and_then(|doc| write(p, &|w| json::write_json(w, &doc)));
+        failed.extend(written.err());
     }
     if let Some(p) = &plan.output.csv {
-        csv_report::write_csv(create(p)?, &report.operations)?;
-        crate::say!(">> wrote {}", p.display());
+        let written = write(p, &|w| csv_report::write_csv(w, &report.operations));
+        failed.extend(written.err());
     }
-    Ok(())
+    failed
 }
 
 /// "15.19" out of "PostgreSQL 15.19 (Debian ...) on x86_64 ...", or

@@ -172,9 +172,11 @@ impl RunPlan {
 }
 
 /// Refuses an output file that exists and was not written by ysql-bench
-/// (`ours` recognises the tool's own files by their first bytes), and one
-/// whose directory does not exist. Nothing is overwritten that the tool
-/// did not create.
+/// (`ours` recognises the tool's own files by their first bytes), one
+/// whose directory does not exist, and one that cannot be written
+/// ([`check_writable`]). Nothing is overwritten that the tool did not
+/// create, and a report that could not be written is known before the
+/// run, not after an hour of it.
 pub fn check_output_file(path: &std::path::Path, flag: &str, ours: fn(&str) -> bool) -> Result<()> {
     let shown = path.display();
     if path.is_dir() {
@@ -182,8 +184,10 @@ pub fn check_output_file(path: &std::path::Path, flag: &str, ours: fn(&str) -> b
             "{flag} {shown} is a directory: give a file name"
         )));
     }
+    // A parent that exists but is no directory is the OS's to name
+    // (check_writable, "Not a directory").
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty())
-        && !parent.is_dir()
+        && !parent.exists()
     {
         return Err(Error::usage(format!(
             "{flag} {shown}: the directory {} does not exist; create it first",
@@ -201,6 +205,57 @@ pub fn check_output_file(path: &std::path::Path, flag: &str, ours: fn(&str) -> b
             )));
         }
     }
+    check_writable(path, flag)
+}
+
+/// Tries now whether `path` can be written, changing nothing: a file that
+/// exists is opened to append (not truncated, its time not touched); one
+/// that does not is created and removed again, so that a run that fails
+/// before it writes its reports leaves no empty file behind (which the
+/// next run would refuse as not the tool's). A directory that may not be
+/// written to, a read-only file system, a path through a file: one line,
+/// exit 2.
+pub fn check_writable(path: &std::path::Path, flag: &str) -> Result<()> {
+    use std::fs::OpenOptions;
+    let refuse = |e: std::io::Error| {
+        Error::usage(format!(
+            "{flag} {} cannot be written ({e}): give a path where you may create files",
+            path.display()
+        ))
+    };
+    match OpenOptions::new().append(true).open(path) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(path)
+                .map_err(refuse)?;
+            // Removing what was just created needs only the right that
+            // created it; should it fail all the same, an empty file is
+            // left, and the run overwrites it.
+            let _ = std::fs::remove_file(path);
+            Ok(())
+        }
+        Err(e) => Err(refuse(e)),
+    }
+}
+
+/// Tries now whether files can be created in the directory `dir` (which
+/// exists), by creating one of its own name and removing it.
+pub fn check_writable_dir(dir: &std::path::Path, flag: &str) -> Result<()> {
+    let probe = dir.join(format!(".ysql-bench-probe-{}", std::process::id()));
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+        .map_err(|e| {
+            Error::usage(format!(
+                "{flag} {}: cannot create files in it ({e}): give a directory you may write to",
+                dir.display()
+            ))
+        })?;
+    let _ = std::fs::remove_file(&probe);
     Ok(())
 }
 
@@ -320,12 +375,19 @@ impl RunPlan {
             })?;
         }
         let graph = if cli.graph {
+            if cli.graph_dir.exists() && !cli.graph_dir.is_dir() {
+                return Err(Error::usage(format!(
+                    "--graph-dir {} is a file: give a directory (it is created if missing)",
+                    cli.graph_dir.display()
+                )));
+            }
             std::fs::create_dir_all(&cli.graph_dir).map_err(|e| {
                 Error::usage(format!(
                     "--graph-dir {} cannot be created ({e}): give a writable directory",
                     cli.graph_dir.display()
                 ))
             })?;
+            check_writable_dir(&cli.graph_dir, "--graph-dir")?;
             Some(GraphOptions {
                 dir: cli.graph_dir.clone(),
                 width: cli.graph_size.0,
@@ -891,7 +953,7 @@ pub fn check_table_shape(rows: u64, fields_length: usize) -> Result<()> {
 
 /// Two reports written to one file would leave only the last: refused.
 /// The same file under two spellings (`./a.json`, `a.json`) counts too.
-fn check_distinct_outputs(outputs: &[(&str, Option<&std::path::Path>)]) -> Result<()> {
+pub fn check_distinct_outputs(outputs: &[(&str, Option<&std::path::Path>)]) -> Result<()> {
     let key = |p: &std::path::Path| {
         let abs = std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
         abs.components().collect::<PathBuf>()
@@ -1201,6 +1263,61 @@ mod tests {
         );
         let fresh = dir.path().join("new.csv");
         assert!(plan(&["-o", "insert", "--csv", fresh.to_str().unwrap()]).is_ok());
+    }
+
+    /// Issue 22: an output that could not be written was found only
+    /// after the run. The probe changes nothing: an existing report keeps
+    /// its bytes and its time, a new one is not left behind empty.
+    #[test]
+    fn outputs_are_tried_for_writing_without_changing_anything() {
+        let dir = tempfile::tempdir().unwrap();
+        let ours = dir.path().join("run.json");
+        let body = "{\n  \"tool\": \"ysql-bench\",\n  \"runs\": 1\n}\n";
+        std::fs::write(&ours, body).unwrap();
+        let before = std::fs::metadata(&ours).unwrap().modified().unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+        assert!(plan(&["-o", "insert", "--json", ours.to_str().unwrap()]).is_ok());
+        assert_eq!(std::fs::read_to_string(&ours).unwrap(), body);
+        assert_eq!(
+            std::fs::metadata(&ours).unwrap().modified().unwrap(),
+            before
+        );
+
+        let fresh = dir.path().join("new.csv");
+        let log = dir.path().join("units.log");
+        let graphs = dir.path().join("graphs");
+        assert!(
+            plan(&[
+                "-o",
+                "insert",
+                "--csv",
+                fresh.to_str().unwrap(),
+                "--latency-log",
+                log.to_str().unwrap(),
+                "--graph",
+                "--graph-dir",
+                graphs.to_str().unwrap(),
+            ])
+            .is_ok()
+        );
+        assert!(!fresh.exists() && !log.exists());
+        let left: Vec<_> = std::fs::read_dir(&graphs).unwrap().collect();
+        assert!(left.is_empty(), "{left:?}");
+
+        // A path through a regular file: the OS's own word for it.
+        let afile = dir.path().join("afile");
+        std::fs::write(&afile, "").unwrap();
+        for flag in ["--json", "--csv", "--latency-log"] {
+            let p = afile.join("x.out");
+            let e = usage_message(&["-o", "insert", flag, p.to_str().unwrap()]);
+            assert!(
+                e.starts_with(&format!("{flag} {} cannot be written (", p.display()))
+                    && e.contains("os error 20"),
+                "{e}"
+            );
+        }
+        assert!(!afile.join("x.out").exists());
+        assert_eq!(std::fs::read(&afile).unwrap(), b"");
     }
 
     #[test]

@@ -29,6 +29,7 @@ pub mod generate;
 pub mod output;
 pub mod report;
 pub mod runner;
+pub mod signals;
 pub mod stats;
 pub mod workload;
 

@@ -3,17 +3,24 @@
 //!
 //! The first Ctrl-C or SIGTERM asks the run to stop: workers finish their
 //! unit in flight (for at most a few seconds), the partial summary and the
-//! reports are written, and the exit code is 130. A second one exits at
-//! once, after stopping any sandbox server.
+//! reports are written, and the exit code is 130. A second Ctrl-C, a
+//! second or more after the first signal, exits at once, after stopping
+//! any sandbox server; a repeat sooner than that, or another SIGTERM, does
+//! not (see [`signals`] for why).
 
 use std::process::ExitCode;
+use std::time::{Duration, Instant};
 
 use tokio::signal::unix::{SignalKind, signal};
 use ysql_bench::cli::{Cli, Command};
 use ysql_bench::config::RunPlan;
 use ysql_bench::db::sandbox;
 use ysql_bench::error::{EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK};
+use ysql_bench::signals::{self, Answer, Signal, Signals};
 use ysql_bench::{Control, run_with};
+
+/// The longest a quit at once waits for a report file being written.
+const QUIT_WAIT: Duration = Duration::from_secs(5);
 
 fn main() -> ExitCode {
     let cli = match ysql_bench::cli::parse_command_line::<Cli>() {
@@ -77,27 +84,39 @@ fn main() -> ExitCode {
     ExitCode::from(code as u8)
 }
 
-/// Turns the first SIGINT/SIGTERM into a stop, the second into an exit.
+/// Answers SIGINT and SIGTERM as [`signals`] says: the first stops the
+/// run with every report written, a repeat of it or a later SIGTERM
+/// changes nothing, a later Ctrl-C quits at once.
 fn watch_signals(control: Control) -> std::io::Result<()> {
     let mut int = signal(SignalKind::interrupt())?;
     let mut term = signal(SignalKind::terminate())?;
     tokio::spawn(async move {
-        let mut count = 0;
+        let mut seen = Signals::default();
         loop {
-            tokio::select! {
-                _ = int.recv() => {}
-                _ = term.recv() => {}
-            }
-            count += 1;
-            if count == 1 {
-                ysql_bench::say!(
-                    "interrupted: finishing the units in flight and writing the summary (press Ctrl-C again to quit at once)"
-                );
-                control.interrupt();
-            } else {
-                ysql_bench::say!("interrupted again: quitting");
-                sandbox::stop_all_now();
-                std::process::exit(EXIT_INTERRUPTED);
+            let got = tokio::select! {
+                _ = int.recv() => Signal::Interrupt,
+                _ = term.recv() => Signal::Terminate,
+            };
+            match seen.answer(got, Instant::now()) {
+                Answer::Stop => {
+                    ysql_bench::say!("{}", signals::stopping_line(got));
+                    control.interrupt();
+                }
+                Answer::Repeat => {}
+                Answer::StillStopping => ysql_bench::say!(
+                    "{} again: still stopping; the summary and the reports follow (Ctrl-C quits at once without them)",
+                    got.name()
+                ),
+                Answer::Quit => {
+                    ysql_bench::say!(
+                        "interrupted again: quitting without the summary and the reports not yet written"
+                    );
+                    // A report file being written is finished first, so
+                    // that none is left half written.
+                    ysql_bench::report::hold_writes(QUIT_WAIT);
+                    sandbox::stop_all_now();
+                    std::process::exit(EXIT_INTERRUPTED);
+                }
             }
         }
     });

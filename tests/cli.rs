@@ -691,3 +691,80 @@ fn the_progress_bar_is_drawn_only_on_a_terminal_that_can_redraw() {
         text(&piped.stderr)
     );
 }
+
+/// Issue 22: an output that cannot be written was found only after the
+/// run (a one-hour run lost its JSON). Now each is tried first: exit 2,
+/// one line with the flag, the path and the OS's error, and no connection
+/// (the server named here does not exist; reaching for it would fail
+/// with exit 1 and its address).
+#[test]
+fn an_output_that_cannot_be_written_is_refused_before_connecting() {
+    let tmp = tempfile::tempdir().unwrap();
+    let afile = tmp.path().join("afile");
+    std::fs::write(&afile, "").unwrap();
+    let through_a_file = afile.join("x.out");
+    let through_a_file = through_a_file.to_str().unwrap();
+    let url = format!("host=127.0.0.1 port={} user=postgres", free_port());
+    // Root may write almost anywhere; not in /sys.
+    for (args, flag, path) in [
+        (
+            vec!["--json", "/sys/ysql-bench.json"],
+            "--json",
+            "/sys/ysql-bench.json",
+        ),
+        (
+            vec!["--csv", "/sys/ysql-bench.csv"],
+            "--csv",
+            "/sys/ysql-bench.csv",
+        ),
+        (
+            vec!["--latency-log", through_a_file],
+            "--latency-log",
+            through_a_file,
+        ),
+        (vec!["--json", through_a_file], "--json", through_a_file),
+        (
+            vec!["--graph", "--graph-dir", "/sys"],
+            "--graph-dir",
+            "/sys",
+        ),
+    ] {
+        let mut all = vec!["-u", url.as_str(), "-o", "select", "--time", "1s"];
+        all.extend_from_slice(&args);
+        let out = bin("ysql-bench", &all);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(
+            stderr.starts_with(&format!("error: {flag} {path}")) && stderr.contains("os error"),
+            "{args:?}: {stderr}"
+        );
+        assert!(!stderr.contains(">> connect"), "{args:?}: {stderr}");
+    }
+    // --sandbox starts no server for a run that cannot write its report.
+    let out = bin(
+        "ysql-bench",
+        &[
+            "--sandbox",
+            "-o",
+            "insert",
+            "--json",
+            "/sys/ysql-bench.json",
+        ],
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(!stderr.contains(">> start sandbox"), "{stderr}");
+    // merge tries its outputs before it reads the reports (which here do
+    // not even exist).
+    let out = bin(
+        "ysql-bench",
+        &["merge", "missing.json", "--csv", "/sys/ysql-bench.csv"],
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.starts_with("error: --csv /sys/ysql-bench.csv cannot be written"),
+        "{stderr}"
+    );
+}

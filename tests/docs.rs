@@ -97,7 +97,10 @@ fn links(text: &str) -> Vec<String> {
 }
 
 fn check_link(doc: &Path, target: &str) -> Option<String> {
-    if target.starts_with("http://") || target.starts_with("https://") || target.starts_with("mailto:") {
+    if target.starts_with("http://")
+        || target.starts_with("https://")
+        || target.starts_with("mailto:")
+    {
         return None;
     }
     let (path, anchor) = match target.split_once('#') {
@@ -117,7 +120,10 @@ fn check_link(doc: &Path, target: &str) -> Option<String> {
     {
         let text = std::fs::read_to_string(&file).expect("a readable document");
         if !anchors(&text).contains(anchor) {
-            return Some(format!("{target}: no heading with anchor #{anchor} in {}", file.display()));
+            return Some(format!(
+                "{target}: no heading with anchor #{anchor} in {}",
+                file.display()
+            ));
         }
     }
     None
@@ -136,7 +142,10 @@ fn every_relative_link_and_anchor_of_the_documents_resolves() {
             }
         }
     }
-    assert!(checked > 20, "only {checked} links found: is the link parser broken?");
+    assert!(
+        checked > 20,
+        "only {checked} links found: is the link parser broken?"
+    );
     assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
 }
 
@@ -144,22 +153,33 @@ fn every_relative_link_and_anchor_of_the_documents_resolves() {
 fn the_readme_is_a_short_guide_that_lists_every_page_of_docs() {
     let readme = std::fs::read_to_string(root().join("README.md")).expect("README.md");
     let lines = readme.lines().count();
-    assert!(lines < 300, "README.md has {lines} lines; the reference belongs in docs/");
+    assert!(
+        lines < 300,
+        "README.md has {lines} lines; the reference belongs in docs/"
+    );
     for doc in documents() {
         let rel = doc.strip_prefix(root()).expect("under the root");
         if rel.starts_with("docs") {
             let name = rel.to_string_lossy().replace('\\', "/");
-            assert!(readme.contains(&format!("({name})")), "README.md does not link {name}");
+            assert!(
+                readme.contains(&format!("({name})")),
+                "README.md does not link {name}"
+            );
         }
     }
 }
 
 #[test]
 fn the_anchor_rules_follow_github() {
-    let a = anchors("# JSON report (`--json FILE`)\n## Roles, poolers, several nodes\n## Roles, poolers, several nodes\n```\n# not a heading\n```\n");
+    let a = anchors(
+        "# JSON report (`--json FILE`)\n## Roles, poolers, several nodes\n## Roles, poolers, several nodes\n```\n# not a heading\n```\n",
+    );
     assert!(a.contains("json-report---json-file"), "{a:?}");
     assert!(a.contains("roles-poolers-several-nodes"));
     assert!(a.contains("roles-poolers-several-nodes-1"));
     assert!(!a.contains("not-a-heading"));
-    assert_eq!(links("see [a](b.md#c) and [d](https://e) `x`"), vec!["b.md#c", "https://e"]);
+    assert_eq!(
+        links("see [a](b.md#c) and [d](https://e) `x`"),
+        vec!["b.md#c", "https://e"]
+    );
 }

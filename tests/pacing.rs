@@ -559,16 +559,37 @@ fn sandbox_port(stderr: &str) -> u16 {
 }
 
 /// A second Ctrl-C quits at once, also while initdb makes the sandbox:
-/// initdb is stopped and the sandbox directory removed.
+/// initdb is stopped and the sandbox directory removed. A second Ctrl-C
+/// counts only a second or more after the first (a quicker one is taken
+/// for the same request), and initdb alone takes about that long: here
+/// it waits 3 s first, in a bin directory of its own
+/// (YSQLBENCH_PG_BINDIR), so that the second Ctrl-C comes while it runs.
 #[test]
 fn a_second_sigint_while_the_sandbox_starts_leaves_nothing_behind() {
+    use std::os::unix::fs::PermissionsExt;
     let tmp = shared_dir();
     let tmp_s = tmp.path().to_str().unwrap();
+    let bin = shared_dir();
+    let real = ysql_bench::db::sandbox::find_bindir().unwrap();
+    std::os::unix::fs::symlink(real.join("postgres"), bin.path().join("postgres")).unwrap();
+    let initdb = bin.path().join("initdb");
+    std::fs::write(
+        &initdb,
+        format!(
+            "#!/bin/sh\nsleep 3\nexec {} \"$@\"\n",
+            real.join("initdb").display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&initdb, std::fs::Permissions::from_mode(0o755)).unwrap();
     let (code, _, stderr) = interrupt_with(
         &["--sandbox", "-o", "insert", "-r", "1000"],
         ">> start sandbox server",
-        &[Duration::from_millis(300), Duration::from_millis(50)],
-        &[("TMPDIR", tmp_s)],
+        &[Duration::from_millis(300), Duration::from_millis(1200)],
+        &[
+            ("TMPDIR", tmp_s),
+            ("YSQLBENCH_PG_BINDIR", bin.path().to_str().unwrap()),
+        ],
     );
     assert_eq!(code, Some(130), "{stderr}");
     assert!(stderr.contains("interrupted again"), "{stderr}");

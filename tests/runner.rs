@@ -40,6 +40,8 @@ struct Counts {
     done: [AtomicU64; 2],
     /// Units that failed once before they succeeded.
     conflicted: AtomicU64,
+    /// Set-ups run (where a real load truncates).
+    set_ups: AtomicU64,
 }
 
 struct NoTables;
@@ -84,6 +86,9 @@ struct Fake {
     behaviour: Behaviour,
     counts: Arc<Counts>,
     table: TableName,
+    /// Interrupted as by Ctrl-C once the operation ended, while its
+    /// checks run.
+    interrupt_after: Option<Control>,
 }
 
 impl Workload for Fake {
@@ -100,7 +105,17 @@ impl Workload for Fake {
         false
     }
     fn set_up<'a>(&'a self, _client: &'a Client) -> BoxFuture<'a, ysql_bench::Result<()>> {
+        self.counts.set_ups.fetch_add(1, Ordering::Relaxed);
         Box::pin(std::future::ready(Ok(())))
+    }
+    fn checks<'a>(
+        &'a self,
+        _client: &'a Client,
+    ) -> BoxFuture<'a, ysql_bench::Result<Vec<ysql_bench::workload::Check>>> {
+        if let Some(c) = &self.interrupt_after {
+            c.interrupt();
+        }
+        Box::pin(std::future::ready(Ok(Vec::new())))
     }
     fn table(&self) -> &TableName {
         &self.table
@@ -176,6 +191,7 @@ async fn run_fake(
         behaviour,
         counts: counts.clone(),
         table: TableName::new("none").unwrap(),
+        interrupt_after: None,
     };
     let mut all = vec!["-o", "select"];
     all.extend_from_slice(args);
@@ -268,4 +284,39 @@ async fn a_unit_that_never_ends_is_abandoned_and_the_others_keep_their_figures()
     assert_eq!(op.total.ops, done, "{s}");
     // And the wallclock is the asked time, not the wait for the stuck one.
     assert!(op.wallclock < Duration::from_millis(1500), "{s}");
+}
+
+/// Ctrl-C between two operations starts no other: its set-up (a load's
+/// truncate) would run after the interrupt. The operation that ended is
+/// reported, and the run is interrupted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_interrupt_between_two_operations_starts_no_other() {
+    let sb = sandbox();
+    let control = Control::default();
+    let fake = |interrupt_after: Option<Control>| {
+        let counts = Arc::new(Counts::default());
+        let f = Fake {
+            behaviour: Behaviour::Quick,
+            counts: counts.clone(),
+            table: TableName::new("none").unwrap(),
+            interrupt_after,
+        };
+        (Box::new(f) as Box<dyn Workload>, counts)
+    };
+    let (first, _) = fake(Some(control.clone()));
+    let (second, second_counts) = fake(None);
+    let mut out = Vec::new();
+    let report = ysql_bench::app::run_workloads(
+        plan(&sb, &["-o", "select", "--time", "300ms"]),
+        vec![first, second],
+        &mut out,
+        control,
+    )
+    .await
+    .expect("the run completes");
+    let text = String::from_utf8(out).unwrap();
+    assert!(report.interrupted, "{text}");
+    assert_eq!(report.operations.len(), 1, "{text}");
+    assert!(report.operations[0].total.ops > 0, "{text}");
+    assert_eq!(second_counts.set_ups.load(Ordering::Relaxed), 0, "{text}");
 }

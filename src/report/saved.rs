@@ -462,14 +462,20 @@ fn merge_intervals(lists: &[(&[IntervalFigures], f64)], interval_s: f64) -> Vec<
         .collect()
 }
 
+/// The first line of `merge --csv`.
+const INTERVALS_HEADER: &str = "operation,interval,end_s,seconds,ops,rows,errors,ops_per_s,rows_per_s,latency_min_ns,latency_mean_ns,latency_max_ns,tpmc,efficiency";
+
+/// Whether a file starting with `head` is a CSV the tool wrote, by
+/// `merge --csv` or by a run's `--csv`: one `merge --csv` may overwrite.
+fn is_intervals_csv(head: &str) -> bool {
+    head.starts_with("operation,interval,end_s,") || super::csv::is_ours(head)
+}
+
 /// Writes a merged report's intervals as CSV, one row per interval per
 /// operation; `tpmc` and `efficiency` are TPC-C's per interval (empty for
 /// other operations).
 pub fn write_intervals_csv(w: &mut dyn Write, r: &JsonReport) -> std::io::Result<()> {
-    writeln!(
-        w,
-        "operation,interval,end_s,seconds,ops,rows,errors,ops_per_s,rows_per_s,latency_min_ns,latency_mean_ns,latency_max_ns,tpmc,efficiency"
-    )?;
+    writeln!(w, "{INTERVALS_HEADER}")?;
     for o in &r.operations {
         for (i, f) in o.intervals.iter().enumerate() {
             let [tpmc, efficiency] = [("tpmc", 1), ("efficiency", 4)].map(|(k, places)| {
@@ -656,11 +662,24 @@ fn run_inner(command: &crate::cli::Command, out: &mut dyn Write) -> Result<()> {
             print_histogram,
             strict,
         } => {
+            // The outputs are tried before the reports are read: a
+            // merge of many large reports should not end in "cannot
+            // create".
+            let json_file = json.as_deref().filter(|p| *p != Path::new("-"));
+            crate::config::check_distinct_outputs(&[
+                ("--json", json_file),
+                ("--csv", csv.as_deref()),
+            ])?;
+            if let Some(p) = json_file {
+                crate::config::check_output_file(p, "--json", super::json::is_ours)?;
+            }
+            if let Some(p) = csv {
+                crate::config::check_output_file(p, "--csv", is_intervals_csv)?;
+            }
             let merged = merge_files(reports, *strict)?;
             match json.as_deref() {
                 Some(p) if p == Path::new("-") => super::json::write_json(&mut *out, &merged)?,
                 Some(p) => {
-                    crate::config::check_output_file(p, "--json", super::json::is_ours)?;
                     let f = std::fs::File::create(p)
                         .map_err(|e| Error::io(format!("cannot create {}", p.display()), e))?;
                     super::json::write_json(std::io::BufWriter::new(f), &merged)?;
