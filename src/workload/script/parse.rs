@@ -18,12 +18,21 @@
 //! refused (no shell commands per transaction), as are pipelines.
 //!
 //! Every error names the file, line and column; the caller turns it into
-//! a usage error (exit 2) before any connection is made. `\if` chains are
+//! a usage error (exit 2) before any connection is made. Among them: a
+//! variable read (`:name` in SQL, an expression, `\sleep`) that nothing
+//! can set, neither a `\set` of any script (all the scripts of a client
+//! share its variables, and a later line may have set it in an earlier
+//! transaction), nor a `\gset`/`\aset` column, nor `-D`, nor the automatic
+//! variables. A `\gset` whose columns the text does not say for certain
+//! ([`super::columns`]) may set any name with its prefix, so no such name
+//! is refused: a script pgbench runs is never refused for a variable. What
+//! only the run can tell (a `\set` inside a branch not taken) is the
+//! interpreter's to stop. `\if` chains are
 //! compiled into conditional and plain jumps, expressions into trees
 //! ([`super::expr`]), variable names into slots shared by all the scripts
 //! of a run, so the interpreter ([`super::exec`]) never looks a name up.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use super::expr::{Expr, ExprError, is_name_byte, parse_expr};
 
@@ -181,9 +190,19 @@ pub struct Compiler {
     names: Vec<String>,
     index: HashMap<String, usize>,
     /// Names given a value by `\set` or `-D`, or automatic.
-    assigned: std::collections::HashSet<String>,
+    assigned: HashSet<String>,
     /// `:name` written inside quotes: refused if the name is assigned.
     quoted: Vec<ParseError>,
+    /// Every variable read, where (the message is the name): refused in
+    /// [`Compiler::finish`] when nothing can set it.
+    reads: Vec<ParseError>,
+    /// Names a `\gset` or `\aset` sets: prefix and a column the text names.
+    gset_names: HashSet<String>,
+    /// The prefixes of those (for the hint that a read lacks one).
+    gset_prefixes: Vec<String>,
+    /// The prefixes of those whose columns the text does not say: any
+    /// name with one of them may be set.
+    gset_open: Vec<String>,
     zipf_sites: usize,
     statements: Vec<&'static str>,
     scripts: Vec<Script>,
@@ -203,6 +222,10 @@ impl Compiler {
             index: HashMap::new(),
             assigned: AUTOMATIC.iter().map(|s| s.to_string()).collect(),
             quoted: Vec::new(),
+            reads: Vec::new(),
+            gset_names: HashSet::new(),
+            gset_prefixes: Vec::new(),
+            gset_open: Vec::new(),
             zipf_sites: 0,
             statements: Vec::new(),
             scripts: Vec::new(),
@@ -221,6 +244,43 @@ impl Compiler {
         self.names.push(name.to_string());
         self.index.insert(name.to_string(), self.names.len() - 1);
         self.names.len() - 1
+    }
+
+    /// Whether some line, `-D` or the tool may give `name` a value.
+    fn settable(&self, name: &str) -> bool {
+        self.assigned.contains(name)
+            || self.gset_names.contains(name)
+            || self.gset_open.iter().any(|p| name.starts_with(p.as_str()))
+    }
+
+    /// The error for a read of a variable nothing sets, with the nearest
+    /// name that is set when one is close enough to be a typo.
+    fn undefined(&self, read: &ParseError) -> ParseError {
+        let name = &read.message;
+        let mut known: Vec<&String> = self.assigned.iter().chain(&self.gset_names).collect();
+        known.sort();
+        let limit = if name.chars().count() <= 4 { 1 } else { 2 };
+        // The name with a \gset's prefix first, then the nearest by typos.
+        let prefixed = self
+            .gset_prefixes
+            .iter()
+            .map(|p| format!("{p}{name}"))
+            .find(|k| self.gset_names.contains(k));
+        let nearest = known
+            .into_iter()
+            .map(|k| (edit_distance(name, k), k.clone()))
+            .filter(|(d, _)| *d <= limit)
+            .min_by_key(|(d, _)| *d);
+        let hint = match prefixed.map(|k| (0, k)).or(nearest) {
+            Some((_, k)) => format!("did you mean :{k}?"),
+            None => format!("set it with \\set {name} EXPRESSION, or give -D {name}=VALUE"),
+        };
+        ParseError {
+            message: format!(
+                "undefined variable \"{name}\": no \\set, \\gset or \\aset of any script sets it, nor -D; {hint}"
+            ),
+            ..read.clone()
+        }
     }
 
     /// A `-D NAME=VALUE` variable: its slot.
@@ -267,7 +327,8 @@ impl Compiler {
     }
 
     /// The program, once every script is added; refuses a script that
-    /// writes a variable it sets inside quotes.
+    /// writes a variable it sets inside quotes, and one that reads a
+    /// variable nothing can set.
     pub fn finish(self) -> Result<Program, ParseError> {
         if let Some(e) = self
             .quoted
@@ -281,6 +342,9 @@ impl Compiler {
                 ),
                 ..e.clone()
             });
+        }
+        if let Some(e) = self.reads.iter().find(|r| !self.settable(&r.message)) {
+            return Err(self.undefined(e));
         }
         Ok(Program {
             scripts: self.scripts,
@@ -396,6 +460,10 @@ impl ScriptParser<'_> {
         for (off, name) in &scan.quoted {
             let e = self.err(*off, name.clone());
             self.c.quoted.push(e);
+        }
+        for (off, name) in &scan.vars {
+            let e = self.err(*off, name.clone());
+            self.c.reads.push(e);
         }
         let mut prepared = String::with_capacity(text.len());
         let mut parts = Vec::with_capacity(scan.vars.len() + 1);
@@ -573,6 +641,15 @@ impl ScriptParser<'_> {
                 }
                 match self.commands.last_mut() {
                     Some(Command::Sql(sql)) if was_sql && sql.into.is_none() => {
+                        match super::columns::result_columns(&sql.text) {
+                            Some(cols) => {
+                                let c = &mut *self.c;
+                                c.gset_names
+                                    .extend(cols.iter().map(|col| format!("{prefix}{col}")));
+                                c.gset_prefixes.push(prefix.clone());
+                            }
+                            None => self.c.gset_open.push(prefix.clone()),
+                        }
                         sql.into = Some(Gset {
                             all_rows: name == "aset",
                             prefix,
@@ -640,7 +717,9 @@ impl ScriptParser<'_> {
     fn expression(&mut self, from: usize, end: usize, what: &str) -> Result<Expr, ParseError> {
         let c = &mut *self.c;
         let mut sites = c.zipf_sites;
-        let mut intern = |n: &str| -> usize {
+        let mut reads = Vec::new();
+        let mut intern = |n: &str, at: usize| -> usize {
+            reads.push((at, n.to_string()));
             if let Some(&i) = c.index.get(n) {
                 return i;
             }
@@ -650,6 +729,10 @@ impl ScriptParser<'_> {
         };
         let r = parse_expr(self.text, from, end, &mut intern, &mut sites);
         self.c.zipf_sites = sites;
+        for (at, name) in reads {
+            let e = self.err(at, name);
+            self.c.reads.push(e);
+        }
         r.map_err(|e| {
             let mut pe = self.expr_err(e);
             if pe.message == "an expression is missing" {
@@ -697,6 +780,8 @@ impl ScriptParser<'_> {
             if n == 0 {
                 return Err(self.err(first, "\\sleep: a variable name must follow ':'"));
             }
+            let e = self.err(first, &v[..n]);
+            self.c.reads.push(e);
             (SleepAmount::Var(self.c.slot(&v[..n])), first + 1 + n)
         } else {
             let digits = rest
@@ -746,6 +831,32 @@ impl ScriptParser<'_> {
         });
         Ok(())
     }
+}
+
+/// The optimal string alignment distance of two names: insertions,
+/// deletions, substitutions and swaps of neighbours, one each (`idd` is
+/// 1 from `id`, `detla` 1 from `delta`).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    // Three rows of the table: two back, one back, this one.
+    let mut back2 = vec![0; b.len() + 1];
+    let mut back1: Vec<usize> = (0..=b.len()).collect();
+    let mut row = vec![0; b.len() + 1];
+    for i in 1..=a.len() {
+        row[0] = i;
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut d = (back1[j] + 1).min(row[j - 1] + 1).min(back1[j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                d = d.min(back2[j - 2] + 1);
+            }
+            row[j] = d;
+        }
+        std::mem::swap(&mut back2, &mut back1);
+        std::mem::swap(&mut back1, &mut row);
+    }
+    back1[b.len()]
 }
 
 /// How an SQL command moves the transaction, from its first words.
@@ -919,7 +1030,15 @@ mod tests {
     use super::*;
 
     fn compile(text: &str) -> Result<Program, ParseError> {
+        defining(&[], text)
+    }
+
+    /// With `-D` of each of `names`.
+    fn defining(names: &[&str], text: &str) -> Result<Program, ParseError> {
         let mut c = Compiler::new();
+        for n in names {
+            c.define(n);
+        }
         c.add("t", "t.sql", text, 1)?;
         c.finish()
     }
@@ -980,7 +1099,7 @@ mod tests {
 
     #[test]
     fn variables_become_parameters_but_not_casts_or_quoted_text() {
-        let p = compile("select :a::int, ':b', \":c\", :a, $1 -- :d\n").unwrap();
+        let p = defining(&["a"], "select :a::int, ':b', \":c\", :a, $1 -- :d\n").unwrap();
         let s = sqls(&p);
         // The comment stays in the text (the server skips it); its :d is
         // no parameter.
@@ -1015,7 +1134,8 @@ mod tests {
 
     #[test]
     fn if_chains_compile_into_jumps() {
-        let p = compile(
+        let p = defining(
+            &["a"],
             "\\if :a = 1\n\\set x 1\n\\elif :a = 2\n\\set x 2\n\\else\n\\set x 3\n\\endif\nselect :x;",
         )
         .unwrap();
@@ -1034,7 +1154,11 @@ mod tests {
 
     #[test]
     fn sleep_takes_units_and_variables() {
-        let p = compile("\\sleep 10 ms\n\\sleep :d us\n\\sleep 2\n\\sleep 3ms").unwrap();
+        let p = defining(
+            &["d"],
+            "\\sleep 10 ms\n\\sleep :d us\n\\sleep 2\n\\sleep 3ms",
+        )
+        .unwrap();
         let c = &p.scripts[0].commands;
         let units: Vec<(i64, u64)> = c
             .iter()
@@ -1096,6 +1220,77 @@ mod tests {
         assert!(
             error("\\set aid 1\nselect ':aid';").starts_with("t.sql:2:9: :aid is inside quotes")
         );
+    }
+
+    #[test]
+    fn a_variable_nothing_sets_is_refused_where_it_is_read() {
+        // Issue 22: the misspelt name used to fail at run time, millions
+        // of times.
+        assert_eq!(
+            error("\\set id random(1, 10)\nselect * from t where id = :idd;"),
+            "t.sql:2:28: undefined variable \"idd\": no \\set, \\gset or \\aset of any script sets it, nor -D; did you mean :id?"
+        );
+        assert!(
+            error("\\set delta 1\n\\set x :detla * 2")
+                .contains("t.sql:2:8: undefined variable \"detla\"")
+        );
+        assert!(error("\\set delta 1\n\\set x :detla * 2").ends_with("did you mean :delta?"));
+        assert!(error("\\if :go\n\\endif").starts_with("t.sql:1:5: undefined variable \"go\""));
+        assert!(error("\\sleep :nap ms").starts_with("t.sql:1:8: undefined variable \"nap\""));
+        assert!(error("select :nothing_like_it;").ends_with(
+            "set it with \\set nothing_like_it EXPRESSION, or give -D nothing_like_it=VALUE"
+        ));
+        // The automatic variables are close too.
+        assert!(error("select :scael;").ends_with("did you mean :scale?"));
+        // A \gset whose columns the text names sets only those.
+        assert!(
+            error("select 1 as one, t.two from t \\gset p_\nselect :p_one, :p_two, :p_three;")
+                .starts_with("t.sql:2:24: undefined variable \"p_three\"")
+        );
+        // Its prefix is part of the name.
+        assert!(error("select a from t \\gset p_\nselect :a;").ends_with("did you mean :p_a?"));
+        // Unknown columns with a prefix: only names without it are refused.
+        assert!(
+            error("select * from t \\aset r_\nselect :r_x, :r_y, :x;")
+                .starts_with("t.sql:2:20: undefined variable \"x\"")
+        );
+    }
+
+    #[test]
+    fn a_variable_any_line_can_set_is_accepted() {
+        for text in [
+            // Set by a later line: in an earlier transaction, perhaps.
+            "\\if :started\nselect :x;\n\\endif\n\\set x 1\n\\set started 1",
+            // A \gset or \aset column, before or after.
+            "select :aid;\nselect 1 as aid \\gset",
+            "select 1 as one, abalance from t \\gset p_\nselect :p_one + :p_abalance;",
+            "select * from t \\gset r_\n\\set y :r_anything + 1",
+            "select count(*) from t \\aset\n\\sleep :count ms\nselect :whatever;",
+            // The automatic ones.
+            "select :client_id, :scale, :random_seed, :default_seed;",
+            // Inside quotes, comments and casts, nothing is read.
+            "select ':nope', \":nope\", 1::int -- :nope\n",
+        ] {
+            if let Err(e) = defining(&["started"], text) {
+                panic!("{text}: {e}");
+            }
+        }
+        // -D, and another script of the run.
+        defining(&["given"], "select :given;").unwrap();
+        let mut c = Compiler::new();
+        c.add("a", "a.sql", "select :from_b;", 1).unwrap();
+        c.add("b", "b.sql", "\\set from_b 1", 1).unwrap();
+        c.finish().unwrap();
+    }
+
+    #[test]
+    fn edit_distance_counts_swaps_as_one() {
+        assert_eq!(edit_distance("idd", "id"), 1);
+        assert_eq!(edit_distance("detla", "delta"), 1);
+        assert_eq!(edit_distance("aid", "bid"), 1);
+        assert_eq!(edit_distance("", "abc"), 3);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("café", "cafe"), 1);
     }
 
     #[test]
