@@ -5,11 +5,14 @@
 //! set ([`super::parse`]), and a valid script must never be refused, so
 //! this module answers "cannot know" whenever in doubt. A name is listed
 //! only where PostgreSQL certainly gives the column that name: an explicit
-//! `AS name`, or a bare column reference (`a`, `t.a`), in the target list
-//! of a `SELECT` (also after `WITH`) or in a `RETURNING` list. Anything
-//! else, `*`, an expression without an alias (`count(*)`, `1`, `x::int`),
-//! `VALUES`, `SHOW`, `CALL`, makes the whole result unknown; then every
-//! variable that starts with the `\gset` prefix counts as settable.
+//! `AS name`, a bare column reference (`a`, `t.a`, `a[1]`) or a function
+//! call (`count(*)`, `pg_catalog.max(x)`), in the target list of a
+//! `SELECT` (also after `WITH`) or in a `RETURNING` list. Anything else,
+//! `*`, an expression without an alias (`1`, `x::int`, `a + 1`), SQL's
+//! special forms whose names differ from their words (`trim(…)` is
+//! "btrim", `extract(…)` "date_part" before PostgreSQL 14), `VALUES`,
+//! `SHOW`, `CALL`, makes the whole result unknown; then every variable
+//! that starts with the `\gset` prefix counts as settable.
 //!
 //! It reads the text as the server's lexer would at the top level (quotes,
 //! quoted identifiers, dollar quotes, nested comments, parentheses and
@@ -123,31 +126,39 @@ fn item_name(item: &[Tok]) -> Option<String> {
             Tok::Word(w) | Tok::Quoted(w) => w.clone(),
             _ => return None,
         },
-        // A column reference: its last name. A lone word that is a
-        // constant or an SQL value function (`true` is named "bool") is
-        // not one.
-        [Tok::Word(w)] if is_special_word(w) => return None,
-        [first, rest @ ..] => {
-            let mut last = name_of(first)?;
-            let mut pairs = rest.chunks(2);
-            for pair in &mut pairs {
-                match pair {
-                    [Tok::Dot, n] => last = name_of(n)?,
-                    _ => return None,
-                }
-            }
-            last
-        }
-        [] => return None,
+        // A column reference, its last name; or a function call (or a
+        // subscript, `a[1]`), the function's (the column's) name.
+        [chain @ .., Tok::Group] => chain_name(chain).filter(|n| !is_special_call(n))?,
+        chain => chain_name(chain)?,
     };
     (!name.is_empty() && name.len() <= MAX_NAME).then_some(name)
 }
 
-fn name_of(t: &Tok) -> Option<String> {
-    match t {
-        Tok::Word(w) | Tok::Quoted(w) => Some(w.clone()),
-        _ => None,
+/// The last name of `a.b.c`; None for anything else, and for a lone
+/// word that is a constant or an SQL value function (`null`, `user`).
+fn chain_name(chain: &[Tok]) -> Option<String> {
+    let (first, rest) = chain.split_first()?;
+    let mut last = match first {
+        Tok::Word(w) if is_special_word(w) && rest.is_empty() => return None,
+        Tok::Word(w) | Tok::Quoted(w) => w,
+        _ => return None,
+    };
+    for pair in rest.chunks(2) {
+        match pair {
+            [Tok::Dot, Tok::Word(w) | Tok::Quoted(w)] => last = w,
+            _ => return None,
+        }
     }
+    Some(last.clone())
+}
+
+/// The words before parentheses whose column is not named after them
+/// (`trim` is "btrim", `cast` the type's name), or not in every version.
+fn is_special_call(w: &str) -> bool {
+    is_special_word(w)
+        || ["cast", "extract", "trim", "treat"].contains(&w)
+        || w.starts_with("xml")
+        || w.starts_with("json")
 }
 
 /// Words that name a value rather than a column when they stand alone.
@@ -368,6 +379,16 @@ mod tests {
             known("select $$,$$ as dollar, E'\\',' as esc"),
             ["dollar", "esc"]
         );
+        // Function calls and subscripts, as PostgreSQL 15 names them.
+        assert_eq!(
+            known(
+                "select count(*), pg_catalog.max(a), coalesce(a, b), greatest(1, 2), exists(select 1), \
+                 array[1], a[1:2], s.a[1], \"lower\"(x) from t"
+            ),
+            [
+                "count", "max", "coalesce", "greatest", "exists", "array", "a", "a", "lower"
+            ]
+        );
     }
 
     #[test]
@@ -375,14 +396,18 @@ mod tests {
         for sql in [
             "select * from t",
             "select t.* from t",
-            "select a, count(*) from t",
+            "select a, count(*) filter (where b) from t",
+            "select row_number() over (order by a) from t",
+            "select trim(a), cast(a as int), extract(year from d) from t",
+            "select xmlconcat(a), json_object('{}')",
+            "select current_timestamp(3)",
+            "select f(a)(b) from t",
             "select 1",
             "select x::int from t",
             "select a b from t",
             "select a \"b\" from t",
             "select true",
             "select current_user",
-            "select a[1] from t",
             "select a is distinct from b as c",
             "values (1, 2)",
             "show work_mem",

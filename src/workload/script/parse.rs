@@ -196,6 +196,10 @@ pub struct Compiler {
     /// Every variable read, where (the message is the name): refused in
     /// [`Compiler::finish`] when nothing can set it.
     reads: Vec<ParseError>,
+    /// Variables read in an array subscript: where nothing sets one, its
+    /// `:name` stays in the SQL text (`a[1:n]`, a slice), as pgbench
+    /// leaves it.
+    subscript_reads: Vec<String>,
     /// Names a `\gset` or `\aset` sets: prefix and a column the text names.
     gset_names: HashSet<String>,
     /// The prefixes of those (for the hint that a read lacks one).
@@ -223,6 +227,7 @@ impl Compiler {
             assigned: AUTOMATIC.iter().map(|s| s.to_string()).collect(),
             quoted: Vec::new(),
             reads: Vec::new(),
+            subscript_reads: Vec::new(),
             gset_names: HashSet::new(),
             gset_prefixes: Vec::new(),
             gset_open: Vec::new(),
@@ -244,6 +249,25 @@ impl Compiler {
         self.names.push(name.to_string());
         self.index.insert(name.to_string(), self.names.len() - 1);
         self.names.len() - 1
+    }
+
+    /// Leaves in the SQL text each `:name` of an array subscript that
+    /// nothing sets: a slice bound (`a[1:n]`), not a variable.
+    fn unbind_slice_bounds(&mut self) {
+        let mut scripts = std::mem::take(&mut self.scripts);
+        for cmd in scripts.iter_mut().flat_map(|s| s.commands.iter_mut()) {
+            let Command::Sql(sql) = cmd else { continue };
+            let vars = scan_sql(sql.text.as_bytes(), 0).vars;
+            let n = vars.len();
+            let vars: Vec<SqlVar> = vars
+                .into_iter()
+                .filter(|v| !v.in_subscript || self.settable(&v.name))
+                .collect();
+            if vars.len() < n {
+                (sql.prepared, sql.parts, sql.params) = bind_vars(self, &sql.text, &vars);
+            }
+        }
+        self.scripts = scripts;
     }
 
     /// Whether some line, `-D` or the tool may give `name` a value.
@@ -329,7 +353,7 @@ impl Compiler {
     /// The program, once every script is added; refuses a script that
     /// writes a variable it sets inside quotes, and one that reads a
     /// variable nothing can set.
-    pub fn finish(self) -> Result<Program, ParseError> {
+    pub fn finish(mut self) -> Result<Program, ParseError> {
         if let Some(e) = self
             .quoted
             .iter()
@@ -345,6 +369,9 @@ impl Compiler {
         }
         if let Some(e) = self.reads.iter().find(|r| !self.settable(&r.message)) {
             return Err(self.undefined(e));
+        }
+        if self.subscript_reads.iter().any(|n| !self.settable(n)) {
+            self.unbind_slice_bounds();
         }
         Ok(Program {
             scripts: self.scripts,
@@ -380,14 +407,24 @@ struct ScriptParser<'a> {
     last_sql: bool,
 }
 
+/// A `:name` in SQL text.
+#[derive(Clone, Debug)]
+struct SqlVar {
+    /// Of the colon.
+    offset: usize,
+    name: String,
+    /// Inside an array subscript (`a[1:n]`), where pgbench, when no
+    /// variable has the name, leaves the text as written: a slice.
+    in_subscript: bool,
+}
+
 /// Where a scan of SQL text stopped.
 struct SqlScan {
     /// The end of the command's text (before its `;` or backslash).
     end: usize,
     /// Where parsing goes on.
     next: usize,
-    /// `:name` variables: offset of the colon, name.
-    vars: Vec<(usize, String)>,
+    vars: Vec<SqlVar>,
     /// `:name` inside quotes.
     quoted: Vec<(usize, String)>,
 }
@@ -461,26 +498,23 @@ impl ScriptParser<'_> {
             let e = self.err(*off, name.clone());
             self.c.quoted.push(e);
         }
-        for (off, name) in &scan.vars {
-            let e = self.err(*off, name.clone());
-            self.c.reads.push(e);
+        for v in &scan.vars {
+            let e = self.err(v.offset, v.name.clone());
+            if v.in_subscript {
+                self.c.subscript_reads.push(v.name.clone());
+            } else {
+                self.c.reads.push(e);
+            }
         }
-        let mut prepared = String::with_capacity(text.len());
-        let mut parts = Vec::with_capacity(scan.vars.len() + 1);
-        let mut params = Vec::with_capacity(scan.vars.len());
-        let mut last = start;
-        for (i, (off, name)) in scan.vars.iter().enumerate() {
-            let piece = &self.text[last..*off];
-            prepared.push_str(piece);
-            prepared.push('$');
-            prepared.push_str(&(i + 1).to_string());
-            parts.push(piece.to_string());
-            params.push(self.c.slot(name));
-            last = off + 1 + name.len();
-        }
-        let tail = &self.text[last..start + text.len()];
-        prepared.push_str(tail);
-        parts.push(tail.to_string());
+        let vars: Vec<SqlVar> = scan
+            .vars
+            .iter()
+            .map(|v| SqlVar {
+                offset: v.offset - start,
+                ..v.clone()
+            })
+            .collect();
+        let (prepared, parts, params) = bind_vars(self.c, text, &vars);
         if params.len() > super::MAX_PARAMS {
             return Err(self.err(
                 start,
@@ -900,10 +934,20 @@ fn scan_sql(b: &[u8], start: usize) -> SqlScan {
     let mut vars = Vec::new();
     let mut quoted = Vec::new();
     let mut depth = 0i32;
+    // Open brackets: true for a subscript, false for ARRAY[...].
+    let mut brackets: Vec<bool> = Vec::new();
     let mut i = start;
     let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80;
     while i < b.len() {
         match b[i] {
+            b'[' => {
+                brackets.push(!follows_array(&b[start..i]));
+                i += 1;
+            }
+            b']' => {
+                brackets.pop();
+                i += 1;
+            }
             b';' if depth <= 0 => {
                 return SqlScan {
                     end: i,
@@ -970,8 +1014,11 @@ fn scan_sql(b: &[u8], start: usize) -> SqlScan {
                     j += 1;
                 }
                 if j > i + 1 {
-                    let name = String::from_utf8_lossy(&b[i + 1..j]).into_owned();
-                    vars.push((i, name));
+                    vars.push(SqlVar {
+                        offset: i,
+                        name: String::from_utf8_lossy(&b[i + 1..j]).into_owned(),
+                        in_subscript: brackets.last() == Some(&true),
+                    });
                 }
                 i = j.max(i + 1);
             }
@@ -984,6 +1031,40 @@ fn scan_sql(b: &[u8], start: usize) -> SqlScan {
         vars,
         quoted,
     }
+}
+
+/// Whether `before` ends with the word ARRAY (and spaces): the bracket
+/// after it opens an array, not a subscript.
+fn follows_array(before: &[u8]) -> bool {
+    let t = before.trim_ascii_end();
+    let n = t.len();
+    n >= 5
+        && t[n - 5..].eq_ignore_ascii_case(b"array")
+        && (n == 5 || !(t[n - 6].is_ascii_alphanumeric() || t[n - 6] == b'_' || t[n - 6] >= 0x80))
+}
+
+/// The statement of an SQL command's `text` with its variables bound:
+/// the text to prepare (`$1`, `$2`, …), the pieces around the variables
+/// (for `--no-prepared`) and each parameter's slot. A `:name` not among
+/// `vars` stays in the text as written.
+fn bind_vars(c: &mut Compiler, text: &str, vars: &[SqlVar]) -> (String, Vec<String>, Vec<usize>) {
+    let mut prepared = String::with_capacity(text.len());
+    let mut parts = Vec::with_capacity(vars.len() + 1);
+    let mut params = Vec::with_capacity(vars.len());
+    let mut last = 0;
+    for v in vars {
+        let piece = &text[last..v.offset];
+        prepared.push_str(piece);
+        prepared.push('$');
+        prepared.push_str(&(params.len() + 1).to_string());
+        parts.push(piece.to_string());
+        params.push(c.slot(&v.name));
+        last = v.offset + 1 + v.name.len();
+    }
+    let tail = &text[last..];
+    prepared.push_str(tail);
+    parts.push(tail.to_string());
+    (prepared, parts, params)
 }
 
 /// Skips a quoted string or identifier starting at `i`; notes `:name`
@@ -1247,6 +1328,10 @@ mod tests {
             error("select 1 as one, t.two from t \\gset p_\nselect :p_one, :p_two, :p_three;")
                 .starts_with("t.sql:2:24: undefined variable \"p_three\"")
         );
+        assert!(
+            error("select count(*) from t \\gset\nselect :cnt;")
+                .starts_with("t.sql:2:8: undefined variable \"cnt\"")
+        );
         // Its prefix is part of the name.
         assert!(error("select a from t \\gset p_\nselect :a;").ends_with("did you mean :p_a?"));
         // Unknown columns with a prefix: only names without it are refused.
@@ -1265,7 +1350,8 @@ mod tests {
             "select :aid;\nselect 1 as aid \\gset",
             "select 1 as one, abalance from t \\gset p_\nselect :p_one + :p_abalance;",
             "select * from t \\gset r_\n\\set y :r_anything + 1",
-            "select count(*) from t \\aset\n\\sleep :count ms\nselect :whatever;",
+            "select count(*) + 0 from t \\aset\n\\sleep :n ms\nselect :whatever;",
+            "select count(*) from t \\gset\n\\sleep :count ms",
             // The automatic ones.
             "select :client_id, :scale, :random_seed, :default_seed;",
             // Inside quotes, comments and casts, nothing is read.
@@ -1281,6 +1367,31 @@ mod tests {
         c.add("a", "a.sql", "select :from_b;", 1).unwrap();
         c.add("b", "b.sql", "\\set from_b 1", 1).unwrap();
         c.finish().unwrap();
+    }
+
+    #[test]
+    fn a_subscript_bound_nothing_sets_stays_sql_as_pgbench_leaves_it() {
+        // pgbench sends `:n` as written when no variable has the name:
+        // here a slice to the column n.
+        let p = compile("select (a)[1:n], a[:n] from t where k = :k;\n\\set k 1").unwrap();
+        let s = sqls(&p);
+        assert_eq!(s[0].prepared, "select (a)[1:n], a[:n] from t where k = $1");
+        assert_eq!(s[0].parts, ["select (a)[1:n], a[:n] from t where k = ", ""]);
+        assert_eq!(s[0].params, [p.slot("k").unwrap()]);
+        // A bound something sets is a variable, in a subscript too.
+        let p = compile("\\set i 2\nselect a[:i], b[lo:hi] from t;").unwrap();
+        assert_eq!(sqls(&p)[0].prepared, "select a[$1], b[lo:hi] from t");
+        // An ARRAY constructor holds values, not bounds: a typo there is
+        // still refused.
+        assert!(
+            error("\\set id 1\nselect array[:id, :idd];")
+                .starts_with("t.sql:2:19: undefined variable \"idd\"")
+        );
+        assert!(error("select ARRAY [1, :x];").starts_with("t.sql:1:18: undefined variable \"x\""));
+        assert!(follows_array(b"select array"));
+        assert!(follows_array(b"select ARRAY  "));
+        assert!(!follows_array(b"select myarray"));
+        assert!(!follows_array(b"select a"));
     }
 
     #[test]
