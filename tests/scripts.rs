@@ -678,7 +678,10 @@ async fn a_variable_any_line_can_set_is_accepted_and_runs_as_in_pgbench() {
             vec![],
         ),
         // From -D.
-        (vec![w("given.sql", "select :given;\n")], vec!["-D", "given=3"]),
+        (
+            vec![w("given.sql", "select :given;\n")],
+            vec!["-D", "given=3"],
+        ),
         // From another script of the run (guarded until it has run).
         (
             vec![
@@ -771,7 +774,10 @@ fn a_script_error_at_run_time_stops_the_run_at_once_and_says_it_once() {
             serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
         let op = &doc["operations"][0];
         assert_eq!(op["succeeded"], false, "{op}");
-        assert!(op["failure"].as_str().is_some_and(|f| f.contains(says)), "{op}");
+        assert!(
+            op["failure"].as_str().is_some_and(|f| f.contains(says)),
+            "{op}"
+        );
         let wallclock = op["wallclock_s"].as_f64().unwrap();
         assert!(wallclock < 1.0, "measured for {wallclock} s\n{stdout}");
         // One failed unit per worker at most, not millions.

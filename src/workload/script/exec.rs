@@ -8,6 +8,10 @@
 //! retries do. When a command fails inside `BEGIN … COMMIT`, the
 //! transaction is rolled back before the error goes back to the runner;
 //! a script that ends with its transaction still open is an error too.
+//! The script's own errors (a variable not set yet, an expression's
+//! error, a `\gset` without its one row, a column it cannot read) are
+//! [`Error::Script`], on which the runner stops the run, as pgbench aborts
+//! the client; the server's errors are counted and the run goes on.
 //!
 //! Per unit nothing is looked up by name and, once the buffers have grown,
 //! nothing is allocated by the interpreter itself: variables are a vector
