@@ -11,7 +11,9 @@
 //! as a literal; `::` is a cast. Unlike pgbench, nothing inside quotes,
 //! quoted identifiers, dollar quotes or comments is taken for a variable,
 //! and a script that writes a variable it sets inside quotes (`':aid'`) is
-//! refused rather than run with the literal text.
+//! refused rather than run with the literal text. In an array subscript,
+//! a `:name` that nothing sets stays in the text, a slice bound (`a[1:n]`),
+//! as pgbench sends a name that is no variable.
 //!
 //! Meta-commands: `\set`, `\sleep`, `\if`/`\elif`/`\else`/`\endif`,
 //! `\gset`/`\aset` (after an SQL command). `\setshell` and `\shell` are
@@ -23,14 +25,16 @@
 //! can set, neither a `\set` of any script (all the scripts of a client
 //! share its variables, and a later line may have set it in an earlier
 //! transaction), nor a `\gset`/`\aset` column, nor `-D`, nor the automatic
-//! variables. A `\gset` whose columns the text does not say for certain
-//! ([`super::columns`]) may set any name with its prefix, so no such name
-//! is refused: a script pgbench runs is never refused for a variable. What
-//! only the run can tell (a `\set` inside a branch not taken) is the
-//! interpreter's to stop. `\if` chains are
-//! compiled into conditional and plain jumps, expressions into trees
-//! ([`super::expr`]), variable names into slots shared by all the scripts
-//! of a run, so the interpreter ([`super::exec`]) never looks a name up.
+//! variables; the message offers the nearest name that is set. A `\gset`
+//! whose columns the text does not say for certain ([`super::columns`])
+//! may set any name with its prefix, so no such name is refused: a script
+//! pgbench runs is never refused for a variable. What only the run can
+//! tell (a `\set` in a branch not taken) is the interpreter's to stop.
+//!
+//! `\if` chains are compiled into conditional and plain jumps, expressions
+//! into trees ([`super::expr`]), variable names into slots shared by all
+//! the scripts of a run, so the interpreter ([`super::exec`]) never looks
+//! a name up.
 
 use std::collections::{HashMap, HashSet};
 
@@ -499,10 +503,10 @@ impl ScriptParser<'_> {
             self.c.quoted.push(e);
         }
         for v in &scan.vars {
-            let e = self.err(v.offset, v.name.clone());
             if v.in_subscript {
                 self.c.subscript_reads.push(v.name.clone());
             } else {
+                let e = self.err(v.offset, v.name.clone());
                 self.c.reads.push(e);
             }
         }
