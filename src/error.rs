@@ -46,6 +46,13 @@ pub enum Error {
     /// Any other failure of the run, already phrased for the user.
     #[error("{0}")]
     Run(String),
+    /// A script's own failure, found by the client and not the server: a
+    /// variable no line had set, an expression's error, a `\gset` that did
+    /// not get its one row. pgbench aborts the client on each of them; here
+    /// the run stops at the first (see [`Error::ends_run`]), instead of
+    /// counting the same failure as fast as the script can repeat it.
+    #[error("{0} (a script error: the run stopped at the first one, as pgbench aborts the client)")]
+    Script(String),
     /// Ctrl-C or SIGTERM before the first operation started.
     #[error("interrupted before the first operation started ({0}); nothing was written")]
     Interrupted(&'static str),
@@ -58,6 +65,10 @@ impl Error {
 
     pub fn run(msg: impl Into<String>) -> Self {
         Error::Run(msg.into())
+    }
+
+    pub fn script(msg: impl Into<String>) -> Self {
+        Error::Script(msg.into())
     }
 
     pub fn db(context: impl Into<String>, source: tokio_postgres::Error) -> Self {
@@ -94,12 +105,16 @@ impl Error {
     /// so that the operation should stop at once rather than count the
     /// same error until its time is up: a prepared statement that the
     /// server does not know (SQLSTATE 26000), which is what a pooler in
-    /// transaction mode (PgBouncer before 1.21) does to prepared statements.
+    /// transaction mode (PgBouncer before 1.21) does to prepared statements;
+    /// and a script's own error ([`Error::Script`]), a bug of the script
+    /// that a client repeats at full speed without waiting for a server
+    /// (a misspelt variable failed 8 million times in 3 s at 100% CPU).
     pub fn ends_run(&self) -> bool {
-        matches!(
-            self.sqlstate(),
-            Some(PREPARED_STATEMENT_GONE | PREPARED_STATEMENT_TAKEN)
-        )
+        matches!(self, Error::Script(_))
+            || matches!(
+                self.sqlstate(),
+                Some(PREPARED_STATEMENT_GONE | PREPARED_STATEMENT_TAKEN)
+            )
     }
 
     /// Whether the connection is gone or going: closed under us, or the

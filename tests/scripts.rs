@@ -613,3 +613,175 @@ async fn a_script_follows_rate_and_its_sleep_counts_in_the_transaction() {
         .expect("the sleep has its own figures");
     assert_eq!(sleep.count, op.total.ops, "{s}");
 }
+
+/// Issue 22: a misspelt variable (`where aid = :idd`) was found only at
+/// run time, and then failed millions of times until `--time` ended. Now
+/// the parse says where, exit 2, before any connection.
+#[test]
+fn a_variable_nothing_sets_is_refused_at_its_line_and_column_before_connecting() {
+    let dir = tempfile::tempdir().unwrap();
+    // Nothing listens on port 1: an error there would be a connection's.
+    let url = "host=127.0.0.1 port=1 user=nobody connect_timeout=1";
+    let typo = write(
+        dir.path(),
+        "idd.sql",
+        "\\set id random(1, 1000)\nselect abalance from pgbench_accounts where aid = :idd;\n",
+    );
+    let other = write(dir.path(), "other.sql", "\\set n :nn + 1\n");
+    for (args, says, hint) in [
+        (
+            vec!["--script", typo.as_str(), "--time", "3s"],
+            "idd.sql:2:51: undefined variable \"idd\"",
+            "did you mean :id?",
+        ),
+        // In an expression; -D gives other names, not this one.
+        (
+            vec!["--script", other.as_str(), "-D", "n=1", "-D", "mm=2"],
+            "other.sql:1:8: undefined variable \"nn\"",
+            "did you mean :n?",
+        ),
+    ] {
+        let mut all = vec!["-u", url];
+        all.extend(args);
+        let out = bin("ysql-bench", &all);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains(says), "{err}");
+        assert!(err.contains(hint), "{err}");
+        assert!(!err.contains(">> connect"), "{err}");
+        assert_eq!(err.lines().count(), 1, "one line: {err}");
+    }
+}
+
+/// No false refusal: a variable that any line of any script, `-D` or the
+/// tool can set is accepted, and the scripts run, here and in pgbench.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_variable_any_line_can_set_is_accepted_and_runs_as_in_pgbench() {
+    let sb = sandbox();
+    let dir = tempfile::tempdir().unwrap();
+    let w = |name: &str, body: &str| write(dir.path(), name, body);
+    let cases: Vec<(Vec<String>, Vec<&str>)> = vec![
+        // From a \gset of an earlier line, with a prefix.
+        (
+            vec![w(
+                "gset.sql",
+                "select 7 as id, count(*) from pg_class \\gset p_\nselect :p_id, :p_count;\n",
+            )],
+            vec![],
+        ),
+        // From a \gset whose columns the text does not say.
+        (
+            vec![w(
+                "star.sql",
+                "select * from (select 1 as a) s \\gset r_\nselect :r_a;\n",
+            )],
+            vec![],
+        ),
+        // From -D.
+        (
+            vec![w("given.sql", "select :given;\n")],
+            vec!["-D", "given=3"],
+        ),
+        // From another script of the run (guarded until it has run).
+        (
+            vec![
+                w("reader.sql", "\\if :ready\nselect :from_b;\n\\endif\n"),
+                w("setter.sql", "\\set from_b 5\n\\set ready 1\n"),
+            ],
+            vec!["-D", "ready=0"],
+        ),
+        // From a later \set of the same script, in an earlier transaction.
+        (
+            vec![w(
+                "later.sql",
+                "\\if :started\nselect :x;\n\\endif\n\\set x random(1, 9)\n\\set started 1\n",
+            )],
+            vec!["-D", "started=0"],
+        ),
+        // A slice bound nothing sets is SQL, as pgbench leaves it.
+        (
+            vec![w(
+                "slice.sql",
+                "select (array[10, 20, 30])[1:n] as s from (select 2 as n) q;\n",
+            )],
+            vec![],
+        ),
+    ];
+    for (files, extra) in &cases {
+        let mut args: Vec<&str> = Vec::new();
+        for f in files {
+            args.extend(["--script", f.as_str()]);
+        }
+        args.extend(extra.iter().copied());
+        for mode in [None, Some("--no-prepared")] {
+            let mut all = args.clone();
+            all.extend(["-t", "2", "--time", "0.3s"]);
+            all.extend(mode);
+            let (r, s) = run_args(&sb, &all).await;
+            assert!(r.succeeded(), "{files:?} {mode:?}\n{s}");
+            assert!(r.operations[0].total.ops > 0, "{files:?}\n{s}");
+        }
+        // pgbench runs it too (-f for --script, the same -D).
+        let mut theirs = vec!["-n", "-t", "3"];
+        for f in files {
+            theirs.extend(["-f", f.as_str()]);
+        }
+        theirs.extend(extra.iter().copied());
+        run_pgbench(&sb, "postgres", &theirs);
+    }
+}
+
+/// What only the run can tell: a variable set inside a branch never
+/// taken. pgbench aborts the client on it; the run stops at once, exit 1,
+/// with the error said once, instead of failing as fast as the client can
+/// loop until `--time` ends.
+#[test]
+fn a_script_error_at_run_time_stops_the_run_at_once_and_says_it_once() {
+    let sb = sandbox();
+    let dir = tempfile::tempdir().unwrap();
+    let script = write(
+        dir.path(),
+        "branch.sql",
+        "\\if :client_id < 0\n\\set id 1\n\\endif\nselect :id;\n",
+    );
+    let json = dir.path().join("run.json");
+    let url = sb.url();
+    for mode in [None, Some("--no-prepared")] {
+        let mut args = vec![
+            "-u",
+            url.as_str(),
+            "--script",
+            &script,
+            "-t",
+            "2",
+            "--time",
+            "30s",
+            "--json",
+            json.to_str().unwrap(),
+        ];
+        args.extend(mode);
+        let began = std::time::Instant::now();
+        let out = bin("ysql-bench", &args);
+        let took = began.elapsed();
+        let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+        assert_eq!(out.status.code(), Some(1), "{stderr}\n{stdout}");
+        assert!(took.as_secs() < 10, "took {took:?}\n{stdout}");
+        let says = "branch.sql:4: undefined variable \"id\"";
+        assert_eq!(stderr.matches(says).count(), 1, "{stderr}");
+        assert_eq!(stdout.matches(says).count(), 1, "{stdout}");
+        assert!(stderr.contains("the run stopped"), "{stderr}");
+        let doc: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let op = &doc["operations"][0];
+        assert_eq!(op["succeeded"], false, "{op}");
+        assert!(
+            op["failure"].as_str().is_some_and(|f| f.contains(says)),
+            "{op}"
+        );
+        let wallclock = op["wallclock_s"].as_f64().unwrap();
+        assert!(wallclock < 1.0, "measured for {wallclock} s\n{stdout}");
+        // One failed unit per worker at most, not millions.
+        let failed = op["failed"].as_u64().unwrap();
+        assert!((1..=2).contains(&failed), "{failed} failed\n{stdout}");
+    }
+}

@@ -421,7 +421,9 @@ impl Phase<'_> {
                         log.push(r).await;
                     }
                     // 26000 (a pooler lost the prepared statement) fails
-                    // every later unit too: stop the operation at once.
+                    // every later unit too, and a script's own error is a
+                    // bug of the script that every client repeats: stop
+                    // the operation at once.
                     let ends_run = e.ends_run();
                     let lost = e.lost_connection();
                     // A failed long unit may have committed part of its

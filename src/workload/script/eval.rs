@@ -772,7 +772,7 @@ mod tests {
     /// `:default_seed` = 0.
     fn ev(text: &str) -> Result<Value, String> {
         let mut names = vec!["x".to_string(), "s".to_string(), "default_seed".to_string()];
-        let mut intern = |n: &str| match names.iter().position(|x| x == n) {
+        let mut intern = |n: &str, _at: usize| match names.iter().position(|x| x == n) {
             Some(i) => i,
             None => {
                 names.push(n.to_string());
@@ -1094,7 +1094,8 @@ mod tests {
             let text = format!("random_zipfian(1, 1000, {s})");
             let names: Vec<String> = Vec::new();
             let mut sites = 0;
-            let e = parse_expr(&text, 0, text.len(), &mut |_: &str| 0, &mut sites).unwrap();
+            let e =
+                parse_expr(&text, 0, text.len(), &mut |_: &str, _: usize| 0, &mut sites).unwrap();
             let mut rng = SmallRng::seed_from_u64(9);
             let mut zipf = vec![None; sites];
             let mut ones = 0;

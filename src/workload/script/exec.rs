@@ -8,6 +8,10 @@
 //! retries do. When a command fails inside `BEGIN … COMMIT`, the
 //! transaction is rolled back before the error goes back to the runner;
 //! a script that ends with its transaction still open is an error too.
+//! The script's own errors (a variable not set yet, an expression's
+//! error, a `\gset` without its one row, a column it cannot read) are
+//! [`Error::Script`], on which the runner stops the run, as pgbench aborts
+//! the client; the server's errors are counted and the run goes on.
 //!
 //! Per unit nothing is looked up by name and, once the buffers have grown,
 //! nothing is allocated by the interpreter itself: variables are a vector
@@ -168,13 +172,20 @@ impl Interp {
         while pc < commands.len() {
             match &commands[pc] {
                 Command::Set { slot, expr, at } => {
-                    let v = self.eval(expr, &mut rng, at)?;
+                    let v = match self.eval(expr, &mut rng, at) {
+                        Ok(v) => v,
+                        Err(e) => return Err(self.fail(client, in_txn, e).await),
+                    };
                     if let Some(var) = self.vars.get_mut(*slot) {
                         *var = Var::Value(v);
                     }
                 }
                 Command::Test { cond, on_false, at } => {
-                    if !self.eval(cond, &mut rng, at)?.truth() {
+                    let holds = match self.eval(cond, &mut rng, at) {
+                        Ok(v) => v.truth(),
+                        Err(e) => return Err(self.fail(client, in_txn, e).await),
+                    };
+                    if !holds {
                         pc = *on_false;
                         continue;
                     }
@@ -193,22 +204,21 @@ impl Interp {
                         SleepAmount::Const(n) => *n,
                         SleepAmount::Var(slot) => {
                             let v = self.vars.get(*slot).unwrap_or(&Var::Unset);
-                            match v.value() {
-                                Ok(v) => v
-                                    .to_int()
-                                    .map_err(|e| Error::run(format!("{at}: \\sleep: {e}")))?,
-                                Err(_) => {
-                                    let name =
-                                        self.program.names.get(*slot).map_or("?", |n| n.as_str());
-                                    return Err(self
-                                        .fail(
-                                            client,
-                                            in_txn,
-                                            Error::run(format!(
-                                                "{at}: \\sleep: variable \"{name}\" is not a number"
-                                            )),
-                                        )
-                                        .await);
+                            let name = self.program.names.get(*slot).map_or("?", |n| n.as_str());
+                            let n = match v.value() {
+                                Ok(v) => v.to_int().map_err(|e| e.to_string()),
+                                Err(VarError::Undefined) => {
+                                    Err(format!("undefined variable \"{name}\""))
+                                }
+                                Err(VarError::Malformed(_)) => {
+                                    Err(format!("variable \"{name}\" is not a number"))
+                                }
+                            };
+                            match n {
+                                Ok(n) => n,
+                                Err(why) => {
+                                    let e = Error::script(format!("{at}: \\sleep: {why}"));
+                                    return Err(self.fail(client, in_txn, e).await);
                                 }
                             }
                         }
@@ -235,7 +245,7 @@ impl Interp {
             pc += 1;
         }
         if in_txn {
-            let e = Error::run(format!(
+            let e = Error::script(format!(
                 "script {} ended inside a transaction (BEGIN without COMMIT or END)",
                 script.name
             ));
@@ -263,7 +273,7 @@ impl Interp {
             zipf: &mut self.zipf,
             debug_at: at,
         };
-        eval(e, &mut env).map_err(|err| Error::run(format!("{at}: {err}")))
+        eval(e, &mut env).map_err(|err| Error::script(format!("{at}: {err}")))
     }
 
     /// Runs one SQL command; returns the rows it returned or changed.
@@ -282,7 +292,7 @@ impl Interp {
 
     fn undefined(&self, sql: &Sql, slot: usize) -> Error {
         let name = self.program.names.get(slot).map_or("?", |s| s.as_str());
-        Error::run(format!("{}: undefined variable \"{name}\"", sql.at))
+        Error::script(format!("{}: undefined variable \"{name}\"", sql.at))
     }
 
     async fn sql_prepared(
@@ -334,7 +344,7 @@ impl Interp {
             count += 1;
         }
         if !into.all_rows && count != 1 {
-            return Err(Error::run(format!(
+            return Err(Error::script(format!(
                 "{}: \\gset expects one row, the query returned {count}",
                 sql.at
             )));
@@ -350,7 +360,7 @@ impl Interp {
                 let cell: RawCell<'_> = row.try_get(i).map_err(fail)?;
                 if let Some(var) = self.vars.get_mut(slot) {
                     store(&cell, var).map_err(|why| {
-                        Error::run(format!("{}: column \"{}\": {why}", sql.at, col.name()))
+                        Error::script(format!("{}: column \"{}\": {why}", sql.at, col.name()))
                     })?;
                 }
             }
@@ -384,7 +394,7 @@ impl Interp {
             }
         }
         if !into.all_rows && count != 1 {
-            return Err(Error::run(format!(
+            return Err(Error::script(format!(
                 "{}: \\gset expects one row, the query returned {count}",
                 sql.at
             )));

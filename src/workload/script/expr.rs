@@ -336,14 +336,16 @@ impl Lexer<'_> {
 }
 
 /// Compiles the expression in `src[start..end]`. `var` gives the slot of
-/// a variable name (interning it); `zipf_sites` counts the
-/// `random_zipfian` call sites of the whole program, so that each gets its
-/// own index.
+/// a variable name (interning it), told the byte offset where the name is
+/// read (the parser checks later that something sets it); `zipf_sites`
+/// counts the
+/// `random_zipfian` call sites of the whole program, so that each gets
+/// its own index.
 pub fn parse_expr(
     src: &str,
     start: usize,
     end: usize,
-    var: &mut dyn FnMut(&str) -> usize,
+    var: &mut dyn FnMut(&str, usize) -> usize,
     zipf_sites: &mut usize,
 ) -> Result<Expr, ExprError> {
     let mut p = Parser {
@@ -373,7 +375,7 @@ struct Parser<'a, 'v> {
     lex: Lexer<'a>,
     tok: Tok,
     at: usize,
-    var: &'v mut dyn FnMut(&str) -> usize,
+    var: &'v mut dyn FnMut(&str, usize) -> usize,
     zipf_sites: &'v mut usize,
 }
 
@@ -552,7 +554,7 @@ impl Parser<'_, '_> {
             Tok::MaxPlusOne => fail(at, "bigint constant overflow (9223372036854775808)"),
             Tok::Var(name) => {
                 self.advance()?;
-                Ok(Expr::Var((self.var)(&name)))
+                Ok(Expr::Var((self.var)(&name, at)))
             }
             Tok::Op("(") => {
                 self.advance()?;
@@ -687,7 +689,7 @@ impl Parser<'_, '_> {
         if let Arity::Seeded(_, hi) = arity
             && n < hi
         {
-            args.push(Expr::Var((self.var)("default_seed")));
+            args.push(Expr::Var((self.var)("default_seed", at)));
         }
         Ok(match callee {
             Callee::Plain(f) => Expr::Func(f, args),
@@ -711,7 +713,7 @@ mod tests {
 
     fn parse(text: &str) -> Result<Expr, ExprError> {
         let mut names: Vec<String> = Vec::new();
-        let mut intern = |n: &str| match names.iter().position(|x| x == n) {
+        let mut intern = |n: &str, _at: usize| match names.iter().position(|x| x == n) {
             Some(i) => i,
             None => {
                 names.push(n.to_string());
@@ -805,7 +807,7 @@ mod tests {
     #[test]
     fn seeds_and_zipfian_sites_are_filled_in() {
         let mut names: Vec<String> = Vec::new();
-        let mut intern = |n: &str| {
+        let mut intern = |n: &str, _at: usize| {
             names.push(n.to_string());
             names.len() - 1
         };

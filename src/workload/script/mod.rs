@@ -12,12 +12,20 @@
 //! line.
 //!
 //! The files: [`parse`] reads scripts into commands (file:line:column
-//! errors, exit 2 before any connection), [`expr`] is pgbench's expression
-//! grammar and [`eval`] its semantics and functions, [`exec`] the
-//! interpreter, [`bind`] and [`decode`] how variables go to the server and
-//! come back. pgbench's built-in scripts are here as text, written from the
-//! transactions pgbench's documentation describes; `-o pgbench-init` makes
-//! their tables ([`super::pgbench_init`]).
+//! errors, exit 2 before any connection, among them a variable that no
+//! line of any script, no `-D` and nothing automatic can set; [`columns`]
+//! says which variables a `\gset` can set), [`expr`] is pgbench's
+//! expression grammar and [`eval`] its semantics and functions, [`exec`]
+//! the interpreter, [`bind`] and [`decode`] how variables go to the server
+//! and come back. pgbench's built-in scripts are here as text, written
+//! from the transactions pgbench's documentation describes; `-o
+//! pgbench-init` makes their tables ([`super::pgbench_init`]).
+//!
+//! A server's error fails the unit and is counted by SQLSTATE, as in any
+//! workload. A script's own error at run time (a variable not set yet, an
+//! expression's error, a `\gset` without its one row) stops the run at
+//! the first, as pgbench aborts the client on it: repeated, it would fail
+//! as fast as the client can loop, without a server to wait for.
 //!
 //! Scripts work on whatever tables they name: there is no table set to
 //! create or check, and the tool's table safety does not apply to them (as
@@ -39,6 +47,7 @@ use crate::db::dialect::Flavor;
 use crate::error::{Error, Result};
 
 pub mod bind;
+pub mod columns;
 pub mod decode;
 pub mod eval;
 pub mod exec;
@@ -465,10 +474,10 @@ impl Workload for ScriptRun {
     }
 }
 
-/// The first failure of each kind, said once on stderr: the summary
+/// The first server error of each kind, said once on stderr: the summary
 /// counts failures by SQLSTATE, but only the message says which line of
-/// which script failed and why (a division by zero in `\set`, a
-/// `\gset` that found no row).
+/// which script failed and why. (A script's own error, such as a division
+/// by zero in `\set`, ends the run and is said once as its failure.)
 #[derive(Clone, Default)]
 struct FirstErrors(Arc<std::sync::Mutex<Vec<String>>>);
 
@@ -529,7 +538,9 @@ impl Operation for ScriptOp {
         match self.interp.run(client, self.chosen, self.unit_seed).await {
             Ok(rows) => Ok(Outcome { rows, missing: 0 }),
             Err(e) => {
-                self.shown.show(&e);
+                if !e.ends_run() {
+                    self.shown.show(&e);
+                }
                 Err(e)
             }
         }

@@ -11,19 +11,32 @@
 //! as a literal; `::` is a cast. Unlike pgbench, nothing inside quotes,
 //! quoted identifiers, dollar quotes or comments is taken for a variable,
 //! and a script that writes a variable it sets inside quotes (`':aid'`) is
-//! refused rather than run with the literal text.
+//! refused rather than run with the literal text. In an array subscript,
+//! a `:name` that nothing sets stays in the text, a slice bound (`a[1:n]`),
+//! as pgbench sends a name that is no variable.
 //!
 //! Meta-commands: `\set`, `\sleep`, `\if`/`\elif`/`\else`/`\endif`,
 //! `\gset`/`\aset` (after an SQL command). `\setshell` and `\shell` are
 //! refused (no shell commands per transaction), as are pipelines.
 //!
 //! Every error names the file, line and column; the caller turns it into
-//! a usage error (exit 2) before any connection is made. `\if` chains are
-//! compiled into conditional and plain jumps, expressions into trees
-//! ([`super::expr`]), variable names into slots shared by all the scripts
-//! of a run, so the interpreter ([`super::exec`]) never looks a name up.
+//! a usage error (exit 2) before any connection is made. Among them: a
+//! variable read (`:name` in SQL, an expression, `\sleep`) that nothing
+//! can set, neither a `\set` of any script (all the scripts of a client
+//! share its variables, and a later line may have set it in an earlier
+//! transaction), nor a `\gset`/`\aset` column, nor `-D`, nor the automatic
+//! variables; the message offers the nearest name that is set. A `\gset`
+//! whose columns the text does not say for certain ([`super::columns`])
+//! may set any name with its prefix, so no such name is refused: a script
+//! pgbench runs is never refused for a variable. What only the run can
+//! tell (a `\set` in a branch not taken) is the interpreter's to stop.
+//!
+//! `\if` chains are compiled into conditional and plain jumps, expressions
+//! into trees ([`super::expr`]), variable names into slots shared by all
+//! the scripts of a run, so the interpreter ([`super::exec`]) never looks
+//! a name up.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use super::expr::{Expr, ExprError, is_name_byte, parse_expr};
 
@@ -181,9 +194,23 @@ pub struct Compiler {
     names: Vec<String>,
     index: HashMap<String, usize>,
     /// Names given a value by `\set` or `-D`, or automatic.
-    assigned: std::collections::HashSet<String>,
+    assigned: HashSet<String>,
     /// `:name` written inside quotes: refused if the name is assigned.
     quoted: Vec<ParseError>,
+    /// Every variable read, where (the message is the name): refused in
+    /// [`Compiler::finish`] when nothing can set it.
+    reads: Vec<ParseError>,
+    /// Variables read in an array subscript: where nothing sets one, its
+    /// `:name` stays in the SQL text (`a[1:n]`, a slice), as pgbench
+    /// leaves it.
+    subscript_reads: Vec<String>,
+    /// Names a `\gset` or `\aset` sets: prefix and a column the text names.
+    gset_names: HashSet<String>,
+    /// The prefixes of those (for the hint that a read lacks one).
+    gset_prefixes: Vec<String>,
+    /// The prefixes of those whose columns the text does not say: any
+    /// name with one of them may be set.
+    gset_open: Vec<String>,
     zipf_sites: usize,
     statements: Vec<&'static str>,
     scripts: Vec<Script>,
@@ -203,6 +230,11 @@ impl Compiler {
             index: HashMap::new(),
             assigned: AUTOMATIC.iter().map(|s| s.to_string()).collect(),
             quoted: Vec::new(),
+            reads: Vec::new(),
+            subscript_reads: Vec::new(),
+            gset_names: HashSet::new(),
+            gset_prefixes: Vec::new(),
+            gset_open: Vec::new(),
             zipf_sites: 0,
             statements: Vec::new(),
             scripts: Vec::new(),
@@ -221,6 +253,62 @@ impl Compiler {
         self.names.push(name.to_string());
         self.index.insert(name.to_string(), self.names.len() - 1);
         self.names.len() - 1
+    }
+
+    /// Leaves in the SQL text each `:name` of an array subscript that
+    /// nothing sets: a slice bound (`a[1:n]`), not a variable.
+    fn unbind_slice_bounds(&mut self) {
+        let mut scripts = std::mem::take(&mut self.scripts);
+        for cmd in scripts.iter_mut().flat_map(|s| s.commands.iter_mut()) {
+            let Command::Sql(sql) = cmd else { continue };
+            let vars = scan_sql(sql.text.as_bytes(), 0).vars;
+            let n = vars.len();
+            let vars: Vec<SqlVar> = vars
+                .into_iter()
+                .filter(|v| !v.in_subscript || self.settable(&v.name))
+                .collect();
+            if vars.len() < n {
+                (sql.prepared, sql.parts, sql.params) = bind_vars(self, &sql.text, &vars);
+            }
+        }
+        self.scripts = scripts;
+    }
+
+    /// Whether some line, `-D` or the tool may give `name` a value.
+    fn settable(&self, name: &str) -> bool {
+        self.assigned.contains(name)
+            || self.gset_names.contains(name)
+            || self.gset_open.iter().any(|p| name.starts_with(p.as_str()))
+    }
+
+    /// The error for a read of a variable nothing sets, with the nearest
+    /// name that is set when one is close enough to be a typo.
+    fn undefined(&self, read: &ParseError) -> ParseError {
+        let name = &read.message;
+        let mut known: Vec<&String> = self.assigned.iter().chain(&self.gset_names).collect();
+        known.sort();
+        let limit = if name.chars().count() <= 4 { 1 } else { 2 };
+        // The name with a \gset's prefix first, then the nearest by typos.
+        let prefixed = self
+            .gset_prefixes
+            .iter()
+            .map(|p| format!("{p}{name}"))
+            .find(|k| self.gset_names.contains(k));
+        let nearest = known
+            .into_iter()
+            .map(|k| (edit_distance(name, k), k.clone()))
+            .filter(|(d, _)| *d <= limit)
+            .min_by_key(|(d, _)| *d);
+        let hint = match prefixed.map(|k| (0, k)).or(nearest) {
+            Some((_, k)) => format!("did you mean :{k}?"),
+            None => format!("set it with \\set {name} EXPRESSION, or give -D {name}=VALUE"),
+        };
+        ParseError {
+            message: format!(
+                "undefined variable \"{name}\": no \\set, \\gset or \\aset of any script sets it, nor -D; {hint}"
+            ),
+            ..read.clone()
+        }
     }
 
     /// A `-D NAME=VALUE` variable: its slot.
@@ -267,8 +355,9 @@ impl Compiler {
     }
 
     /// The program, once every script is added; refuses a script that
-    /// writes a variable it sets inside quotes.
-    pub fn finish(self) -> Result<Program, ParseError> {
+    /// writes a variable it sets inside quotes, and one that reads a
+    /// variable nothing can set.
+    pub fn finish(mut self) -> Result<Program, ParseError> {
         if let Some(e) = self
             .quoted
             .iter()
@@ -281,6 +370,12 @@ impl Compiler {
                 ),
                 ..e.clone()
             });
+        }
+        if let Some(e) = self.reads.iter().find(|r| !self.settable(&r.message)) {
+            return Err(self.undefined(e));
+        }
+        if self.subscript_reads.iter().any(|n| !self.settable(n)) {
+            self.unbind_slice_bounds();
         }
         Ok(Program {
             scripts: self.scripts,
@@ -316,14 +411,24 @@ struct ScriptParser<'a> {
     last_sql: bool,
 }
 
+/// A `:name` in SQL text.
+#[derive(Clone, Debug)]
+struct SqlVar {
+    /// Of the colon.
+    offset: usize,
+    name: String,
+    /// Inside an array subscript (`a[1:n]`), where pgbench, when no
+    /// variable has the name, leaves the text as written: a slice.
+    in_subscript: bool,
+}
+
 /// Where a scan of SQL text stopped.
 struct SqlScan {
     /// The end of the command's text (before its `;` or backslash).
     end: usize,
     /// Where parsing goes on.
     next: usize,
-    /// `:name` variables: offset of the colon, name.
-    vars: Vec<(usize, String)>,
+    vars: Vec<SqlVar>,
     /// `:name` inside quotes.
     quoted: Vec<(usize, String)>,
 }
@@ -397,22 +502,23 @@ impl ScriptParser<'_> {
             let e = self.err(*off, name.clone());
             self.c.quoted.push(e);
         }
-        let mut prepared = String::with_capacity(text.len());
-        let mut parts = Vec::with_capacity(scan.vars.len() + 1);
-        let mut params = Vec::with_capacity(scan.vars.len());
-        let mut last = start;
-        for (i, (off, name)) in scan.vars.iter().enumerate() {
-            let piece = &self.text[last..*off];
-            prepared.push_str(piece);
-            prepared.push('$');
-            prepared.push_str(&(i + 1).to_string());
-            parts.push(piece.to_string());
-            params.push(self.c.slot(name));
-            last = off + 1 + name.len();
+        for v in &scan.vars {
+            if v.in_subscript {
+                self.c.subscript_reads.push(v.name.clone());
+            } else {
+                let e = self.err(v.offset, v.name.clone());
+                self.c.reads.push(e);
+            }
         }
-        let tail = &self.text[last..start + text.len()];
-        prepared.push_str(tail);
-        parts.push(tail.to_string());
+        let vars: Vec<SqlVar> = scan
+            .vars
+            .iter()
+            .map(|v| SqlVar {
+                offset: v.offset - start,
+                ..v.clone()
+            })
+            .collect();
+        let (prepared, parts, params) = bind_vars(self.c, text, &vars);
         if params.len() > super::MAX_PARAMS {
             return Err(self.err(
                 start,
@@ -573,6 +679,15 @@ impl ScriptParser<'_> {
                 }
                 match self.commands.last_mut() {
                     Some(Command::Sql(sql)) if was_sql && sql.into.is_none() => {
+                        match super::columns::result_columns(&sql.text) {
+                            Some(cols) => {
+                                let c = &mut *self.c;
+                                c.gset_names
+                                    .extend(cols.iter().map(|col| format!("{prefix}{col}")));
+                                c.gset_prefixes.push(prefix.clone());
+                            }
+                            None => self.c.gset_open.push(prefix.clone()),
+                        }
                         sql.into = Some(Gset {
                             all_rows: name == "aset",
                             prefix,
@@ -640,7 +755,9 @@ impl ScriptParser<'_> {
     fn expression(&mut self, from: usize, end: usize, what: &str) -> Result<Expr, ParseError> {
         let c = &mut *self.c;
         let mut sites = c.zipf_sites;
-        let mut intern = |n: &str| -> usize {
+        let mut reads = Vec::new();
+        let mut intern = |n: &str, at: usize| -> usize {
+            reads.push((at, n.to_string()));
             if let Some(&i) = c.index.get(n) {
                 return i;
             }
@@ -650,6 +767,10 @@ impl ScriptParser<'_> {
         };
         let r = parse_expr(self.text, from, end, &mut intern, &mut sites);
         self.c.zipf_sites = sites;
+        for (at, name) in reads {
+            let e = self.err(at, name);
+            self.c.reads.push(e);
+        }
         r.map_err(|e| {
             let mut pe = self.expr_err(e);
             if pe.message == "an expression is missing" {
@@ -697,6 +818,8 @@ impl ScriptParser<'_> {
             if n == 0 {
                 return Err(self.err(first, "\\sleep: a variable name must follow ':'"));
             }
+            let e = self.err(first, &v[..n]);
+            self.c.reads.push(e);
             (SleepAmount::Var(self.c.slot(&v[..n])), first + 1 + n)
         } else {
             let digits = rest
@@ -748,6 +871,32 @@ impl ScriptParser<'_> {
     }
 }
 
+/// The optimal string alignment distance of two names: insertions,
+/// deletions, substitutions and swaps of neighbours, one each (`idd` is
+/// 1 from `id`, `detla` 1 from `delta`).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    // Three rows of the table: two back, one back, this one.
+    let mut back2 = vec![0; b.len() + 1];
+    let mut back1: Vec<usize> = (0..=b.len()).collect();
+    let mut row = vec![0; b.len() + 1];
+    for i in 1..=a.len() {
+        row[0] = i;
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut d = (back1[j] + 1).min(row[j - 1] + 1).min(back1[j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                d = d.min(back2[j - 2] + 1);
+            }
+            row[j] = d;
+        }
+        std::mem::swap(&mut back2, &mut back1);
+        std::mem::swap(&mut back1, &mut row);
+    }
+    back1[b.len()]
+}
+
 /// How an SQL command moves the transaction, from its first words.
 fn txn_effect(text: &str) -> TxnEffect {
     let mut words = text
@@ -789,10 +938,20 @@ fn scan_sql(b: &[u8], start: usize) -> SqlScan {
     let mut vars = Vec::new();
     let mut quoted = Vec::new();
     let mut depth = 0i32;
+    // Open brackets: true for a subscript, false for ARRAY[...].
+    let mut brackets: Vec<bool> = Vec::new();
     let mut i = start;
     let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80;
     while i < b.len() {
         match b[i] {
+            b'[' => {
+                brackets.push(!follows_array(&b[start..i]));
+                i += 1;
+            }
+            b']' => {
+                brackets.pop();
+                i += 1;
+            }
             b';' if depth <= 0 => {
                 return SqlScan {
                     end: i,
@@ -859,8 +1018,11 @@ fn scan_sql(b: &[u8], start: usize) -> SqlScan {
                     j += 1;
                 }
                 if j > i + 1 {
-                    let name = String::from_utf8_lossy(&b[i + 1..j]).into_owned();
-                    vars.push((i, name));
+                    vars.push(SqlVar {
+                        offset: i,
+                        name: String::from_utf8_lossy(&b[i + 1..j]).into_owned(),
+                        in_subscript: brackets.last() == Some(&true),
+                    });
                 }
                 i = j.max(i + 1);
             }
@@ -873,6 +1035,40 @@ fn scan_sql(b: &[u8], start: usize) -> SqlScan {
         vars,
         quoted,
     }
+}
+
+/// Whether `before` ends with the word ARRAY (and spaces): the bracket
+/// after it opens an array, not a subscript.
+fn follows_array(before: &[u8]) -> bool {
+    let t = before.trim_ascii_end();
+    let n = t.len();
+    n >= 5
+        && t[n - 5..].eq_ignore_ascii_case(b"array")
+        && (n == 5 || !(t[n - 6].is_ascii_alphanumeric() || t[n - 6] == b'_' || t[n - 6] >= 0x80))
+}
+
+/// The statement of an SQL command's `text` with its variables bound:
+/// the text to prepare (`$1`, `$2`, …), the pieces around the variables
+/// (for `--no-prepared`) and each parameter's slot. A `:name` not among
+/// `vars` stays in the text as written.
+fn bind_vars(c: &mut Compiler, text: &str, vars: &[SqlVar]) -> (String, Vec<String>, Vec<usize>) {
+    let mut prepared = String::with_capacity(text.len());
+    let mut parts = Vec::with_capacity(vars.len() + 1);
+    let mut params = Vec::with_capacity(vars.len());
+    let mut last = 0;
+    for v in vars {
+        let piece = &text[last..v.offset];
+        prepared.push_str(piece);
+        prepared.push('$');
+        prepared.push_str(&(params.len() + 1).to_string());
+        parts.push(piece.to_string());
+        params.push(c.slot(&v.name));
+        last = v.offset + 1 + v.name.len();
+    }
+    let tail = &text[last..];
+    prepared.push_str(tail);
+    parts.push(tail.to_string());
+    (prepared, parts, params)
 }
 
 /// Skips a quoted string or identifier starting at `i`; notes `:name`
@@ -919,7 +1115,15 @@ mod tests {
     use super::*;
 
     fn compile(text: &str) -> Result<Program, ParseError> {
+        defining(&[], text)
+    }
+
+    /// With `-D` of each of `names`.
+    fn defining(names: &[&str], text: &str) -> Result<Program, ParseError> {
         let mut c = Compiler::new();
+        for n in names {
+            c.define(n);
+        }
         c.add("t", "t.sql", text, 1)?;
         c.finish()
     }
@@ -980,7 +1184,7 @@ mod tests {
 
     #[test]
     fn variables_become_parameters_but_not_casts_or_quoted_text() {
-        let p = compile("select :a::int, ':b', \":c\", :a, $1 -- :d\n").unwrap();
+        let p = defining(&["a"], "select :a::int, ':b', \":c\", :a, $1 -- :d\n").unwrap();
         let s = sqls(&p);
         // The comment stays in the text (the server skips it); its :d is
         // no parameter.
@@ -1015,7 +1219,8 @@ mod tests {
 
     #[test]
     fn if_chains_compile_into_jumps() {
-        let p = compile(
+        let p = defining(
+            &["a"],
             "\\if :a = 1\n\\set x 1\n\\elif :a = 2\n\\set x 2\n\\else\n\\set x 3\n\\endif\nselect :x;",
         )
         .unwrap();
@@ -1034,7 +1239,11 @@ mod tests {
 
     #[test]
     fn sleep_takes_units_and_variables() {
-        let p = compile("\\sleep 10 ms\n\\sleep :d us\n\\sleep 2\n\\sleep 3ms").unwrap();
+        let p = defining(
+            &["d"],
+            "\\sleep 10 ms\n\\sleep :d us\n\\sleep 2\n\\sleep 3ms",
+        )
+        .unwrap();
         let c = &p.scripts[0].commands;
         let units: Vec<(i64, u64)> = c
             .iter()
@@ -1096,6 +1305,107 @@ mod tests {
         assert!(
             error("\\set aid 1\nselect ':aid';").starts_with("t.sql:2:9: :aid is inside quotes")
         );
+    }
+
+    #[test]
+    fn a_variable_nothing_sets_is_refused_where_it_is_read() {
+        // Issue 22: the misspelt name used to fail at run time, millions
+        // of times.
+        assert_eq!(
+            error("\\set id random(1, 10)\nselect * from t where id = :idd;"),
+            "t.sql:2:28: undefined variable \"idd\": no \\set, \\gset or \\aset of any script sets it, nor -D; did you mean :id?"
+        );
+        assert!(
+            error("\\set delta 1\n\\set x :detla * 2")
+                .contains("t.sql:2:8: undefined variable \"detla\"")
+        );
+        assert!(error("\\set delta 1\n\\set x :detla * 2").ends_with("did you mean :delta?"));
+        assert!(error("\\if :go\n\\endif").starts_with("t.sql:1:5: undefined variable \"go\""));
+        assert!(error("\\sleep :nap ms").starts_with("t.sql:1:8: undefined variable \"nap\""));
+        assert!(error("select :nothing_like_it;").ends_with(
+            "set it with \\set nothing_like_it EXPRESSION, or give -D nothing_like_it=VALUE"
+        ));
+        // The automatic variables are close too.
+        assert!(error("select :scael;").ends_with("did you mean :scale?"));
+        // A \gset whose columns the text names sets only those.
+        assert!(
+            error("select 1 as one, t.two from t \\gset p_\nselect :p_one, :p_two, :p_three;")
+                .starts_with("t.sql:2:24: undefined variable \"p_three\"")
+        );
+        assert!(
+            error("select count(*) from t \\gset\nselect :cnt;")
+                .starts_with("t.sql:2:8: undefined variable \"cnt\"")
+        );
+        // Its prefix is part of the name.
+        assert!(error("select a from t \\gset p_\nselect :a;").ends_with("did you mean :p_a?"));
+        // Unknown columns with a prefix: only names without it are refused.
+        assert!(
+            error("select * from t \\aset r_\nselect :r_x, :r_y, :x;")
+                .starts_with("t.sql:2:20: undefined variable \"x\"")
+        );
+    }
+
+    #[test]
+    fn a_variable_any_line_can_set_is_accepted() {
+        for text in [
+            // Set by a later line: in an earlier transaction, perhaps.
+            "\\if :started\nselect :x;\n\\endif\n\\set x 1\n\\set started 1",
+            // A \gset or \aset column, before or after.
+            "select :aid;\nselect 1 as aid \\gset",
+            "select 1 as one, abalance from t \\gset p_\nselect :p_one + :p_abalance;",
+            "select * from t \\gset r_\n\\set y :r_anything + 1",
+            "select count(*) + 0 from t \\aset\n\\sleep :n ms\nselect :whatever;",
+            "select count(*) from t \\gset\n\\sleep :count ms",
+            // The automatic ones.
+            "select :client_id, :scale, :random_seed, :default_seed;",
+            // Inside quotes, comments and casts, nothing is read.
+            "select ':nope', \":nope\", 1::int -- :nope\n",
+        ] {
+            if let Err(e) = defining(&["started"], text) {
+                panic!("{text}: {e}");
+            }
+        }
+        // -D, and another script of the run.
+        defining(&["given"], "select :given;").unwrap();
+        let mut c = Compiler::new();
+        c.add("a", "a.sql", "select :from_b;", 1).unwrap();
+        c.add("b", "b.sql", "\\set from_b 1", 1).unwrap();
+        c.finish().unwrap();
+    }
+
+    #[test]
+    fn a_subscript_bound_nothing_sets_stays_sql_as_pgbench_leaves_it() {
+        // pgbench sends `:n` as written when no variable has the name:
+        // here a slice to the column n.
+        let p = compile("select (a)[1:n], a[:n] from t where k = :k;\n\\set k 1").unwrap();
+        let s = sqls(&p);
+        assert_eq!(s[0].prepared, "select (a)[1:n], a[:n] from t where k = $1");
+        assert_eq!(s[0].parts, ["select (a)[1:n], a[:n] from t where k = ", ""]);
+        assert_eq!(s[0].params, [p.slot("k").unwrap()]);
+        // A bound something sets is a variable, in a subscript too.
+        let p = compile("\\set i 2\nselect a[:i], b[lo:hi] from t;").unwrap();
+        assert_eq!(sqls(&p)[0].prepared, "select a[$1], b[lo:hi] from t");
+        // An ARRAY constructor holds values, not bounds: a typo there is
+        // still refused.
+        assert!(
+            error("\\set id 1\nselect array[:id, :idd];")
+                .starts_with("t.sql:2:19: undefined variable \"idd\"")
+        );
+        assert!(error("select ARRAY [1, :x];").starts_with("t.sql:1:18: undefined variable \"x\""));
+        assert!(follows_array(b"select array"));
+        assert!(follows_array(b"select ARRAY  "));
+        assert!(!follows_array(b"select myarray"));
+        assert!(!follows_array(b"select a"));
+    }
+
+    #[test]
+    fn edit_distance_counts_swaps_as_one() {
+        assert_eq!(edit_distance("idd", "id"), 1);
+        assert_eq!(edit_distance("detla", "delta"), 1);
+        assert_eq!(edit_distance("aid", "bid"), 1);
+        assert_eq!(edit_distance("", "abc"), 3);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("café", "cafe"), 1);
     }
 
     #[test]
