@@ -146,16 +146,48 @@ pub async fn digest(c: &Client, quoted_table: &str) -> String {
 
 /// Runs one of the crate's binaries.
 pub fn bin(name: &str, args: &[&str]) -> Output {
+    bin_env(name, args, &[])
+}
+
+/// The libpq variables ysql-bench reads: a test's child process starts
+/// without them (whatever the shell that runs the tests has), and gets
+/// only those the test gives.
+pub const LIBPQ_VARS: [&str; 18] = [
+    "PGHOST",
+    "PGHOSTADDR",
+    "PGPORT",
+    "PGUSER",
+    "PGPASSWORD",
+    "PGPASSFILE",
+    "PGDATABASE",
+    "PGSSLMODE",
+    "PGSSLROOTCERT",
+    "PGSSLCERT",
+    "PGSSLKEY",
+    "PGAPPNAME",
+    "PGCONNECT_TIMEOUT",
+    "PGOPTIONS",
+    "PGTARGETSESSIONATTRS",
+    "PGSERVICE",
+    "PGSERVICEFILE",
+    "PGCHANNELBINDING",
+];
+
+/// Runs one of the crate's binaries with `env` set for it alone (never
+/// for the test process, whose other tests run in parallel).
+pub fn bin_env(name: &str, args: &[&str], env: &[(&str, &str)]) -> Output {
     let path = match name {
         "ysql-bench" => env!("CARGO_BIN_EXE_ysql-bench"),
         "csv_generator" => env!("CARGO_BIN_EXE_csv_generator"),
         other => panic!("unknown binary {other}"),
     };
-    Command::new(path)
-        .args(args)
-        .env_remove("YSQLBENCH_URL")
-        .output()
-        .expect("the binary runs")
+    let mut cmd = Command::new(path);
+    cmd.args(args).env_remove("YSQLBENCH_URL");
+    for v in LIBPQ_VARS {
+        cmd.env_remove(v);
+    }
+    cmd.envs(env.iter().copied());
+    cmd.output().expect("the binary runs")
 }
 
 pub fn text(b: &[u8]) -> String {
