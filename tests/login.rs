@@ -61,7 +61,16 @@ fn ysql_bench(args: &[&str], env: &[(&str, &str)]) -> Output {
 /// A load and a select of 1 s over `url`, the select on the lean driver.
 fn insert_select<'a>(url: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
     let mut a = vec![
-        "-u", url, "-o", "insert,select", "-r", "200", "-t", "2", "--time", "1s",
+        "-u",
+        url,
+        "-o",
+        "insert,select",
+        "-r",
+        "200",
+        "-t",
+        "2",
+        "--time",
+        "1s",
     ];
     a.extend_from_slice(extra);
     a
@@ -145,7 +154,10 @@ fn with_u_the_password_comes_from_pgpassword_or_a_password_file_and_the_port_fro
     let all = all_output(&out);
     assert_eq!(out.status.code(), Some(1), "{all}");
     assert!(all.contains("password authentication failed"), "{all}");
-    assert!(!all.contains("not-it") && !all.contains("Right-pw"), "{all}");
+    assert!(
+        !all.contains("not-it") && !all.contains("Right-pw"),
+        "{all}"
+    );
 
     // PGPORT fills the port the string leaves out (not 5432).
     let no_port = format!("host=127.0.0.1 user={ROLE} dbname=bench password='{escaped}'");
@@ -221,11 +233,9 @@ fn each_host_of_a_list_gets_its_own_password_from_the_file() {
 
     // Failover: the first host does not answer; the second is logged in
     // to with its own password, not the first host's.
-    let failover =
-        format!("host=127.0.0.1,127.0.0.1 port={dead},{pb} user={ROLE} dbname=bench");
+    let failover = format!("host=127.0.0.1,127.0.0.1 port={dead},{pb} user={ROLE} dbname=bench");
     let args = [
-        "-u", &failover, "-o", "select", "-r", "200", "-t", "2", "--time", "1s",
-        "--driver", "lean",
+        "-u", &failover, "-o", "select", "-r", "200", "-t", "2", "--time", "1s", "--driver", "lean",
     ];
     let out = ysql_bench(&args, &env);
     assert_ran(&out, "failover", &secrets);
@@ -234,8 +244,20 @@ fn each_host_of_a_list_gets_its_own_password_from_the_file() {
     let both = format!("host=127.0.0.1,127.0.0.1 port={pa},{pb} user={ROLE} dbname=bench");
     for driver in ["lean", "tokio-postgres"] {
         let args = [
-            "-u", &both, "-o", "select", "-r", "200", "-t", "4", "--time", "1s",
-            "--load-balance", "round-robin", "--driver", driver,
+            "-u",
+            &both,
+            "-o",
+            "select",
+            "-r",
+            "200",
+            "-t",
+            "4",
+            "--time",
+            "1s",
+            "--load-balance",
+            "round-robin",
+            "--driver",
+            driver,
         ];
         let out = ysql_bench(&args, &env);
         assert_ran(&out, driver, &secrets);
@@ -243,7 +265,10 @@ fn each_host_of_a_list_gets_its_own_password_from_the_file() {
         for port in [&pa, &pb] {
             let host = format!("host 127.0.0.1:{port}");
             let line = format!("{host:<22}: 2 connections,");
-            assert!(stdout.contains(&line), "{driver}: {line} missing in {stdout}");
+            assert!(
+                stdout.contains(&line),
+                "{driver}: {line} missing in {stdout}"
+            );
         }
     }
 }
