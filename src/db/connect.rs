@@ -339,12 +339,12 @@ fn fill_from_env(
                 }
             }
         }
+        // A string without a host gets one default host.
         let hosts = c.get_hosts().len().max(c.get_hostaddrs().len()).max(1);
-        let ports = c.get_ports().len();
-        if ports > 1 && ports != hosts {
+        let n = c.get_ports().len();
+        if n > 1 && n != hosts {
             return Err(Error::usage(format!(
-                "PGPORT='{ports_var}' gives {ports} ports for {hosts} host(s): give one port for all hosts, or one per host",
-                ports_var = env("PGPORT").unwrap_or_default()
+                "PGPORT='{ports}' gives {n} ports for {hosts} host(s): give one port for all hosts, or one per host"
             )));
         }
     }

@@ -67,8 +67,9 @@ pub struct Endpoint {
     /// failover endpoint.
     pub label: String,
     /// The settings and the whole host list: what is shown, the timeouts.
-    /// Connections are made with `hosts`, never with this one (its
-    /// password, if any, is the one given for every host).
+    /// Connections are made with `hosts`, never with this one: for a host
+    /// list it has no password from the password file, only one given
+    /// for every host.
     pub config: Config,
     /// One configuration per host, in failover order, each with the
     /// password for that host.
