@@ -55,8 +55,8 @@ pub const LIBPQ_VARS: [&str; 15] = [
     "PGSSLKEY",
 ];
 
-/// The connection-string keys tokio-postgres does not know, taken out
-/// before it parses the rest: the TLS keys and the password file.
+/// The connection-string key of the password file, which tokio-postgres
+/// does not know: taken out with the TLS keys before it parses the rest.
 const PASSFILE_KEY: &str = "passfile";
 
 /// Where the run connects.
@@ -813,5 +813,21 @@ mod tests {
         assert_eq!(s.config.get_password(), None, "an empty password is none");
         let e = resolve_with(&["host=a passfile=/x", "host=b passfile=/y"], &[], None).unwrap_err();
         assert!(e.to_string().contains("different passfile"), "{e}");
+    }
+
+    /// The -u help names every libpq variable that is read, so that a
+    /// user can tell which ones apply.
+    #[test]
+    fn the_url_help_names_every_libpq_variable_read() {
+        use clap::CommandFactory;
+        let cmd = crate::cli::Cli::command();
+        let url = cmd
+            .get_arguments()
+            .find(|a| a.get_id() == "url")
+            .expect("-u is a flag");
+        let help = url.get_long_help().expect("-u has a long help").to_string();
+        for v in LIBPQ_VARS {
+            assert!(help.contains(v), "{v} missing in: {help}");
+        }
     }
 }

@@ -149,30 +149,6 @@ pub fn bin(name: &str, args: &[&str]) -> Output {
     bin_env(name, args, &[])
 }
 
-/// The libpq variables ysql-bench reads: a test's child process starts
-/// without them (whatever the shell that runs the tests has), and gets
-/// only those the test gives.
-pub const LIBPQ_VARS: [&str; 18] = [
-    "PGHOST",
-    "PGHOSTADDR",
-    "PGPORT",
-    "PGUSER",
-    "PGPASSWORD",
-    "PGPASSFILE",
-    "PGDATABASE",
-    "PGSSLMODE",
-    "PGSSLROOTCERT",
-    "PGSSLCERT",
-    "PGSSLKEY",
-    "PGAPPNAME",
-    "PGCONNECT_TIMEOUT",
-    "PGOPTIONS",
-    "PGTARGETSESSIONATTRS",
-    "PGSERVICE",
-    "PGSERVICEFILE",
-    "PGCHANNELBINDING",
-];
-
 /// Runs one of the crate's binaries with `env` set for it alone (never
 /// for the test process, whose other tests run in parallel).
 pub fn bin_env(name: &str, args: &[&str], env: &[(&str, &str)]) -> Output {
@@ -183,8 +159,13 @@ pub fn bin_env(name: &str, args: &[&str], env: &[(&str, &str)]) -> Output {
     };
     let mut cmd = Command::new(path);
     cmd.args(args).env_remove("YSQLBENCH_URL");
-    for v in LIBPQ_VARS {
-        cmd.env_remove(v);
+    // The libpq variables of whoever runs the tests (PGPASSWORD, PGPORT,
+    // ...) would fill what a test's -u leaves out: the child starts
+    // without them and gets only those the test gives.
+    for (name, _) in std::env::vars_os() {
+        if name.to_string_lossy().starts_with("PG") {
+            cmd.env_remove(name);
+        }
     }
     cmd.envs(env.iter().copied());
     cmd.output().expect("the binary runs")
