@@ -147,8 +147,8 @@ pub async fn run_workloads(
     // Kept alive for the whole run; dropped (server stopped, directory
     // removed) when the run ends or its future is dropped.
     let mut _sandbox = None;
-    let mut config = match &plan.target {
-        ConnTarget::Server(c) => (**c).clone(),
+    let (mut config, passfile) = match &plan.target {
+        ConnTarget::Server(s) => (s.config.clone(), s.passfile.clone()),
         ConnTarget::Sandbox => {
             crate::say!(">> start sandbox server");
             // Room for every worker, the tool's own connection and a few
@@ -168,7 +168,7 @@ pub async fn run_workloads(
             )?;
             let c = sb.config();
             _sandbox = Some(sb);
-            c
+            (c, None)
         }
     };
     control.check("while the sandbox server started")?;
@@ -183,8 +183,10 @@ pub async fn run_workloads(
     let tls = plan.tls.connector()?;
     let target = connect::describe(&config);
     crate::say!(">> connect {target} sslmode={}", plan.tls.mode.name());
-    let pool = connect::pool(&config, plan.run.threads, &tls)?;
-    let client = connect::get(&pool, &config).await?;
+    // The whole host list, libpq's failover, each host with its password.
+    let whole = Endpoint::whole(&config, passfile.as_ref());
+    let pool = connect::pool(&whole, plan.run.threads, &tls)?;
+    let client = connect::get(&pool, &whole).await?;
     let server = schema::detect(&client).await?;
     crate::say!(">> server: {}", server.version);
     crate::say!(">> encryption: {}", server.encryption);
@@ -203,11 +205,11 @@ pub async fn run_workloads(
     // that a --yb-discover that cannot work changes nothing.
     let endpoints = if plan.yb_discover {
         crate::say!(">> yb_servers(): the cluster's nodes (--yb-discover)");
-        nodes::discover(&client, &config).await?
+        nodes::discover(&client, &whole, passfile.as_ref()).await?
     } else if plan.balance == Balance::Failover {
-        vec![Endpoint::whole(&config)]
+        vec![whole.clone()]
     } else {
-        nodes::split_hosts(&config)
+        nodes::split_hosts(&config, passfile.as_ref())
     };
     // Several clients: everyone meets before any table is touched; the
     // leader alone creates or checks the tables, the others wait for it.
@@ -222,9 +224,9 @@ pub async fn run_workloads(
             );
             // A pool of its own: the run's holds one connection per
             // worker, and the tool's own connection is in use here.
-            let gate_pool = connect::pool(&config, 3, &tls)?;
+            let gate_pool = connect::pool(&whole, 3, &tls)?;
             let gate = Arc::new(
-                Gate::open(c.clone(), gate_pool, config.clone(), control.stop.clone()).await?,
+                Gate::open(c.clone(), gate_pool, whole.clone(), control.stop.clone()).await?,
             );
             gate.meet("tables").await?;
             Some(gate)
@@ -310,7 +312,7 @@ pub async fn run_workloads(
     let ctx = RunCtx {
         settings: Arc::new(plan.run.clone()),
         pool,
-        config: Arc::new(config),
+        target: Arc::new(whole),
         stop: control.stop.clone(),
         interrupted: control.interrupted.clone(),
         latency_log: log_sink,
@@ -607,7 +609,7 @@ async fn check_rows_for_queries(
 /// so it is a warning, not the end of the run.
 async fn mark_loaded(ctx: &RunCtx, workload: &dyn Workload, rows: u64) {
     let marked = async {
-        let client = connect::get(&ctx.pool, &ctx.config).await?;
+        let client = connect::get(&ctx.pool, &ctx.target).await?;
         workload.finish_load(&client, rows).await
     };
     if let Err(e) = marked.await {
@@ -616,7 +618,7 @@ async fn mark_loaded(ctx: &RunCtx, workload: &dyn Workload, rows: u64) {
 }
 
 async fn row_size(ctx: &RunCtx, workload: &dyn Workload) -> Result<Option<(f64, i64)>> {
-    let client = connect::get(&ctx.pool, &ctx.config).await?;
+    let client = connect::get(&ctx.pool, &ctx.target).await?;
     schema::average_row_size(&client, workload.table(), ROWSIZE_SAMPLE).await
 }
 
@@ -625,7 +627,7 @@ async fn row_size(ctx: &RunCtx, workload: &dyn Workload) -> Result<Option<(f64, 
 /// operation.
 async fn run_checks(ctx: &RunCtx, workload: &dyn Workload, result: &mut OpResult) {
     let checked = async {
-        let client = connect::get(&ctx.pool, &ctx.config).await?;
+        let client = connect::get(&ctx.pool, &ctx.target).await?;
         workload.checks(&client).await
     };
     match checked.await {
@@ -677,7 +679,7 @@ async fn prepare_tables(
 /// Not knowing is no reason to stop the run.
 async fn warn_about_load_state(ctx: &RunCtx, workload: &dyn Workload) {
     let state = async {
-        let client = connect::get(&ctx.pool, &ctx.config).await?;
+        let client = connect::get(&ctx.pool, &ctx.target).await?;
         workload.check_loaded(&client).await
     };
     if let Ok(Some(warning)) = state.await {

@@ -153,12 +153,14 @@ Exit codes: 0 ok, 1 the run failed (the summary of what ran is still printed), 2
 pub struct Cli {
     /// Where to connect: a libpq key=value string or a postgres:// URI.
     ///
-    /// sslmode (disable, prefer, require, verify-ca, verify-full), sslrootcert, sslcert and sslkey
-    /// as in libpq. Without -u: $YSQLBENCH_URL, then the PG* variables (PGHOST, PGPORT, PGUSER,
-    /// PGPASSWORD, PGDATABASE, PGSSLMODE, PGSSLROOTCERT) with psql's defaults: the user is PGUSER
-    /// or the OS login name, the database the user's name. Several nodes: a host list
-    /// (host=a,b port=5433,5434) or -u given again; as in libpq they mean failover (the first host
-    /// that answers) unless --load-balance is given.
+    /// sslmode (disable, prefer, require, verify-ca, verify-full), sslrootcert, sslcert, sslkey and
+    /// passfile as in libpq. Without -u: $YSQLBENCH_URL. What the string leaves out comes, as in
+    /// libpq, from PGHOST, PGHOSTADDR, PGPORT, PGUSER, PGPASSWORD, PGDATABASE, PGOPTIONS, PGAPPNAME,
+    /// PGCONNECT_TIMEOUT, PGTARGETSESSIONATTRS, PGSSLMODE, PGSSLROOTCERT, PGSSLCERT, PGSSLKEY, then
+    /// psql's defaults: the user is the OS login name, the database the user's name. Without a
+    /// password, each host's is looked up in the password file (passfile=, PGPASSFILE, else
+    /// ~/.pgpass). Several nodes: a host list (host=a,b port=5433,5434) or -u given again; as in
+    /// libpq they mean failover (the first host that answers) unless --load-balance is given.
     #[arg(
         short = 'u',
         long = "url",

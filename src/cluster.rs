@@ -35,9 +35,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use deadpool_postgres::Pool;
-use tokio_postgres::{Client, Config};
+use tokio_postgres::Client;
 
 use crate::db::connect;
+use crate::db::nodes::Endpoint;
 use crate::error::{Error, Result};
 use crate::workload::{BoxFuture, Check, DynOperation, Spec, TableSet, Workload};
 
@@ -118,7 +119,8 @@ pub struct ClusterRecord {
 pub struct Gate {
     pub plan: ClusterPlan,
     pool: Pool,
-    config: Config,
+    /// What `pool` connects to, named in its errors.
+    target: Endpoint,
     generation: Mutex<i64>,
     /// Operations started so far: names the next `start:N` step.
     started: AtomicUsize,
@@ -145,10 +147,10 @@ impl Gate {
     pub async fn open(
         plan: ClusterPlan,
         pool: Pool,
-        config: Config,
+        target: Endpoint,
         stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
     ) -> Result<Gate> {
-        let client = connect::get(&pool, &config).await?;
+        let client = connect::get(&pool, &target).await?;
         create_table(&client).await?;
         let generation = if plan.leader() {
             let g: i64 = rand::random::<i64>() & i64::MAX;
@@ -168,7 +170,7 @@ impl Gate {
         Ok(Gate {
             plan,
             pool,
-            config,
+            target,
             generation: Mutex::new(generation),
             started: AtomicUsize::new(0),
             last_pass: Mutex::new(Instant::now()),
@@ -205,7 +207,7 @@ impl Gate {
     /// follower: arrives and waits for the leader's `go`, returning its
     /// instant (seconds on the database's clock).
     pub async fn meet(&self, step: &str) -> Result<f64> {
-        let client = connect::get(&self.pool, &self.config).await?;
+        let client = connect::get(&self.pool, &self.target).await?;
         let waited = if self.plan.leader() {
             self.wait_arrivals(&client, step).await.map(|()| 0.0)
         } else {
@@ -225,7 +227,7 @@ impl Gate {
         if !self.plan.leader() {
             return Ok(());
         }
-        let client = connect::get(&self.pool, &self.config).await?;
+        let client = connect::get(&self.pool, &self.target).await?;
         let phase = format!("go:{step}");
         insert(
             &client,
@@ -244,7 +246,7 @@ impl Gate {
     /// The leader: tells the followers the run is off, and why.
     pub async fn fail(&self, why: &str) {
         if self.plan.leader()
-            && let Ok(client) = connect::get(&self.pool, &self.config).await
+            && let Ok(client) = connect::get(&self.pool, &self.target).await
         {
             self.abort(&client, why).await;
         }
@@ -267,7 +269,7 @@ impl Gate {
     /// not taken for a new run's.
     pub async fn close(&self) {
         if self.plan.leader()
-            && let Ok(client) = connect::get(&self.pool, &self.config).await
+            && let Ok(client) = connect::get(&self.pool, &self.target).await
         {
             let _ = insert(
                 &client,
@@ -289,7 +291,7 @@ impl Gate {
     pub async fn start(&self, spec: &'static Spec) -> Result<()> {
         let n = self.started.fetch_add(1, Ordering::Relaxed);
         let step = format!("start:{n}");
-        let client = connect::get(&self.pool, &self.config).await?;
+        let client = connect::get(&self.pool, &self.target).await?;
         let at_s = if self.plan.leader() {
             self.meet(&step).await?;
             let (now, _) = db_now(&client).await?;

@@ -272,8 +272,8 @@ impl RunPlan {
             (ConnTarget::Sandbox, TlsSettings::default())
         } else {
             let (mut t, tls) = ConnTarget::resolve(&cli.url)?;
-            if let (ConnTarget::Server(c), Some(d)) = (&mut t, cli.connect_timeout) {
-                c.connect_timeout(d);
+            if let (ConnTarget::Server(s), Some(d)) = (&mut t, cli.connect_timeout) {
+                s.config.connect_timeout(d);
             }
             (t, tls)
         };
@@ -583,6 +583,9 @@ impl RunPlan {
             ));
         }
         w.extend(self.unused_workload_flags());
+        if let ConnTarget::Server(s) = &self.target {
+            w.extend(s.warnings());
+        }
         let t = &self.workload.tpcc;
         if self.operations.contains(&&crate::workload::tpcc::RUN)
             && (self.workload.threads as u64) < u64::from(t.homes.len())

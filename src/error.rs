@@ -163,12 +163,27 @@ pub const PREPARED_STATEMENT_TAKEN: &str = "42P05";
 /// What to do about SQLSTATE 26000 and 42P05, appended to their message.
 pub const PREPARED_STATEMENT_HINT: &str = "a pooler in transaction mode (PgBouncer before 1.21) hands each transaction any server connection, so a prepared statement may be missing or already taken there; run with --no-prepared";
 
+/// What a login that needs a password and has none is told: every way
+/// there is to give one.
+pub const NO_PASSWORD: &str = "the server asks for a password and none was given: add password=... to -u, set PGPASSWORD, or put a line for this host in a password file (~/.pgpass, or the file PGPASSFILE names)";
+
+/// Whether tokio-postgres gave up a login because the server asked for a
+/// password and the configuration has none (its "invalid configuration:
+/// password missing", which says nothing of how to give one).
+pub fn is_password_missing(e: &tokio_postgres::Error) -> bool {
+    e.as_db_error().is_none()
+        && std::error::Error::source(e).is_some_and(|c| c.to_string() == "password missing")
+}
+
 /// One line for a tokio-postgres error: the SQLSTATE and the server's
 /// message, detail and hint when the server sent them, otherwise the
 /// client-side cause (connection refused, timeout, closed connection).
 pub fn describe_pg(e: &tokio_postgres::Error) -> String {
     if let Some(db) = e.as_db_error() {
         return describe_db(db.message(), db.code().code(), db.detail(), db.hint());
+    }
+    if is_password_missing(e) {
+        return NO_PASSWORD.to_string();
     }
     let mut s = e.to_string();
     let mut source = std::error::Error::source(e);

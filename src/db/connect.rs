@@ -1,22 +1,32 @@
 //! Where to connect, and the pool that hands each worker its connection.
 //!
-//! The target is resolved the way psql users expect: `-u` (a libpq
-//! key=value string or a postgres:// URI), else `$YSQLBENCH_URL`, else the
-//! PG* environment variables with psql's defaults. `-u` may be given more
-//! than once: the hosts join into one list ([`super::nodes`] says how
-//! connections are spread over them). The TLS keys (`sslmode`,
-//! `sslrootcert`, PGSSLMODE, PGSSLROOTCERT) are read here and handled by
-//! [`super::tls`]. The password is kept inside `tokio_postgres::Config`
-//! only; [`describe`] is what is shown.
+//! The target is resolved the way psql users expect, because they bring
+//! their psql habits and their environment: `-u` (a libpq key=value
+//! string or a postgres:// URI), else `$YSQLBENCH_URL`; whatever the
+//! string leaves out comes from the libpq variables ([`LIBPQ_VARS`]:
+//! PGHOST, PGPORT, PGPASSWORD, ...), then from libpq's defaults. `-u` may
+//! be given more than once: the hosts join into one list ([`super::nodes`]
+//! says how connections are spread over them). The TLS keys (`sslmode`,
+//! `sslrootcert`, ...) are read here and handled by [`super::tls`].
+//!
+//! A password given in the string or PGPASSWORD serves every host. When
+//! there is none, the password file ([`super::passfile`]: `passfile=`,
+//! PGPASSFILE, else `~/.pgpass`) is read once and kept beside the
+//! configuration ([`Server`]), because libpq looks a password up per host
+//! and port of a host list, and tokio-postgres's `Config` holds one
+//! password for all of them. The passwords are kept inside the
+//! configurations only; [`describe`] is what is shown.
 
+use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;
 
-use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
-use tokio_postgres::config::Host;
-use tokio_postgres::{Config, NoTls};
+use deadpool_postgres::{ManagerConfig, Pool, RecyclingMethod, Runtime};
+use tokio_postgres::Config;
+use tokio_postgres::config::{Host, TargetSessionAttrs};
 
-use super::nodes;
+use super::nodes::{self, Endpoint};
+use super::passfile::{DEFAULT_SOCKET_DIR, PassFile};
 use super::tls::{Tls, TlsSettings};
 use crate::error::{Error, Result};
 
@@ -25,78 +35,172 @@ pub const URL_ENV: &str = "YSQLBENCH_URL";
 /// How long to wait for a connection to be established.
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// The libpq variables read, each for what the connection string leaves
+/// out (as libpq reads them).
+pub const LIBPQ_VARS: [&str; 15] = [
+    "PGHOST",
+    "PGHOSTADDR",
+    "PGPORT",
+    "PGUSER",
+    "PGPASSWORD",
+    "PGPASSFILE",
+    "PGDATABASE",
+    "PGOPTIONS",
+    "PGAPPNAME",
+    "PGCONNECT_TIMEOUT",
+    "PGTARGETSESSIONATTRS",
+    "PGSSLMODE",
+    "PGSSLROOTCERT",
+    "PGSSLCERT",
+    "PGSSLKEY",
+];
+
+/// The connection-string key of the password file, which tokio-postgres
+/// does not know: taken out with the TLS keys before it parses the rest.
+const PASSFILE_KEY: &str = "passfile";
+
 /// Where the run connects.
 #[derive(Clone, Debug)]
 pub enum ConnTarget {
     /// A server given by URL or environment.
-    Server(Box<Config>),
+    Server(Box<Server>),
     /// A throwaway server started for this run; its address is known only
     /// once it runs.
     Sandbox,
 }
 
+/// A server given by URL or environment, resolved as libpq resolves it.
+#[derive(Clone, Debug)]
+pub struct Server {
+    /// The whole host list and every setting, with the password when one
+    /// was given (in the string or PGPASSWORD): it then serves every host.
+    pub config: Config,
+    /// The password file, when no password was given: each host's
+    /// password is looked up in it ([`nodes::Endpoint`] does).
+    pub passfile: Option<PassFile>,
+}
+
+impl Server {
+    /// What to say before the run (a password file that is ignored).
+    pub fn warnings(&self) -> Vec<String> {
+        self.passfile.iter().filter_map(PassFile::warning).collect()
+    }
+}
+
+/// A connection string taken apart: what tokio-postgres parsed, the keys
+/// it does not know, and which keys the string gave (some settings cannot
+/// tell "not given" from their default).
+struct Parsed {
+    config: Config,
+    tls: TlsSettings,
+    passfile: Option<PathBuf>,
+    keys: Vec<String>,
+}
+
 impl ConnTarget {
-    /// Resolves `-u` (each of them), then `$YSQLBENCH_URL`, then the PG*
-    /// variables. Returns the TLS settings found along the way.
+    /// Resolves `-u` (each of them), else `$YSQLBENCH_URL`; then the
+    /// libpq variables and defaults for what they leave out. Returns the
+    /// TLS settings found along the way.
     pub fn resolve(urls: &[String]) -> Result<(Self, TlsSettings)> {
         let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
-        let (config, mut tls) = if urls.is_empty() {
-            match env(URL_ENV) {
-                Some(u) => parse_url_tls(&u, URL_ENV)?,
-                None => (from_pg_env(env)?, TlsSettings::default()),
-            }
-        } else {
-            let mut configs = Vec::with_capacity(urls.len());
-            let mut tls = TlsSettings::default();
-            for u in urls {
-                let (c, t) = parse_url_tls(u, "--url")?;
-                nodes::check_hosts(&c, "--url")?;
-                configs.push(c);
-                // One run, one TLS setting: a -u may leave it out, but two
-                // that say it must agree.
-                let clash = |a: bool, b: bool, same: bool| a && b && !same;
-                let paths = |a: &Option<std::path::PathBuf>, b: &Option<std::path::PathBuf>| {
-                    clash(a.is_some(), b.is_some(), a == b)
-                };
-                if clash(tls.mode.is_some(), t.mode.is_some(), tls.mode == t.mode)
-                    || paths(&tls.root_cert, &t.root_cert)
-                    || paths(&tls.client_cert, &t.client_cert)
-                    || paths(&tls.client_key, &t.client_key)
-                {
-                    return Err(Error::usage(
-                        "repeated -u give different sslmode, sslrootcert, sslcert or sslkey: give them once, or the same in each",
-                    ));
-                }
-                tls.mode = tls.mode.or(t.mode);
-                tls.root_cert = tls.root_cert.or(t.root_cert);
-                tls.client_cert = tls.client_cert.or(t.client_cert);
-                tls.client_key = tls.client_key.or(t.client_key);
-            }
-            (nodes::merge(&configs)?, tls)
-        };
-        nodes::check_hosts(&config, "the connection")?;
-        // As libpq: the environment fills what the string did not say.
-        if tls.mode.is_none()
-            && let Some(m) = env("PGSSLMODE")
-        {
-            tls.mode = Some(super::tls::SslMode::parse(&m).ok_or_else(|| {
-                Error::usage(format!(
-                    "PGSSLMODE={m} is not a mode: use disable, prefer, require, verify-ca or verify-full"
-                ))
-            })?);
-        }
-        if tls.root_cert.is_none() {
-            tls.root_cert = env("PGSSLROOTCERT").map(std::path::PathBuf::from);
-        }
-        if tls.client_cert.is_none() {
-            tls.client_cert = env("PGSSLCERT").map(std::path::PathBuf::from);
-        }
-        if tls.client_key.is_none() {
-            tls.client_key = env("PGSSLKEY").map(std::path::PathBuf::from);
-        }
-        let config = complete(config, env, os_user_name)?;
-        Ok((ConnTarget::Server(Box::new(config)), tls))
+        resolve_in(urls, &env, os_user_name, os_home_dir)
     }
+}
+
+/// [`ConnTarget::resolve`] with the environment, the OS user's name and
+/// home directory given (so that tests need not change the process's).
+fn resolve_in(
+    urls: &[String],
+    env: &dyn Fn(&str) -> Option<String>,
+    os_user: impl Fn() -> Option<String>,
+    home: impl Fn() -> Option<PathBuf>,
+) -> Result<(ConnTarget, TlsSettings)> {
+    let (config, mut tls, passfile) = if urls.is_empty() {
+        let p = match env(URL_ENV) {
+            Some(u) => parse_target(&u, URL_ENV)?,
+            None => Parsed {
+                config: Config::new(),
+                tls: TlsSettings::default(),
+                passfile: None,
+                keys: Vec::new(),
+            },
+        };
+        let mut c = p.config;
+        fill_from_env(&mut c, &p.keys, env)?;
+        (c, p.tls, p.passfile)
+    } else {
+        let mut configs = Vec::with_capacity(urls.len());
+        let mut tls = TlsSettings::default();
+        let mut passfile: Option<PathBuf> = None;
+        for u in urls {
+            let p = parse_target(u, "--url")?;
+            let t = p.tls;
+            nodes::check_hosts(&p.config, "--url")?;
+            let mut c = p.config;
+            fill_from_env(&mut c, &p.keys, env)?;
+            configs.push(c);
+            // One run, one TLS setting and one password file: a -u may
+            // leave them out, but two that say them must agree.
+            let clash = |a: bool, b: bool, same: bool| a && b && !same;
+            let paths =
+                |a: &Option<PathBuf>, b: &Option<PathBuf>| clash(a.is_some(), b.is_some(), a == b);
+            if clash(tls.mode.is_some(), t.mode.is_some(), tls.mode == t.mode)
+                || paths(&tls.root_cert, &t.root_cert)
+                || paths(&tls.client_cert, &t.client_cert)
+                || paths(&tls.client_key, &t.client_key)
+            {
+                return Err(Error::usage(
+                    "repeated -u give different sslmode, sslrootcert, sslcert or sslkey: give them once, or the same in each",
+                ));
+            }
+            if paths(&passfile, &p.passfile) {
+                return Err(Error::usage(
+                    "repeated -u give different passfile: give it once, or the same in each",
+                ));
+            }
+            tls.mode = tls.mode.or(t.mode);
+            tls.root_cert = tls.root_cert.or(t.root_cert);
+            tls.client_cert = tls.client_cert.or(t.client_cert);
+            tls.client_key = tls.client_key.or(t.client_key);
+            passfile = passfile.or(p.passfile);
+        }
+        (nodes::merge(&configs)?, tls, passfile)
+    };
+    nodes::check_hosts(&config, "the connection")?;
+    // As libpq: the environment fills what the string did not say.
+    if tls.mode.is_none()
+        && let Some(m) = env("PGSSLMODE")
+    {
+        tls.mode = Some(super::tls::SslMode::parse(&m).ok_or_else(|| {
+            Error::usage(format!(
+                "PGSSLMODE={m} is not a mode: use disable, prefer, require, verify-ca or verify-full"
+            ))
+        })?);
+    }
+    if tls.root_cert.is_none() {
+        tls.root_cert = env("PGSSLROOTCERT").map(PathBuf::from);
+    }
+    if tls.client_cert.is_none() {
+        tls.client_cert = env("PGSSLCERT").map(PathBuf::from);
+    }
+    if tls.client_key.is_none() {
+        tls.client_key = env("PGSSLKEY").map(PathBuf::from);
+    }
+    let config = complete(config, env, os_user)?;
+    // No password given: libpq looks each host up in the password file
+    // (`passfile=`, PGPASSFILE, else ~/.pgpass).
+    let passfile = if config.get_password().is_some() {
+        None
+    } else {
+        passfile
+            .or_else(|| env("PGPASSFILE").map(PathBuf::from))
+            .or_else(|| home().map(|h| h.join(".pgpass")))
+            .map(PassFile::read)
+    };
+    Ok((
+        ConnTarget::Server(Box::new(Server { config, passfile })),
+        tls,
+    ))
 }
 
 /// Parses a libpq key=value string or a postgres:// URI.
@@ -107,8 +211,22 @@ pub fn parse_url(url: &str, source: &str) -> Result<Config> {
 /// Parses a libpq key=value string or a postgres:// URI, and the TLS keys
 /// that tokio-postgres does not know.
 pub fn parse_url_tls(url: &str, source: &str) -> Result<(Config, TlsSettings)> {
-    let (rest, tls) = super::tls::take_tls_params(url)
-        .map_err(|why| Error::usage(format!("{source} is not a valid connection string: {why}")))?;
+    parse_target(url, source).map(|p| (p.config, p.tls))
+}
+
+fn parse_target(url: &str, source: &str) -> Result<Parsed> {
+    let bad =
+        |why: String| Error::usage(format!("{source} is not a valid connection string: {why}"));
+    let own = |k: &str| super::tls::TLS_KEYS.contains(&k) || k == PASSFILE_KEY;
+    let (rest, found) = super::tls::take_params(url, &own).map_err(bad)?;
+    let passfile = found
+        .iter()
+        .rev()
+        .find(|(k, _)| k == PASSFILE_KEY)
+        .map(|(_, v)| PathBuf::from(v))
+        .filter(|p| !p.as_os_str().is_empty());
+    let tls = super::tls::tls_settings(found).map_err(bad)?;
+    let (_, given) = super::tls::take_params(&rest, &|_| true).map_err(bad)?;
     let config = Config::from_str(&rest).map_err(|e| {
         // tokio-postgres keeps what is wrong ("invalid value for option
         // `port`", "unknown option `bogus`") in the error's source.
@@ -117,24 +235,102 @@ pub fn parse_url_tls(url: &str, source: &str) -> Result<(Config, TlsSettings)> {
             "{source} is not a valid connection string ({why}): write key=value pairs such as 'host=127.0.0.1 port=5433 user=yugabyte dbname=yugabyte', or a URI such as postgres://yugabyte@127.0.0.1:5433/yugabyte"
         ))
     })?;
-    Ok((config, tls))
+    // libpq takes an empty password for none (and looks further).
+    let config = match config.get_password() {
+        Some([]) => nodes::without_password(&config),
+        _ => config,
+    };
+    let keys: Vec<String> = given.into_iter().map(|(k, _)| k).collect();
+    // tokio-postgres gives a URI's host without a port 5432, where libpq
+    // would take PGPORT: a URI that names no port leaves it out.
+    let config = if uri_names_no_port(&rest) && !keys.iter().any(|k| k == "port") {
+        nodes::without_ports(&config)
+    } else {
+        config
+    };
+    Ok(Parsed {
+        config,
+        tls,
+        passfile,
+        keys,
+    })
 }
 
-/// Builds a configuration from the PG* variables, as psql does.
+/// Whether `url` is a postgres:// URI whose hosts have no `:port`.
+fn uri_names_no_port(url: &str) -> bool {
+    let Some(rest) = url
+        .strip_prefix("postgres://")
+        .or_else(|| url.strip_prefix("postgresql://"))
+    else {
+        return false;
+    };
+    let authority = rest.split(['/', '?']).next().unwrap_or_default();
+    let hosts = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    !hosts.split(',').any(|h| match h.strip_prefix('[') {
+        // [IPv6]:port
+        Some(v6) => v6.split_once(']').is_some_and(|(_, p)| p.starts_with(':')),
+        None => h.contains(':'),
+    })
+}
+
+/// Builds a configuration from the PG* variables alone, as psql does.
+#[cfg(test)]
 fn from_pg_env(env: impl Fn(&str) -> Option<String>) -> Result<Config> {
     let mut c = Config::new();
-    if let Some(hosts) = env("PGHOST") {
-        for h in hosts.split(',') {
-            c.host(h.trim());
+    fill_from_env(&mut c, &[], &env)?;
+    if let Some(u) = env("PGUSER") {
+        c.user(&u);
+    }
+    if let Some(d) = env("PGDATABASE") {
+        c.dbname(&d);
+    }
+    Ok(c)
+}
+
+/// Fills what the connection string left out from the libpq variables,
+/// as libpq does: each variable only where its setting was not given
+/// (`keys`: the keys the string gave). PGUSER and PGDATABASE are applied
+/// by [`complete`], once the host lists are merged; the TLS variables
+/// and PGPASSFILE by [`resolve_in`].
+fn fill_from_env(
+    c: &mut Config,
+    keys: &[String],
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<()> {
+    let given = |k: &str| keys.iter().any(|g| g == k);
+    if c.get_hosts().is_empty()
+        && let Some(hosts) = env("PGHOST")
+    {
+        for h in hosts.split(',').map(str::trim) {
+            // libpq: an empty entry is the default host.
+            c.host(if h.is_empty() { default_host() } else { h });
         }
     }
-    if let Some(ports) = env("PGPORT") {
-        for p in ports.split(',') {
+    if c.get_hostaddrs().is_empty()
+        && let Some(addrs) = env("PGHOSTADDR")
+    {
+        for a in addrs.split(',') {
+            let addr = a.trim().parse().map_err(|_| {
+                Error::usage(format!(
+                    "PGHOSTADDR='{addrs}' is not an IP address (or a comma-separated list of them): fix or unset PGHOSTADDR"
+                ))
+            })?;
+            c.hostaddr(addr);
+        }
+    }
+    if c.get_ports().is_empty()
+        && let Some(ports) = env("PGPORT")
+    {
+        for p in ports.split(',').map(str::trim) {
             // As libpq: a port that is no number is an error, never
-            // silently the default port (which may be another server).
-            match p.trim().parse::<u16>() {
+            // silently the default port (which may be another server); an
+            // empty entry is the default port.
+            match p.parse::<u16>() {
                 Ok(n) if n > 0 => {
                     c.port(n);
+                }
+                _ if p.is_empty() => {
+                    c.port(5432);
                 }
                 _ => {
                     return Err(Error::usage(format!(
@@ -143,37 +339,84 @@ fn from_pg_env(env: impl Fn(&str) -> Option<String>) -> Result<Config> {
                 }
             }
         }
+        // A string without a host gets one default host.
+        let hosts = c.get_hosts().len().max(c.get_hostaddrs().len()).max(1);
+        let n = c.get_ports().len();
+        if n > 1 && n != hosts {
+            return Err(Error::usage(format!(
+                "PGPORT='{ports}' gives {n} ports for {hosts} host(s): give one port for all hosts, or one per host"
+            )));
+        }
     }
-    if let Some(u) = env("PGUSER") {
-        c.user(&u);
-    }
-    if let Some(p) = env("PGPASSWORD") {
+    if c.get_password().is_none()
+        && let Some(p) = env("PGPASSWORD")
+    {
         c.password(p);
     }
-    if let Some(d) = env("PGDATABASE") {
-        c.dbname(&d);
+    if c.get_options().is_none()
+        && let Some(o) = env("PGOPTIONS")
+    {
+        c.options(&o);
     }
-    Ok(c)
+    if c.get_application_name().is_none()
+        && let Some(a) = env("PGAPPNAME")
+    {
+        c.application_name(&a);
+    }
+    if !given("connect_timeout")
+        && let Some(t) = env("PGCONNECT_TIMEOUT")
+    {
+        // As the key in the string: whole seconds; 0 or less is the
+        // default here (libpq would wait for ever).
+        let secs: i64 = t.trim().parse().map_err(|_| {
+            Error::usage(format!(
+                "PGCONNECT_TIMEOUT='{t}' is not a whole number of seconds: fix or unset PGCONNECT_TIMEOUT"
+            ))
+        })?;
+        if secs > 0 {
+            c.connect_timeout(Duration::from_secs(secs.unsigned_abs()));
+        }
+    }
+    if !given("target_session_attrs")
+        && let Some(t) = env("PGTARGETSESSIONATTRS")
+    {
+        c.target_session_attrs(match t.trim() {
+            "any" => TargetSessionAttrs::Any,
+            "read-write" => TargetSessionAttrs::ReadWrite,
+            "read-only" => TargetSessionAttrs::ReadOnly,
+            _ => {
+                return Err(Error::usage(format!(
+                    "PGTARGETSESSIONATTRS={t} is not supported: use any, read-write or read-only, or unset it"
+                )));
+            }
+        });
+    }
+    Ok(())
+}
+
+/// libpq's host when none is given: the socket directory when it exists,
+/// else localhost.
+fn default_host() -> &'static str {
+    if std::path::Path::new(DEFAULT_SOCKET_DIR).is_dir() {
+        DEFAULT_SOCKET_DIR
+    } else {
+        "localhost"
+    }
 }
 
 /// Fills what libpq would default: host (the local socket directory when it
 /// exists, else localhost), port 5432, user from PGUSER or else the OS
 /// login name of the effective user (`os_user`; never `$USER`, which libpq
 /// does not read either, and never a guess), application name, connect
-/// timeout. The database, when not given, is the user's name, as the
-/// server itself defaults it.
+/// timeout. The database, when not given, is PGDATABASE or else the
+/// user's name, as the server itself defaults it.
 fn complete(
     mut c: Config,
     env: impl Fn(&str) -> Option<String>,
     os_user: impl Fn() -> Option<String>,
 ) -> Result<Config> {
-    if c.get_hosts().is_empty() {
-        let socket_dir = "/var/run/postgresql";
-        if std::path::Path::new(socket_dir).is_dir() {
-            c.host(socket_dir);
-        } else {
-            c.host("localhost");
-        }
+    if c.get_hosts().is_empty() && c.get_hostaddrs().is_empty() {
+        c.host(default_host());
     }
     if c.get_user().is_none() {
         let Some(user) = env("PGUSER").or_else(os_user) else {
@@ -202,6 +445,21 @@ fn complete(
 /// database, as libpq finds it (`getpwuid(geteuid())`); None when the
 /// user id has no entry (a container run with an arbitrary uid).
 pub fn os_user_name() -> Option<String> {
+    own_passwd_entry(|pwd| pwd.pw_name)
+}
+
+/// The home directory libpq finds `.pgpass` in: `$HOME`, else the
+/// effective user's from the password database.
+pub fn os_home_dir() -> Option<PathBuf> {
+    std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| own_passwd_entry(|pwd| pwd.pw_dir).map(PathBuf::from))
+}
+
+/// One string field (`field`) of the effective user's entry in the
+/// password database; None when there is no entry or the field is empty.
+fn own_passwd_entry(field: impl Fn(&libc::passwd) -> *mut libc::c_char) -> Option<String> {
     let mut buf = vec![0 as libc::c_char; 4096];
     loop {
         // SAFETY: passwd is plain data; getpwuid_r fills it and points its
@@ -222,13 +480,14 @@ pub fn os_user_name() -> Option<String> {
             buf.resize(buf.len() * 4, 0);
             continue;
         }
-        if rc != 0 || found.is_null() || pwd.pw_name.is_null() {
+        let ptr = field(&pwd);
+        if rc != 0 || found.is_null() || ptr.is_null() {
             return None;
         }
-        // SAFETY: pw_name is a NUL-terminated string inside `buf`.
-        let name = unsafe { std::ffi::CStr::from_ptr(pwd.pw_name) };
-        let name = name.to_string_lossy().into_owned();
-        return (!name.is_empty()).then_some(name);
+        // SAFETY: the field is a NUL-terminated string inside `buf`.
+        let value = unsafe { std::ffi::CStr::from_ptr(ptr) };
+        let value = value.to_string_lossy().into_owned();
+        return (!value.is_empty()).then_some(value);
     }
 }
 
@@ -267,20 +526,25 @@ pub fn connect_timeout(config: &Config) -> Duration {
         .unwrap_or(DEFAULT_CONNECT_TIMEOUT)
 }
 
-/// A pool of up to `size` connections. Connections are made when first
-/// taken, so an oversized pool costs nothing.
-pub fn pool(config: &Config, size: usize, tls: &Tls) -> Result<Pool> {
+/// A pool of up to `size` connections to `endpoint` (libpq's failover
+/// over its hosts, each with its own password). Connections are made
+/// when first taken, so an oversized pool costs nothing.
+pub fn pool(endpoint: &Endpoint, size: usize, tls: &Tls) -> Result<Pool> {
     let mc = ManagerConfig {
         recycling_method: RecyclingMethod::Fast,
     };
-    let manager = match tls {
-        Tls::Plain => Manager::from_config(config.clone(), NoTls, mc),
-        Tls::Rustls(m) => Manager::from_config(config.clone(), m.clone(), mc),
-    };
+    let manager = deadpool_postgres::Manager::from_connect(
+        endpoint.config.clone(),
+        nodes::FailoverConnect {
+            hosts: endpoint.hosts.clone(),
+            tls: tls.clone(),
+        },
+        mc,
+    );
     // The connect timeout covers the TCP connect; the pool's create timeout
     // also bounds the start-up handshake, so that a server that accepts but
     // never answers cannot hold a worker forever.
-    let connect = connect_timeout(config);
+    let connect = connect_timeout(&endpoint.config);
     Pool::builder(manager)
         .max_size(size.max(1))
         .runtime(Runtime::Tokio1)
@@ -290,18 +554,18 @@ pub fn pool(config: &Config, size: usize, tls: &Tls) -> Result<Pool> {
         .map_err(|e| Error::run(format!("cannot build the connection pool: {e}")))
 }
 
-/// Takes a connection from the pool, with a message that names the target.
-pub async fn get(pool: &Pool, config: &Config) -> Result<deadpool_postgres::Object> {
+/// Takes a connection from the pool of `endpoint`, with a message that
+/// names the target (and, when the password is the trouble, where it
+/// came from or could have).
+pub async fn get(pool: &Pool, endpoint: &Endpoint) -> Result<deadpool_postgres::Object> {
+    let target = describe(&endpoint.config);
     pool.get().await.map_err(|e| match e {
-        deadpool_postgres::PoolError::Backend(pg) => {
-            Error::db(format!("cannot connect to {}", describe(config)), pg)
-        }
+        deadpool_postgres::PoolError::Backend(pg) => endpoint.connect_error(&target, pg),
         deadpool_postgres::PoolError::Timeout(_) => Error::run(format!(
-            "cannot connect to {}: no answer within {} s (--connect-timeout)",
-            describe(config),
-            connect_timeout(config).as_secs_f64()
+            "cannot connect to {target}: no answer within {} s (--connect-timeout)",
+            connect_timeout(&endpoint.config).as_secs_f64()
         )),
-        other => Error::run(format!("cannot connect to {}: {other}", describe(config))),
+        other => Error::run(format!("cannot connect to {target}: {other}")),
     })
 }
 
@@ -420,5 +684,150 @@ mod tests {
         let d = describe(&c);
         assert!(!d.contains("s3cr3t"));
         assert_eq!(d, "host=h1 port=5433 user=bob dbname=db");
+    }
+
+    /// `resolve_in` over `urls` with only `vars` set, the OS user `os`
+    /// and the home directory `home`.
+    fn resolve_with(
+        urls: &[&str],
+        vars: &[(&str, &str)],
+        home: Option<&std::path::Path>,
+    ) -> Result<Server> {
+        let urls: Vec<String> = urls.iter().map(|u| u.to_string()).collect();
+        let env = |k: &str| {
+            vars.iter()
+                .find(|(n, _)| *n == k)
+                .map(|(_, v)| v.to_string())
+        };
+        let home = home.map(std::path::Path::to_path_buf);
+        match resolve_in(&urls, &env, || Some("os".into()), || home.clone())?.0 {
+            ConnTarget::Server(s) => Ok(*s),
+            ConnTarget::Sandbox => unreachable!("resolve never starts a sandbox"),
+        }
+    }
+
+    /// Issue 22: with -u the libpq variables were ignored (PGPASSWORD,
+    /// PGPORT, ...). As in libpq they fill what the string leaves out,
+    /// and only that.
+    #[test]
+    fn with_u_the_libpq_variables_fill_only_what_the_string_leaves_out() {
+        let vars = [
+            ("PGHOST", "elsewhere"),
+            ("PGPORT", "5433"),
+            ("PGUSER", "alice"),
+            ("PGPASSWORD", "pw-env"),
+            ("PGDATABASE", "bench"),
+            ("PGAPPNAME", "my-app"),
+            ("PGOPTIONS", "-c work_mem=8MB"),
+            ("PGCONNECT_TIMEOUT", "7"),
+            ("PGTARGETSESSIONATTRS", "read-write"),
+        ];
+        let s = resolve_with(&["host=h1"], &vars, None).unwrap();
+        let c = &s.config;
+        assert_eq!(c.get_hosts(), &[Host::Tcp("h1".into())]);
+        assert_eq!(c.get_ports(), &[5433]);
+        assert_eq!(c.get_user(), Some("alice"));
+        assert_eq!(c.get_password(), Some(&b"pw-env"[..]));
+        assert_eq!(c.get_dbname(), Some("bench"));
+        assert_eq!(c.get_application_name(), Some("my-app"));
+        assert_eq!(c.get_options(), Some("-c work_mem=8MB"));
+        assert_eq!(c.get_connect_timeout(), Some(&Duration::from_secs(7)));
+        assert_eq!(c.get_target_session_attrs(), TargetSessionAttrs::ReadWrite);
+        // A password given means no password file.
+        assert!(s.passfile.is_none());
+
+        // What the string says wins, also where it says the default
+        // (target_session_attrs=any) or what means the default here
+        // (connect_timeout=0).
+        let s = resolve_with(
+            &["host=h1 port=6000 user=bob password=pw-url dbname=db application_name=a options=-cx=1 connect_timeout=0 target_session_attrs=any"],
+            &vars,
+            None,
+        )
+        .unwrap();
+        let c = &s.config;
+        assert_eq!(c.get_ports(), &[6000]);
+        assert_eq!(c.get_user(), Some("bob"));
+        assert_eq!(c.get_password(), Some(&b"pw-url"[..]));
+        assert_eq!(c.get_dbname(), Some("db"));
+        assert_eq!(c.get_application_name(), Some("a"));
+        assert_eq!(c.get_options(), Some("-cx=1"));
+        assert_eq!(c.get_connect_timeout(), Some(&DEFAULT_CONNECT_TIMEOUT));
+        assert_eq!(c.get_target_session_attrs(), TargetSessionAttrs::Any);
+
+        // A URI the same; and a string without a host takes PGHOST.
+        let s = resolve_with(&["postgres://bob@h2/db"], &vars, None).unwrap();
+        assert_eq!(s.config.get_ports(), &[5433]);
+        let s = resolve_with(&["user=bob"], &vars, None).unwrap();
+        assert_eq!(s.config.get_hosts(), &[Host::Tcp("elsewhere".into())]);
+
+        // Each repeated -u gets PGPORT where it gives no port.
+        let s = resolve_with(&["host=a", "host=b port=2"], &vars, None).unwrap();
+        assert_eq!(s.config.get_ports(), &[5433, 2]);
+    }
+
+    #[test]
+    fn bad_libpq_variables_are_usage_errors_that_name_them() {
+        for (var, value) in [
+            ("PGCONNECT_TIMEOUT", "10s"),
+            ("PGTARGETSESSIONATTRS", "primary"),
+            ("PGHOSTADDR", "not-an-ip"),
+            ("PGPORT", "1,2,3"),
+        ] {
+            let e = resolve_with(&["host=a,b"], &[(var, value)], None).unwrap_err();
+            assert_eq!(e.exit_code(), crate::error::EXIT_USAGE, "{var}");
+            assert!(e.to_string().contains(var), "{e}");
+        }
+    }
+
+    /// Without a password, the password file is `passfile=` in the
+    /// string, else PGPASSFILE, else ~/.pgpass; an empty password is none
+    /// (libpq's rule).
+    #[test]
+    fn the_password_file_is_passfile_then_pgpassfile_then_the_home_directorys() {
+        let home = std::path::Path::new("/home/carol");
+        let file = |urls: &[&str], vars: &[(&str, &str)]| {
+            resolve_with(urls, vars, Some(home))
+                .unwrap()
+                .passfile
+                .map(|f| f.path().to_path_buf())
+        };
+        let env = [("PGPASSFILE", "/etc/env-pgpass")];
+        assert_eq!(
+            file(&["host=a passfile=/etc/url-pgpass"], &env),
+            Some("/etc/url-pgpass".into())
+        );
+        assert_eq!(
+            file(&["postgres://u@a/db?passfile=%2Fetc%2Furi-pgpass"], &env),
+            Some("/etc/uri-pgpass".into())
+        );
+        assert_eq!(file(&["host=a"], &env), Some("/etc/env-pgpass".into()));
+        assert_eq!(file(&["host=a"], &[]), Some(home.join(".pgpass")));
+        assert_eq!(
+            file(&["host=a password=''"], &[]),
+            Some(home.join(".pgpass"))
+        );
+        assert_eq!(file(&["host=a password=x"], &env), None);
+        assert_eq!(file(&["host=a"], &[("PGPASSWORD", "x")]), None);
+        let s = resolve_with(&["host=a password=''"], &[], Some(home)).unwrap();
+        assert_eq!(s.config.get_password(), None, "an empty password is none");
+        let e = resolve_with(&["host=a passfile=/x", "host=b passfile=/y"], &[], None).unwrap_err();
+        assert!(e.to_string().contains("different passfile"), "{e}");
+    }
+
+    /// The -u help names every libpq variable that is read, so that a
+    /// user can tell which ones apply.
+    #[test]
+    fn the_url_help_names_every_libpq_variable_read() {
+        use clap::CommandFactory;
+        let cmd = crate::cli::Cli::command();
+        let url = cmd
+            .get_arguments()
+            .find(|a| a.get_id() == "url")
+            .expect("-u is a flag");
+        let help = url.get_long_help().expect("-u has a long help").to_string();
+        for v in LIBPQ_VARS {
+            assert!(help.contains(v), "{v} missing in: {help}");
+        }
     }
 }

@@ -3,15 +3,17 @@
 //! differs between YugabyteDB and PostgreSQL ([`dialect`]), the benchmark
 //! table's life cycle ([`schema`]) and the throwaway local server
 //! ([`sandbox`]) that `--sandbox` and the tests use; several hosts and how
-//! connections spread over them ([`nodes`]); TLS ([`tls`]); cancelling a
-//! statement in flight ([`cancel`]); the lean driver of select and update
-//! ([`wire`]); the server's own statistics of a run
+//! connections spread over them ([`nodes`]); TLS ([`tls`]); the password
+//! file ([`passfile`]); cancelling a statement in flight ([`cancel`]); the
+//! lean driver of select and update ([`wire`]); the server's own
+//! statistics of a run
 //! ([`server_stats`] the SQL, [`server_watch`] when it is read).
 
 pub mod cancel;
 pub mod connect;
 pub mod dialect;
 pub mod nodes;
+pub mod passfile;
 pub mod sandbox;
 pub mod schema;
 pub mod server_stats;

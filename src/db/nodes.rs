@@ -13,6 +13,12 @@
 //! Each worker keeps the connection it got for a whole operation (or takes
 //! a new one per unit with `--reconnect`), so connections and units can be
 //! counted per host: the summary shows whether the load really spread.
+//!
+//! An [`Endpoint`] holds one configuration per host, each with the
+//! password for that host, and makes its failover itself
+//! ([`connect_hosts`]) instead of leaving it to tokio-postgres: libpq
+//! looks a password up in the password file per host and port, and
+//! tokio-postgres's `Config` has one password for the whole list.
 
 use std::net::IpAddr;
 use std::ops::Deref;
@@ -20,12 +26,14 @@ use std::time::{Duration, Instant};
 
 use deadpool_postgres::Pool;
 use tokio_postgres::config::Host;
+use tokio_postgres::error::SqlState;
 use tokio_postgres::{CancelToken, Client, Config, NoTls};
 
 use super::connect::{connect_timeout, pool};
+use super::passfile::{PassFile, host_key};
 use super::tls::Tls;
-use super::wire::{CancelKey, WireConn};
-use crate::error::{Error, Result};
+use super::wire::{CancelKey, WireConn, WireError};
+use crate::error::{Error, NO_PASSWORD, Result, is_password_missing};
 
 /// How the workers' connections are spread over the hosts.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -51,28 +59,180 @@ impl Balance {
     }
 }
 
-/// One place to connect to.
+/// One place to connect to: one host, or a host list that libpq's
+/// failover goes through in order.
 #[derive(Clone, Debug)]
 pub struct Endpoint {
     /// As shown in the summary: `host:port`, or the whole host list for a
     /// failover endpoint.
     pub label: String,
+    /// The settings and the whole host list: what is shown, the timeouts.
+    /// Connections are made with `hosts`, never with this one: for a host
+    /// list it has no password from the password file, only one given
+    /// for every host.
     pub config: Config,
+    /// One configuration per host, in failover order, each with the
+    /// password for that host.
+    pub hosts: Vec<Config>,
+    notes: PasswordNotes,
+}
+
+/// What a connection error adds about the password: where it came from
+/// when the server refuses it, where it was looked for when missing.
+#[derive(Clone, Debug, Default)]
+struct PasswordNotes {
+    refused: Option<String>,
+    missing: Option<String>,
 }
 
 impl Endpoint {
-    /// The whole configuration as one endpoint (failover over its hosts).
-    pub fn whole(config: &Config) -> Endpoint {
-        let hosts: Vec<String> = split_hosts(config).into_iter().map(|e| e.label).collect();
-        let label = if hosts.len() > 1 {
-            format!("{} (failover)", hosts.join(","))
+    /// The whole configuration as one endpoint (failover over its hosts),
+    /// each host with its password from `passfile` when the configuration
+    /// has none.
+    pub fn whole(config: &Config, passfile: Option<&PassFile>) -> Endpoint {
+        let split = split_hosts(config, passfile);
+        let labels: Vec<&str> = split.iter().map(|e| e.label.as_str()).collect();
+        let label = if labels.len() > 1 {
+            format!("{} (failover)", labels.join(","))
         } else {
-            hosts.join(",")
+            labels.join(",")
         };
+        let hosts = split.iter().flat_map(|e| e.hosts.iter().cloned()).collect();
         Endpoint {
             label,
             config: config.clone(),
+            hosts,
+            notes: PasswordNotes::of(passfile, &split),
         }
+    }
+
+    /// The connection error of this endpoint: `target` is how the endpoint
+    /// is named. A missing password says how to give one (and which file
+    /// had none for which host); a password from the file that the server
+    /// refuses says so.
+    pub fn connect_error(&self, target: &str, e: tokio_postgres::Error) -> Error {
+        if is_password_missing(&e) {
+            return self.no_password(target);
+        }
+        match (&self.notes.refused, e.code()) {
+            (Some(note), Some(&SqlState::INVALID_PASSWORD)) => {
+                Error::db(format!("cannot connect to {target} ({note})"), e)
+            }
+            _ => Error::db(format!("cannot connect to {target}"), e),
+        }
+    }
+
+    /// [`Endpoint::connect_error`] of the lean driver.
+    pub fn wire_connect_error(&self, target: &str, e: WireError) -> Error {
+        if matches!(e, WireError::NoPassword) {
+            return self.no_password(target);
+        }
+        match (&self.notes.refused, e.code()) {
+            (Some(note), Some(code)) if code == SqlState::INVALID_PASSWORD.code() => {
+                Error::wire(format!("cannot connect to {target} ({note})"), e)
+            }
+            _ => Error::wire(format!("cannot connect to {target}"), e),
+        }
+    }
+
+    fn no_password(&self, target: &str) -> Error {
+        let note = self
+            .notes
+            .missing
+            .as_ref()
+            .map(|m| format!("; {m}"))
+            .unwrap_or_default();
+        Error::run(format!("cannot connect to {target}: {NO_PASSWORD}{note}"))
+    }
+}
+
+impl PasswordNotes {
+    /// The notes of endpoints `split` (one per host) made with `passfile`.
+    fn of(passfile: Option<&PassFile>, split: &[Endpoint]) -> PasswordNotes {
+        let Some(file) = passfile else {
+            return PasswordNotes::default();
+        };
+        let refused = split
+            .iter()
+            .any(|e| e.notes.refused.is_some())
+            .then(|| format!("password from password file \"{}\"", file.path().display()));
+        let unmatched: Vec<&str> = split
+            .iter()
+            .filter(|e| e.notes.missing.is_some())
+            .map(|e| e.label.as_str())
+            .collect();
+        let missing = (!unmatched.is_empty()).then(|| file.why_none(&unmatched.join(", ")));
+        PasswordNotes { refused, missing }
+    }
+}
+
+/// Connects to the first of `hosts` that lets us in, in order, as libpq
+/// does with a host list; the last failure when none does.
+pub async fn connect_hosts(
+    hosts: &[Config],
+    tls: &Tls,
+) -> std::result::Result<(Client, ConnTask), tokio_postgres::Error> {
+    let mut last = None;
+    for config in hosts {
+        match connect_one(config, tls).await {
+            Ok(made) => return Ok(made),
+            Err(e) => last = Some(e),
+        }
+    }
+    match last {
+        Some(e) => Err(e),
+        // No host at all: tokio-postgres's own error says so.
+        None => connect_one(&Config::new(), tls).await,
+    }
+}
+
+async fn connect_one(
+    config: &Config,
+    tls: &Tls,
+) -> std::result::Result<(Client, ConnTask), tokio_postgres::Error> {
+    match tls {
+        Tls::Plain => config
+            .connect(NoTls)
+            .await
+            .map(|(c, conn)| (c, Box::pin(conn) as ConnTask)),
+        Tls::Rustls(m) => config
+            .connect(m.clone())
+            .await
+            .map(|(c, conn)| (c, Box::pin(conn) as ConnTask)),
+    }
+}
+
+/// The pools' way to connect: an endpoint's hosts in failover order, each
+/// with its own password (see [`connect_hosts`]).
+pub struct FailoverConnect {
+    pub hosts: Vec<Config>,
+    pub tls: Tls,
+}
+
+impl deadpool_postgres::Connect for FailoverConnect {
+    fn connect(
+        &self,
+        _whole: &Config,
+    ) -> std::pin::Pin<
+        Box<
+            dyn std::future::Future<
+                    Output = std::result::Result<
+                        (Client, tokio::task::JoinHandle<()>),
+                        tokio_postgres::Error,
+                    >,
+                > + Send
+                + '_,
+        >,
+    > {
+        Box::pin(async move {
+            let (client, conn) = connect_hosts(&self.hosts, &self.tls).await?;
+            // The connection's end shows to its client (is_closed, the
+            // next query's error); nothing else waits for it.
+            let task = tokio::spawn(async move {
+                let _ = conn.await;
+            });
+            Ok((client, task))
+        })
     }
 }
 
@@ -110,14 +270,78 @@ pub fn check_hosts(config: &Config, source: &str) -> Result<()> {
 }
 
 /// A copy of `base`'s settings (user, password, database, timeouts, TLS)
-/// for one host only.
-fn for_one_host(base: &Config, host: Option<&Host>, hostaddr: Option<IpAddr>, port: u16) -> Config {
+/// for one host only; without a password in `base`, the one `passfile`
+/// has for this host, port, database and user. Also says whether the
+/// password came from the file (`Some(true)`) or none was found there
+/// (`Some(false)`).
+fn for_one_host(
+    base: &Config,
+    host: Option<&Host>,
+    hostaddr: Option<IpAddr>,
+    port: u16,
+    passfile: Option<&PassFile>,
+) -> (Config, Option<bool>) {
     let mut c = settings_of(base);
     add_host(&mut c, host, hostaddr, port);
-    c
+    let from_file = match passfile {
+        Some(file) if base.get_password().is_none() => {
+            let found = file.lookup(
+                &host_key(host, hostaddr),
+                port,
+                base.get_dbname().unwrap_or_default(),
+                base.get_user().unwrap_or_default(),
+            );
+            if let Some(pw) = found.filter(|p| !p.is_empty()) {
+                c.password(pw);
+                Some(true)
+            } else {
+                Some(false)
+            }
+        }
+        _ => None,
+    };
+    (c, from_file)
+}
+
+/// The endpoint of one host.
+fn one_host_endpoint(
+    base: &Config,
+    host: Option<&Host>,
+    hostaddr: Option<IpAddr>,
+    port: u16,
+    passfile: Option<&PassFile>,
+) -> Endpoint {
+    let label = label_of(host, hostaddr, port);
+    let (config, from_file) = for_one_host(base, host, hostaddr, port, passfile);
+    let notes = match (passfile, from_file) {
+        (Some(f), Some(true)) => PasswordNotes {
+            refused: Some(format!(
+                "password from password file \"{}\"",
+                f.path().display()
+            )),
+            missing: None,
+        },
+        (Some(f), Some(false)) => PasswordNotes {
+            refused: None,
+            missing: Some(f.why_none(&label)),
+        },
+        _ => PasswordNotes::default(),
+    };
+    Endpoint {
+        label,
+        config: config.clone(),
+        hosts: vec![config],
+        notes,
+    }
 }
 
 fn add_host(c: &mut Config, host: Option<&Host>, hostaddr: Option<IpAddr>, port: u16) {
+    add_host_only(c, host, hostaddr);
+    c.port(port);
+}
+
+/// [`add_host`] without a port.
+fn add_host_only(c: &mut Config, host: Option<&Host>, hostaddr: Option<IpAddr>) {
     match host {
         Some(Host::Tcp(h)) => {
             c.host(h);
@@ -130,7 +354,6 @@ fn add_host(c: &mut Config, host: Option<&Host>, hostaddr: Option<IpAddr>, port:
     if let Some(a) = hostaddr {
         c.hostaddr(a);
     }
-    c.port(port);
 }
 
 fn label_of(host: Option<&Host>, hostaddr: Option<IpAddr>, port: u16) -> String {
@@ -144,20 +367,38 @@ fn label_of(host: Option<&Host>, hostaddr: Option<IpAddr>, port: u16) -> String 
 }
 
 /// One endpoint per host of the configuration, each with the others'
-/// settings.
-pub fn split_hosts(config: &Config) -> Vec<Endpoint> {
+/// settings and its own password (see [`Endpoint::whole`]).
+pub fn split_hosts(config: &Config, passfile: Option<&PassFile>) -> Vec<Endpoint> {
     let n = config.get_hosts().len().max(config.get_hostaddrs().len());
     (0..n)
         .map(|i| {
             let host = config.get_hosts().get(i);
             let hostaddr = config.get_hostaddrs().get(i).copied();
-            let port = port_of(config, i);
-            Endpoint {
-                label: label_of(host, hostaddr, port),
-                config: for_one_host(config, host, hostaddr, port),
-            }
+            one_host_endpoint(config, host, hostaddr, port_of(config, i), passfile)
         })
         .collect()
+}
+
+/// `c` without its ports (tokio-postgres's Config cannot unset them).
+pub fn without_ports(c: &Config) -> Config {
+    let mut fresh = settings_of(c);
+    let n = c.get_hosts().len().max(c.get_hostaddrs().len());
+    for i in 0..n {
+        let hostaddr = c.get_hostaddrs().get(i).copied();
+        add_host_only(&mut fresh, c.get_hosts().get(i), hostaddr);
+    }
+    fresh
+}
+
+/// `c` without its password (tokio-postgres's Config cannot unset one).
+pub fn without_password(c: &Config) -> Config {
+    let mut fresh = settings_without_password(c);
+    let n = c.get_hosts().len().max(c.get_hostaddrs().len());
+    for i in 0..n {
+        let hostaddr = c.get_hostaddrs().get(i).copied();
+        add_host(&mut fresh, c.get_hosts().get(i), hostaddr, port_of(c, i));
+    }
+    fresh
 }
 
 /// Joins the configurations of repeated `-u` into one host list. They must
@@ -211,12 +452,18 @@ pub fn merge(configs: &[Config]) -> Result<Config> {
 /// A configuration with `c`'s settings and no host or port yet
 /// (tokio-postgres's Config cannot clear its host and port lists).
 fn settings_of(c: &Config) -> Config {
+    let mut fresh = settings_without_password(c);
+    if let Some(p) = c.get_password() {
+        fresh.password(p);
+    }
+    fresh
+}
+
+/// [`settings_of`] but the password.
+fn settings_without_password(c: &Config) -> Config {
     let mut fresh = Config::new();
     if let Some(u) = c.get_user() {
         fresh.user(u);
-    }
-    if let Some(p) = c.get_password() {
-        fresh.password(p);
     }
     if let Some(d) = c.get_dbname() {
         fresh.dbname(d);
@@ -297,8 +544,15 @@ pub fn parse_yb_servers(rows: &[YbServer]) -> Result<Vec<(String, u16)>> {
 }
 
 /// Asks the cluster for its nodes and makes one endpoint per node, with
-/// the settings of `base` (the connection given on the command line).
-pub async fn discover(client: &Client, base: &Config) -> Result<Vec<Endpoint>> {
+/// the settings of `given` (the connection given on the command line).
+/// Without a password given, a node's is the password file's line for it,
+/// else the one the given hosts got from the file: the nodes of one
+/// cluster share their roles.
+pub async fn discover(
+    client: &Client,
+    given: &Endpoint,
+    passfile: Option<&PassFile>,
+) -> Result<Vec<Endpoint>> {
     let rows = client.query(YB_SERVERS_SQL, &[]).await.map_err(|e| {
         Error::db(
             "--yb-discover: cannot list the nodes with yb_servers() (is this YugabyteDB?)",
@@ -313,14 +567,21 @@ pub async fn discover(client: &Client, base: &Config) -> Result<Vec<Endpoint>> {
             node_type: r.get(2),
         })
         .collect();
+    let base = &given.config;
+    let cluster_password = given.hosts.iter().find_map(|c| c.get_password());
     Ok(parse_yb_servers(&servers)?
         .into_iter()
         .map(|(h, port)| {
             let host = Host::Tcp(h);
-            Endpoint {
-                label: label_of(Some(&host), None, port),
-                config: for_one_host(base, Some(&host), None, port),
+            let mut e = one_host_endpoint(base, Some(&host), None, port, passfile);
+            if let (Some(c), Some(pw)) = (e.hosts.first_mut(), cluster_password)
+                && c.get_password().is_none()
+            {
+                c.password(pw);
+                e.config.password(pw);
+                e.notes = given.notes.clone();
             }
+            e
         })
         .collect())
 }
@@ -370,7 +631,7 @@ impl ConnSource {
         let nodes = endpoints
             .into_iter()
             .map(|endpoint| {
-                let pool = pool(&endpoint.config, workers, &tls)?;
+                let pool = pool(&endpoint, workers, &tls)?;
                 Ok(Node {
                     endpoint,
                     pool,
@@ -436,7 +697,7 @@ impl ConnSource {
             .map(Conn::Pooled)
             .map_err(|e| match e {
                 deadpool_postgres::PoolError::Backend(pg) => {
-                    Error::db(format!("cannot connect to {}", node.endpoint.label), pg)
+                    node.endpoint.connect_error(&node.endpoint.label, pg)
                 }
                 other => Error::run(format!(
                     "cannot connect to {}: {other}",
@@ -462,27 +723,14 @@ impl ConnSource {
         // TCP connect, so that a server that never answers cannot hold a
         // worker forever.
         let limit = connect_timeout(&node.endpoint.config);
-        let config = &node.endpoint.config;
         let t0 = Instant::now();
-        let connect = async {
-            match &self.tls {
-                Tls::Plain => config
-                    .connect(NoTls)
-                    .await
-                    .map(|(c, conn)| (c, Box::pin(conn) as ConnTask)),
-                Tls::Rustls(m) => config
-                    .connect(m.clone())
-                    .await
-                    .map(|(c, conn)| (c, Box::pin(conn) as ConnTask)),
-            }
-        };
+        let connect = connect_hosts(&node.endpoint.hosts, &self.tls);
         let made = tokio::time::timeout(limit, connect).await;
         let took = t0.elapsed();
         let label = &node.endpoint.label;
         match made {
             Ok(r) => {
-                let (client, task) =
-                    r.map_err(|e| Error::db(format!("cannot connect to {label}"), e))?;
+                let (client, task) = r.map_err(|e| node.endpoint.connect_error(label, e))?;
                 Ok((client, task, took))
             }
             Err(_) => Err(Error::run(format!(
@@ -537,16 +785,32 @@ impl ConnSource {
     /// [`ConnSource::driven`] is.
     pub async fn wire(&self, i: usize) -> Result<(WireConn, Duration)> {
         let node = self.node(i);
-        let config = &node.endpoint.config;
-        let limit = connect_timeout(config);
+        let limit = connect_timeout(&node.endpoint.config);
         let t0 = Instant::now();
-        let made = tokio::time::timeout(limit, WireConn::connect(config)).await;
+        // Failover over the hosts, each with its own password, as
+        // connect_hosts does for tokio-postgres.
+        let connect = async {
+            let mut last = None;
+            for config in &node.endpoint.hosts {
+                match WireConn::connect(config).await {
+                    Ok(c) => return Ok(c),
+                    Err(e) => last = Some(e),
+                }
+            }
+            Err(last.unwrap_or_else(|| {
+                WireError::Connect(std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    "no host to connect to",
+                ))
+            }))
+        };
+        let made = tokio::time::timeout(limit, connect).await;
         let took = t0.elapsed();
         let label = &node.endpoint.label;
         match made {
             Ok(r) => r
                 .map(|c| (c, took))
-                .map_err(|e| Error::wire(format!("cannot connect to {label}"), e)),
+                .map_err(|e| node.endpoint.wire_connect_error(label, e)),
             Err(_) => Err(Error::run(format!(
                 "cannot connect to {label}: no answer within {} s (--connect-timeout)",
                 limit.as_secs_f64()
@@ -590,7 +854,7 @@ mod tests {
             "--url",
         )
         .unwrap();
-        let e = split_hosts(&c);
+        let e = split_hosts(&c, None);
         let labels: Vec<&str> = e.iter().map(|e| e.label.as_str()).collect();
         assert_eq!(labels, ["a:5433", "b:5434", "c:5435"]);
         assert_eq!(e[1].config.get_hosts(), &[Host::Tcp("b".into())]);
@@ -603,11 +867,46 @@ mod tests {
             Some(&Duration::from_secs(3))
         );
         let one_port = parse_url("host=a,b port=5433", "--url").unwrap();
-        let ports: Vec<u16> = split_hosts(&one_port)
+        let ports: Vec<u16> = split_hosts(&one_port, None)
             .iter()
             .map(|e| e.config.get_ports()[0])
             .collect();
         assert_eq!(ports, [5433, 5433]);
+    }
+
+    /// libpq looks each host of a list up in the password file: each gets
+    /// its own line's password, and none the others'.
+    #[test]
+    fn each_host_gets_its_own_password_from_the_file() {
+        let file = PassFile::from_text("/home/u/.pgpass", "a:5433:*:u:pw-a\nb:5434:*:u:pw-b\n");
+        let c = parse_url("host=a,b,c port=5433,5434,5435 user=u dbname=d", "--url").unwrap();
+        let pw = |e: &Config| {
+            e.get_password()
+                .map(|p| String::from_utf8_lossy(p).into_owned())
+        };
+        let split = split_hosts(&c, Some(&file));
+        let got: Vec<Option<String>> = split.iter().map(|e| pw(&e.hosts[0])).collect();
+        assert_eq!(got, [Some("pw-a".into()), Some("pw-b".into()), None]);
+        let whole = Endpoint::whole(&c, Some(&file));
+        assert_eq!(whole.label, "a:5433,b:5434,c:5435 (failover)");
+        let got: Vec<Option<String>> = whole.hosts.iter().map(pw).collect();
+        assert_eq!(got, [Some("pw-a".into()), Some("pw-b".into()), None]);
+        assert_eq!(whole.hosts[2].get_ports(), &[5435]);
+        assert!(
+            whole.notes.missing.as_deref().unwrap().contains("c:5435"),
+            "{:?}",
+            whole.notes
+        );
+        // A password given serves every host; the file is not read.
+        let given = parse_url(
+            "host=a,b port=5433,5434 user=u password=pw dbname=d",
+            "--url",
+        )
+        .unwrap();
+        let whole = Endpoint::whole(&given, Some(&file));
+        let got: Vec<Option<String>> = whole.hosts.iter().map(pw).collect();
+        assert_eq!(got, [Some("pw".into()), Some("pw".into())]);
+        assert!(whole.notes.refused.is_none() && whole.notes.missing.is_none());
     }
 
     #[test]

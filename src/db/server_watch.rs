@@ -42,10 +42,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use deadpool_postgres::Pool;
-use tokio_postgres::{Client, NoTls, Row};
+use tokio_postgres::{Client, Row};
 
 use super::connect::connect_timeout;
-use super::nodes::{ConnSource, Endpoint};
+use super::nodes::{ConnSource, Endpoint, connect_hosts};
 use super::server_stats::{self as sql, StatementsView};
 use super::tls::Tls;
 use crate::error::{Error, Result};
@@ -464,23 +464,24 @@ impl ServerWatch {
 
 /// Opens a statistics connection to `endpoint`, within its connect timeout.
 async fn open(endpoint: &Endpoint, tls: &Tls, app: &str) -> Result<Client> {
-    let mut config = endpoint.config.clone();
-    config.application_name(app);
-    let limit = connect_timeout(&config);
+    let hosts: Vec<_> = endpoint
+        .hosts
+        .iter()
+        .map(|c| {
+            let mut c = c.clone();
+            c.application_name(app);
+            c
+        })
+        .collect();
+    let limit = connect_timeout(&endpoint.config);
     let connect = async {
-        match tls {
-            Tls::Plain => config.connect(NoTls).await.map(|(c, conn)| {
-                tokio::spawn(conn);
-                c
-            }),
-            Tls::Rustls(m) => config.connect(m.clone()).await.map(|(c, conn)| {
-                tokio::spawn(conn);
-                c
-            }),
-        }
+        connect_hosts(&hosts, tls).await.map(|(c, conn)| {
+            tokio::spawn(conn);
+            c
+        })
     };
     match tokio::time::timeout(limit, connect).await {
-        Ok(r) => r.map_err(|e| Error::db(format!("cannot connect to {}", endpoint.label), e)),
+        Ok(r) => r.map_err(|e| endpoint.connect_error(&endpoint.label, e)),
         Err(_) => Err(Error::run(format!(
             "cannot connect to {}: no answer within {} s",
             endpoint.label,

@@ -390,17 +390,30 @@ impl ServerCertVerifier for ChainOnly {
 }
 
 /// The connection-string keys handled here rather than by tokio-postgres.
-const TLS_KEYS: [&str; 4] = ["sslmode", "sslrootcert", "sslcert", "sslkey"];
+pub const TLS_KEYS: [&str; 4] = ["sslmode", "sslrootcert", "sslcert", "sslkey"];
 
-/// Takes `sslmode` and `sslrootcert` out of a libpq key=value string or a
-/// postgres:// URI. Returns the rest of the string, unchanged otherwise,
-/// and the settings found (the last of a repeated key wins, as in libpq).
+/// Takes the TLS keys (`sslmode`, `sslrootcert`, `sslcert`, `sslkey`) out
+/// of a libpq key=value string or a postgres:// URI. Returns the rest of
+/// the string, unchanged otherwise, and the settings found (the last of a
+/// repeated key wins, as in libpq).
 pub fn take_tls_params(url: &str) -> Result<(String, TlsSettings), String> {
-    let (rest, found) = if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-        take_from_uri(url)?
+    let (rest, found) = take_params(url, &|k| TLS_KEYS.contains(&k))?;
+    Ok((rest, tls_settings(found)?))
+}
+
+/// Takes the keys that `take` says out of a libpq key=value string or a
+/// postgres:// URI (its query parameters): the rest of the string,
+/// unchanged otherwise, and the pairs taken, in order, values unquoted.
+pub fn take_params(url: &str, take: &dyn Fn(&str) -> bool) -> Result<(String, Found), String> {
+    if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        take_from_uri(url, take)
     } else {
-        take_from_key_values(url)?
-    };
+        take_from_key_values(url, take)
+    }
+}
+
+/// The TLS settings of the TLS keys in `found`; other keys are passed by.
+pub fn tls_settings(found: Found) -> Result<TlsSettings, String> {
     let mut settings = TlsSettings::default();
     for (k, v) in found {
         match k.as_str() {
@@ -413,18 +426,21 @@ pub fn take_tls_params(url: &str) -> Result<(String, TlsSettings), String> {
             }
             "sslcert" => settings.client_cert = Some(PathBuf::from(v)),
             "sslkey" => settings.client_key = Some(PathBuf::from(v)),
-            _ => settings.root_cert = Some(PathBuf::from(v)),
+            "sslrootcert" => settings.root_cert = Some(PathBuf::from(v)),
+            _ => {}
         }
     }
-    Ok((rest, settings))
+    Ok(settings)
 }
 
-type Found = Vec<(String, String)>;
+/// Key and value pairs of a connection string.
+pub type Found = Vec<(String, String)>;
 
 /// libpq's key=value grammar: `key = value` pairs separated by white
 /// space; a value is single-quoted (with `\'` and `\\`) or runs to the next
-/// white space (backslash escapes there too). Spans of our keys are cut.
-fn take_from_key_values(s: &str) -> Result<(String, Found), String> {
+/// white space (backslash escapes there too). Spans of the keys taken are
+/// cut.
+fn take_from_key_values(s: &str, take: &dyn Fn(&str) -> bool) -> Result<(String, Found), String> {
     let b = s.as_bytes();
     let mut i = 0;
     let mut keep = String::new();
@@ -479,7 +495,7 @@ fn take_from_key_values(s: &str) -> Result<(String, Found), String> {
                 i += 1;
             }
         }
-        if TLS_KEYS.contains(&key) {
+        if take(key) {
             found.push((
                 key.to_string(),
                 String::from_utf8_lossy(&value).into_owned(),
@@ -494,7 +510,7 @@ fn take_from_key_values(s: &str) -> Result<(String, Found), String> {
     Ok((keep, found))
 }
 
-fn take_from_uri(s: &str) -> Result<(String, Found), String> {
+fn take_from_uri(s: &str, take: &dyn Fn(&str) -> bool) -> Result<(String, Found), String> {
     let Some((base, query)) = s.split_once('?') else {
         return Ok((s.to_string(), Vec::new()));
     };
@@ -503,7 +519,7 @@ fn take_from_uri(s: &str) -> Result<(String, Found), String> {
     for pair in query.split('&').filter(|p| !p.is_empty()) {
         let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
         let key = percent_decode(k)?;
-        if TLS_KEYS.contains(&key.as_str()) {
+        if take(&key) {
             found.push((key, percent_decode(v)?));
         } else {
             keep.push(pair);

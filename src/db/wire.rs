@@ -109,8 +109,10 @@ pub enum WireError {
     Closed(Option<io::Error>),
     /// No connection could be made.
     Connect(io::Error),
-    /// Authentication could not proceed on the client's side (no
-    /// password given, a method this driver does not know).
+    /// The server asks for a password and none was given.
+    NoPassword,
+    /// Authentication could not proceed on the client's side (a method
+    /// this driver does not know, a server SCRAM does not trust).
     Auth(String),
     /// A parameter type or value this driver cannot encode: the
     /// statement runs on tokio-postgres instead.
@@ -155,6 +157,7 @@ impl fmt::Display for WireError {
             WireError::Closed(None) => f.write_str("connection closed"),
             WireError::Closed(Some(e)) => write!(f, "connection closed: {e}"),
             WireError::Connect(e) => write!(f, "error connecting to server: {e}"),
+            WireError::NoPassword => f.write_str(crate::error::NO_PASSWORD),
             WireError::Auth(why) => write!(f, "authentication error: {why}"),
             WireError::Unsupported(why) => write!(f, "not supported by the lean driver: {why}"),
             WireError::Protocol(why) => write!(f, "unexpected message from server: {why}"),
@@ -577,7 +580,8 @@ impl WireConn {
         let password = || {
             config
                 .get_password()
-                .ok_or_else(|| WireError::Auth("password missing".into()))
+                .filter(|p| !p.is_empty())
+                .ok_or(WireError::NoPassword)
         };
         let mut scram: Option<ScramSha256> = None;
         loop {

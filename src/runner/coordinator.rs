@@ -238,7 +238,7 @@ where
     let cancel_wait = if spec.paced {
         CANCEL_WAIT
     } else {
-        CANCEL_WAIT + COUNT_BUDGET + crate::db::connect::connect_timeout(&ctx.config)
+        CANCEL_WAIT + COUNT_BUDGET + crate::db::connect::connect_timeout(&ctx.target.config)
     };
     let mut stopped_at = None;
     let mut ended_by = Ending::Stop;

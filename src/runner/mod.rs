@@ -30,10 +30,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use deadpool_postgres::Pool;
-use tokio_postgres::Config;
 
 use crate::db::connect;
-use crate::db::nodes::ConnSource;
+use crate::db::nodes::{ConnSource, Endpoint};
 use crate::db::server_watch::{OpShape, ServerWatch};
 use crate::error::Result;
 use crate::stats::{OpResult, RateTarget, Stats, TypeResult, TypedStats};
@@ -84,8 +83,11 @@ pub type InFlight = Arc<std::sync::Mutex<InFlightSlot>>;
 #[derive(Clone)]
 pub struct RunCtx {
     pub settings: Arc<RunSettings>,
+    /// The tool's own connections (set-up, counts): to the whole host
+    /// list, libpq's failover.
     pub pool: Pool,
-    pub config: Arc<Config>,
+    /// What `pool` connects to: named in its errors, its timeouts.
+    pub target: Arc<Endpoint>,
     /// Set to make every worker stop after its current unit (an error in a
     /// load, or an interrupt).
     pub stop: Arc<AtomicBool>,
@@ -263,7 +265,7 @@ fn merge_statements(all: &mut Vec<StatementStats>, worker: Vec<StatementStats>) 
 /// The workload's own set-up (a load empties its tables), on one
 /// connection before the workers start.
 async fn set_up(ctx: &RunCtx, workload: &dyn Workload) -> Result<()> {
-    let client = connect::get(&ctx.pool, &ctx.config).await?;
+    let client = connect::get(&ctx.pool, &ctx.target).await?;
     workload.set_up(&client).await
 }
 

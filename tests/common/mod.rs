@@ -146,16 +146,29 @@ pub async fn digest(c: &Client, quoted_table: &str) -> String {
 
 /// Runs one of the crate's binaries.
 pub fn bin(name: &str, args: &[&str]) -> Output {
+    bin_env(name, args, &[])
+}
+
+/// Runs one of the crate's binaries with `env` set for it alone (never
+/// for the test process, whose other tests run in parallel).
+pub fn bin_env(name: &str, args: &[&str], env: &[(&str, &str)]) -> Output {
     let path = match name {
         "ysql-bench" => env!("CARGO_BIN_EXE_ysql-bench"),
         "csv_generator" => env!("CARGO_BIN_EXE_csv_generator"),
         other => panic!("unknown binary {other}"),
     };
-    Command::new(path)
-        .args(args)
-        .env_remove("YSQLBENCH_URL")
-        .output()
-        .expect("the binary runs")
+    let mut cmd = Command::new(path);
+    cmd.args(args).env_remove("YSQLBENCH_URL");
+    // The libpq variables of whoever runs the tests (PGPASSWORD, PGPORT,
+    // ...) would fill what a test's -u leaves out: the child starts
+    // without them and gets only those the test gives.
+    for (name, _) in std::env::vars_os() {
+        if name.to_string_lossy().starts_with("PG") {
+            cmd.env_remove(name);
+        }
+    }
+    cmd.envs(env.iter().copied());
+    cmd.output().expect("the binary runs")
 }
 
 pub fn text(b: &[u8]) -> String {
