@@ -827,7 +827,7 @@ pub fn usage_line(e: &clap::Error, hint: Option<String>) -> String {
 /// instead. Those with the same meaning here (-C, -D, -P, -s, --rate,
 /// --time, --latency-limit, --builtin, --define, --max-tries) need no
 /// hint; -t, -r, -f, -b, -n, -h and -p mean what the original ysql-bench
-/// (or clap) made them mean, so the hints of -f and -b come with their
+/// (or clap) made them mean, so the hints of -f, -b and -r come with their
 /// values' errors and that of -p with a port taken for a subcommand.
 const PGBENCH_FLAGS: &[(&[&str], &str)] = &[
     (
@@ -931,6 +931,15 @@ pub fn usage_hint(e: &clap::Error, args: &[String]) -> Option<String> {
                 .iter()
                 .find(|(names, _)| names.contains(&flag))
                 .map(|(_, hint)| hint.to_string())
+        }
+        // `-r` alone: pgbench's per-statement report.
+        ErrorKind::InvalidValue
+            if text(ContextKind::InvalidArg).is_some_and(|a| a.starts_with("--rows")) =>
+        {
+            Some(
+                "-r is --rows here (as in the original ysql-bench); pgbench's -r (latency per statement) is --per-statement"
+                    .to_string(),
+            )
         }
         ErrorKind::ValueValidation => {
             let arg = text(ContextKind::InvalidArg)?;

@@ -104,6 +104,7 @@ fn pgbench_habits_fail_with_a_hint_of_the_equivalent() {
         (vec!["-o", "select", "-U", "postgres"], "-u 'host=HOST"),
         (vec!["-o", "select", "-p", "5432"], "port=5432"),
         (vec!["-o", "select", "mydb"], "-u 'dbname=mydb'"),
+        (vec!["-o", "select", "-r"], "is --per-statement"),
     ];
     for (args, hint) in cases {
         let out = bin("ysql-bench", &args);
