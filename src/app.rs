@@ -193,7 +193,7 @@ pub async fn run_workloads(
     if server.flavor == Flavor::Postgres {
         if plan.run.nontransactional {
             return Err(Error::usage(
-                "--nontransactional sets yb_disable_transactional_writes, which only YugabyteDB has: leave it out on PostgreSQL",
+                "--nontransactional (-n) sets yb_disable_transactional_writes, which only YugabyteDB has: leave it out on PostgreSQL (pgbench's -n, no vacuum, needs no equivalent: a ysql-bench run vacuums nothing)",
             ));
         }
         if plan.workload.tablets.is_some() {

@@ -26,6 +26,35 @@ fn parse_operation(s: &str) -> Result<&'static Spec, String> {
     })
 }
 
+/// `-o`'s parser: [`parse_operation`], and the workloads' names as its
+/// possible values, so that the shell completions clap generates offer
+/// them (a plain function parser has none, and completes file names).
+#[derive(Clone, Copy)]
+struct OperationParser;
+
+impl clap::builder::TypedValueParser for OperationParser {
+    type Value = &'static Spec;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<Self::Value, clap::Error> {
+        clap::builder::TypedValueParser::parse_ref(&parse_operation, cmd, arg, value)
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(workload::REGISTRY.iter().map(|s| {
+            clap::builder::PossibleValue::new(s.name)
+                .help(s.about)
+                .aliases(s.aliases.iter().copied())
+        })))
+    }
+}
+
 /// The long help of `-o`: every workload of the registry, one a line.
 fn operations_help() -> String {
     let mut h = String::from("Operations (workloads) to run, in order, comma separated:");
@@ -184,7 +213,8 @@ pub struct Cli {
         long,
         value_name = "LIST",
         value_delimiter = ',',
-        value_parser = parse_operation,
+        value_parser = OperationParser,
+        hide_possible_values = true,
         long_help = operations_help(),
         required_unless_present_any = ["script", "builtin"],
         help_heading = WORKLOAD
@@ -300,10 +330,12 @@ pub struct Cli {
     #[arg(long, value_name = "N", default_value = "10", value_parser = parse_positive::<usize>, help_heading = REPORTS)]
     pub histogram_buckets: usize,
 
-    /// Bucket spacing of the ASCII histogram.
+    /// Row spacing of the ASCII histogram: log (rows growing by a constant factor) or linear.
     ///
-    /// log keeps a long tail from squashing everything into the first row.
-    #[arg(long, value_name = "SCALE", default_value = "linear", help_heading = REPORTS)]
+    /// log, the default, shows the bulk of the units and the tail beside it; linear (the original
+    /// tool's rows of equal width from min to max) puts nearly everything in its first row when a
+    /// few units are much slower than the rest.
+    #[arg(long, value_name = "SCALE", default_value = "log", help_heading = REPORTS)]
     pub histogram_scale: HistogramScaleArg,
 
     /// Write PNGs of latency over time, and of throughput and p99 per interval.
@@ -630,6 +662,9 @@ pub enum Command {
         /// Print an ASCII histogram of each operation's latency.
         #[arg(short = 'p', long)]
         print_histogram: bool,
+        /// Row spacing of the histogram: log or linear.
+        #[arg(long, value_name = "SCALE", default_value = "log")]
+        histogram_scale: HistogramScaleArg,
         /// Refuse (rather than warn about) a run with clients missing.
         #[arg(long)]
         strict: bool,
@@ -641,6 +676,9 @@ pub enum Command {
         /// Print an ASCII histogram of each operation's latency.
         #[arg(short = 'p', long)]
         print_histogram: bool,
+        /// Row spacing of the histogram: log or linear.
+        #[arg(long, value_name = "SCALE", default_value = "log")]
+        histogram_scale: HistogramScaleArg,
     },
     /// Compare two saved --json reports: throughput and percentiles with the change in %.
     Compare {
@@ -658,10 +696,12 @@ pub enum OnErrorArg {
     Continue,
 }
 
-/// Bucket spacing of the ASCII histogram.
+/// Row spacing of the ASCII histogram.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum HistogramScaleArg {
+    /// Rows of equal width from the min to the max, as the original tool.
     Linear,
+    /// Rows growing by a constant factor from the min to the max.
     Log,
 }
 
@@ -741,9 +781,11 @@ fn parse_proportions(s: &str) -> Result<workload::ycsb::Mix, String> {
 
 /// Parses the command line of `P`. Help and version go to stdout as clap
 /// prints them (`Err(0)`); any other error is one line on stderr, clap's
-/// first, with a pointer to --help (`Err(2)`), as every usage error of the
-/// tool is one line.
-pub fn parse_command_line<P: Parser>() -> Result<P, i32> {
+/// first, with what `hint` adds to it and a pointer to --help (`Err(2)`),
+/// as every usage error of the tool is one line.
+pub fn parse_command_line<P: Parser>(
+    hint: fn(&clap::Error, &[String]) -> Option<String>,
+) -> Result<P, i32> {
     let e = match P::try_parse() {
         Ok(p) => return Ok(p),
         Err(e) => e,
@@ -752,8 +794,17 @@ pub fn parse_command_line<P: Parser>() -> Result<P, i32> {
         let _ = e.print();
         return Err(crate::error::EXIT_OK);
     }
-    // clap's first paragraph, on one line: "error: the following
-    // required arguments were not provided: --operations <LIST>".
+    let args: Vec<String> = std::env::args_os()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let name = P::command().get_name().to_string();
+    crate::say!("{} (see {name} --help)", usage_line(&e, hint(&e, &args)));
+    Err(crate::error::EXIT_USAGE)
+}
+
+/// clap's first paragraph on one line ("error: the following required
+/// arguments were not provided: --operations <LIST>"), and the hint.
+pub fn usage_line(e: &clap::Error, hint: Option<String>) -> String {
     let rendered = e.render().to_string();
     let first: Vec<&str> = rendered
         .lines()
@@ -766,9 +817,185 @@ pub fn parse_command_line<P: Parser>() -> Result<P, i32> {
     } else {
         first.join(" ")
     };
-    let name = P::command().get_name().to_string();
-    crate::say!("{line} (see {name} --help)");
-    Err(crate::error::EXIT_USAGE)
+    match hint {
+        Some(h) => format!("{line}; {h}"),
+        None => line,
+    }
+}
+
+/// pgbench's flags that ysql-bench does not have, and what to write
+/// instead. Those with the same meaning here (-C, -D, -P, -s, --rate,
+/// --time, --latency-limit, --builtin, --define, --max-tries) need no
+/// hint; -t, -r, -f, -b, -n, -h and -p mean what the original ysql-bench
+/// (or clap) made them mean, so the hints of -f, -b and -r come with their
+/// values' errors and that of -p with a port taken for a subcommand.
+const PGBENCH_FLAGS: &[(&[&str], &str)] = &[
+    (
+        &["-T"],
+        "pgbench's -T SECONDS is --time here (e.g. --time 10s; a plain number is seconds)",
+    ),
+    (
+        &["-c", "--client"],
+        "pgbench's -c CLIENTS is -t/--threads here (workers, each on its own connection); pgbench's -t (transactions per client) has no equivalent: bound the run with --time",
+    ),
+    (
+        &["-j", "--jobs"],
+        "pgbench's -j THREADS needs no equivalent: the workers are spread over as many OS threads as there are cores; leave it out",
+    ),
+    (
+        &["-M", "--protocol"],
+        "pgbench's -M: prepared statements are the default here, -M simple is --no-prepared (-M extended has no equivalent)",
+    ),
+    (&["-R"], "pgbench's -R RATE is --rate here"),
+    (&["-L"], "pgbench's -L MS is --latency-limit here"),
+    (
+        &["-S", "--select-only"],
+        "pgbench's -S is --builtin select-only here",
+    ),
+    (
+        &["-N", "--skip-some-updates"],
+        "pgbench's -N is --builtin simple-update here",
+    ),
+    (
+        &["-i", "--initialize"],
+        "pgbench's -i is -o pgbench-init here (with -s SCALE)",
+    ),
+    (
+        &["--file"],
+        "pgbench's -f/--file is --script FILE here (-f is --fields-length, as in the original ysql-bench)",
+    ),
+    (
+        &["-l", "--log"],
+        "pgbench's -l is --latency-log FILE here (one CSV row per unit)",
+    ),
+    (
+        &["--progress"],
+        "pgbench's --progress is -P/--report-interval here",
+    ),
+    (&["--connect"], "pgbench's --connect is -C/--reconnect here"),
+    (
+        &["--transactions"],
+        "pgbench's --transactions has no equivalent: bound the run with --time",
+    ),
+    (
+        &["--no-vacuum"],
+        "pgbench's -n/--no-vacuum needs no equivalent: a ysql-bench run vacuums nothing (and -n is --nontransactional here)",
+    ),
+    (
+        &["-v", "--vacuum-all"],
+        "pgbench's -v/--vacuum-all has no equivalent: a ysql-bench run vacuums nothing",
+    ),
+    (
+        &["-d", "--debug"],
+        "pgbench's -d is --debug, which has no equivalent; a database name goes in -u 'dbname=NAME'",
+    ),
+    (
+        &["-U", "--username"],
+        "the user goes in -u, e.g. -u 'host=HOST port=PORT user=NAME dbname=DB'",
+    ),
+    (
+        &["--host", "--port", "--dbname"],
+        "where to connect goes in -u, e.g. -u 'host=HOST port=PORT user=NAME dbname=DB'",
+    ),
+];
+
+/// What to write instead, when the error is a habit of pgbench's (or
+/// psql's): an unknown flag pgbench has, `-f FILE` or `-b NAME` (here
+/// --fields-length and --batch-size, as in the original ysql-bench), a
+/// port after `-p` or a database name taken for a subcommand. `args` is
+/// the command line, the program first. Nothing for the subcommands'
+/// own errors (`ysql-bench show -T`).
+pub fn usage_hint(e: &clap::Error, args: &[String]) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    let text = |k: ContextKind| match e.get(k) {
+        Some(ContextValue::String(s)) => Some(s.as_str()),
+        _ => None,
+    };
+    let subcommands = ["completions", "man", "merge", "show", "compare"];
+    if args
+        .iter()
+        .skip(1)
+        .find(|a| !a.starts_with('-'))
+        .is_some_and(|a| subcommands.contains(&a.as_str()))
+        && e.kind() != ErrorKind::ArgumentConflict
+    {
+        return None;
+    }
+    let not_a_number = |v: &str| v.trim().replace('_', "").parse::<u64>().is_err();
+    match e.kind() {
+        ErrorKind::UnknownArgument => {
+            let arg = text(ContextKind::InvalidArg)?;
+            // `--client=4` as `--client`.
+            let flag = arg.split('=').next().unwrap_or(arg);
+            PGBENCH_FLAGS
+                .iter()
+                .find(|(names, _)| names.contains(&flag))
+                .map(|(_, hint)| hint.to_string())
+        }
+        // `-r` alone: pgbench's per-statement report.
+        ErrorKind::InvalidValue
+            if text(ContextKind::InvalidArg).is_some_and(|a| a.starts_with("--rows")) =>
+        {
+            Some(
+                "-r is --rows here (as in the original ysql-bench); pgbench's -r (latency per statement) is --per-statement"
+                    .to_string(),
+            )
+        }
+        ErrorKind::ValueValidation => {
+            let arg = text(ContextKind::InvalidArg)?;
+            let value = text(ContextKind::InvalidValue)?;
+            if arg.starts_with("--fields-length") && not_a_number(value) {
+                let file = value.split('@').next().unwrap_or(value);
+                let looks_like_file = file.ends_with(".sql")
+                    || file.contains('/')
+                    || std::path::Path::new(file).is_file();
+                return looks_like_file.then(|| {
+                    format!(
+                        "-f is --fields-length (as in the original ysql-bench); for a pgbench script use --script {value}"
+                    )
+                });
+            }
+            if arg.starts_with("--batch-size") && not_a_number(value) {
+                let name = value.split('@').next().unwrap_or(value);
+                let builtin = ["tpcb-like", "simple-update", "select-only", "list"]
+                    .iter()
+                    .any(|b| b.starts_with(name) && !name.is_empty());
+                return builtin.then(|| {
+                    format!(
+                        "-b is --batch-size (as in the original ysql-bench); for pgbench's built-in script use --builtin {value}"
+                    )
+                });
+            }
+            None
+        }
+        ErrorKind::ArgumentConflict | ErrorKind::InvalidSubcommand => {
+            let word = text(ContextKind::InvalidSubcommand)?;
+            // A subcommand mistyped: clap's own tip names the right one.
+            if subcommands.contains(&word) || e.get(ContextKind::SuggestedSubcommand).is_some() {
+                return None;
+            }
+            let before = args
+                .iter()
+                .position(|a| a == word)
+                .and_then(|i| i.checked_sub(1))
+                .map(|i| args[i].as_str());
+            if before == Some("-p") && !not_a_number(word) {
+                Some(format!(
+                    "-p is --print-histogram here; a port goes in -u, e.g. -u 'host=HOST port={word}'"
+                ))
+            } else if word
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+            {
+                Some(format!(
+                    "a database name? ysql-bench takes it in -u, e.g. -u 'dbname={word}'"
+                ))
+            } else {
+                None
+            }
+        }
+        _ => None,
+    }
 }
 
 fn parse_rate(s: &str) -> Result<f64, String> {

@@ -4,6 +4,10 @@
 //!
 //! Both are written to stdout for the user to put where their shell or
 //! `man` looks (the README gives the commands).
+//!
+//! `-o` completes the workloads' names in every shell (its parser lists
+//! them as possible values); in bash, each item of the comma list
+//! completes, which clap alone does not do.
 
 use std::io::Write;
 
@@ -24,6 +28,9 @@ pub fn write(command: &Command, out: &mut dyn Write) -> std::io::Result<()> {
             // returned.
             let mut script = Vec::new();
             clap_complete::generate(*shell, &mut cli, BIN, &mut script);
+            if *shell == clap_complete::Shell::Bash {
+                script = bash_operation_lists(&String::from_utf8_lossy(&script)).into_bytes();
+            }
             out.write_all(&script)
         }
         Command::Man => clap_mangen::Man::new(cli).render(out),
@@ -32,6 +39,19 @@ pub fn write(command: &Command, out: &mut dyn Write) -> std::io::Result<()> {
             std::io::Error::other("merge, show and compare read reports; they generate nothing"),
         ),
     }
+}
+
+/// bash: `-o` takes a comma separated list, and clap completes the whole
+/// word against the names, so nothing completes after `copy-mem,`. Each
+/// completion of the names becomes one of the word's last item, with the
+/// items before it kept in front (bash does not split words at commas).
+/// The rest of the script is clap's, unchanged.
+fn bash_operation_lists(script: &str) -> String {
+    let names = crate::workload::names().join(" ");
+    let whole = format!(r#"$(compgen -W "{names}" -- "${{cur}}")"#);
+    let last_item =
+        format!(r#"$(compgen -P "${{cur%"${{cur##*,}}"}}" -W "{names}" -- "${{cur##*,}}")"#);
+    script.replace(&whole, &last_item)
 }
 
 #[cfg(test)]

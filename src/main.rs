@@ -23,7 +23,7 @@ use ysql_bench::{Control, run_with};
 const QUIT_WAIT: Duration = Duration::from_secs(5);
 
 fn main() -> ExitCode {
-    let cli = match ysql_bench::cli::parse_command_line::<Cli>() {
+    let cli = match ysql_bench::cli::parse_command_line::<Cli>(ysql_bench::cli::usage_hint) {
         Ok(c) => c,
         Err(code) => return ExitCode::from(code as u8),
     };

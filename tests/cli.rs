@@ -63,6 +63,73 @@ fn bad_usage_exits_2_with_one_line_that_says_what_to_do() {
     }
 }
 
+/// Issue 22: pgbench's habits failed without a hint (`-T 10`, `-c 4`,
+/// `-b select-only`), and `-f my.sql` was taken as --fields-length. Each
+/// is still bad usage (exit 2, one line, before any connection), and the
+/// line says what to write instead; -f and -b keep the original tool's
+/// meaning.
+#[test]
+fn pgbench_habits_fail_with_a_hint_of_the_equivalent() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("bench.txt");
+    std::fs::write(&script, "select 1;\n").unwrap();
+    let script = script.to_str().unwrap();
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec!["-o", "select", "-T", "10"],
+            "-T SECONDS is --time here",
+        ),
+        (
+            vec!["-c", "4", "-o", "select"],
+            "-c CLIENTS is -t/--threads here",
+        ),
+        (vec!["-o", "select", "-c4"], "-t/--threads"),
+        (vec!["--client=4", "-o", "select"], "-t/--threads"),
+        (
+            vec!["-b", "select-only"],
+            "-b is --batch-size (as in the original ysql-bench); for pgbench's built-in script use --builtin select-only",
+        ),
+        (
+            vec!["-f", "my.sql"],
+            "-f is --fields-length (as in the original ysql-bench); for a pgbench script use --script my.sql",
+        ),
+        (vec!["-f", script], "use --script"),
+        (vec!["-o", "select", "-j", "2"], "leave it out"),
+        (vec!["-o", "select", "-M", "simple"], "--no-prepared"),
+        (vec!["-o", "select", "-R", "100"], "is --rate here"),
+        (vec!["-o", "select", "-L", "50"], "is --latency-limit here"),
+        (vec!["-S"], "--builtin select-only"),
+        (vec!["-N"], "--builtin simple-update"),
+        (vec!["-i", "-s", "10"], "-o pgbench-init"),
+        (vec!["-o", "select", "-U", "postgres"], "-u 'host=HOST"),
+        (vec!["-o", "select", "-p", "5432"], "port=5432"),
+        (vec!["-o", "select", "mydb"], "-u 'dbname=mydb'"),
+        (vec!["-o", "select", "-r"], "is --per-statement"),
+    ];
+    for (args, hint) in cases {
+        let out = bin("ysql-bench", &args);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(hint), "{args:?}: {stderr}");
+        assert!(stderr.starts_with("error: "), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+    // No hint where it would not be true: -f of a plain word, -b of
+    // another word, a subcommand's own flags.
+    for args in [
+        &["-o", "select", "-f", "wide"][..],
+        &["-o", "select", "-b", "many"][..],
+        &["show", "-T", "x.json"][..],
+    ] {
+        let out = bin("ysql-bench", args);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(!stderr.contains("pgbench"), "{args:?}: {stderr}");
+        assert!(!stderr.contains("--script"), "{args:?}: {stderr}");
+    }
+}
+
 #[test]
 fn nontransactional_is_refused_on_postgresql() {
     let out = bin(
@@ -645,6 +712,58 @@ fn completions_and_the_man_page_are_printed_on_stdout() {
         1,
         "{}",
         text(&out.stderr)
+    );
+}
+
+/// Issue 22: `-o <TAB>` completed file names. Sourced into bash, the
+/// generated script offers the operations' names, also for the item after
+/// a comma, with the items before it kept.
+#[test]
+fn bash_completes_operation_names_after_o_and_after_a_comma() {
+    let out = bin("ysql-bench", &["completions", "bash"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("ysql-bench.bash");
+    std::fs::write(&script, &out.stdout).unwrap();
+    // A file that a completion of file names would offer.
+    std::fs::write(dir.path().join("select-notes.txt"), "").unwrap();
+    let complete = |words: &[&str]| -> Vec<String> {
+        let cur = words.last().unwrap();
+        let prev = words[words.len() - 2];
+        let quoted: Vec<String> = words.iter().map(|w| format!("'{w}'")).collect();
+        let cmd = format!(
+            "source {} && COMP_WORDS=({}) && COMP_CWORD={} && _ysql__bench ysql-bench '{cur}' '{prev}' && printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+            script.display(),
+            quoted.join(" "),
+            words.len() - 1
+        );
+        let bash = std::process::Command::new("bash")
+            .current_dir(dir.path())
+            .arg("-c")
+            .arg(cmd)
+            .output()
+            .unwrap();
+        assert!(bash.status.success(), "{}", text(&bash.stderr));
+        text(&bash.stdout).lines().map(str::to_string).collect()
+    };
+    let all = complete(&["ysql-bench", "-o", ""]);
+    for name in ["insert", "copy-mem", "select", "update", "ycsb-a", "tpcc"] {
+        assert!(all.iter().any(|c| c == name), "{name} not in {all:?}");
+    }
+    assert!(!all.iter().any(|c| c.contains(".txt")), "{all:?}");
+    assert_eq!(complete(&["ysql-bench", "--operations", "sel"]), ["select"]);
+    assert_eq!(
+        complete(&["ysql-bench", "-o", "copy-mem,upd"]),
+        ["copy-mem,update"]
+    );
+    let after = complete(&["ysql-bench", "-t", "4", "-o", "insert,select,ycsb-"]);
+    assert!(
+        after.contains(&"insert,select,ycsb-a".to_string()),
+        "{after:?}"
+    );
+    assert!(
+        after.iter().all(|c| c.starts_with("insert,select,ycsb-")),
+        "{after:?}"
     );
 }
 

@@ -196,6 +196,76 @@ async fn the_histogram_and_row_size_are_printed_as_asked() {
     assert_eq!(size, None);
 }
 
+/// Issue 22: the default `-p` histogram (linear, 10 rows) put 99.9% of a
+/// run's units in its first row when a few were much slower. The default
+/// now spreads the bulk over several rows and keeps the tail in view; the
+/// original tool's linear rows stay one flag away. The latencies are a
+/// select's on a local server: most between 30 and 100 us, a tail to
+/// 400 us, ten stalls of 5 to 50 ms.
+#[test]
+fn the_default_histogram_spreads_the_bulk_over_its_rows() {
+    use ysql_bench::report::histogram::write_histogram;
+    let mut h = ysql_bench::stats::new_histogram();
+    for (us, n) in [
+        (30, 2000),
+        (40, 3000),
+        (50, 2000),
+        (60, 1200),
+        (80, 800),
+        (100, 400),
+        (150, 200),
+        (200, 100),
+        (300, 50),
+        (400, 20),
+        (5_000, 9),
+        (50_000, 1),
+    ] {
+        for _ in 0..n {
+            ysql_bench::stats::record_ns(&mut h, us * 1000);
+        }
+    }
+    let rows = |args: &[&str]| -> Vec<u64> {
+        let plan = plan_of(args);
+        let mut out = Vec::new();
+        write_histogram(
+            &mut out,
+            &h,
+            plan.output.histogram_buckets,
+            plan.output.histogram_scale,
+        )
+        .unwrap();
+        let text = String::from_utf8(out).unwrap();
+        // The original tool's header, then `start .. end [ count ]: bar`.
+        for head in [
+            "# Number of samples = 9780",
+            "# Min = ",
+            "# Each ∎ is a count of",
+        ] {
+            assert!(text.contains(head), "{head}\n{text}");
+        }
+        text.lines()
+            .filter_map(|l| l.split('[').nth(1)?.split(']').next()?.trim().parse().ok())
+            .collect()
+    };
+    let default = rows(&["-o", "select", "-p"]);
+    let total: u64 = default.iter().sum();
+    assert_eq!(total, 9780);
+    assert_eq!(default.len(), 10);
+    assert!(
+        (default[0] as f64) < 0.9 * total as f64,
+        "the first row holds {} of {total}: {default:?}",
+        default[0]
+    );
+    assert!(
+        default.iter().filter(|&&c| c > 0).count() >= 5,
+        "{default:?}"
+    );
+    // The tail is in rows of its own.
+    assert!(default[default.len() - 1] >= 1, "{default:?}");
+    let linear = rows(&["-o", "select", "-p", "--histogram-scale", "linear"]);
+    assert!(linear[0] as f64 > 0.999 * total as f64, "{linear:?}");
+}
+
 /// Issue 17: the seed was never printed, and the JSON wrote it as a
 /// number, which jq and JavaScript round above 2^53: a rerun from the
 /// report used another seed.

@@ -325,6 +325,20 @@ async fn a_run_keeps_the_consistency_conditions_and_a_tampered_table_breaks_one(
     assert!(s.contains("keying and think times of clause 5.2.5"), "{s}");
     assert!(s.contains("keying and think times on"), "{s}");
     assert!(op.checks.iter().all(|c| c.held), "{s}");
+    // The terminals were idle by design nearly all the time: counted, and
+    // the server's view (backends waiting for the client) read against
+    // it, not as a slow client (issue 22).
+    let idle = op.total.pause_wait.as_secs_f64() / (4.0 * op.wallclock.as_secs_f64());
+    assert!(idle > 0.8, "{idle}\n{s}");
+    let reading = s
+        .lines()
+        .find(|l| l.starts_with("reading the waits"))
+        .unwrap_or_else(|| panic!("{s}"));
+    assert!(!reading.contains("bottleneck"), "{reading}");
+    assert!(
+        reading.contains("the keying and think times set the pace"),
+        "{reading}"
+    );
     // The stop ends the waits at once too.
     let p = plan(
         &sb,

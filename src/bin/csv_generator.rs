@@ -37,7 +37,7 @@ struct Args {
 }
 
 fn main() -> ExitCode {
-    let args = match ysql_bench::cli::parse_command_line::<Args>() {
+    let args = match ysql_bench::cli::parse_command_line::<Args>(|_, _| None) {
         Ok(a) => a,
         Err(code) => return ExitCode::from(code as u8),
     };

@@ -8,6 +8,12 @@
 //! exceeds twice the standard error of the difference of the two means
 //! (Welch's), i.e. about a 95% confidence that it is not chance. With fewer
 //! than two intervals on either side nothing can be said ("no intervals").
+//!
+//! A change is only a change of what was meant to change when the two runs
+//! were set up alike: two runs that differ in sslmode or driver differ by
+//! that alone. So the set-up comes first: every configuration key of the
+//! reports that differs, the server, the tool's version and each
+//! operation's driver and workload, before any figure.
 
 use std::io::Write;
 
@@ -80,17 +86,157 @@ fn change(a: f64, b: f64) -> String {
     }
 }
 
+/// The plural of a unit's name as reports keep it (`query`, `batch`,
+/// `txn`): the reports keep the singular only.
+pub fn plural(unit: &str) -> String {
+    let consonant_y = unit.len() > 1
+        && unit.ends_with('y')
+        && !unit[..unit.len() - 1].ends_with(['a', 'e', 'i', 'o', 'u']);
+    if consonant_y {
+        format!("{}ies", &unit[..unit.len() - 1])
+    } else if unit.ends_with("ch") || unit.ends_with("sh") || unit.ends_with(['s', 'x']) {
+        format!("{unit}es")
+    } else {
+        format!("{unit}s")
+    }
+}
+
+/// A configuration value as the comparison shows it: text unquoted,
+/// lists comma separated, null as `none`.
+fn shown(v: Option<&serde_json::Value>) -> String {
+    use serde_json::Value;
+    match v {
+        None | Some(Value::Null) => "none".to_string(),
+        Some(Value::String(s)) if s.is_empty() => "\"\"".to_string(),
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(a)) => a
+            .iter()
+            .map(|x| shown(Some(x)))
+            .collect::<Vec<_>>()
+            .join(","),
+        Some(other) => other.to_string(),
+    }
+}
+
+/// What differs between the set-ups of the two runs, as (what, base, new):
+/// the configuration keys in the reports' order, then the server, the
+/// tool's version and, per operation in both, its driver and workload.
+pub fn setup_differences(base: &JsonReport, new: &JsonReport) -> Vec<(String, String, String)> {
+    let mut out = Vec::new();
+    let (vb, vn) = (
+        serde_json::to_value(&base.config).unwrap_or_default(),
+        serde_json::to_value(&new.config).unwrap_or_default(),
+    );
+    if let (Some(mb), Some(mn)) = (vb.as_object(), vn.as_object()) {
+        let mut keys: Vec<&String> = mb.keys().collect();
+        keys.extend(mn.keys().filter(|k| !mb.contains_key(*k)));
+        for k in keys {
+            let (x, y) = (mb.get(k), mn.get(k));
+            // Each --sandbox is a new server on a port of its own: the
+            // same target for the comparison (its version is the server's).
+            let sandboxes = k == "target"
+                && [x, y].iter().all(|v| {
+                    v.and_then(|v| v.as_str())
+                        .is_some_and(|t| t.starts_with("sandbox ("))
+                });
+            if x != y && !sandboxes {
+                out.push((k.clone(), shown(x), shown(y)));
+            }
+        }
+    }
+    let server = [
+        ("server", &base.server.flavor, &new.server.flavor),
+        ("server version", &base.server.version, &new.server.version),
+        (
+            "server encryption",
+            &base.server.encryption,
+            &new.server.encryption,
+        ),
+        ("ysql-bench version", &base.version, &new.version),
+    ];
+    for (what, x, y) in server {
+        if x != y {
+            out.push((what.to_string(), x.clone(), y.clone()));
+        }
+    }
+    for b in &base.operations {
+        let Some(n) = new.operations.iter().find(|n| n.operation == b.operation) else {
+            continue;
+        };
+        for (what, x, y) in [
+            ("driver", &b.driver, &n.driver),
+            ("workload", &b.workload, &n.workload),
+        ] {
+            if x != y {
+                let text = |s: &String| {
+                    if s.is_empty() {
+                        "unknown".to_string()
+                    } else {
+                        s.clone()
+                    }
+                };
+                out.push((format!("{} {what}", b.operation), text(x), text(y)));
+            }
+        }
+    }
+    out
+}
+
+/// The set-up block: what differs between the runs, or that nothing does.
+/// The seed alone is said apart: each run draws its own unless --seed is
+/// given, so it differs between most runs and changes only which ids and
+/// values are drawn.
+fn write_setup(w: &mut dyn Write, base: &JsonReport, new: &JsonReport) -> std::io::Result<()> {
+    let diffs = setup_differences(base, new);
+    let others: Vec<&(String, String, String)> =
+        diffs.iter().filter(|(k, _, _)| k != "seed").collect();
+    let seed_differs = others.len() < diffs.len();
+    if others.is_empty() {
+        let but = if seed_differs {
+            " but for the seed (each run draws its own unless --seed is given)"
+        } else {
+            ""
+        };
+        return writeln!(w, "configuration: the same{but}");
+    }
+    writeln!(
+        w,
+        "configuration differs in {} point{}: the changes below may come from {}, not only from what was meant to change",
+        others.len(),
+        if others.len() == 1 { "" } else { "s" },
+        if others.len() == 1 { "it" } else { "them" }
+    )?;
+    let width = diffs
+        .iter()
+        .map(|(k, _, _)| k.len())
+        .max()
+        .unwrap_or(0)
+        .max(14);
+    for (k, x, y) in &diffs {
+        writeln!(w, "  {k:<width$} base {x}, new {y}")?;
+    }
+    Ok(())
+}
+
 /// Writes the comparison of `base` and `new`.
 pub fn write_compare(w: &mut dyn Write, base: &JsonReport, new: &JsonReport) -> Result<()> {
     let io = |e| Error::io("cannot write the comparison", e);
-    let mut matched = 0;
+    if base
+        .operations
+        .iter()
+        .all(|b| new.operations.iter().all(|n| n.operation != b.operation))
+    {
+        return Err(Error::usage(
+            "the two reports have no operation in common: nothing to compare",
+        ));
+    }
+    write_setup(w, base, new).map_err(io)?;
     for b in &base.operations {
         let Some(n) = new.operations.iter().find(|n| n.operation == b.operation) else {
             writeln!(w, "{}: only in the base report", b.operation).map_err(io)?;
             continue;
         };
-        matched += 1;
-        writeln!(w, "{} ({}s)", b.operation, b.unit).map_err(io)?;
+        writeln!(w, "{} ({})", b.operation, plural(&b.unit)).map_err(io)?;
         writeln!(
             w,
             "  {:<14} {:>14} {:>14} {:>9}",
@@ -161,11 +307,6 @@ pub fn write_compare(w: &mut dyn Write, base: &JsonReport, new: &JsonReport) -> 
             writeln!(w, "{}: only in the new report", n.operation).map_err(io)?;
         }
     }
-    if matched == 0 {
-        return Err(Error::usage(
-            "the two reports have no operation in common: nothing to compare",
-        ));
-    }
     Ok(())
 }
 
@@ -189,6 +330,25 @@ mod tests {
             latency: Default::default(),
             lag_avg_ns: 0,
             lag_max_ns: 0,
+        }
+    }
+
+    #[test]
+    fn units_are_made_plural_as_english_does() {
+        for (one, many) in [
+            ("query", "queries"),
+            ("batch", "batches"),
+            ("txn", "txns"),
+            ("op", "ops"),
+            ("transaction", "transactions"),
+            ("booking", "bookings"),
+            ("day", "days"),
+        ] {
+            assert_eq!(plural(one), many);
+        }
+        // Every workload's own plural is what the reports would make.
+        for s in crate::workload::REGISTRY {
+            assert_eq!(plural(s.unit), s.units, "{}", s.name);
         }
     }
 

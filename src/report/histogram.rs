@@ -3,9 +3,12 @@
 //! variance, then one row per bucket, `start .. end [ count ]: ∎∎∎`.
 //!
 //! Buckets are built from the HDR histogram (so from every unit, not a
-//! sample). Values are microseconds. Linear buckets are of equal width
-//! between the min and the max; log buckets grow by a constant factor, so
-//! a long tail does not squash all the mass into the first row.
+//! sample). Values are microseconds. Log buckets, the default, grow by a
+//! constant factor from the min to the max, so the bulk of the units
+//! spreads over several rows and the tail keeps rows of its own. Linear
+//! buckets (the original tool's) are of equal width between the min and
+//! the max: a few stalls a hundred times the median put nearly every unit
+//! in the first row, which is why they are no longer the default.
 
 use std::io::{self, Write};
 

@@ -261,7 +261,7 @@ impl Serialize for Stats {
     fn serialize<S: serde::Serializer>(&self, ser: S) -> std::result::Result<S::Ok, S::Error> {
         use serde::ser::{Error as _, SerializeStruct};
         let enc = |h: &Histogram<u64>| encode_histogram(h).map_err(S::Error::custom);
-        let mut m = ser.serialize_struct("Stats", 21)?;
+        let mut m = ser.serialize_struct("Stats", 23)?;
         m.serialize_field("units", &self.ops)?;
         m.serialize_field("rows", &self.rows)?;
         m.serialize_field("missing_rows", &self.missing)?;
@@ -288,6 +288,8 @@ impl Serialize for Stats {
         m.serialize_field("retries", &self.retries)?;
         m.serialize_field("reconnects", &self.reconnects)?;
         m.serialize_field("failed_units", &self.failed_units)?;
+        m.serialize_field("schedule_wait_ns", &nanos(self.schedule_wait))?;
+        m.serialize_field("pause_wait_ns", &nanos(self.pause_wait))?;
         let retried = !self.retried_service.is_empty();
         m.serialize_field(
             "histograms",
@@ -344,6 +346,10 @@ struct SavedStats {
     reconnects: u64,
     #[serde(default)]
     failed_units: Vec<String>,
+    #[serde(default)]
+    schedule_wait_ns: u64,
+    #[serde(default)]
+    pause_wait_ns: u64,
     histograms: SavedHistograms,
 }
 
@@ -409,6 +415,8 @@ impl<'de> Deserialize<'de> for Stats {
             reconnects: s.reconnects,
             failed_units: s.failed_units,
             conns: Default::default(),
+            schedule_wait: Duration::from_nanos(s.schedule_wait_ns),
+            pause_wait: Duration::from_nanos(s.pause_wait_ns),
         })
     }
 }
@@ -626,6 +634,8 @@ mod tests {
         s.retries = 3;
         s.reconnects = 2;
         s.late = 1;
+        s.schedule_wait = std::time::Duration::from_micros(1234);
+        s.pause_wait = std::time::Duration::from_micros(56);
         s.record_error("40001", Some("ids 1..2".to_string()));
         s
     }
@@ -642,6 +652,10 @@ mod tests {
         assert_eq!(
             (&a.errors, &a.failed_units, a.reconnects),
             (&b.errors, &b.failed_units, b.reconnects)
+        );
+        assert_eq!(
+            (a.schedule_wait, a.pause_wait),
+            (b.schedule_wait, b.pause_wait)
         );
         assert_eq!(a.latency, b.latency);
         assert_eq!(a.service, b.service);
@@ -680,6 +694,8 @@ mod tests {
         let m = v.as_object_mut().unwrap();
         m.remove("busy_ns");
         m.remove("lag_total_ns");
+        m.remove("schedule_wait_ns");
+        m.remove("pause_wait_ns");
         let h = m["histograms"].as_object_mut().unwrap();
         h.remove("retried_service");
         h.remove("retried_attempt");

@@ -528,8 +528,12 @@ pub fn ns(v: u64) -> String {
 }
 
 /// `ysql-bench show`: a saved report's summary, and with `histogram` each
-/// operation's latency histogram.
-pub fn write_show(w: &mut dyn Write, r: &JsonReport, histogram: bool) -> Result<()> {
+/// operation's latency histogram, its rows so spaced.
+pub fn write_show(
+    w: &mut dyn Write,
+    r: &JsonReport,
+    histogram: Option<super::histogram::Scale>,
+) -> Result<()> {
     let io = |e| Error::io("cannot write the summary", e);
     writeln!(w, "{:<22}: {}", "report of", r.started_at).map_err(io)?;
     writeln!(w, "{:<22}: {}", "target", r.config.target).map_err(io)?;
@@ -599,11 +603,12 @@ pub fn write_show(w: &mut dyn Write, r: &JsonReport, histogram: bool) -> Result<
             )
             .map_err(io)?;
         }
-        if histogram && o.figures.ops > 0 {
+        if let Some(scale) = histogram
+            && o.figures.ops > 0
+        {
             writeln!(w, "histogram is per {}", o.unit).map_err(io)?;
             let h = &o.figures.latency;
-            super::histogram::write_histogram(w, h, 10, super::histogram::Scale::Linear)
-                .map_err(io)?;
+            super::histogram::write_histogram(w, h, 10, scale).map_err(io)?;
         }
     }
     Ok(())
@@ -652,6 +657,14 @@ pub fn run_command(command: &crate::cli::Command, out: &mut dyn Write) -> i32 {
     }
 }
 
+/// The histogram's row spacing `--histogram-scale` asks for.
+fn scale(arg: crate::cli::HistogramScaleArg) -> super::histogram::Scale {
+    match arg {
+        crate::cli::HistogramScaleArg::Linear => super::histogram::Scale::Linear,
+        crate::cli::HistogramScaleArg::Log => super::histogram::Scale::Log,
+    }
+}
+
 fn run_inner(command: &crate::cli::Command, out: &mut dyn Write) -> Result<()> {
     use crate::cli::Command;
     match command {
@@ -660,6 +673,7 @@ fn run_inner(command: &crate::cli::Command, out: &mut dyn Write) -> Result<()> {
             json,
             csv,
             print_histogram,
+            histogram_scale,
             strict,
         } => {
             // The outputs are tried before the reports are read: a
@@ -697,14 +711,23 @@ fn run_inner(command: &crate::cli::Command, out: &mut dyn Write) -> Result<()> {
                 crate::say!(">> wrote {}", p.display());
             }
             if json.as_deref() != Some(Path::new("-")) {
-                write_show(out, &merged, *print_histogram)?;
+                write_show(
+                    out,
+                    &merged,
+                    print_histogram.then(|| scale(*histogram_scale)),
+                )?;
             }
             Ok(())
         }
         Command::Show {
             report,
             print_histogram,
-        } => write_show(out, &load(report)?, *print_histogram),
+            histogram_scale,
+        } => write_show(
+            out,
+            &load(report)?,
+            print_histogram.then(|| scale(*histogram_scale)),
+        ),
         Command::Compare { base, new } => {
             let (b, n) = (load(base)?, load(new)?);
             super::compare::write_compare(out, &b, &n)

@@ -6,7 +6,10 @@
 //! commits beside the units the tool counted (and why they differ), the
 //! server's execution time beside the client's time in the database (the
 //! rest is network, protocol and client), and what the run's backends
-//! waited on with a sentence on what that means. The figures themselves
+//! waited on with a sentence on what that means: under `--rate` or
+//! `--tpcc-wait` read against the time the tool itself held the workers
+//! back, which the server sees as backends waiting for the client. The
+//! figures themselves
 //! come from [`crate::db::server_watch`] as plain data
 //! ([`crate::stats::server`]); nothing here talks to the server.
 
@@ -48,48 +51,197 @@ pub fn waits_text(w: &WaitCounts, n: usize) -> String {
     parts.join(", ")
 }
 
-/// What the run's backends mostly did, when it says something clear:
-/// the events grouped into waiting for the client (`Client:ClientRead`,
-/// and the `idle` states without a wait event: between sending a result
-/// and blocking on the next statement), executing (`CPU`), waiting on locks (`Lock:*`) and on I/O
-/// (`IO:*`, and `LWLock:WALWrite`: waiting for another backend to write
-/// the WAL), and the largest group read out.
-pub fn reading(w: &WaitCounts) -> Option<String> {
-    let mut groups = [("client", 0.0), ("cpu", 0.0), ("lock", 0.0), ("io", 0.0)];
+/// The groups the waits are read in: what the backends did, and what it
+/// means when it is most of what they did. In the order of [`groups`].
+const GROUPS: [(&str, &str); 4] = [
+    (
+        "waited for the client's next statement (Client:ClientRead, idle)",
+        "the time goes to the client and the round trips, not to the server's work; the client (or the network) is the bottleneck",
+    ),
+    (
+        "were executing (CPU: on YugabyteDB also waiting on the storage layer, which PostgreSQL does not instrument)",
+        "the server sets the pace",
+    ),
+    (
+        "waited on locks held by other transactions (Lock:*)",
+        "contention sets the pace",
+    ),
+    (
+        "waited on I/O (IO:*, LWLock:WALWrite)",
+        "the disk, or its flushes, sets the pace",
+    ),
+];
+
+/// The shares of the samples in each of [`GROUPS`]: waiting for the
+/// client (`Client:ClientRead`, and the `idle` states without a wait
+/// event: between sending a result and blocking on the next statement),
+/// executing (`CPU`), waiting on locks (`Lock:*`) and on I/O (`IO:*`, and
+/// `LWLock:WALWrite`: waiting for another backend to write the WAL).
+fn groups(w: &WaitCounts) -> [f64; 4] {
+    let mut g = [0.0; 4];
     for (ev, share) in w.shares() {
-        let g = if ev == "Client:ClientRead" || ev.starts_with("idle") {
+        let i = if ev == "Client:ClientRead" || ev.starts_with("idle") {
             0
         } else if ev == "CPU" {
             1
         } else if ev.starts_with("Lock:") {
             2
         } else if ev.starts_with("IO:") || ev == "LWLock:WALWrite" {
-            // WALWrite: waiting for another backend's write of the WAL.
             3
         } else {
             continue;
         };
-        groups[g].1 += share;
+        g[i] += share;
     }
-    let (group, share) = groups
-        .iter()
+    g
+}
+
+/// The largest of `g`, by index, when any is above 0.
+fn largest(g: &[f64; 4]) -> Option<(usize, f64)> {
+    g.iter()
         .copied()
-        .fold(("", 0.0), |a, b| if b.1 > a.1 { b } else { a });
-    let pct = share * 100.0;
-    let text = match group {
-        "client" => format!(
-            "in {pct:.0}% of the samples the run's backends waited for the client's next statement (Client:ClientRead, idle): the time goes to the client and the round trips, not to the server's work; the client (or the network) is the bottleneck"
+        .enumerate()
+        .fold(None, |a: Option<(usize, f64)>, (i, x)| match a {
+            Some((_, y)) if y >= x => a,
+            _ if x > 0.0 => Some((i, x)),
+            _ => a,
+        })
+}
+
+/// How the tool itself held the workers back, to read the waits against:
+/// a paced worker's backend is idle, waiting for the client, by design.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Pacing {
+    /// What the workers waited for ("their --rate schedule (2000/s)").
+    pub what: String,
+    /// The share of the workers' time spent waiting so, 0 to 1.
+    pub share: f64,
+    /// Whether the pacing is a schedule units can fall behind (`--rate`),
+    /// not only pauses of fixed length (`--tpcc-wait`).
+    pub scheduled: bool,
+    /// Why the units are said to have fallen behind their schedule, if
+    /// they did: only then can the client be what holds the run back.
+    pub behind: Option<String>,
+}
+
+/// The pacing of an operation: `--rate`, or the workload's pauses
+/// (TPC-C's keying and think times); none when it ran as fast as it could.
+/// The share is the workers' waits for it over all the workers' time.
+pub fn pacing(r: &OpResult) -> Option<Pacing> {
+    let t = &r.total;
+    let paused = !t.pause_wait.is_zero();
+    if r.rate.is_none() && !paused {
+        return None;
+    }
+    let what = match (r.rate, paused) {
+        (Some(rate), false) => format!("their --rate schedule ({}/s)", rate.per_second),
+        (Some(rate), true) => format!(
+            "their --rate schedule ({}/s) and the keying and think times (--tpcc-wait)",
+            rate.per_second
         ),
-        "cpu" => format!(
-            "in {pct:.0}% of the samples the run's backends were executing (CPU: on YugabyteDB also waiting on the storage layer, which PostgreSQL does not instrument): the server sets the pace"
-        ),
-        "lock" => format!(
-            "in {pct:.0}% of the samples the run's backends waited on locks held by other transactions (Lock:*): contention sets the pace"
-        ),
-        "io" => format!(
-            "in {pct:.0}% of the samples the run's backends waited on I/O (IO:*, LWLock:WALWrite): the disk, or its flushes, sets the pace"
-        ),
-        _ => return None,
+        (None, _) => "the keying and think times (--tpcc-wait)".to_string(),
+    };
+    let worker_time = r.threads as f64 * r.wallclock.as_secs_f64();
+    let waited = (t.schedule_wait + t.pause_wait).as_secs_f64();
+    let share = if worker_time > 0.0 {
+        (waited / worker_time).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    let behind = if r.rate.is_none() {
+        None
+    } else if let Some(note) = super::summary::keep_up_note(r) {
+        Some(note)
+    } else if t.skipped > 0 {
+        Some(format!(
+            "{} {} were skipped, already later than --latency-limit when due",
+            t.skipped, r.spec.units
+        ))
+    } else if t.late > 0 {
+        Some(format!(
+            "{} {} ended later than --latency-limit after their due time",
+            t.late, r.spec.units
+        ))
+    } else {
+        None
+    };
+    Some(Pacing {
+        what,
+        share,
+        scheduled: r.rate.is_some(),
+        behind,
+    })
+}
+
+/// What the run's backends mostly did, when it says something clear: the
+/// events grouped (see [`groups`]) and the largest group read out.
+///
+/// Under pacing (`--rate`, `--tpcc-wait`) the workers are idle by design
+/// for a share of their time, and their backends wait for the client all
+/// that time: that much of the client waits is the pacing's, and is said
+/// so. The client is only called the bottleneck when the units fell
+/// behind their schedule and the waits the pacing does not explain are
+/// still mostly the client's; while they keep to it, the pacing sets the
+/// pace.
+pub fn reading(w: &WaitCounts, pacing: Option<&Pacing>) -> Option<String> {
+    let g = groups(w);
+    let (top, share) = largest(&g)?;
+    let Some(p) = pacing else {
+        let (what, meaning) = GROUPS[top];
+        return Some(format!(
+            "in {:.0}% of the samples the run's backends {what}: {meaning}",
+            share * 100.0
+        ));
+    };
+    let client = g[0];
+    let explained = client.min(p.share);
+    let mut rest = g;
+    rest[0] -= explained;
+    let waited = format!(
+        "the workers spent {:.0}% of their time waiting for {}",
+        p.share * 100.0,
+        p.what
+    );
+    let seen = if client > 0.0 {
+        format!(
+            "in {:.0}% of the samples the run's backends {}, and {waited}: the pacing explains {:.0} points of those waits",
+            client * 100.0,
+            GROUPS[0].0,
+            explained * 100.0
+        )
+    } else {
+        waited
+    };
+    let beyond = largest(&rest).filter(|(_, x)| *x >= 0.005);
+    let text = match &p.behind {
+        None => {
+            let sets = if p.scheduled {
+                "the units kept to their schedule, so the pacing sets the pace, not the client or the server"
+            } else {
+                "the keying and think times set the pace, not the client or the server"
+            };
+            match beyond {
+                Some((0, x)) => format!(
+                    "{seen}; {sets}; the rest of those waits ({:.0}% of the samples) is the client's own time in and between units: round trips, the driver, the tool's bookkeeping",
+                    x * 100.0
+                ),
+                Some((i, x)) => format!(
+                    "{seen}; {sets}; of the other samples, the most ({:.0}% of all) {}",
+                    x * 100.0,
+                    GROUPS[i].0
+                ),
+                None => format!("{seen}; {sets}"),
+            }
+        }
+        Some(why) => match beyond {
+            Some((i, x)) => format!(
+                "{seen}; but {why}: beyond what the pacing explains, in {:.0}% of the samples the run's backends {}: {}",
+                x * 100.0,
+                GROUPS[i].0,
+                GROUPS[i].1
+            ),
+            None => format!("{seen}; but {why}"),
+        },
     };
     Some(text)
 }
@@ -324,7 +476,7 @@ fn write_waits(w: &mut dyn Write, r: &OpResult, s: &ServerFigures) -> io::Result
     // no reading then.
     if !odd_count
         && s.left_open == 0
-        && let Some(text) = reading(waits)
+        && let Some(text) = reading(waits, pacing(r).as_ref())
     {
         line(w, "reading the waits", text)?;
     }
@@ -517,21 +669,128 @@ mod tests {
 
     #[test]
     fn client_read_on_top_says_the_client_is_the_bottleneck() {
-        let r = reading(&waits(&[("Client:ClientRead", 5), ("CPU", 3), ("idle", 2)])).unwrap();
+        let r = reading(
+            &waits(&[("Client:ClientRead", 5), ("CPU", 3), ("idle", 2)]),
+            None,
+        )
+        .unwrap();
         assert!(
             r.contains("in 70% of the samples")
                 && r.contains("the client (or the network) is the bottleneck"),
             "{r}"
         );
-        let r = reading(&waits(&[
-            ("Lock:relation", 4),
-            ("Lock:tuple", 4),
-            ("CPU", 2),
-        ]))
+        let r = reading(
+            &waits(&[("Lock:relation", 4), ("Lock:tuple", 4), ("CPU", 2)]),
+            None,
+        )
         .unwrap();
         assert!(r.contains("in 80%") && r.contains("locks"), "{r}");
-        assert!(reading(&waits(&[("Activity:Whatever", 1)])).is_none());
-        assert!(reading(&WaitCounts::default()).is_none());
+        assert!(reading(&waits(&[("Activity:Whatever", 1)]), None).is_none());
+        assert!(reading(&WaitCounts::default(), None).is_none());
+    }
+
+    /// Issue 22: ycsb-a at --rate 2000 showed 93% Client:ClientRead and
+    /// was read as a slow client, when the tool's own pacing held the
+    /// workers idle most of the time.
+    #[test]
+    fn paced_client_waits_are_read_as_the_pacings() {
+        let w = waits(&[("Client:ClientRead", 93), ("CPU", 7)]);
+        let kept = Pacing {
+            what: "their --rate schedule (2000/s)".into(),
+            share: 0.9,
+            scheduled: true,
+            behind: None,
+        };
+        let r = reading(&w, Some(&kept)).unwrap();
+        assert!(!r.contains("bottleneck"), "{r}");
+        for want in [
+            "in 93% of the samples the run's backends waited for the client's next statement",
+            "the workers spent 90% of their time waiting for their --rate schedule (2000/s)",
+            "the pacing explains 90 points of those waits",
+            "the units kept to their schedule, so the pacing sets the pace, not the client or the server",
+            "of the other samples, the most (7% of all) were executing",
+        ] {
+            assert!(r.contains(want), "{want}\nnot in\n{r}");
+        }
+        let r = reading(
+            &waits(&[("Client:ClientRead", 98), ("CPU", 2)]),
+            Some(&Pacing {
+                share: 0.65,
+                ..kept.clone()
+            }),
+        )
+        .unwrap();
+        assert!(
+            r.contains("the pacing sets the pace")
+                && r.contains(
+                    "the rest of those waits (33% of the samples) is the client's own time"
+                ),
+            "{r}"
+        );
+        // Units that fell behind: what the pacing does not explain is read
+        // as before, and here it is still the client's.
+        let behind = Pacing {
+            share: 0.1,
+            behind: Some("the server (or client) did not keep up with the rate".into()),
+            ..kept.clone()
+        };
+        let r = reading(&w, Some(&behind)).unwrap();
+        assert!(
+            r.contains("but the server (or client) did not keep up with the rate: beyond what the pacing explains, in 83% of the samples the run's backends waited for the client")
+                && r.contains("the client (or the network) is the bottleneck"),
+            "{r}"
+        );
+        let r = reading(
+            &waits(&[("Client:ClientRead", 3), ("Lock:tuple", 7)]),
+            Some(&behind),
+        )
+        .unwrap();
+        assert!(
+            r.contains("in 70% of the samples the run's backends waited on locks"),
+            "{r}"
+        );
+        assert!(r.contains("contention sets the pace"), "{r}");
+        // Keying and think times cannot be fallen behind.
+        let tpcc = Pacing {
+            what: "the keying and think times (--tpcc-wait)".into(),
+            share: 0.99,
+            scheduled: false,
+            behind: None,
+        };
+        let r = reading(&w, Some(&tpcc)).unwrap();
+        assert!(r.contains("the keying and think times set the pace"), "{r}");
+        assert!(!r.contains("bottleneck"), "{r}");
+    }
+
+    #[test]
+    fn the_pacing_share_is_the_workers_waits_over_their_time() {
+        let mut r = select(2000);
+        assert_eq!(pacing(&r), None);
+        r.rate = Some(crate::stats::RateTarget { per_second: 2000.0 });
+        // 2 workers over 1 s, 1.8 s of it waiting for their due times.
+        r.total.schedule_wait = Duration::from_millis(1800);
+        let p = pacing(&r).unwrap();
+        assert!((p.share - 0.9).abs() < 1e-9, "{p:?}");
+        assert_eq!(p.what, "their --rate schedule (2000/s)");
+        assert!(p.scheduled && p.behind.is_none(), "{p:?}");
+        r.total.skipped = 3;
+        let p = pacing(&r).unwrap();
+        assert!(p.behind.unwrap().contains("3 queries were skipped"));
+        // Half the target achieved: behind, whatever else.
+        let mut r = select(1000);
+        r.rate = Some(crate::stats::RateTarget { per_second: 2000.0 });
+        assert!(
+            pacing(&r)
+                .unwrap()
+                .behind
+                .unwrap()
+                .contains("did not keep up")
+        );
+        // TPC-C's pauses alone.
+        let mut r = select(10);
+        r.total.pause_wait = Duration::from_millis(1000);
+        let p = pacing(&r).unwrap();
+        assert!(!p.scheduled && p.behind.is_none() && (p.share - 0.5).abs() < 1e-9);
     }
 
     #[test]

@@ -189,6 +189,15 @@ fn session_settings(plan: &RunSettings) -> Vec<String> {
     settings
 }
 
+/// What a worker waited for when it was idle by design.
+#[derive(Clone, Copy)]
+enum Waited {
+    /// Its next unit's due time (`--rate`).
+    Schedule,
+    /// A pause of the workload's (TPC-C's keying and think times).
+    Pause,
+}
+
 /// The loop of one phase (warmup, or measurement) of one worker.
 pub(super) struct Phase<'a> {
     pub(super) pace: &'a Pace,
@@ -250,7 +259,9 @@ impl Phase<'_> {
                         // so the wallclock is the asked time, then stop.
                         // The slot stays in the schedule: after a warmup,
                         // measurement starts with it.
+                        let from = Instant::now();
                         schedule::wait_until_or(d, self.stop.stopped()).await;
+                        self.waited(from, Waited::Schedule);
                         continue;
                     }
                     let due = s.next_due();
@@ -299,10 +310,13 @@ impl Phase<'_> {
                     return;
                 }
             }
-            if let Some(due) = due
-                && (!schedule::wait_until_or(due, self.stop.stopped()).await || self.stop.is_set())
-            {
-                return;
+            if let Some(due) = due {
+                let from = Instant::now();
+                let reached = schedule::wait_until_or(due, self.stop.stopped()).await;
+                self.waited(from, Waited::Schedule);
+                if !reached || self.stop.is_set() {
+                    return;
+                }
             }
             let sent = Instant::now();
             let (res, tries, cancelled, attempt) =
@@ -469,13 +483,27 @@ impl Phase<'_> {
     /// wakes the wait through the thread's [`ThreadStop`] notification,
     /// as it does a rate wait: no timer per worker looks at the flag.
     async fn pause(&self, d: Duration, deadline: Option<Instant>) -> bool {
-        let until = Instant::now() + d;
+        let from = Instant::now();
+        let until = from + d;
         let end = deadline.map_or(until, |dl| until.min(dl));
-        tokio::select! {
+        let full = tokio::select! {
             biased;
             _ = self.stop.stopped() => false,
             _ = tokio::time::sleep_until(end.into()) => end == until,
-        }
+        };
+        self.waited(from, Waited::Pause);
+        full
+    }
+
+    /// Counts the time since `from` as waited by design: for a unit's due
+    /// time or in a pause. The server sees the worker's backend idle then,
+    /// and its report reads that against these sums.
+    fn waited(&self, from: Instant, what: Waited) {
+        let d = from.elapsed();
+        self.stats().common(|c| match what {
+            Waited::Schedule => c.schedule_wait += d,
+            Waited::Pause => c.pause_wait += d,
+        });
     }
 
     /// Sends the staged unit, trying it again after a failure the retry

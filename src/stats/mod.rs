@@ -123,6 +123,13 @@ pub struct Stats {
     pub failed_units: Vec<String>,
     /// Connections per host, and connect times under --reconnect.
     pub conns: conns::ConnStats,
+    /// Time the workers spent waiting for their units' due times
+    /// (`--rate`), summed over the workers: idle by design, which the
+    /// server sees as backends waiting for the client.
+    pub schedule_wait: Duration,
+    /// Time the workers spent in the workload's pauses (TPC-C's keying
+    /// and think times, `--tpcc-wait`), summed over the workers.
+    pub pause_wait: Duration,
 }
 
 /// How many failed units are named in reports.
@@ -150,6 +157,8 @@ impl Default for Stats {
             reconnects: 0,
             failed_units: Vec::new(),
             conns: conns::ConnStats::default(),
+            schedule_wait: Duration::ZERO,
+            pause_wait: Duration::ZERO,
         }
     }
 }
@@ -264,6 +273,8 @@ impl Stats {
         self.failed_units
             .extend(other.failed_units.iter().take(room).cloned());
         self.conns.add(&other.conns);
+        self.schedule_wait += other.schedule_wait;
+        self.pause_wait += other.pause_wait;
     }
 }
 
