@@ -546,6 +546,7 @@ pub fn never_started(result: &OpResult) -> bool {
         && result.total.failed() == 0
         && result.total.rows == 0
         && result.checks.is_empty()
+        && result.findings.is_empty()
 }
 
 /// A failed operation's reason on stderr too: with the summary sent to a

@@ -42,9 +42,9 @@ use crate::db::nodes::Endpoint;
 use crate::error::{Error, Result};
 use crate::workload::{BoxFuture, Check, DynOperation, Spec, TableSet, Workload};
 
+use crate::db::dialect::BARRIER_MARK;
 /// The barrier table.
 pub use crate::db::dialect::BARRIER_TABLE;
-use crate::db::dialect::BARRIER_MARK;
 
 /// How often a waiting client looks at the barrier table.
 const POLL: Duration = Duration::from_millis(20);

@@ -594,7 +594,10 @@ impl RunPlan {
             );
         }
         if self.workload.force
-            && self.operations.iter().all(|o| *o == &crate::workload::cleanup::SPEC)
+            && self
+                .operations
+                .iter()
+                .all(|o| *o == &crate::workload::cleanup::SPEC)
         {
             w.push(
                 "warning: --force does not make cleanup drop a table ysql-bench did not create; a family's clean-up (e.g. pgbench-cleanup --force) drops one of the family's columns"

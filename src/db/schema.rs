@@ -442,8 +442,8 @@ pub async fn search_path(client: &Client) -> Result<Vec<String>> {
         .query_typed("select current_schemas(false)::text[]", &[])
         .await
         .map_err(|e| Error::db("cannot read the search_path", e))?;
-    let row = one_row(rows)
-        .map_err(|why| Error::run(format!("cannot read the search_path: {why}")))?;
+    let row =
+        one_row(rows).map_err(|why| Error::run(format!("cannot read the search_path: {why}")))?;
     Ok(row.get(0))
 }
 
@@ -574,10 +574,12 @@ pub async fn count_rows_upto(client: &Client, qualified: &str, cap: u64) -> Resu
         "select count(*) from (select 1 from {qualified} limit {}) s",
         cap.saturating_add(1)
     );
-    let row = client
-        .query_one(&sql, &[])
+    let rows = client
+        .query_typed(&sql, &[])
         .await
         .map_err(|e| Error::db(format!("cannot count the rows of {qualified}"), e))?;
+    let row = one_row(rows)
+        .map_err(|why| Error::run(format!("cannot count the rows of {qualified}: {why}")))?;
     Ok(row.get::<_, i64>(0).max(0) as u64)
 }
 

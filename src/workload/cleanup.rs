@@ -240,7 +240,8 @@ impl Cleanup {
         if ours {
             return Verdict::Drop { forced: false };
         }
-        let not_ours = format!("it was not created by ysql-bench (its comment is not '{TABLE_MARK}')");
+        let not_ours =
+            format!("it was not created by ysql-bench (its comment is not '{TABLE_MARK}')");
         match (self.family, self.named(&r.name)) {
             (Some(_), Some(def)) if r.columns != def.columns => {
                 let have: Vec<String> = r.columns.iter().map(|(n, t)| format!("{n} {t}")).collect();
@@ -337,7 +338,7 @@ impl Cleanup {
                             };
                             self.note("dropped", format!("table {q} ({rows_text}){forced}"));
                         }
-                        Err(e) => tally.failed(self, format!("table {q}"), e),
+                        Err(e) => tally.failed(self, e),
                     }
                 }
             }
@@ -358,7 +359,7 @@ impl Cleanup {
                             tally.routines += 1;
                             self.note("dropped", format!("{kind} {q}"));
                         }
-                        Err(e) => tally.failed(self, format!("{kind} {q}"), e),
+                        Err(e) => tally.failed(self, e),
                     }
                 }
             }
@@ -367,9 +368,7 @@ impl Cleanup {
         match tally.first_failure {
             None => Ok(()),
             Some(first) => Err(Error::run(format!(
-                "{} could not drop {}{}",
-                self.spec,
-                first,
+                "{first}{}",
                 match tally.failures {
                     0 | 1 => String::new(),
                     n => format!(" (and {} more, listed in the summary)", n - 1),
@@ -422,10 +421,11 @@ impl Tally {
         }
     }
 
-    fn failed(&mut self, cleanup: &Cleanup, what: String, e: Error) {
-        cleanup.note("not dropped", format!("{what}: {e}"));
+    /// A drop failed; `e` says what and why ("cannot drop table ...").
+    fn failed(&mut self, cleanup: &Cleanup, e: Error) {
+        cleanup.note("not dropped", e.to_string());
         self.failures += 1;
-        self.first_failure.get_or_insert(format!("{what}: {e}"));
+        self.first_failure.get_or_insert(e.to_string());
     }
 
     /// The last line: what went and what stayed.
@@ -500,8 +500,13 @@ mod tests {
 
     fn settings() -> Settings {
         crate::config::RunPlan::from_cli(
-            <crate::cli::Cli as clap::Parser>::try_parse_from(["ysql-bench", "--sandbox", "-o", "cleanup"])
-                .unwrap(),
+            <crate::cli::Cli as clap::Parser>::try_parse_from([
+                "ysql-bench",
+                "--sandbox",
+                "-o",
+                "cleanup",
+            ])
+            .unwrap(),
         )
         .unwrap()
         .workload
@@ -559,7 +564,10 @@ mod tests {
         let all = cleanup(None, true, 1);
         let drop = Verdict::Drop { forced: false };
         let loaded = "created by ysql-bench; loaded 10 rows";
-        assert_eq!(all.judge(&rel("pgbench_branches", loaded, &BRANCHES), &path()), drop);
+        assert_eq!(
+            all.judge(&rel("pgbench_branches", loaded, &BRANCHES), &path()),
+            drop
+        );
         // Any name the tool gave it (--table-name of an earlier run).
         assert_eq!(all.judge(&rel("bench_t", TABLE_MARK, &[]), &path()), drop);
         // pgbench -i's own: left, even with --force.
@@ -568,7 +576,10 @@ mod tests {
             v => panic!("{v:?}"),
         }
         // A table nobody of the tool's names: not its business.
-        assert_eq!(all.judge(&rel("orders_2024", "", &[]), &path()), Verdict::Ignore);
+        assert_eq!(
+            all.judge(&rel("orders_2024", "", &[]), &path()),
+            Verdict::Ignore
+        );
         // A view of a table's name is not a table.
         let mut view = rel("usertable", "", &[]);
         view.relkind = "v".to_string();
@@ -583,7 +594,10 @@ mod tests {
         r.on_path = false;
         match all.judge(&r, &path()) {
             Verdict::Leave(why) => {
-                assert!(why.contains("bench2") && why.contains("search_path"), "{why}")
+                assert!(
+                    why.contains("bench2") && why.contains("search_path"),
+                    "{why}"
+                )
             }
             v => panic!("{v:?}"),
         }
@@ -595,9 +609,15 @@ mod tests {
     fn a_family_drops_its_own_and_with_force_a_table_of_its_shape() {
         let fam = cleanup(Some(&PGBENCH), false, 1);
         let drop = Verdict::Drop { forced: false };
-        assert_eq!(fam.judge(&rel("pgbench_branches", TABLE_MARK, &BRANCHES), &path()), drop);
+        assert_eq!(
+            fam.judge(&rel("pgbench_branches", TABLE_MARK, &BRANCHES), &path()),
+            drop
+        );
         // Another family's marked table is not this family's.
-        assert_eq!(fam.judge(&rel("usertable", TABLE_MARK, &[]), &path()), Verdict::Ignore);
+        assert_eq!(
+            fam.judge(&rel("usertable", TABLE_MARK, &[]), &path()),
+            Verdict::Ignore
+        );
         match fam.judge(&rel("pgbench_branches", "", &BRANCHES), &path()) {
             Verdict::Leave(why) => assert!(why.contains("--force"), "{why}"),
             v => panic!("{v:?}"),
@@ -619,8 +639,14 @@ mod tests {
         let fam = cleanup(Some(&OLTP), false, 1);
         let drop = Verdict::Drop { forced: false };
         assert_eq!(fam.judge(&rel("sbtest7", TABLE_MARK, &[]), &path()), drop);
-        assert_eq!(fam.judge(&rel("sbtest7", "", &[]), &path()), Verdict::Ignore);
-        assert_eq!(fam.judge(&rel("sbtestx", TABLE_MARK, &[]), &path()), Verdict::Ignore);
+        assert_eq!(
+            fam.judge(&rel("sbtest7", "", &[]), &path()),
+            Verdict::Ignore
+        );
+        assert_eq!(
+            fam.judge(&rel("sbtestx", TABLE_MARK, &[]), &path()),
+            Verdict::Ignore
+        );
         assert!(is_sbtest("sbtest12") && !is_sbtest("sbtest") && !is_sbtest("sbtest1a"));
     }
 
@@ -655,7 +681,10 @@ mod tests {
         };
         let drop = Verdict::Drop { forced: false };
         assert_eq!(all.judge_routine(&routine(TABLE_MARK, "x"), &path()), drop);
-        assert_eq!(all.judge_routine(&routine("", LOAD_PROCEDURE_BODY), &path()), drop);
+        assert_eq!(
+            all.judge_routine(&routine("", LOAD_PROCEDURE_BODY), &path()),
+            drop
+        );
         assert!(matches!(
             all.judge_routine(&routine("", "begin null; end"), &path()),
             Verdict::Leave(_)
@@ -675,6 +704,10 @@ mod tests {
             t.summary("no table", &path()),
             "dropped 2 tables (more than 1000005 rows); left 0"
         );
-        assert!(Tally::default().summary("no YCSB table", &path()).starts_with("nothing to drop"));
+        assert!(
+            Tally::default()
+                .summary("no YCSB table", &path())
+                .starts_with("nothing to drop")
+        );
     }
 }
