@@ -1035,6 +1035,36 @@ mod tests {
     }
 
     #[test]
+    fn clean_ups_go_last() {
+        assert!(
+            usage_message(&["-o", "cleanup,copy-mem"]).contains(
+                "copy-mem comes after cleanup, which drops tables: put the clean-ups last"
+            )
+        );
+        assert!(usage_message(&["-o", "tpcc-load,tpcc-cleanup,tpcc"]).contains("tpcc comes after"));
+        assert!(plan(&["-o", "copy-mem,select,ycsb-cleanup,table-cleanup,cleanup"]).is_ok());
+    }
+
+    #[test]
+    fn flags_a_clean_up_does_not_read_are_warned_about() {
+        let w = plan(&["-o", "cleanup", "--force", "--drop", "--show-rowsize"])
+            .unwrap()
+            .warnings()
+            .join("\n");
+        assert!(w.contains("--force does not make cleanup drop"), "{w}");
+        assert!(w.contains("--drop applies to loads"), "{w}");
+        assert!(
+            w.contains("--show-rowsize measures the last operation's table, and cleanup drops it"),
+            "{w}"
+        );
+        // A family's clean-up does read --force.
+        let w = plan(&["-o", "pgbench-cleanup", "--force"])
+            .unwrap()
+            .warnings();
+        assert!(w.is_empty(), "{w:?}");
+    }
+
+    #[test]
     fn bad_table_names_are_refused() {
         assert!(usage_message(&["-o", "insert", "--table-name", ""]).contains("empty"));
         let long = "x".repeat(64);

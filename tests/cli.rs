@@ -702,6 +702,14 @@ fn completions_and_the_man_page_are_printed_on_stdout() {
         text(&bash.stdout),
         text(&bash.stderr)
     );
+    // -o completes to every operation's name, the clean-ups' too.
+    let script = text(&out.stdout);
+    let names = ysql_bench::workload::names().join(" ");
+    assert!(names.contains("ycsb-cleanup") && names.ends_with(" cleanup"));
+    assert!(
+        script.contains(&format!("compgen -W \"{names}\"")),
+        "{script}"
+    );
     let out = bin("ysql-bench", &["man"]);
     assert_eq!(out.status.code(), Some(0));
     assert!(text(&out.stdout).contains(".TH ysql-bench 1"));

@@ -9,8 +9,7 @@
 mod common;
 use common::*;
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
 use tokio_postgres::Client;
 use ysql_bench::RunReport;
