@@ -126,7 +126,10 @@ async fn cleanup_drops_exactly_the_tables_ysql_bench_created() {
     );
     assert!(routines(&c).await.contains("public.ysql_bench_load"));
 
-    let (r, s) = run_args(&sb, &["-o", "cleanup"]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("cleanup.json");
+    let json = json.to_str().unwrap();
+    let (r, s) = run_args(&sb, &["-o", "cleanup", "--json", json]).await;
     assert!(r.succeeded(), "{s}");
     assert_eq!(tables(&c).await, users_tables(), "{s}");
     assert_eq!(routines(&c).await, BTreeSet::new(), "{s}");
@@ -154,6 +157,20 @@ async fn cleanup_drops_exactly_the_tables_ysql_bench_created() {
         op.findings.iter().filter(|f| f.label == "dropped").count() == 24,
         "{:?}",
         op.findings
+    );
+
+    // The JSON report keeps the lines, and `show` prints them.
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
+    let findings = doc["operations"][0]["findings"].as_array().unwrap();
+    assert_eq!(findings.len(), 25, "{findings:?}");
+    assert_eq!(findings[24]["label"], "in all");
+    let out = bin("ysql-bench", &["show", json]);
+    assert!(
+        text(&out.stdout)
+            .contains("dropped               : table \"public\".\"stock\" (100000 rows)"),
+        "{}",
+        text(&out.stdout)
     );
 
     // Nothing left to drop: exit 0, and it says so.
