@@ -151,12 +151,15 @@ pub fn build(
         // here, differs.
         defs.extend((f.tables.defs)(s, Flavor::Postgres)?);
     }
+    // What the summary names as the operation's table: the first of the
+    // family's (`--tables 0` leaves sysbench's none).
+    let table = match defs.first() {
+        Some(d) => d.name.clone(),
+        None => table::table_name(s)?,
+    };
     Ok(Box::new(Cleanup {
         spec,
-        table: defs
-            .first()
-            .map(|d| d.name.clone())
-            .map_or_else(|| table::table_name(s), Ok)?,
+        table,
         defs,
         family,
         force: s.force,
