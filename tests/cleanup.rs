@@ -473,7 +473,8 @@ async fn oltp_cleanup_drops_the_tools_sbtest_tables_and_sysbenchs_only_with_forc
 
 /// Nothing is dropped with CASCADE: a view of the user's on a table of
 /// the tool's keeps both, and the clean-up fails (exit 1) after dropping
-/// the rest, saying what it could not drop and why.
+/// the rest, saying what it could not drop and why; the clean-ups after
+/// it in -o still run.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tool_table_another_object_depends_on_is_not_dropped_and_the_cleanup_fails() {
     let sb = sandbox();
@@ -504,6 +505,26 @@ async fn a_tool_table_another_object_depends_on_is_not_dropped_and_the_cleanup_f
     );
     assert_eq!(tables(&c).await, set(&["usertable"]), "{stdout}");
     assert!(table_exists(&c, "my_users").await);
+
+    // A clean-up that failed does not stop the clean-ups after it.
+    let (r, s) = run_args(&sb, &["-o", "copy-mem", "-r", "10"]).await;
+    assert!(r.succeeded(), "{s}");
+    let out = bin(
+        "ysql-bench",
+        &["-u", &sb.url(), "-o", "ycsb-cleanup,table-cleanup"],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("== table-cleanup =="),
+        "{}",
+        text(&out.stdout)
+    );
+    assert_eq!(
+        tables(&c).await,
+        set(&["usertable"]),
+        "{}",
+        text(&out.stdout)
+    );
 }
 
 /// A clean-up drops tables: an operation after it that needs them is
