@@ -152,8 +152,9 @@ Examples:
     ysql-bench -o select -P 5 --json run.json --graph --graph-dir plots
   Several nodes: 12 workers spread over three nodes
     ysql-bench -u 'host=yb1,yb2,yb3 port=5433' --load-balance round-robin -o select -t 12
-  Safety: replace a table ysql-bench did not create (its rows are lost)
+  Safety: replace a table ysql-bench did not create (its rows are lost); drop every table ysql-bench created, and no other
     ysql-bench -o copy-mem --drop --force --table-name bench_t
+    ysql-bench -o cleanup
   Several clients: three machines as one run (client 0 shown), then their reports merged
     ysql-bench -u 'host=yb1 port=5433' --clients 3 --client-index 0 -o copy-mem,select --json c0.json
     ysql-bench merge c0.json c1.json c2.json --json run.json

@@ -42,8 +42,9 @@ use crate::db::nodes::Endpoint;
 use crate::error::{Error, Result};
 use crate::workload::{BoxFuture, Check, DynOperation, Spec, TableSet, Workload};
 
+use crate::db::dialect::BARRIER_MARK;
 /// The barrier table.
-pub const BARRIER_TABLE: &str = "ysql_bench_barrier";
+pub use crate::db::dialect::BARRIER_TABLE;
 
 /// How often a waiting client looks at the barrier table.
 const POLL: Duration = Duration::from_millis(20);
@@ -551,7 +552,7 @@ async fn create_table(client: &Client) -> Result<()> {
     }
     let _ = client
         .batch_execute(&format!(
-            "comment on table {BARRIER_TABLE} is 'ysql-bench: the barrier of --clients runs'"
+            "comment on table {BARRIER_TABLE} is '{BARRIER_MARK}'"
         ))
         .await;
     Ok(())
@@ -675,6 +676,9 @@ impl Workload for Clustered {
     }
     fn has_units(&self) -> bool {
         self.inner.has_units()
+    }
+    fn findings(&self) -> Vec<crate::workload::Finding> {
+        self.inner.findings()
     }
     fn metrics(
         &self,

@@ -586,6 +586,30 @@ impl RunPlan {
         if let ConnTarget::Server(s) = &self.target {
             w.extend(s.warnings());
         }
+        let cleanups_only = self.operations.iter().all(|o| o.drops);
+        if cleanups_only && self.workload.drop {
+            w.push(
+                "warning: --drop applies to loads; a clean-up drops what ysql-bench created without it"
+                    .to_string(),
+            );
+        }
+        if self.workload.force
+            && self
+                .operations
+                .iter()
+                .all(|o| *o == &crate::workload::cleanup::SPEC)
+        {
+            w.push(
+                "warning: --force does not make cleanup drop a table ysql-bench did not create; a family's clean-up (e.g. pgbench-cleanup --force) drops one of the family's columns"
+                    .to_string(),
+            );
+        }
+        if self.show_rowsize && self.operations.last().is_some_and(|o| o.drops) {
+            w.push(format!(
+                "warning: --show-rowsize measures the last operation's table, and {} drops it",
+                self.operations.last().map_or("", |o| o.name)
+            ));
+        }
         let t = &self.workload.tpcc;
         if self.operations.contains(&&crate::workload::tpcc::RUN)
             && (self.workload.threads as u64) < u64::from(t.homes.len())
@@ -910,8 +934,8 @@ pub fn check_batch_bytes(s: &Settings) -> Result<()> {
 
 /// What the operations need of `--rows` and `--drop`: rows to load or to
 /// look up (a load of 0 rows would end "successfully" with a summary of
-/// zeros), and a table that a query at the start may read (`--drop`
-/// empties it first).
+/// zeros), a table that a query at the start may read (`--drop` empties
+/// it first), and tables that no clean-up dropped before.
 fn check_operations(operations: &[&'static Spec], rows: u64, drop: bool) -> Result<()> {
     if operations.is_empty() {
         return Err(Error::usage(
@@ -927,6 +951,14 @@ fn check_operations(operations: &[&'static Spec], rows: u64, drop: bool) -> Resu
         };
         return Err(Error::usage(format!(
             "--rows 0 {what}: give the number of rows in the table, e.g. -r 100000"
+        )));
+    }
+    if let Some(i) = operations.iter().position(|o| o.drops)
+        && let Some(after) = operations[i..].iter().find(|o| !o.drops)
+    {
+        return Err(Error::usage(format!(
+            "{after} comes after {}, which drops tables: put the clean-ups last (--drop makes a load start on new tables)",
+            operations[i]
         )));
     }
     if drop && let Some(first) = operations.first().filter(|o| !o.is_load()) {
@@ -1000,6 +1032,36 @@ mod tests {
         assert_eq!(quote_ident("a\"b; drop"), "\"a\"\"b; drop\"");
         assert_eq!(quote_literal("/tmp/it's"), "'/tmp/it''s'");
         assert_eq!(TableName::new("My Table").unwrap().quoted(), "\"My Table\"");
+    }
+
+    #[test]
+    fn clean_ups_go_last() {
+        assert!(
+            usage_message(&["-o", "cleanup,copy-mem"]).contains(
+                "copy-mem comes after cleanup, which drops tables: put the clean-ups last"
+            )
+        );
+        assert!(usage_message(&["-o", "tpcc-load,tpcc-cleanup,tpcc"]).contains("tpcc comes after"));
+        assert!(plan(&["-o", "copy-mem,select,ycsb-cleanup,table-cleanup,cleanup"]).is_ok());
+    }
+
+    #[test]
+    fn flags_a_clean_up_does_not_read_are_warned_about() {
+        let w = plan(&["-o", "cleanup", "--force", "--drop", "--show-rowsize"])
+            .unwrap()
+            .warnings()
+            .join("\n");
+        assert!(w.contains("--force does not make cleanup drop"), "{w}");
+        assert!(w.contains("--drop applies to loads"), "{w}");
+        assert!(
+            w.contains("--show-rowsize measures the last operation's table, and cleanup drops it"),
+            "{w}"
+        );
+        // A family's clean-up does read --force.
+        let w = plan(&["-o", "pgbench-cleanup", "--force"])
+            .unwrap()
+            .warnings();
+        assert!(w.is_empty(), "{w:?}");
     }
 
     #[test]

@@ -173,6 +173,49 @@ async fn every_operation_works_through_pgbouncer_without_prepared_statements() {
     }
 }
 
+/// A clean-up through the pooler in transaction mode: its catalog reads,
+/// counts and drops are each one statement, so any server connection
+/// serves them. The tool's tables and functions go; the user's table of a
+/// tool's name stays.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cleanup_works_through_pgbouncer() {
+    let sb = sandbox();
+    let mut pgb = pgbouncer(&sb);
+    let url = pgb.url();
+    let c = client(&sb).await;
+    for load in ["procedure", "ycsb-load"] {
+        let (r, s) = pgb
+            .run(&["-u", &url, "--no-prepared", "-o", load, "-r", "500"])
+            .await;
+        assert!(r.succeeded(), "{load}:\n{s}");
+    }
+    c.batch_execute(
+        "create table pgbench_accounts (aid int, bid int, abalance int, filler char(84))",
+    )
+    .await
+    .unwrap();
+    let (r, s) = pgb
+        .run(&["-u", &url, "--no-prepared", "-o", "cleanup", "-t", "4"])
+        .await;
+    assert!(r.succeeded(), "{s}");
+    assert!(!table_exists(&c, "test_table").await, "{s}");
+    assert!(!table_exists(&c, "usertable").await, "{s}");
+    assert!(table_exists(&c, "pgbench_accounts").await, "{s}");
+    let routines: i64 = c
+        .query_one(
+            "select count(*) from pg_proc where proname like 'ysql\\_bench\\_%'",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(routines, 0, "{s}");
+    assert!(
+        s.contains("in all                : dropped 2 tables (1000 rows) and 2 functions; left 1"),
+        "{s}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn prepared_statements_through_pgbouncer_work_or_stop_with_advice() {
     let sb = sandbox();

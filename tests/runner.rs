@@ -77,6 +77,7 @@ static FAKE: Spec = Spec {
     role: Role::Query,
     paced: true,
     writes: false,
+    drops: false,
     unit: "unit",
     units: "units",
     build: no_build,

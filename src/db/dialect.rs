@@ -38,6 +38,11 @@ impl Flavor {
 /// table is truncated or dropped without `--force`.
 pub const TABLE_MARK: &str = "created by ysql-bench";
 
+/// The table where the clients of a `--clients` run meet, and its comment:
+/// the mark by which a clean-up knows it.
+pub const BARRIER_TABLE: &str = "ysql_bench_barrier";
+pub const BARRIER_MARK: &str = "ysql-bench: the barrier of --clients runs";
+
 /// The table's columns, in order; the shape a table must have to be ours.
 pub const COLUMNS: [(&str, &str); 5] = [
     ("id", "integer"),
@@ -82,28 +87,51 @@ pub fn nontransactional_setting() -> &'static str {
 /// extension is needed), and a procedure that inserts a range of ids and
 /// commits every `batch` rows. Plain plpgsql that YugabyteDB (PostgreSQL
 /// 11 based) and PostgreSQL 11+ both run.
-pub fn procedure_ddl() -> [&'static str; 2] {
+pub fn procedure_ddl() -> [String; 2] {
     [
-        "create or replace function ysql_bench_random_text(len int) returns text \
-         language sql volatile as $f$ \
-         select left(string_agg(md5(random()::text), ''), len) \
-         from generate_series(1, (len + 31) / 32) $f$",
-        "create or replace procedure ysql_bench_load(tbl text, first_id bigint, end_id bigint, batch int, len int) \
-         language plpgsql as $p$ \
-         declare \
-           lo bigint := first_id; \
-           hi bigint; \
-         begin \
-           while lo < end_id loop \
-             hi := least(lo + batch, end_id); \
-             execute format('insert into %I (id, f1, f2, f3, f4) \
-               select g, ysql_bench_random_text($3), ysql_bench_random_text($3), \
-                      ysql_bench_random_text($3), ysql_bench_random_text($3) \
-               from generate_series($1, $2 - 1) g', tbl) using lo, hi, len; \
-             commit; \
-             lo := hi; \
-           end loop; \
-         end $p$",
+        format!(
+            "create or replace function {RANDOM_TEXT}(len int) returns text \
+             language sql volatile as $f${RANDOM_TEXT_BODY}$f$"
+        ),
+        format!(
+            "create or replace procedure {LOAD_PROCEDURE}(tbl text, first_id bigint, end_id bigint, batch int, len int) \
+             language plpgsql as $p${LOAD_PROCEDURE_BODY}$p$"
+        ),
+    ]
+}
+
+/// The names of the procedure load's function and procedure.
+pub const RANDOM_TEXT: &str = "ysql_bench_random_text";
+pub const LOAD_PROCEDURE: &str = "ysql_bench_load";
+
+/// Their bodies, as the server keeps them (`pg_proc.prosrc`): a clean-up
+/// knows an unmarked routine of an older ysql-bench by its body.
+pub const RANDOM_TEXT_BODY: &str = " \
+    select left(string_agg(md5(random()::text), ''), len) \
+    from generate_series(1, (len + 31) / 32) ";
+pub const LOAD_PROCEDURE_BODY: &str = " \
+    declare \
+      lo bigint := first_id; \
+      hi bigint; \
+    begin \
+      while lo < end_id loop \
+        hi := least(lo + batch, end_id); \
+        execute format('insert into %I (id, f1, f2, f3, f4) \
+          select g, ysql_bench_random_text($3), ysql_bench_random_text($3), \
+                 ysql_bench_random_text($3), ysql_bench_random_text($3) \
+          from generate_series($1, $2 - 1) g', tbl) using lo, hi, len; \
+        commit; \
+        lo := hi; \
+      end loop; \
+    end ";
+
+/// Marks the function and the procedure as the tool's, as tables are.
+pub fn procedure_marks() -> [String; 2] {
+    [
+        format!("comment on function {RANDOM_TEXT}(int) is '{TABLE_MARK}'"),
+        format!(
+            "comment on procedure {LOAD_PROCEDURE}(text, bigint, bigint, int, int) is '{TABLE_MARK}'"
+        ),
     ]
 }
 
@@ -167,5 +195,36 @@ mod tests {
         // The procedure itself quotes it as an identifier with %I.
         assert!(procedure_ddl()[1].contains("insert into %I"));
         assert!(procedure_ddl()[1].contains("commit;"));
+    }
+
+    /// A clean-up knows an unmarked routine of an older ysql-bench by its
+    /// body: the DDL must stay, byte for byte, what every version sent.
+    #[test]
+    fn the_procedure_ddl_is_what_older_versions_sent() {
+        let older = [
+            "create or replace function ysql_bench_random_text(len int) returns text \
+             language sql volatile as $f$ \
+             select left(string_agg(md5(random()::text), ''), len) \
+             from generate_series(1, (len + 31) / 32) $f$",
+            "create or replace procedure ysql_bench_load(tbl text, first_id bigint, end_id bigint, batch int, len int) \
+             language plpgsql as $p$ \
+             declare \
+               lo bigint := first_id; \
+               hi bigint; \
+             begin \
+               while lo < end_id loop \
+                 hi := least(lo + batch, end_id); \
+                 execute format('insert into %I (id, f1, f2, f3, f4) \
+                   select g, ysql_bench_random_text($3), ysql_bench_random_text($3), \
+                          ysql_bench_random_text($3), ysql_bench_random_text($3) \
+                   from generate_series($1, $2 - 1) g', tbl) using lo, hi, len; \
+                 commit; \
+                 lo := hi; \
+               end loop; \
+             end $p$",
+        ];
+        assert_eq!(procedure_ddl(), older);
+        assert!(older[0].contains(&format!("$f${RANDOM_TEXT_BODY}$f$")));
+        assert!(older[1].contains(&format!("$p${LOAD_PROCEDURE_BODY}$p$")));
     }
 }

@@ -1,5 +1,6 @@
 //! The server and the table: detect the flavour, create, check, truncate
-//! and drop the benchmark table, and measure its row size.
+//! and drop the benchmark table, measure its row size, and find what a
+//! clean-up may drop.
 //!
 //! The tool only ever truncates or drops a table it created itself (marked
 //! with a table comment at creation) and whose columns have the expected
@@ -10,7 +11,7 @@ use tokio_postgres::types::Type;
 use tokio_postgres::{Client, Row};
 
 use super::dialect::{self, Flavor, TABLE_MARK};
-use crate::config::TableName;
+use crate::config::{TableName, quote_ident};
 use crate::error::{Error, Result};
 
 /// What the run learned about the server.
@@ -394,6 +395,201 @@ pub async fn average_row_size(
     let avg: Option<f64> = row.get(0);
     let n: i64 = row.get(1);
     Ok(avg.map(|a| (a, n)))
+}
+
+/// A relation a clean-up looks at: one that carries a mark of the tool's,
+/// or has the name of one of its tables.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Relation {
+    pub schema: String,
+    pub name: String,
+    /// `pg_class.relkind`: r a table, p a partitioned table, v a view, ...
+    pub relkind: String,
+    pub comment: String,
+    /// Its columns, name and `format_type`, in order.
+    pub columns: Vec<(String, String)>,
+    /// Whether its schema is on the connection's search_path.
+    pub on_path: bool,
+}
+
+impl Relation {
+    /// `"schema"."name"`: the one relation meant, whatever the search_path.
+    pub fn qualified(&self) -> String {
+        format!("{}.{}", quote_ident(&self.schema), quote_ident(&self.name))
+    }
+
+    /// Whether it is a table (plain or partitioned), not a view or other.
+    pub fn is_table(&self) -> bool {
+        self.relkind == "r" || self.relkind == "p"
+    }
+
+    /// What it is, for messages: "table", "view", ...
+    pub fn kind_name(&self) -> &'static str {
+        match self.relkind.as_str() {
+            "r" | "p" => "table",
+            "v" => "view",
+            "m" => "materialized view",
+            "f" => "foreign table",
+            _ => "relation",
+        }
+    }
+}
+
+/// The schemas of the connection's search_path that exist, in order: where
+/// the tool creates its tables (the first) and finds them.
+pub async fn search_path(client: &Client) -> Result<Vec<String>> {
+    let rows = client
+        .query_typed("select current_schemas(false)::text[]", &[])
+        .await
+        .map_err(|e| Error::db("cannot read the search_path", e))?;
+    let row =
+        one_row(rows).map_err(|why| Error::run(format!("cannot read the search_path: {why}")))?;
+    Ok(row.get(0))
+}
+
+/// The relations, in every schema but the system's, whose comment starts
+/// with `mark` or is one of `comments`, or whose name is one of `names`;
+/// those on the search_path first, in its order.
+pub async fn find_relations(
+    client: &Client,
+    mark: &str,
+    comments: &[&str],
+    names: &[String],
+) -> Result<Vec<Relation>> {
+    let sql = "select n.nspname::text, c.relname::text, c.relkind::text, \
+               coalesce(d.description, ''), \
+               coalesce(n.nspname = any(current_schemas(false)), false), \
+               array(select a.attname::text from pg_attribute a \
+                     where a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped \
+                     order by a.attnum), \
+               array(select format_type(a.atttypid, a.atttypmod) from pg_attribute a \
+                     where a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped \
+                     order by a.attnum) \
+               from pg_class c \
+               join pg_namespace n on n.oid = c.relnamespace \
+               left join pg_description d \
+                 on d.objoid = c.oid and d.classoid = 'pg_class'::regclass and d.objsubid = 0 \
+               where c.relkind in ('r', 'p', 'v', 'm', 'f') \
+                 and n.nspname not in ('pg_catalog', 'information_schema') \
+                 and n.nspname !~ '^pg_(toast|temp_|toast_temp_)' \
+                 and (left(coalesce(d.description, ''), length($1)) = $1 \
+                      or d.description = any($2) or c.relname = any($3)) \
+               order by array_position(current_schemas(false), n.nspname), n.nspname, c.relname";
+    let comments: Vec<&str> = comments.to_vec();
+    let rows = client
+        .query_typed(
+            sql,
+            &[
+                (&mark, Type::TEXT),
+                (&comments, Type::TEXT_ARRAY),
+                (&names, Type::TEXT_ARRAY),
+            ],
+        )
+        .await
+        .map_err(|e| Error::db("cannot list the tables", e))?;
+    Ok(rows
+        .iter()
+        .map(|r| {
+            let names: Vec<String> = r.get(5);
+            let types: Vec<String> = r.get(6);
+            Relation {
+                schema: r.get(0),
+                name: r.get(1),
+                relkind: r.get(2),
+                comment: r.get(3),
+                on_path: r.get(4),
+                columns: names.into_iter().zip(types).collect(),
+            }
+        })
+        .collect())
+}
+
+/// A function or procedure a clean-up looks at.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Routine {
+    pub schema: String,
+    pub name: String,
+    /// Its arguments as `DROP` takes them ("len integer").
+    pub args: String,
+    pub procedure: bool,
+    pub comment: String,
+    /// `pg_proc.prosrc`: the body as the server keeps it.
+    pub body: String,
+    pub on_path: bool,
+}
+
+impl Routine {
+    /// `"schema"."name"(args)`.
+    pub fn qualified(&self) -> String {
+        format!(
+            "{}.{}({})",
+            quote_ident(&self.schema),
+            quote_ident(&self.name),
+            self.args
+        )
+    }
+
+    pub fn kind_name(&self) -> &'static str {
+        if self.procedure {
+            "procedure"
+        } else {
+            "function"
+        }
+    }
+}
+
+/// The functions and procedures named one of `names`, in every schema but
+/// the system's, those on the search_path first.
+pub async fn find_routines(client: &Client, names: &[&str]) -> Result<Vec<Routine>> {
+    let sql = "select n.nspname::text, p.proname::text, \
+               pg_get_function_identity_arguments(p.oid), p.prokind = 'p', \
+               coalesce(obj_description(p.oid, 'pg_proc'), ''), coalesce(p.prosrc, ''), \
+               coalesce(n.nspname = any(current_schemas(false)), false) \
+               from pg_proc p join pg_namespace n on n.oid = p.pronamespace \
+               where p.proname = any($1) and n.nspname not in ('pg_catalog', 'information_schema') \
+               order by array_position(current_schemas(false), n.nspname), n.nspname, p.proname";
+    let names: Vec<&str> = names.to_vec();
+    let rows = client
+        .query_typed(sql, &[(&names, Type::TEXT_ARRAY)])
+        .await
+        .map_err(|e| Error::db("cannot list the functions", e))?;
+    Ok(rows
+        .iter()
+        .map(|r| Routine {
+            schema: r.get(0),
+            name: r.get(1),
+            args: r.get(2),
+            procedure: r.get(3),
+            comment: r.get(4),
+            body: r.get(5),
+            on_path: r.get(6),
+        })
+        .collect())
+}
+
+/// The rows of `qualified`, counted up to `cap` (more reads as `cap + 1`):
+/// what a clean-up says it dropped, without reading a huge table whole.
+pub async fn count_rows_upto(client: &Client, qualified: &str, cap: u64) -> Result<u64> {
+    let sql = format!(
+        "select count(*) from (select 1 from {qualified} limit {}) s",
+        cap.saturating_add(1)
+    );
+    let rows = client
+        .query_typed(&sql, &[])
+        .await
+        .map_err(|e| Error::db(format!("cannot count the rows of {qualified}"), e))?;
+    let row = one_row(rows)
+        .map_err(|why| Error::run(format!("cannot count the rows of {qualified}: {why}")))?;
+    Ok(row.get::<_, i64>(0).max(0) as u64)
+}
+
+/// Drops one object, `kind` "table", "function" or "procedure", without
+/// CASCADE: what depends on it (a view, a foreign key) makes it fail.
+pub async fn drop_object(client: &Client, kind: &str, qualified: &str) -> Result<()> {
+    client
+        .batch_execute(&format!("drop {kind} {qualified}"))
+        .await
+        .map_err(|e| Error::db(format!("cannot drop {kind} {qualified}"), e))
 }
 
 #[cfg(test)]

@@ -177,6 +177,10 @@ pub struct JsonOperation {
     /// Consistency checks run after the operation.
     #[serde(default)]
     pub checks: Vec<crate::workload::Check>,
+    /// What an operation without units did: a clean-up's dropped and left
+    /// tables, one `{label, text}` a line as the summary shows them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub findings: Vec<crate::workload::Finding>,
     /// The workload's own figures by key (TPC-C: tpmc, efficiency).
     #[serde(default)]
     pub metrics: std::collections::BTreeMap<String, f64>,
@@ -564,6 +568,7 @@ fn operation(op: &OpResult) -> Result<JsonOperation> {
             })
             .collect::<Result<_>>()?,
         checks: op.checks.clone(),
+        findings: op.findings.clone(),
         metrics: op
             .metrics
             .iter()

@@ -330,6 +330,12 @@ fn merge_operation(ops: &[&JsonOperation], indexes: &[usize]) -> Result<JsonOper
         types,
         statements,
         checks: first.checks.clone(),
+        // Only the leader cleans up: its lines are the run's.
+        findings: ops
+            .iter()
+            .find(|o| !o.findings.is_empty())
+            .map(|o| o.findings.clone())
+            .unwrap_or_default(),
         // Per host and connect figures are each client's own.
         hosts: if ops.len() == 1 {
             first.hosts.clone()
@@ -581,6 +587,9 @@ pub fn write_show(
         // fraction, p90_limits_met 1 or 0), by their JSON keys.
         for (k, v) in &o.metrics {
             writeln!(w, "{k:<22}: {}", number(*v)).map_err(io)?;
+        }
+        for f in &o.findings {
+            writeln!(w, "{:<22}: {}", f.label, f.text).map_err(io)?;
         }
         if let Some(s) = &o.start {
             writeln!(

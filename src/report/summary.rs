@@ -265,6 +265,9 @@ pub fn write_summary(w: &mut dyn Write, r: &OpResult) -> io::Result<()> {
             )?;
         }
         write_checks(w, r)?;
+        for f in &r.findings {
+            line(w, &f.label, &f.text)?;
+        }
         if let Some(why) = &r.failure {
             line(w, "FAILED", why)?;
         }

@@ -143,7 +143,9 @@ pub async fn run_operation(ctx: &RunCtx, workload: &dyn Workload) -> OpResult {
             intervals: Vec::new(),
         })
         .collect();
-    if let Err(e) = set_up(ctx, workload).await {
+    let done = set_up(ctx, workload).await;
+    result.findings = workload.findings();
+    if let Err(e) = done {
         result.failure = Some(e.to_string());
         return result;
     }

@@ -429,6 +429,9 @@ pub struct OpResult {
     pub statements: Vec<crate::workload::StatementStats>,
     /// Consistency checks run after the operation.
     pub checks: Vec<crate::workload::Check>,
+    /// What an operation without units did (a clean-up's dropped and
+    /// left tables).
+    pub findings: Vec<crate::workload::Finding>,
     /// The workload's own figures (TPC-C's tpmC).
     pub metrics: Vec<crate::workload::Metric>,
     /// What the units that found rows missing are, in the summary (see
@@ -468,6 +471,7 @@ impl OpResult {
             types: Vec::new(),
             statements: Vec::new(),
             checks: Vec::new(),
+            findings: Vec::new(),
             metrics: Vec::new(),
             missing_label: "missing",
             threads,

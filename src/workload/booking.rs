@@ -184,6 +184,13 @@ pub static BOOKING_TABLES: Tables = Tables {
     defs: |s, flavor| Ok(table_defs(flavor, s.tablets)),
 };
 
+/// `-o booking-cleanup`.
+pub static CLEANUP: Spec = super::cleanup::spec(
+    "booking-cleanup",
+    "flight booking: drop its five tables, those ysql-bench created",
+    |spec, s| super::cleanup::build(spec, s, Some(&super::cleanup::BOOKING)),
+);
+
 /// `-o booking-load`.
 pub static LOAD: Spec = Spec {
     name: "booking-load",
@@ -192,6 +199,7 @@ pub static LOAD: Spec = Spec {
     role: Role::Load,
     paced: true,
     writes: true,
+    drops: false,
     unit: "batch",
     units: "batches",
     build: build_load,
@@ -204,6 +212,7 @@ pub static BOOKING: Spec = Spec {
     role: Role::Query,
     paced: true,
     writes: true,
+    drops: false,
     unit: "booking",
     units: "bookings",
     build: build_booking,
@@ -216,6 +225,7 @@ pub static CHECK: Spec = Spec {
     role: Role::Query,
     paced: false,
     writes: false,
+    drops: false,
     unit: "check",
     units: "checks",
     build: build_check,

@@ -60,6 +60,7 @@ pub static SPEC: Spec = Spec {
     role: Role::Load,
     paced: false,
     writes: true,
+    drops: false,
     unit: "file",
     units: "files",
     build: table::build::<CopyFile>,

@@ -38,6 +38,7 @@ pub static SPEC: Spec = Spec {
     role: Role::Load,
     paced: true,
     writes: true,
+    drops: false,
     unit: "batch",
     units: "batches",
     build: table::build::<CopyMem>,

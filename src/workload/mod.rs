@@ -43,6 +43,7 @@ use crate::db::schema::{self, TableDef};
 use crate::error::Result;
 
 pub mod booking;
+pub mod cleanup;
 pub mod copy_file;
 pub mod copy_load;
 pub mod copy_mem;
@@ -72,6 +73,7 @@ pub static REGISTRY: &[&Spec] = &[
     &procedure::SPEC,
     &select::SPEC,
     &update::SPEC,
+    &table::CLEANUP,
     &ycsb::LOAD,
     &ycsb::A,
     &ycsb::B,
@@ -79,6 +81,7 @@ pub static REGISTRY: &[&Spec] = &[
     &ycsb::D,
     &ycsb::E,
     &ycsb::F,
+    &ycsb::CLEANUP,
     &oltp::PREPARE,
     &oltp::READ_WRITE,
     &oltp::READ_ONLY,
@@ -92,11 +95,15 @@ pub static REGISTRY: &[&Spec] = &[
     &booking::LOAD,
     &booking::BOOKING,
     &booking::CHECK,
+    &booking::CLEANUP,
     &tpcc::LOAD,
     &tpcc::RUN,
     &tpcc::CHECK,
+    &tpcc::CLEANUP,
     &pgbench_init::SPEC,
+    &pgbench_init::CLEANUP,
     &script::SPEC,
+    &cleanup::SPEC,
 ];
 
 /// The workload named `name` in `-o` (its name or an alias).
@@ -137,6 +144,9 @@ pub struct Spec {
     pub paced: bool,
     /// Whether it writes into its tables (a query workload may too).
     pub writes: bool,
+    /// Whether it drops tables (a clean-up): it needs none created, and
+    /// no workload after it in `-o` may need the ones it drops.
+    pub drops: bool,
     /// What one timed unit is, for reports, singular and plural.
     pub unit: &'static str,
     pub units: &'static str,
@@ -234,9 +244,16 @@ pub trait Workload: Send + Sync {
     }
 
     /// Whether the workload needs its tables created and checked before
-    /// the run (not so for one that drops them).
+    /// the run (not so for one that drops them, nor for scripts).
     fn needs_tables(&self) -> bool {
-        true
+        !self.spec().drops
+    }
+
+    /// What a workload without units did, line by line (a clean-up's
+    /// dropped and left tables), read after its set-up, also a failed
+    /// one: for the summary and the JSON report.
+    fn findings(&self) -> Vec<Finding> {
+        Vec::new()
     }
 
     /// Figures of its own, from what was measured of each type (in the
@@ -355,6 +372,14 @@ pub struct Check {
     pub held: bool,
     /// What was found, e.g. "0 of 15000 (schedule, day) pairs differ".
     pub detail: String,
+}
+
+/// One line of what a workload without units did ([`Workload::findings`]),
+/// e.g. label "dropped", text "table \"public\".\"usertable\" (1000 rows)".
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Finding {
+    pub label: String,
+    pub text: String,
 }
 
 /// What [`Workload::metrics`] is given of one transaction type.

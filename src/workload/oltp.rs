@@ -9,7 +9,8 @@
 //! joined by `-`, `pad` five, `k` uniform in 1..rows, ids 1..rows (the
 //! sequence is moved past them, so that sysbench's own inserts go on
 //! after). `oltp-prepare` loads them with COPY over the threads;
-//! `oltp-cleanup` drops them (only the tool's, unless `--force`).
+//! `oltp-cleanup` drops them (only the tool's, or with `--force` those of
+//! sysbench's shape; see [`super::cleanup`]).
 //!
 //! One unit is one sysbench *event*: for the transactional scripts a
 //! BEGIN … COMMIT holding the groups of statements of `oltp_common.lua`
@@ -42,7 +43,7 @@ use super::{
 };
 use crate::config::TableName;
 use crate::db::dialect::Flavor;
-use crate::db::schema::{self, TableDef, TableState};
+use crate::db::schema::{self, TableDef};
 use crate::db::wire::{Answer, Param};
 use crate::error::{Error, Result};
 
@@ -174,6 +175,7 @@ const fn run_spec(name: &'static str, about: &'static str, writes: bool) -> Spec
         role: Role::Query,
         paced: true,
         writes,
+        drops: false,
         unit: "txn",
         units: "txns",
         build: build_run,
@@ -188,22 +190,17 @@ pub static PREPARE: Spec = Spec {
     role: Role::Load,
     paced: true,
     writes: true,
+    drops: false,
     unit: "batch",
     units: "batches",
     build: build_prepare,
 };
 /// `-o oltp-cleanup`.
-pub static CLEANUP: Spec = Spec {
-    name: "oltp-cleanup",
-    aliases: &[],
-    about: "sysbench OLTP: drop sbtest1..--tables",
-    role: Role::Load,
-    paced: false,
-    writes: true,
-    unit: "table",
-    units: "tables",
-    build: build_cleanup,
-};
+pub static CLEANUP: Spec = super::cleanup::spec(
+    "oltp-cleanup",
+    "sysbench OLTP: drop sbtest1..--tables and every other sbtestN, those ysql-bench created",
+    |spec, s| super::cleanup::build(spec, s, Some(&super::cleanup::OLTP)),
+);
 pub static READ_WRITE: Spec = run_spec(
     "oltp-read-write",
     "sysbench oltp_read_write: selects, ranges, updates, delete+insert in one transaction",
@@ -448,71 +445,6 @@ impl Operation for PrepareOp {
         let chunk = futures_util::stream::iter([Ok(self.data.clone())]);
         let rows = copy_in(client, statement, &sql, chunk).await?;
         Ok(Outcome { rows, missing: 0 })
-    }
-}
-
-// ---------------------------------------------------------------- cleanup
-
-fn build_cleanup(spec: &'static Spec, s: &Settings) -> Result<Box<dyn Workload>> {
-    Ok(Box::new(Cleanup {
-        spec,
-        settings: s.clone(),
-        first: table(1),
-    }))
-}
-
-struct Cleanup {
-    spec: &'static Spec,
-    settings: Settings,
-    first: TableName,
-}
-
-impl Workload for Cleanup {
-    fn spec(&self) -> &'static Spec {
-        self.spec
-    }
-
-    fn tables(&self) -> &'static dyn TableSet {
-        &SBTABLES
-    }
-
-    fn has_units(&self) -> bool {
-        false
-    }
-
-    fn needs_tables(&self) -> bool {
-        false
-    }
-
-    fn set_up<'a>(&'a self, client: &'a Client) -> BoxFuture<'a, Result<()>> {
-        Box::pin(async move {
-            for def in sbtest_defs(&self.settings, Flavor::Postgres)? {
-                let t = def.name.quoted();
-                match schema::inspect(client, &def).await? {
-                    TableState::Missing => continue,
-                    TableState::Foreign { why, .. } if !self.settings.force => {
-                        return Err(Error::usage(format!(
-                            "refusing to drop table {t}: {why}; add --force if its data may be lost"
-                        )));
-                    }
-                    _ => {}
-                }
-                crate::say!(">> drop table {t}");
-                client
-                    .batch_execute(&format!("drop table {t}"))
-                    .await
-                    .map_err(|e| Error::db(format!("cannot drop table {t}"), e))?;
-            }
-            Ok(())
-        })
-    }
-
-    fn table(&self) -> &TableName {
-        &self.first
-    }
-
-    fn worker(&self, _thread: usize) -> Box<dyn DynOperation> {
-        Box::new(super::NoUnits)
     }
 }
 

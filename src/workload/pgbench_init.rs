@@ -49,10 +49,18 @@ pub static SPEC: Spec = Spec {
     role: Role::Load,
     paced: true,
     writes: true,
+    drops: false,
     unit: "batch",
     units: "batches",
     build,
 };
+
+/// `-o pgbench-cleanup`.
+pub static CLEANUP: Spec = super::cleanup::spec(
+    "pgbench-cleanup",
+    "drop pgbench's four tables, those ysql-bench created (never those of pgbench -i)",
+    |spec, s| super::cleanup::build(spec, s, Some(&super::cleanup::PGBENCH)),
+);
 
 fn name(t: &str) -> TableName {
     TableName::new(t).unwrap_or_else(|_| unreachable!("a fixed, valid name"))

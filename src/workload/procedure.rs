@@ -2,7 +2,8 @@
 //! commits every batch-size rows; one timed CALL per thread.
 //!
 //! The procedure and its random-text function are created (or replaced)
-//! once before the workers start, by [`install`]. The CALL goes over the
+//! and marked as the tool's once before the workers start, by [`install`];
+//! `table-cleanup` and `cleanup` drop them. The CALL goes over the
 //! simple query protocol so that the procedure's COMMITs run at top level.
 
 use tokio_postgres::Client;
@@ -10,12 +11,13 @@ use tokio_postgres::Client;
 use super::table::{self, TableOp, one_per_thread_note};
 use super::{BoxFuture, Operation, Outcome, Role, Settings, Spec};
 use crate::config::TableName;
-use crate::db::dialect::{procedure_call, procedure_ddl};
+use crate::db::dialect::{procedure_call, procedure_ddl, procedure_marks};
 use crate::error::{Error, Result};
 
-/// Creates or replaces the server-side generator.
+/// Creates or replaces the server-side generator, marked as the tool's
+/// (so that a clean-up drops it, and nothing else of that name).
 pub async fn install(client: &Client) -> Result<()> {
-    for ddl in procedure_ddl() {
+    for ddl in procedure_ddl().iter().chain(&procedure_marks()) {
         client
             .batch_execute(ddl)
             .await
@@ -41,6 +43,7 @@ pub static SPEC: Spec = Spec {
     role: Role::Load,
     paced: false,
     writes: true,
+    drops: false,
     unit: "call",
     units: "calls",
     build: table::build::<Procedure>,

@@ -26,6 +26,7 @@ pub static SPEC: Spec = Spec {
     role: Role::Query,
     paced: true,
     writes: false,
+    drops: false,
     unit: "query",
     units: "queries",
     build: table::build::<Select>,

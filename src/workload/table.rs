@@ -43,6 +43,13 @@ pub static TEST_TABLE: Tables = Tables {
     },
 };
 
+/// `-o table-cleanup`.
+pub static CLEANUP: Spec = super::cleanup::spec(
+    "table-cleanup",
+    "drop test_table (or --table-name) and the procedure's functions, if ysql-bench created them",
+    |spec, s| super::cleanup::build(spec, s, Some(&super::cleanup::TABLE)),
+);
+
 /// One operation on test_table, as [`OnTestTable`] needs it.
 pub trait TableOp: Operation + Sized {
     /// Checks the flags this operation cares about.

@@ -32,6 +32,7 @@ pub static SPEC: Spec = Spec {
     role: Role::Query,
     paced: true,
     writes: true,
+    drops: false,
     unit: "query",
     units: "queries",
     build: table::build::<Update>,

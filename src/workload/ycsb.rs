@@ -128,6 +128,7 @@ const fn mix_spec(name: &'static str, about: &'static str, writes: bool) -> Spec
         role: Role::Query,
         paced: true,
         writes,
+        drops: false,
         unit: "op",
         units: "ops",
         build: build_mix,
@@ -142,6 +143,7 @@ pub static LOAD: Spec = Spec {
     role: Role::Load,
     paced: true,
     writes: true,
+    drops: false,
     unit: "batch",
     units: "batches",
     build: build_load,
@@ -198,6 +200,13 @@ fn check_shape(s: &Settings) -> Result<()> {
     }
     Ok(())
 }
+
+/// `-o ycsb-cleanup`.
+pub static CLEANUP: Spec = super::cleanup::spec(
+    "ycsb-cleanup",
+    "YCSB: drop usertable (or --table-name) if ysql-bench created it",
+    |spec, s| super::cleanup::build(spec, s, Some(&super::cleanup::YCSB)),
+);
 
 /// usertable, YCSB's one table.
 pub static USERTABLE: Tables = Tables {

@@ -376,3 +376,29 @@ pub fn system_program(name: &str) -> Command {
         Command::new(name)
     }
 }
+
+/// pgbench of the server's version (installed with PostgreSQL's server
+/// binaries), else the one on PATH.
+pub fn pgbench() -> Command {
+    let beside = ysql_bench::db::sandbox::find_bindir()
+        .ok()
+        .map(|d| d.join("pgbench"))
+        .filter(|p| p.is_file());
+    Command::new(beside.unwrap_or_else(|| std::path::PathBuf::from("pgbench")))
+}
+
+/// Runs pgbench against `db` of the sandbox; panics with its output on
+/// failure. The database is a positional argument (pgbench's -d is
+/// --debug).
+pub fn run_pgbench(sb: &Sandbox, db: &str, args: &[&str]) -> String {
+    let port = sb.port().to_string();
+    let out = pgbench()
+        .args(["-h", "127.0.0.1", "-p", &port, "-U", "postgres"])
+        .args(args)
+        .arg(db)
+        .output()
+        .expect("pgbench runs (it is installed with PostgreSQL)");
+    let text = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "pgbench {args:?}: {text}");
+    text
+}

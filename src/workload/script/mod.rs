@@ -126,6 +126,7 @@ pub static SPEC: Spec = Spec {
     role: Role::Query,
     paced: true,
     writes: true,
+    drops: false,
     unit: "txn",
     units: "txns",
     build,

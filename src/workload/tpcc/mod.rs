@@ -163,6 +163,13 @@ fn name(t: &str) -> TableName {
     TableName::new(t).unwrap_or_else(|_| unreachable!("a fixed, valid name"))
 }
 
+/// `-o tpcc-cleanup`.
+pub static CLEANUP: Spec = super::cleanup::spec(
+    "tpcc-cleanup",
+    "TPC-C: drop the nine tables, those ysql-bench created",
+    |spec, s| super::cleanup::build(spec, s, Some(&super::cleanup::TPCC)),
+);
+
 /// `-o tpcc-load`.
 pub static LOAD: Spec = Spec {
     name: "tpcc-load",
@@ -171,6 +178,7 @@ pub static LOAD: Spec = Spec {
     role: Role::Load,
     paced: false,
     writes: true,
+    drops: false,
     unit: "batch",
     units: "batches",
     build: build_load,
@@ -367,6 +375,7 @@ pub static RUN: Spec = Spec {
     role: Role::Query,
     paced: true,
     writes: true,
+    drops: false,
     unit: "transaction",
     units: "transactions",
     build: build_run,
@@ -380,6 +389,7 @@ pub static CHECK: Spec = Spec {
     role: Role::Query,
     paced: false,
     writes: false,
+    drops: false,
     unit: "check",
     units: "checks",
     build: build_check,
