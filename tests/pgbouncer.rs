@@ -48,6 +48,11 @@ impl Bouncer {
 }
 
 fn pgbouncer(sb: &Sandbox) -> Bouncer {
+    pgbouncer_with(sb, POOL_SIZE)
+}
+
+/// A PgBouncer in transaction mode with `pool_size` server connections.
+fn pgbouncer_with(sb: &Sandbox, pool_size: u32) -> Bouncer {
     let dir = shared_dir();
     let port = free_port();
     let d = dir.path();
@@ -61,7 +66,7 @@ fn pgbouncer(sb: &Sandbox) -> Bouncer {
          auth_type = trust\n\
          auth_file = {dir}/userlist.txt\n\
          pool_mode = transaction\n\
-         default_pool_size = {POOL_SIZE}\n\
+         default_pool_size = {pool_size}\n\
          max_client_conn = 100\n\
          ignore_startup_parameters = extra_float_digits\n\
          logfile = {dir}/pgbouncer.log\n\
@@ -388,4 +393,52 @@ async fn through_pgbouncer_the_server_block_says_whose_backends_it_saw() {
     println!("{s}");
     assert!(s.contains("pooler"), "{s}");
     assert!(started.elapsed() < std::time::Duration::from_secs(8), "{s}");
+}
+
+/// Issue 22: under --no-prepared nothing the tool sends may leave a named
+/// prepared statement on a server connection, its own queries (the table
+/// checks, the marks, the server statistics) included. tokio-postgres
+/// numbers its statements s0, s1, … afresh in every process, so a name
+/// that one run leaves on a pooled server connection collides (42P05)
+/// with the next run's that lands there. Each run here is its own process,
+/// as when a study runs the tool again and again through one PgBouncer;
+/// the first runs find fresh server connections, the later ones those the
+/// earlier runs used.
+#[test]
+fn no_prepared_runs_one_after_another_through_pgbouncer_all_succeed() {
+    const RUNS: usize = 15;
+    let sb = sandbox();
+    let mut pgb = pgbouncer_with(&sb, 4);
+    let url = pgb.url();
+    let run = |args: &[&str]| {
+        let mut all = vec!["-u", url.as_str(), "--no-prepared"];
+        all.extend_from_slice(args);
+        bin("ysql-bench", &all)
+    };
+    let out = run(&["-o", "insert", "-r", "3000"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let started = std::time::Instant::now();
+    let mut failed = Vec::new();
+    for i in 1..=RUNS {
+        let out = run(&[
+            "-o",
+            "select,update",
+            "-r",
+            "3000",
+            "-t",
+            "8",
+            "--time",
+            "1s",
+        ]);
+        if !out.status.success() {
+            eprintln!("run {i}: {}", text(&out.stderr));
+            failed.push(i);
+        }
+    }
+    eprintln!("{RUNS} runs in {:?}", started.elapsed());
+    assert!(
+        failed.is_empty(),
+        "runs {failed:?} of {RUNS} failed\n{}",
+        pgb.daemon.state()
+    );
 }
