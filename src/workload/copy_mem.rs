@@ -69,9 +69,12 @@ impl TableOp for CopyMem {
 /// `sql` inside BEGIN/COMMIT, and sends `chunks`; returns the rows copied.
 ///
 /// tokio-postgres always parses COPY as a named statement and binds it in
-/// a second round trip. Through a pooler in transaction mode (PgBouncer)
-/// the two may land on different server connections, where the statement
-/// does not exist; the explicit transaction keeps them on one. Used by
+/// a second round trip (it has no unnamed COPY). Through a pooler in
+/// transaction mode (PgBouncer) the two may land on different server
+/// connections, where the statement does not exist, and a name left on a
+/// server connection collides with the next client's; the explicit
+/// transaction keeps parse, copy and close on one, and the statement is
+/// closed before the transaction ends (see [`crate::db::unnamed`]). Used by
 /// copy-mem and by copy-file with --copy-file-client. (On YugabyteDB a COPY
 /// outside a transaction block commits every
 /// yb_default_copy_from_rows_per_transaction rows, 20000 by default; a
@@ -117,11 +120,18 @@ where
     S: futures_util::Stream<Item = Result<Bytes>>,
 {
     let fail = |e| Error::db("COPY FROM STDIN failed", e);
-    let sink = match statement {
-        Some(s) => client.copy_in(s).await,
-        None => client.copy_in(sql).await,
-    }
-    .map_err(fail)?;
+    // Without a statement of the connection's, this one lives in this
+    // function: dropping it at the end sends its Close, ahead of the
+    // caller's COMMIT or ROLLBACK.
+    let own;
+    let statement = match statement {
+        Some(s) => s,
+        None => {
+            own = client.prepare(sql).await.map_err(fail)?;
+            &own
+        }
+    };
+    let sink = client.copy_in(statement).await.map_err(fail)?;
     futures_util::pin_mut!(sink, chunks);
     while let Some(chunk) = chunks.next().await {
         sink.send(chunk?).await.map_err(fail)?;
