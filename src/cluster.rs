@@ -160,7 +160,7 @@ impl Gate {
                 &[&plan.run_id],
             )
             .await
-                .map_err(|e| Error::db("cannot clear the barrier of an earlier run", e))?;
+            .map_err(|e| Error::db("cannot clear the barrier of an earlier run", e))?;
             insert(&client, &plan.run_id, 0, "open", g, 0.0, None).await?;
             g
         } else {
@@ -388,7 +388,7 @@ impl Gate {
                 &[&self.plan.run_id, &go],
             )
             .await
-                .map_err(|e| Error::db("cannot read the barrier", e))?;
+            .map_err(|e| Error::db("cannot read the barrier", e))?;
             let mut seen = Vec::new();
             for r in &rows {
                 let age: f64 = r.try_get(5).unwrap_or(f64::MAX);
@@ -518,7 +518,7 @@ async fn db_now(client: &Client) -> Result<(f64, Instant)> {
         &[],
     )
     .await
-        .map_err(|e| Error::db("cannot read the database's clock", e))?;
+    .map_err(|e| Error::db("cannot read the database's clock", e))?;
     let t1 = Instant::now();
     let now: f64 = row
         .try_get(0)
@@ -542,9 +542,9 @@ async fn create_table(client: &Client) -> Result<()> {
             &[&BARRIER_TABLE],
         )
         .await
-            .ok()
-            .and_then(|r| r.try_get::<_, bool>(0).ok())
-            .unwrap_or(false);
+        .ok()
+        .and_then(|r| r.try_get::<_, bool>(0).ok())
+        .unwrap_or(false);
         if !exists {
             return Err(Error::db(
                 format!("cannot create the barrier table {BARRIER_TABLE}"),

@@ -447,3 +447,187 @@ fn no_prepared_runs_one_after_another_through_pgbouncer_all_succeed() {
         assert!(summary.contains("== ycsb-"), "{summary}");
     }
 }
+
+/// The statement names in a server log written with
+/// log_min_duration_statement = 0 ("duration: … ms  parse s3: select …"):
+/// every Parse, Bind and Execute that was not of the unnamed statement,
+/// COPY left out (tokio-postgres sends COPY only as a named statement; the
+/// tool parses and closes it inside the transaction that runs it).
+fn named_statements(log: &str) -> Vec<String> {
+    let mut named: Vec<String> = log
+        .lines()
+        .filter_map(|l| {
+            let rest = &l[l
+                .find("  parse ")
+                .or_else(|| l.find("  bind "))
+                .or_else(|| l.find("  execute "))?
+                + 2..];
+            let (_, rest) = rest.split_once(' ')?;
+            let (name, text) = rest.split_once(": ")?;
+            let copy = text.trim_start().to_ascii_lowercase().starts_with("copy ");
+            (!name.starts_with("<unnamed>") && !copy).then(|| l.to_string())
+        })
+        .collect();
+    named.sort();
+    named.dedup();
+    named
+}
+
+/// Every workload family through PgBouncer in transaction mode with
+/// --no-prepared, and on the server behind it no statement of the run is
+/// a named one, the tool's own (table checks and marks, counts, the
+/// server statistics, the barrier of --clients, consistency checks)
+/// included: a name on a pooled server connection outlives the run and
+/// collides with the next client that counts from s0. (The runs here share
+/// one process, and so tokio-postgres's count of names: the server log
+/// shows what a collision between processes would need.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_prepared_sends_no_named_statement_in_any_family() {
+    let sb = sandbox_with(vec![
+        ("log_min_duration_statement".into(), "0".into()),
+        ("log_line_prefix".into(), "".into()),
+    ]);
+    let mut pgb = pgbouncer(&sb);
+    let url = pgb.url();
+    let named = || named_statements(&std::fs::read_to_string(sb.log_path()).unwrap());
+    let runs: &[&[&str]] = &[
+        &["-o", "insert", "-r", "2000"],
+        &["-o", "copy-mem,procedure", "-r", "2000", "-t", "2"],
+        &[
+            "-o",
+            "select,update",
+            "-r",
+            "2000",
+            "-t",
+            "4",
+            "--time",
+            "300ms",
+        ],
+        &["-o", "ycsb-load", "-r", "2000", "--ycsb-field-length", "20"],
+        &[
+            "-o",
+            "ycsb-a,ycsb-b,ycsb-c,ycsb-d,ycsb-e,ycsb-f",
+            "-r",
+            "2000",
+            "--ycsb-field-length",
+            "20",
+            "--ycsb-rmw-txn",
+            "-t",
+            "4",
+            "--time",
+            "300ms",
+        ],
+        &["-o", "oltp-prepare", "-r", "2000"],
+        &[
+            "-o",
+            "oltp-read-write,oltp-insert",
+            "-r",
+            "2000",
+            "-t",
+            "4",
+            "--time",
+            "300ms",
+        ],
+        &["-o", "booking-load"],
+        &["-o", "booking,booking-check", "-t", "4", "--time", "300ms"],
+        &[
+            "-o",
+            "tpcc,tpcc-check",
+            "--warehouses",
+            "1",
+            "-t",
+            "4",
+            "--time",
+            "300ms",
+        ],
+        &["-o", "pgbench-init", "-s", "1"],
+        &[
+            "-o",
+            "script",
+            "--builtin",
+            "tpcb-like",
+            "-t",
+            "4",
+            "--time",
+            "300ms",
+        ],
+    ];
+    for (i, args) in runs.iter().enumerate() {
+        if args[1].starts_with("tpcc") {
+            // TPC-C's load is the longest step here, and a third longer
+            // through the pooler; its COPY and set-up are those of the
+            // loads above.
+            let (r, s) = run_args(
+                &sb,
+                &[
+                    "--no-prepared",
+                    "--no-server-stats",
+                    "-o",
+                    "tpcc-load",
+                    "--warehouses",
+                    "1",
+                    "-t",
+                    "2",
+                ],
+            )
+            .await;
+            assert!(r.succeeded(), "{s}");
+        }
+        let mut all = vec!["-u", url.as_str(), "--no-prepared"];
+        // The server statistics (their sample a prepared statement but
+        // for --no-prepared) once: through a pooler each operation waits
+        // for the pooler's backends, which do not end.
+        if i != 2 {
+            all.push("--no-server-stats");
+        }
+        all.extend_from_slice(args);
+        let started = std::time::Instant::now();
+        let (r, s) = pgb.run(&all).await;
+        eprintln!("{args:?}: {:?}", started.elapsed());
+        assert!(r.succeeded(), "{args:?}:\n{s}");
+        for op in r
+            .operations
+            .iter()
+            .filter(|o| !o.spec.name.ends_with("-check"))
+        {
+            assert!(op.total.ops > 0, "{}:\n{s}", op.spec);
+        }
+        let named = named();
+        assert!(
+            named.is_empty(),
+            "{args:?} sent named statements under --no-prepared:\n{}",
+            named.join("\n")
+        );
+    }
+    // The barrier of several clients.
+    let runs: Vec<_> = (0..2)
+        .map(|i| {
+            let index = i.to_string();
+            let args = [
+                "-u",
+                url.as_str(),
+                "--no-prepared",
+                "--clients",
+                "2",
+                "--client-index",
+                &index,
+                "--run-id",
+                "named",
+                "-o",
+                "select",
+                "-r",
+                "2000",
+                "--time",
+                "300ms",
+            ];
+            spawn_run(plan_of(&args))
+        })
+        .collect();
+    for r in runs {
+        let (r, s) = r.await.unwrap();
+        let r = r.unwrap_or_else(|e| panic!("--clients: {e}\n{s}"));
+        assert!(r.succeeded(), "{s}");
+    }
+    let named = named();
+    assert!(named.is_empty(), "--clients:\n{}", named.join("\n"));
+}

@@ -554,12 +554,14 @@ pub async fn discover(
     given: &Endpoint,
     passfile: Option<&PassFile>,
 ) -> Result<Vec<Endpoint>> {
-    let rows = unnamed::query(client, YB_SERVERS_SQL, &[]).await.map_err(|e| {
-        Error::db(
-            "--yb-discover: cannot list the nodes with yb_servers() (is this YugabyteDB?)",
-            e,
-        )
-    })?;
+    let rows = unnamed::query(client, YB_SERVERS_SQL, &[])
+        .await
+        .map_err(|e| {
+            Error::db(
+                "--yb-discover: cannot list the nodes with yb_servers() (is this YugabyteDB?)",
+                e,
+            )
+        })?;
     let servers: Vec<YbServer> = rows
         .iter()
         .map(|r| YbServer {

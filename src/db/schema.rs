@@ -297,7 +297,7 @@ pub async fn load_state(client: &Client, table: &TableName) -> Result<LoadState>
         &[&table.quoted()],
     )
     .await
-        .map_err(|e| Error::db(format!("cannot inspect table {}", table.quoted()), e))?;
+    .map_err(|e| Error::db(format!("cannot inspect table {}", table.quoted()), e))?;
     Ok(parse_load_state(&row.get::<_, String>(0)))
 }
 

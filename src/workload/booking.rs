@@ -34,8 +34,8 @@ use super::{
 };
 use crate::config::TableName;
 use crate::db::dialect::Flavor;
-use crate::db::unnamed;
 use crate::db::schema::{self, TableDef};
+use crate::db::unnamed;
 use crate::error::{Error, Result};
 use crate::runner::settings::Isolation;
 

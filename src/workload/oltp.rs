@@ -42,8 +42,8 @@ use super::{
 };
 use crate::config::TableName;
 use crate::db::dialect::Flavor;
-use crate::db::unnamed;
 use crate::db::schema::{self, TableDef, TableState};
+use crate::db::unnamed;
 use crate::db::wire::{Answer, Param};
 use crate::error::{Error, Result};
 
@@ -739,8 +739,8 @@ impl Workload for OltpRun {
                             &[],
                         )
                         .await
-                            .map_err(|e| Error::db(format!("cannot read {}", t.quoted()), e))?
-                            .get(0);
+                        .map_err(|e| Error::db(format!("cannot read {}", t.quoted()), e))?
+                        .get(0);
                         let max = max.unwrap_or(0) as u64;
                         if max != self.settings.rows {
                             return Ok(Some(format!(

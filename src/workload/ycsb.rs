@@ -40,8 +40,8 @@ use super::{
 };
 use crate::config::{TableName, quote_literal};
 use crate::db::dialect::Flavor;
-use crate::db::unnamed;
 use crate::db::schema::{self, TableDef};
+use crate::db::unnamed;
 use crate::db::wire::{Answer, Param};
 use crate::error::{Error, Result};
 

@@ -219,9 +219,9 @@ impl Workload for Load {
                         &[&first, &last],
                     )
                     .await
-                        .map_err(|e| {
-                            Error::db(format!("cannot empty warehouses {} of {table}", t.homes), e)
-                        })?;
+                    .map_err(|e| {
+                        Error::db(format!("cannot empty warehouses {} of {table}", t.homes), e)
+                    })?;
                 }
                 if t.homes.first == 1 {
                     client
@@ -249,10 +249,11 @@ impl Workload for Load {
                     .batch_execute(&format!("analyze {t}"))
                     .await
                     .map_err(|e| Error::db(format!("cannot analyze {t}"), e))?;
-                let rows: i64 = unnamed::query_one(client, &format!("select count(*) from {t}"), &[])
-                    .await
-                    .map_err(|e| Error::db(format!("cannot count {t}"), e))?
-                    .get(0);
+                let rows: i64 =
+                    unnamed::query_one(client, &format!("select count(*) from {t}"), &[])
+                        .await
+                        .map_err(|e| Error::db(format!("cannot count {t}"), e))?
+                        .get(0);
                 db_schema::mark_loaded(client, &name(t), rows as u64).await?;
             }
             Ok(())
@@ -430,7 +431,7 @@ impl Workload for Run {
                 &[&(self.settings.tpcc.warehouses as i32)],
             )
             .await
-                .map_err(|e| Error::db("cannot count the warehouses and items", e))?;
+            .map_err(|e| Error::db("cannot count the warehouses and items", e))?;
             let (w, items): (i64, i64) = (row.get(0), row.get(1));
             let want = i64::from(self.settings.tpcc.warehouses);
             let short = if w < want {

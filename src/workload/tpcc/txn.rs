@@ -380,17 +380,20 @@ impl Terminal {
                 rollback,
             } => {
                 // Clause 2.4.2.2.
-                let w_tax: f64 = st.warehouse_tax
+                let w_tax: f64 = st
+                    .warehouse_tax
                     .query_one(client, &[&w])
                     .await
                     .map_err(fail("new-order: warehouse"))?
                     .get(0);
-                let row = st.next_order
+                let row = st
+                    .next_order
                     .query_one(client, &[&w, d])
                     .await
                     .map_err(fail("new-order: district"))?;
                 let (o_id, d_tax): (i32, f64) = (row.get(0), row.get(1));
-                let row = st.customer_credit
+                let row = st
+                    .customer_credit
                     .query_one(client, &[&w, d, c])
                     .await
                     .map_err(fail("new-order: customer"))?;
@@ -406,7 +409,8 @@ impl Terminal {
                     .await
                     .map_err(fail("new-order: insert new_order"))?;
                 let ids: Vec<i32> = lines.iter().map(|l| l.0).collect();
-                let rows = st.items
+                let rows = st
+                    .items
                     .query(client, &[&ids])
                     .await
                     .map_err(fail("new-order: items"))?;
@@ -487,12 +491,14 @@ impl Terminal {
                 cents,
             } => {
                 // Clause 2.5.2.2.
-                let w_name: String = st.pay_warehouse
+                let w_name: String = st
+                    .pay_warehouse
                     .query_one(client, &[&w, cents])
                     .await
                     .map_err(fail("payment: warehouse"))?
                     .get(0);
-                let d_name: String = st.pay_district
+                let d_name: String = st
+                    .pay_district
                     .query_one(client, &[&w, d, cents])
                     .await
                     .map_err(fail("payment: district"))?
@@ -516,7 +522,8 @@ impl Terminal {
                     .query_one(client, &[&w, d, &c_id])
                     .await
                     .map_err(fail("order-status: customer"))?;
-                let last = st.last_order
+                let last = st
+                    .last_order
                     .query_opt(client, &[&w, d, &c_id])
                     .await
                     .map_err(fail("order-status: orders"))?;
@@ -540,7 +547,8 @@ impl Terminal {
                     // 40001 and is retried.
                     let mut o_id = None;
                     for _ in 0..100 {
-                        if let Some(no) = st.oldest_new_order
+                        if let Some(no) = st
+                            .oldest_new_order
                             .query_opt(client, &[&w, &d])
                             .await
                             .map_err(fail("delivery: new_order"))?
@@ -548,7 +556,8 @@ impl Terminal {
                             o_id = Some(no.get::<_, i32>(0));
                             break;
                         }
-                        let left: bool = st.any_new_order
+                        let left: bool = st
+                            .any_new_order
                             .query_one(client, &[&w, &d])
                             .await
                             .map_err(fail("delivery: new_order"))?
@@ -560,7 +569,8 @@ impl Terminal {
                     let Some(o_id) = o_id else {
                         continue;
                     };
-                    let c_id: i32 = st.carrier
+                    let c_id: i32 = st
+                        .carrier
                         .query_one(client, &[&w, &d, &o_id, carrier])
                         .await
                         .map_err(fail("delivery: orders"))?
@@ -580,7 +590,8 @@ impl Terminal {
             Staged::StockLevel { threshold } => {
                 // Clause 2.8.2.2.
                 let d = self.d_stock;
-                let next: i32 = st.next_o_id
+                let next: i32 = st
+                    .next_o_id
                     .query_one(client, &[&w, &d])
                     .await
                     .map_err(fail("stock-level: district"))?
@@ -612,7 +623,8 @@ impl Terminal {
         match customer {
             Customer::Id(c) => Ok(*c),
             Customer::Last(last) => {
-                let rows = st.by_last
+                let rows = st
+                    .by_last
                     .query(client, &[&w, &d, last])
                     .await
                     .map_err(|e| Error::db("tpcc: customer by last name failed", e))?;
