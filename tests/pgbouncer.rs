@@ -631,3 +631,62 @@ async fn no_prepared_sends_no_named_statement_in_any_family() {
     let named = named();
     assert!(named.is_empty(), "--clients:\n{}", named.join("\n"));
 }
+
+/// A COPY can only be a named statement in tokio-postgres: under
+/// --no-prepared it is parsed and closed inside its own transaction, and
+/// a name that another client left on the pooler's server connection
+/// (here PREPAREd on every one of them, as a run without --no-prepared
+/// leaves them) is skipped rather than failing the load with 42P05.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_prepared_loads_skip_names_other_clients_left_on_the_pooler() {
+    const LEFT: usize = 40;
+    let sb = sandbox();
+    let mut pgb = pgbouncer_with(&sb, 4);
+    let config: tokio_postgres::Config = pgb.url().parse().unwrap();
+    // Four transactions at once hold all four server connections.
+    let mut clients = Vec::new();
+    for _ in 0..4 {
+        let (c, conn) = config.connect(tokio_postgres::NoTls).await.unwrap();
+        tokio::spawn(conn);
+        c.batch_execute("begin").await.unwrap();
+        clients.push(c);
+    }
+    for c in &clients {
+        let prepares: String = (0..LEFT)
+            .map(|i| format!("prepare s{i} as select {i};"))
+            .collect();
+        c.batch_execute(&prepares).await.unwrap();
+    }
+    for c in &clients {
+        c.batch_execute("commit").await.unwrap();
+    }
+    drop(clients);
+    let url = pgb.url();
+    for op in ["copy-mem", "ycsb-load"] {
+        let out = bin(
+            "ysql-bench",
+            &[
+                "-u",
+                &url,
+                "--no-prepared",
+                "-o",
+                op,
+                "-r",
+                "3000",
+                "-b",
+                "50",
+                "-t",
+                "4",
+                "--no-server-stats",
+            ],
+        );
+        assert!(
+            out.status.success(),
+            "{op}: {}\n{}",
+            text(&out.stderr),
+            pgb.daemon.state()
+        );
+    }
+    let c = client(&sb).await;
+    assert_eq!(facts(&c, "test_table").await, loaded(3000, 24));
+}
