@@ -8,6 +8,12 @@
 //! every operation must work; with prepared statements the run must either
 //! work or stop with a message that says to use --no-prepared. And -C
 //! through the pooler is compared with -C straight to the server.
+//!
+//! Under --no-prepared nothing the tool sends may stay prepared on a
+//! server connection, where the next client would meet its name (issue
+//! 22): runs one after another, each its own process; every workload
+//! family with the server's log read for named statements; and loads on
+//! server connections where other clients left names.
 
 mod common;
 use common::*;
