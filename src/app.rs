@@ -263,6 +263,7 @@ pub async fn run_workloads(
             tls.clone(),
             application_name.clone(),
             plan.run.interval(),
+            plan.workload.prepared,
         )
         .await
     } else {

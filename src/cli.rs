@@ -254,8 +254,9 @@ pub struct Cli {
 
     /// Send SQL text with literal values instead of prepared statements.
     ///
-    /// The simple query protocol, like pgbench -M simple; needed through PgBouncer in
-    /// transaction mode.
+    /// The simple query protocol, like pgbench -M simple; TPC-C binds its parameters to
+    /// unnamed statements instead. Nothing the run sends stays prepared on a server
+    /// connection, as PgBouncer in transaction mode needs.
     #[arg(long, help_heading = WORKLOAD)]
     pub no_prepared: bool,
 

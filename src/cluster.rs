@@ -37,8 +37,8 @@ use std::time::{Duration, Instant};
 use deadpool_postgres::Pool;
 use tokio_postgres::Client;
 
-use crate::db::connect;
 use crate::db::nodes::Endpoint;
+use crate::db::{connect, unnamed};
 use crate::error::{Error, Result};
 use crate::workload::{BoxFuture, Check, DynOperation, Spec, TableSet, Workload};
 
@@ -155,13 +155,13 @@ impl Gate {
         create_table(&client).await?;
         let generation = if plan.leader() {
             let g: i64 = rand::random::<i64>() & i64::MAX;
-            client
-                .execute(
-                    &format!("delete from {BARRIER_TABLE} where run_id = $1"),
-                    &[&plan.run_id],
-                )
-                .await
-                .map_err(|e| Error::db("cannot clear the barrier of an earlier run", e))?;
+            unnamed::execute(
+                &client,
+                &format!("delete from {BARRIER_TABLE} where run_id = $1"),
+                &[&plan.run_id],
+            )
+            .await
+            .map_err(|e| Error::db("cannot clear the barrier of an earlier run", e))?;
             insert(&client, &plan.run_id, 0, "open", g, 0.0, None).await?;
             g
         } else {
@@ -332,14 +332,14 @@ impl Gate {
         let deadline = Instant::now() + self.timeout();
         let want = self.plan.clients - 1;
         loop {
-            let rows = client
-                .query(
-                    &format!(
-                        "select client from {BARRIER_TABLE} where run_id = $1 and phase = $2 and generation = $3"
-                    ),
-                    &[&self.plan.run_id, &phase, &generation],
-                )
-                .await
+            let rows = unnamed::query(
+                client,
+                &format!(
+                    "select client from {BARRIER_TABLE} where run_id = $1 and phase = $2 and generation = $3"
+                ),
+                &[&self.plan.run_id, &phase, &generation],
+            )
+            .await
                 .map_err(|e| Error::db("cannot read the barrier", e))?;
             let here: Vec<usize> = rows
                 .iter()
@@ -377,19 +377,19 @@ impl Gate {
         let fresh_s = self.plan.barrier_timeout.as_secs_f64();
         let mut registered = -1i64;
         loop {
-            let rows = client
-                .query(
-                    &format!(
-                        "select client, phase, generation, \
-                         extract(epoch from at)::float8, note, \
-                         extract(epoch from clock_timestamp() - at)::float8 \
-                         from {BARRIER_TABLE} where run_id = $1 and client = 0 \
-                         and phase in ('open', 'closed', 'abort', $2)"
-                    ),
-                    &[&self.plan.run_id, &go],
-                )
-                .await
-                .map_err(|e| Error::db("cannot read the barrier", e))?;
+            let rows = unnamed::query(
+                client,
+                &format!(
+                    "select client, phase, generation, \
+                     extract(epoch from at)::float8, note, \
+                     extract(epoch from clock_timestamp() - at)::float8 \
+                     from {BARRIER_TABLE} where run_id = $1 and client = 0 \
+                     and phase in ('open', 'closed', 'abort', $2)"
+                ),
+                &[&self.plan.run_id, &go],
+            )
+            .await
+            .map_err(|e| Error::db("cannot read the barrier", e))?;
             let mut seen = Vec::new();
             for r in &rows {
                 let age: f64 = r.try_get(5).unwrap_or(f64::MAX);
@@ -467,14 +467,14 @@ impl Gate {
     /// opened this generation of the run).
     async fn missing_at(&self, client: &Client, step: &str, generation: i64) -> Error {
         let arrive = format!("arrive:{step}");
-        let here: Vec<usize> = client
-            .query(
-                &format!(
-                    "select client from {BARRIER_TABLE} where run_id = $1 and phase = $2 and generation = $3"
-                ),
-                &[&self.plan.run_id, &arrive, &generation],
-            )
-            .await
+        let here: Vec<usize> = unnamed::query(
+            client,
+            &format!(
+                "select client from {BARRIER_TABLE} where run_id = $1 and phase = $2 and generation = $3"
+            ),
+            &[&self.plan.run_id, &arrive, &generation],
+        )
+        .await
             .map(|rows| {
                 rows.iter()
                     .filter_map(|r| r.try_get::<_, i32>(0).ok())
@@ -513,10 +513,13 @@ impl Gate {
 /// taken to match it: the middle of the round trip.
 async fn db_now(client: &Client) -> Result<(f64, Instant)> {
     let t0 = Instant::now();
-    let row = client
-        .query_one("select extract(epoch from clock_timestamp())::float8", &[])
-        .await
-        .map_err(|e| Error::db("cannot read the database's clock", e))?;
+    let row = unnamed::query_one(
+        client,
+        "select extract(epoch from clock_timestamp())::float8",
+        &[],
+    )
+    .await
+    .map_err(|e| Error::db("cannot read the database's clock", e))?;
     let t1 = Instant::now();
     let now: f64 = row
         .try_get(0)
@@ -534,15 +537,15 @@ async fn create_table(client: &Client) -> Result<()> {
          note text, primary key (run_id, client, phase))"
     );
     if let Err(e) = client.batch_execute(&ddl).await {
-        let exists = client
-            .query_one(
-                "select to_regclass($1) is not null",
-                &[&BARRIER_TABLE.to_string()],
-            )
-            .await
-            .ok()
-            .and_then(|r| r.try_get::<_, bool>(0).ok())
-            .unwrap_or(false);
+        let exists = unnamed::query_one(
+            client,
+            "select to_regclass($1) is not null",
+            &[&BARRIER_TABLE],
+        )
+        .await
+        .ok()
+        .and_then(|r| r.try_get::<_, bool>(0).ok())
+        .unwrap_or(false);
         if !exists {
             return Err(Error::db(
                 format!("cannot create the barrier table {BARRIER_TABLE}"),
@@ -568,17 +571,17 @@ async fn insert(
     at_s: f64,
     note: Option<&str>,
 ) -> Result<()> {
-    client
-        .execute(
-            &format!(
-                "insert into {BARRIER_TABLE} (run_id, client, phase, generation, at, note) \
-                 values ($1, $2, $3, $4, case when $5::float8 = 0 then clock_timestamp() else to_timestamp($5::float8) end, $6) \
-                 on conflict (run_id, client, phase) do update \
-                 set generation = excluded.generation, at = excluded.at, note = excluded.note"
-            ),
-            &[&run_id, &who, &phase, &generation, &at_s, &note],
-        )
-        .await
+    unnamed::execute(
+        client,
+        &format!(
+            "insert into {BARRIER_TABLE} (run_id, client, phase, generation, at, note) \
+             values ($1, $2, $3, $4, case when $5::float8 = 0 then clock_timestamp() else to_timestamp($5::float8) end, $6) \
+             on conflict (run_id, client, phase) do update \
+             set generation = excluded.generation, at = excluded.at, note = excluded.note"
+        ),
+        &[&run_id, &who, &phase, &generation, &at_s, &note],
+    )
+    .await
         .map_err(|e| Error::db("cannot write to the barrier", e))?;
     Ok(())
 }

@@ -161,7 +161,7 @@ pub const PREPARED_STATEMENT_GONE: &str = "26000";
 pub const PREPARED_STATEMENT_TAKEN: &str = "42P05";
 
 /// What to do about SQLSTATE 26000 and 42P05, appended to their message.
-pub const PREPARED_STATEMENT_HINT: &str = "a pooler in transaction mode (PgBouncer before 1.21) hands each transaction any server connection, so a prepared statement may be missing or already taken there; run with --no-prepared";
+pub const PREPARED_STATEMENT_HINT: &str = "a pooler in transaction mode (PgBouncer before 1.21) hands each transaction any server connection, so a prepared statement may be missing or already taken there; run with --no-prepared, which leaves nothing prepared there (a name taken under it was left by another client: RECONNECT on the pooler's console closes its server connections)";
 
 /// What a login that needs a password and has none is told: every way
 /// there is to give one.

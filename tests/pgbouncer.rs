@@ -8,6 +8,12 @@
 //! every operation must work; with prepared statements the run must either
 //! work or stop with a message that says to use --no-prepared. And -C
 //! through the pooler is compared with -C straight to the server.
+//!
+//! Under --no-prepared nothing the tool sends may stay prepared on a
+//! server connection, where the next client would meet its name (issue
+//! 22): runs one after another, each its own process; every workload
+//! family with the server's log read for named statements; and loads on
+//! server connections where other clients left names.
 
 mod common;
 use common::*;
@@ -48,6 +54,11 @@ impl Bouncer {
 }
 
 fn pgbouncer(sb: &Sandbox) -> Bouncer {
+    pgbouncer_with(sb, POOL_SIZE)
+}
+
+/// A PgBouncer in transaction mode with `pool_size` server connections.
+fn pgbouncer_with(sb: &Sandbox, pool_size: u32) -> Bouncer {
     let dir = shared_dir();
     let port = free_port();
     let d = dir.path();
@@ -61,7 +72,7 @@ fn pgbouncer(sb: &Sandbox) -> Bouncer {
          auth_type = trust\n\
          auth_file = {dir}/userlist.txt\n\
          pool_mode = transaction\n\
-         default_pool_size = {POOL_SIZE}\n\
+         default_pool_size = {pool_size}\n\
          max_client_conn = 100\n\
          ignore_startup_parameters = extra_float_digits\n\
          logfile = {dir}/pgbouncer.log\n\
@@ -431,4 +442,300 @@ async fn through_pgbouncer_the_server_block_says_whose_backends_it_saw() {
     println!("{s}");
     assert!(s.contains("pooler"), "{s}");
     assert!(started.elapsed() < std::time::Duration::from_secs(8), "{s}");
+}
+
+/// Issue 22: under --no-prepared nothing the tool sends may leave a named
+/// prepared statement on a server connection, its own queries (the table
+/// checks, the marks, the server statistics) included. tokio-postgres
+/// numbers its statements s0, s1, … afresh in every process, so a name
+/// that one run leaves on a pooled server connection collides (42P05)
+/// with the next run's that lands there. Each run here is its own process,
+/// as when a study runs the tool again and again through one PgBouncer,
+/// and finds the server connections the earlier runs used. (Before the
+/// fix, in four tries, 3, 6, 10 and 10 of the ten runs failed with 42P05.)
+#[test]
+fn no_prepared_runs_one_after_another_through_pgbouncer_all_succeed() {
+    const RUNS: usize = 10;
+    let sb = sandbox();
+    let mut pgb = pgbouncer_with(&sb, 4);
+    let url = pgb.url();
+    let run = |args: &[&str]| {
+        let mut all = vec!["-u", url.as_str(), "--no-prepared", "-r", "3000"];
+        all.extend_from_slice(args);
+        bin("ysql-bench", &all)
+    };
+    let out = run(&["-o", "insert"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let mut failed = Vec::new();
+    for i in 1..=RUNS {
+        let out = run(&["-o", "select,update", "-t", "8", "--time", "500ms"]);
+        if !out.status.success() {
+            eprintln!("run {i}: {}", text(&out.stderr));
+            failed.push(i);
+        }
+    }
+    assert!(
+        failed.is_empty(),
+        "runs {failed:?} of {RUNS} failed\n{}",
+        pgb.daemon.state()
+    );
+    // YCSB A as the bexhoma study runs it through PgBouncer, on the same
+    // server connections.
+    let ycsb = ["-t", "8", "--ycsb-field-length", "20"];
+    for op in [&["-o", "ycsb-load"][..], &["-o", "ycsb-a", "--time", "1s"]] {
+        let mut args = op.to_vec();
+        args.extend_from_slice(&ycsb);
+        let out = run(&args);
+        let summary = text(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{op:?}: {}\n{summary}\n{}",
+            text(&out.stderr),
+            pgb.daemon.state()
+        );
+        assert!(summary.contains("== ycsb-"), "{summary}");
+    }
+}
+
+/// The statement names in a server log written with
+/// log_min_duration_statement = 0 ("duration: … ms  parse s3: select …"):
+/// every Parse, Bind and Execute that was not of the unnamed statement,
+/// COPY left out (tokio-postgres sends COPY only as a named statement; the
+/// tool parses and closes it inside the transaction that runs it).
+fn named_statements(log: &str) -> Vec<String> {
+    let mut named: Vec<String> = log
+        .lines()
+        .filter_map(|l| {
+            let rest = &l[l
+                .find("  parse ")
+                .or_else(|| l.find("  bind "))
+                .or_else(|| l.find("  execute "))?
+                + 2..];
+            let (_, rest) = rest.split_once(' ')?;
+            let (name, text) = rest.split_once(": ")?;
+            let copy = text.trim_start().to_ascii_lowercase().starts_with("copy ");
+            (!name.starts_with("<unnamed>") && !copy).then(|| l.to_string())
+        })
+        .collect();
+    named.sort();
+    named.dedup();
+    named
+}
+
+/// Every workload family through PgBouncer in transaction mode with
+/// --no-prepared, and on the server behind it no statement of the run is
+/// a named one, the tool's own (table checks and marks, counts, the
+/// server statistics, the barrier of --clients, consistency checks)
+/// included: a name on a pooled server connection outlives the run and
+/// collides with the next client that counts from s0. (The runs here share
+/// one process, and so tokio-postgres's count of names: the server log
+/// shows what a collision between processes would need.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_prepared_sends_no_named_statement_in_any_family() {
+    let sb = sandbox_with(vec![
+        ("log_min_duration_statement".into(), "0".into()),
+        ("log_line_prefix".into(), "".into()),
+    ]);
+    let mut pgb = pgbouncer(&sb);
+    let url = pgb.url();
+    let named = || named_statements(&std::fs::read_to_string(sb.log_path()).unwrap());
+    let runs: &[&[&str]] = &[
+        &["-o", "insert", "-r", "2000"],
+        &["-o", "copy-mem,procedure", "-r", "2000", "-t", "2"],
+        &[
+            "-o",
+            "select,update",
+            "-r",
+            "2000",
+            "-t",
+            "4",
+            "--time",
+            "300ms",
+        ],
+        &["-o", "ycsb-load", "-r", "2000", "--ycsb-field-length", "20"],
+        &[
+            "-o",
+            "ycsb-a,ycsb-b,ycsb-c,ycsb-d,ycsb-e,ycsb-f",
+            "-r",
+            "2000",
+            "--ycsb-field-length",
+            "20",
+            "--ycsb-rmw-txn",
+            "-t",
+            "4",
+            "--time",
+            "300ms",
+        ],
+        &["-o", "oltp-prepare", "-r", "2000"],
+        &[
+            "-o",
+            "oltp-read-write,oltp-insert",
+            "-r",
+            "2000",
+            "-t",
+            "4",
+            "--time",
+            "300ms",
+        ],
+        &["-o", "booking-load"],
+        &["-o", "booking,booking-check", "-t", "4", "--time", "300ms"],
+        &[
+            "-o",
+            "tpcc,tpcc-check",
+            "--warehouses",
+            "1",
+            "-t",
+            "4",
+            "--time",
+            "300ms",
+        ],
+        &["-o", "pgbench-init", "-s", "1"],
+        &[
+            "-o",
+            "script",
+            "--builtin",
+            "tpcb-like",
+            "-t",
+            "4",
+            "--time",
+            "300ms",
+        ],
+    ];
+    for (i, args) in runs.iter().enumerate() {
+        if args[1].starts_with("tpcc") {
+            // TPC-C's load is the longest step here, and a third longer
+            // through the pooler; its COPY and set-up are those of the
+            // loads above.
+            let (r, s) = run_args(
+                &sb,
+                &[
+                    "--no-prepared",
+                    "--no-server-stats",
+                    "-o",
+                    "tpcc-load",
+                    "--warehouses",
+                    "1",
+                    "-t",
+                    "2",
+                ],
+            )
+            .await;
+            assert!(r.succeeded(), "{s}");
+        }
+        let mut all = vec!["-u", url.as_str(), "--no-prepared"];
+        // The server statistics (their sample a prepared statement but
+        // for --no-prepared) once: through a pooler each operation waits
+        // for the pooler's backends, which do not end.
+        if i != 2 {
+            all.push("--no-server-stats");
+        }
+        all.extend_from_slice(args);
+        let started = std::time::Instant::now();
+        let (r, s) = pgb.run(&all).await;
+        eprintln!("{args:?}: {:?}", started.elapsed());
+        assert!(r.succeeded(), "{args:?}:\n{s}");
+        for op in r
+            .operations
+            .iter()
+            .filter(|o| !o.spec.name.ends_with("-check"))
+        {
+            assert!(op.total.ops > 0, "{}:\n{s}", op.spec);
+        }
+        let named = named();
+        assert!(
+            named.is_empty(),
+            "{args:?} sent named statements under --no-prepared:\n{}",
+            named.join("\n")
+        );
+    }
+    // The barrier of several clients.
+    let runs: Vec<_> = (0..2)
+        .map(|i| {
+            let index = i.to_string();
+            let args = [
+                "-u",
+                url.as_str(),
+                "--no-prepared",
+                "--clients",
+                "2",
+                "--client-index",
+                &index,
+                "--run-id",
+                "named",
+                "-o",
+                "select",
+                "-r",
+                "2000",
+                "--time",
+                "300ms",
+            ];
+            spawn_run(plan_of(&args))
+        })
+        .collect();
+    for r in runs {
+        let (r, s) = r.await.unwrap();
+        let r = r.unwrap_or_else(|e| panic!("--clients: {e}\n{s}"));
+        assert!(r.succeeded(), "{s}");
+    }
+    let named = named();
+    assert!(named.is_empty(), "--clients:\n{}", named.join("\n"));
+}
+
+/// A COPY can only be a named statement in tokio-postgres: under
+/// --no-prepared it is parsed and closed inside its own transaction, and
+/// a name that another client left on the pooler's server connection
+/// (here PREPAREd on every one of them, as a run without --no-prepared
+/// leaves them) is skipped rather than failing the load with 42P05.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_prepared_loads_skip_names_other_clients_left_on_the_pooler() {
+    const LEFT: usize = 40;
+    let sb = sandbox();
+    let mut pgb = pgbouncer_with(&sb, 4);
+    let config: tokio_postgres::Config = pgb.url().parse().unwrap();
+    // Four transactions at once hold all four server connections.
+    let mut clients = Vec::new();
+    for _ in 0..4 {
+        let (c, conn) = config.connect(tokio_postgres::NoTls).await.unwrap();
+        tokio::spawn(conn);
+        c.batch_execute("begin").await.unwrap();
+        clients.push(c);
+    }
+    for c in &clients {
+        let prepares: String = (0..LEFT)
+            .map(|i| format!("prepare s{i} as select {i};"))
+            .collect();
+        c.batch_execute(&prepares).await.unwrap();
+    }
+    for c in &clients {
+        c.batch_execute("commit").await.unwrap();
+    }
+    drop(clients);
+    let url = pgb.url();
+    for op in ["copy-mem", "ycsb-load"] {
+        let out = bin(
+            "ysql-bench",
+            &[
+                "-u",
+                &url,
+                "--no-prepared",
+                "-o",
+                op,
+                "-r",
+                "3000",
+                "-b",
+                "50",
+                "-t",
+                "4",
+                "--no-server-stats",
+            ],
+        );
+        assert!(
+            out.status.success(),
+            "{op}: {}\n{}",
+            text(&out.stderr),
+            pgb.daemon.state()
+        );
+    }
+    let c = client(&sb).await;
+    assert_eq!(facts(&c, "test_table").await, loaded(3000, 24));
 }

@@ -7,7 +7,9 @@
 //! file ([`passfile`]); cancelling a statement in flight ([`cancel`]); the
 //! lean driver of select and update ([`wire`]); the server's own
 //! statistics of a run
-//! ([`server_stats`] the SQL, [`server_watch`] when it is read).
+//! ([`server_stats`] the SQL, [`server_watch`] when it is read); the
+//! tool's own statements, sent so that a pooler in transaction mode keeps
+//! nothing of them ([`unnamed`]).
 
 pub mod cancel;
 pub mod connect;
@@ -19,4 +21,5 @@ pub mod schema;
 pub mod server_stats;
 pub mod server_watch;
 pub mod tls;
+pub mod unnamed;
 pub mod wire;

@@ -32,6 +32,7 @@ use tokio_postgres::{CancelToken, Client, Config, NoTls};
 use super::connect::{connect_timeout, pool};
 use super::passfile::{PassFile, host_key};
 use super::tls::Tls;
+use super::unnamed;
 use super::wire::{CancelKey, WireConn, WireError};
 use crate::error::{Error, NO_PASSWORD, Result, is_password_missing};
 
@@ -553,12 +554,14 @@ pub async fn discover(
     given: &Endpoint,
     passfile: Option<&PassFile>,
 ) -> Result<Vec<Endpoint>> {
-    let rows = client.query(YB_SERVERS_SQL, &[]).await.map_err(|e| {
-        Error::db(
-            "--yb-discover: cannot list the nodes with yb_servers() (is this YugabyteDB?)",
-            e,
-        )
-    })?;
+    let rows = unnamed::query(client, YB_SERVERS_SQL, &[])
+        .await
+        .map_err(|e| {
+            Error::db(
+                "--yb-discover: cannot list the nodes with yb_servers() (is this YugabyteDB?)",
+                e,
+            )
+        })?;
     let servers: Vec<YbServer> = rows
         .iter()
         .map(|r| YbServer {

@@ -11,6 +11,7 @@ use tokio_postgres::types::Type;
 use tokio_postgres::{Client, Row};
 
 use super::dialect::{self, Flavor, TABLE_MARK};
+use super::unnamed;
 use crate::config::{TableName, quote_ident};
 use crate::error::{Error, Result};
 
@@ -26,10 +27,11 @@ pub struct ServerInfo {
     pub encryption: String,
 }
 
-// The catalog queries here use `query_typed`: an unnamed statement parsed,
-// bound and run in one round trip, which works through a pooler in
-// transaction mode (PgBouncer) where a named prepared statement may be gone
-// by the time it is executed.
+// Every query here is an unnamed statement (`query_typed`, or
+// [`unnamed`] where the parameters' types follow from the values): parsed,
+// bound and run in one round trip, which leaves nothing on the server
+// connection that a pooler in transaction mode (PgBouncer) hands the next
+// client.
 
 /// The one row a query must return.
 fn one_row(rows: Vec<Row>) -> std::result::Result<Row, &'static str> {
@@ -290,21 +292,20 @@ pub async fn mark_loaded(client: &Client, table: &TableName, rows: u64) -> Resul
 
 /// The load state of the table.
 pub async fn load_state(client: &Client, table: &TableName) -> Result<LoadState> {
-    let row = client
-        .query_one(
-            "select coalesce(obj_description(to_regclass($1), 'pg_class'), '')",
-            &[&table.quoted()],
-        )
-        .await
-        .map_err(|e| Error::db(format!("cannot inspect table {}", table.quoted()), e))?;
+    let row = unnamed::query_one(
+        client,
+        "select coalesce(obj_description(to_regclass($1), 'pg_class'), '')",
+        &[&table.quoted()],
+    )
+    .await
+    .map_err(|e| Error::db(format!("cannot inspect table {}", table.quoted()), e))?;
     Ok(parse_load_state(&row.get::<_, String>(0)))
 }
 
 /// Whether the table holds no row at all.
 pub async fn is_empty(client: &Client, table: &TableName) -> Result<bool> {
     let sql = format!("select not exists (select 1 from {})", table.quoted());
-    let row = client
-        .query_one(&sql, &[])
+    let row = unnamed::query_one(client, &sql, &[])
         .await
         .map_err(|e| Error::db(format!("cannot read {}", table.quoted()), e))?;
     Ok(row.get(0))

@@ -119,8 +119,14 @@ impl NodeConn {
     /// the views costs the server several times what running them does.
     /// Preparing is one transaction and each run one more, both counted;
     /// the statement is kept for the connection's life, so that closing it
-    /// never falls in a window.
-    async fn sample(&mut self, text: &str, limit: Duration) -> Result<Vec<Row>> {
+    /// never falls in a window. Not when `prepare` is false (the run's
+    /// --no-prepared, as through a pooler in transaction mode, where a
+    /// named statement is left on whichever server connection it was made
+    /// on): then it is parsed and planned on every run.
+    async fn sample(&mut self, text: &str, prepare: bool, limit: Duration) -> Result<Vec<Row>> {
+        if !prepare {
+            return self.query(text, limit).await;
+        }
         self.check()?;
         if self.sample.is_none() {
             let r = tokio::time::timeout(limit, self.client.prepare(text)).await;
@@ -192,6 +198,8 @@ pub struct ServerWatch {
     caps: Caps,
     period: Duration,
     limit: Duration,
+    /// Whether the sample may be a prepared (named) statement.
+    prepared: bool,
     nodes: tokio::sync::Mutex<Vec<Node>>,
     /// Waits sampled since the last progress line.
     live: Mutex<WaitCounts>,
@@ -200,13 +208,15 @@ pub struct ServerWatch {
 impl ServerWatch {
     /// Probes on `client` (the run's set-up connection, before anything
     /// is measured) what this role may read. Says once what it may not;
-    /// None when it may read nothing at all.
+    /// None when it may read nothing at all. `prepared` false (the run's
+    /// --no-prepared) keeps every statement of the watcher unnamed.
     pub async fn start(
         client: &Client,
         endpoints: Vec<Endpoint>,
         tls: Tls,
         app: String,
         interval: Duration,
+        prepared: bool,
     ) -> Option<Arc<ServerWatch>> {
         let limit = endpoints
             .first()
@@ -232,6 +242,7 @@ impl ServerWatch {
             caps,
             period,
             limit,
+            prepared,
             nodes: tokio::sync::Mutex::new(nodes),
             live: Mutex::new(WaitCounts::default()),
         }))
@@ -621,7 +632,7 @@ async fn sample_loop(
         let answers = futures_util::future::join_all(nodes.iter_mut().map(|n| async {
             let Node::Up(c) = n else { return None };
             let t0 = Instant::now();
-            let rows = c.sample(&text, watch.limit).await.ok()?;
+            let rows = c.sample(&text, watch.prepared, watch.limit).await.ok()?;
             let took = t0.elapsed();
             let r = rows.first()?;
             let events: String = r.try_get(0).ok()?;

@@ -35,6 +35,7 @@ use super::{
 use crate::config::TableName;
 use crate::db::dialect::Flavor;
 use crate::db::schema::{self, TableDef};
+use crate::db::unnamed;
 use crate::error::{Error, Result};
 use crate::runner::settings::Isolation;
 
@@ -366,8 +367,7 @@ fn flight_line(seed: u64, n: u64, out: &mut String) {
 /// The consistency conditions of the booking tables.
 pub async fn run_checks(client: &Client) -> Result<Vec<Check>> {
     let count = |sql: &'static str| async move {
-        client
-            .query_one(sql, &[])
+        unnamed::query_one(client, sql, &[])
             .await
             .map(|r| r.get::<_, i64>(0))
             .map_err(|e| Error::db("cannot check the booking tables", e))
@@ -491,8 +491,7 @@ impl Workload for Booking {
 
     fn check_loaded<'a>(&'a self, client: &'a Client) -> BoxFuture<'a, Result<Option<String>>> {
         Box::pin(async move {
-            let flights: i64 = client
-                .query_one("select count(*) from schedule", &[])
+            let flights: i64 = unnamed::query_one(client, "select count(*) from schedule", &[])
                 .await
                 .map_err(|e| Error::db("cannot count the flights", e))?
                 .get(0);

@@ -734,6 +734,9 @@ pub struct Settings {
     pub rows: u64,
     pub batch_size: usize,
     pub field_len: usize,
+    /// False under --no-prepared: no operation may leave a named statement
+    /// on its connection (literals over the simple protocol, or unnamed
+    /// statements, see [`crate::db::unnamed`]).
     pub prepared: bool,
     /// The table name given with --table-name, if any (each table set has
     /// its own default).

@@ -44,6 +44,7 @@ use super::{
 use crate::config::TableName;
 use crate::db::dialect::Flavor;
 use crate::db::schema::{self, TableDef};
+use crate::db::unnamed;
 use crate::db::wire::{Answer, Param};
 use crate::error::{Error, Result};
 
@@ -664,11 +665,14 @@ impl Workload for OltpRun {
                     schema::LoadState::Unknown => {
                         // A table sysbench prepared carries no mark: its
                         // highest id says its size.
-                        let max: Option<i32> = client
-                            .query_one(&format!("select max(id) from {}", t.quoted()), &[])
-                            .await
-                            .map_err(|e| Error::db(format!("cannot read {}", t.quoted()), e))?
-                            .get(0);
+                        let max: Option<i32> = unnamed::query_one(
+                            client,
+                            &format!("select max(id) from {}", t.quoted()),
+                            &[],
+                        )
+                        .await
+                        .map_err(|e| Error::db(format!("cannot read {}", t.quoted()), e))?
+                        .get(0);
                         let max = max.unwrap_or(0) as u64;
                         if max != self.settings.rows {
                             return Ok(Some(format!(

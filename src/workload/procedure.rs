@@ -12,6 +12,7 @@ use super::table::{self, TableOp, one_per_thread_note};
 use super::{BoxFuture, Operation, Outcome, Role, Settings, Spec};
 use crate::config::TableName;
 use crate::db::dialect::{procedure_call, procedure_ddl, procedure_marks};
+use crate::db::unnamed;
 use crate::error::{Error, Result};
 
 /// Creates or replaces the server-side generator, marked as the tool's
@@ -108,8 +109,7 @@ impl Operation for Procedure {
             self.first,
             self.end
         );
-        let row = client
-            .query_one(&sql, &[])
+        let row = unnamed::query_one(client, &sql, &[])
             .await
             .map_err(|e| Error::db("cannot count the rows the procedure committed", e))?;
         Ok(row.get::<_, i64>(0).max(0) as u64)

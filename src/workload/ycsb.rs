@@ -41,6 +41,7 @@ use super::{
 use crate::config::{TableName, quote_literal};
 use crate::db::dialect::Flavor;
 use crate::db::schema::{self, TableDef};
+use crate::db::unnamed;
 use crate::db::wire::{Answer, Param};
 use crate::error::{Error, Result};
 
@@ -433,8 +434,7 @@ impl YcsbMix {
     /// inserts left: they are never more than the workers in flight).
     async fn first_free(&self, client: &Client) -> Result<u64> {
         let t = self.table.quoted();
-        let count: i64 = client
-            .query_one(&format!("select count(*) from {t}"), &[])
+        let count: i64 = unnamed::query_one(client, &format!("select count(*) from {t}"), &[])
             .await
             .map_err(|e| Error::db(format!("cannot count the records of {t}"), e))?
             .get(0);
@@ -443,8 +443,7 @@ impl YcsbMix {
         let probe = format!("select ycsb_key from {t} where ycsb_key = any($1)");
         loop {
             let keys: Vec<String> = (free..free + window).map(key_of).collect();
-            let found: Vec<String> = client
-                .query(&probe, &[&keys])
+            let found: Vec<String> = unnamed::query(client, &probe, &[&keys])
                 .await
                 .map_err(|e| Error::db(format!("cannot look for free keys in {t}"), e))?
                 .iter()

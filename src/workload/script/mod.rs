@@ -44,6 +44,7 @@ use super::{
 };
 use crate::config::TableName;
 use crate::db::dialect::Flavor;
+use crate::db::unnamed;
 use crate::error::{Error, Result};
 
 pub mod bind;
@@ -389,9 +390,12 @@ impl Workload for ScriptRun {
             if !self.builtin_used || self.defined("scale") {
                 return Ok(());
             }
-            let n: i64 = match client
-                .query_one("select count(*) from pgbench_branches", &[])
-                .await
+            let n: i64 = match unnamed::query_one(
+                client,
+                "select count(*) from pgbench_branches",
+                &[],
+            )
+            .await
             {
                 Ok(row) => row.get(0),
                 Err(e) if e.code().is_some_and(|c| c.code() == "42P01") => {

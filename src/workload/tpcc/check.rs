@@ -19,6 +19,7 @@
 
 use tokio_postgres::Client;
 
+use crate::db::unnamed;
 use crate::error::{Error, Result};
 use crate::workload::Check;
 
@@ -141,8 +142,7 @@ const CONDITIONS: &[(u32, &str, &str, &str)] = &[
 pub async fn run_checks(client: &Client) -> Result<Vec<Check>> {
     let mut out = Vec::with_capacity(CONDITIONS.len());
     for (n, says, sql, what) in CONDITIONS {
-        let broken: i64 = client
-            .query_one(*sql, &[])
+        let broken: i64 = unnamed::query_one(client, sql, &[])
             .await
             .map_err(|e| Error::db(format!("cannot check TPC-C consistency condition {n}"), e))?
             .get(0);

@@ -30,6 +30,7 @@ use super::{
 };
 use crate::config::TableName;
 use crate::db::schema as db_schema;
+use crate::db::unnamed;
 use crate::error::{Error, Result};
 
 pub mod check;
@@ -220,15 +221,15 @@ impl Workload for Load {
             if t.partial {
                 let (first, last) = (t.homes.first as i32, t.homes.last as i32);
                 for (table, column) in schema::WAREHOUSE_COLUMNS {
-                    client
-                        .execute(
-                            &format!("delete from {table} where {column} between $1 and $2"),
-                            &[&first, &last],
-                        )
-                        .await
-                        .map_err(|e| {
-                            Error::db(format!("cannot empty warehouses {} of {table}", t.homes), e)
-                        })?;
+                    unnamed::execute(
+                        client,
+                        &format!("delete from {table} where {column} between $1 and $2"),
+                        &[&first, &last],
+                    )
+                    .await
+                    .map_err(|e| {
+                        Error::db(format!("cannot empty warehouses {} of {table}", t.homes), e)
+                    })?;
                 }
                 if t.homes.first == 1 {
                     client
@@ -256,11 +257,11 @@ impl Workload for Load {
                     .batch_execute(&format!("analyze {t}"))
                     .await
                     .map_err(|e| Error::db(format!("cannot analyze {t}"), e))?;
-                let rows: i64 = client
-                    .query_one(&format!("select count(*) from {t}"), &[])
-                    .await
-                    .map_err(|e| Error::db(format!("cannot count {t}"), e))?
-                    .get(0);
+                let rows: i64 =
+                    unnamed::query_one(client, &format!("select count(*) from {t}"), &[])
+                        .await
+                        .map_err(|e| Error::db(format!("cannot count {t}"), e))?
+                        .get(0);
                 db_schema::mark_loaded(client, &name(t), rows as u64).await?;
             }
             Ok(())
@@ -433,14 +434,14 @@ impl Workload for Run {
     /// and a missing item would pass for the 1% rollback.
     fn set_up<'a>(&'a self, client: &'a Client) -> BoxFuture<'a, Result<()>> {
         Box::pin(async move {
-            let row = client
-                .query_one(
-                    "select (select count(*) from warehouse where w_id between 1 and $1), \
-                     (select count(*) from item)",
-                    &[&(self.settings.tpcc.warehouses as i32)],
-                )
-                .await
-                .map_err(|e| Error::db("cannot count the warehouses and items", e))?;
+            let row = unnamed::query_one(
+                client,
+                "select (select count(*) from warehouse where w_id between 1 and $1), \
+                 (select count(*) from item)",
+                &[&(self.settings.tpcc.warehouses as i32)],
+            )
+            .await
+            .map_err(|e| Error::db("cannot count the warehouses and items", e))?;
             let (w, items): (i64, i64) = (row.get(0), row.get(1));
             let want = i64::from(self.settings.tpcc.warehouses);
             let short = if w < want {
@@ -531,18 +532,21 @@ impl Workload for Run {
             Some(i) => format!("begin isolation level {}", i.sql()),
             None => "begin".to_string(),
         };
-        Box::new(txn::Terminal::new(
-            s.seed,
-            thread,
-            txn::Homes {
-                homes: s.tpcc.homes,
-                warehouses: s.tpcc.warehouses,
-            },
-            s.tpcc.mix,
-            self.constants,
-            begin,
-            s.tpcc.wait,
-        ))
+        Box::new(
+            txn::Terminal::new(
+                s.seed,
+                thread,
+                txn::Homes {
+                    homes: s.tpcc.homes,
+                    warehouses: s.tpcc.warehouses,
+                },
+                s.tpcc.mix,
+                self.constants,
+                begin,
+                s.tpcc.wait,
+            )
+            .prepared(s.prepared),
+        )
     }
 }
 

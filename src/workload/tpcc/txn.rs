@@ -12,7 +12,10 @@
 //! back as the specification wants and is a success of the tool, counted
 //! as a "missing" row of its type and reported apart from tpmC.
 //!
-//! Statements are prepared once per connection. Where the specification
+//! Statements are prepared once per connection; with `--no-prepared` each
+//! is sent as the unnamed statement, its parameters still bound in binary
+//! (arrays of order lines, money in cents), so that a pooler in
+//! transaction mode keeps nothing of them. Where the specification
 //! reads a row and then updates it, one `UPDATE … RETURNING` does both
 //! (the same effect on the database, one round trip fewer); money is kept
 //! exact by passing cents and computing in `numeric` on the server.
@@ -20,11 +23,11 @@
 use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;
 use rand::{RngExt, SeedableRng};
-use tokio_postgres::types::ToSql;
-use tokio_postgres::{Client, Statement};
+use tokio_postgres::Client;
 
 use super::load::last_name;
 use super::{CUSTOMERS, DISTRICTS, ITEMS, WarehouseRange, nurand, wait};
+use crate::db::unnamed::{Param, Stmt};
 use crate::error::{Error, Result};
 use crate::workload::{Operation, Outcome, Pauses, worker_seed};
 
@@ -163,30 +166,30 @@ enum Staged {
 }
 
 struct Statements {
-    warehouse_tax: Statement,
-    next_order: Statement,
-    customer_credit: Statement,
-    insert_order: Statement,
-    insert_new_order: Statement,
-    items: Statement,
+    warehouse_tax: Stmt,
+    next_order: Stmt,
+    customer_credit: Stmt,
+    insert_order: Stmt,
+    insert_new_order: Stmt,
+    items: Stmt,
     /// One per district: the stock update returns s_dist_<d>.
-    stock: Vec<Statement>,
-    insert_lines: Statement,
-    pay_warehouse: Statement,
-    pay_district: Statement,
-    by_last: Statement,
-    pay_customer: Statement,
-    insert_history: Statement,
-    status_customer: Statement,
-    last_order: Statement,
-    order_lines: Statement,
-    oldest_new_order: Statement,
-    any_new_order: Statement,
-    carrier: Statement,
-    deliver_lines: Statement,
-    deliver_customer: Statement,
-    next_o_id: Statement,
-    low_stock: Statement,
+    stock: Vec<Stmt>,
+    insert_lines: Stmt,
+    pay_warehouse: Stmt,
+    pay_district: Stmt,
+    by_last: Stmt,
+    pay_customer: Stmt,
+    insert_history: Stmt,
+    status_customer: Stmt,
+    last_order: Stmt,
+    order_lines: Stmt,
+    oldest_new_order: Stmt,
+    any_new_order: Stmt,
+    carrier: Stmt,
+    deliver_lines: Stmt,
+    deliver_customer: Stmt,
+    next_o_id: Stmt,
+    low_stock: Stmt,
 }
 
 /// Where a client's terminals live: their home warehouses, and all the
@@ -211,6 +214,9 @@ pub struct Terminal {
     /// `--tpcc-wait`: keying and think times around each transaction.
     wait: bool,
     pauses: Pauses,
+    /// Statements prepared per connection, or (--no-prepared) sent as
+    /// unnamed statements.
+    prepared: bool,
     st: Option<Statements>,
     staged: Option<Staged>,
 }
@@ -254,9 +260,18 @@ impl Terminal {
             begin,
             wait,
             pauses: Pauses::default(),
+            prepared: true,
             st: None,
             staged: None,
         }
+    }
+
+    /// With `prepared` false (--no-prepared) the statements are sent as
+    /// unnamed statements, each parsed where it runs: through a pooler in
+    /// transaction mode nothing of them stays on a server connection.
+    pub fn prepared(mut self, prepared: bool) -> Self {
+        self.prepared = prepared;
+        self
     }
 
     fn draw_type(&mut self) -> usize {
@@ -365,34 +380,38 @@ impl Terminal {
                 rollback,
             } => {
                 // Clause 2.4.2.2.
-                let w_tax: f64 = client
-                    .query_one(&st.warehouse_tax, &[&w])
+                let w_tax: f64 = st
+                    .warehouse_tax
+                    .query_one(client, &[&w])
                     .await
                     .map_err(fail("new-order: warehouse"))?
                     .get(0);
-                let row = client
-                    .query_one(&st.next_order, &[&w, d])
+                let row = st
+                    .next_order
+                    .query_one(client, &[&w, d])
                     .await
                     .map_err(fail("new-order: district"))?;
                 let (o_id, d_tax): (i32, f64) = (row.get(0), row.get(1));
-                let row = client
-                    .query_one(&st.customer_credit, &[&w, d, c])
+                let row = st
+                    .customer_credit
+                    .query_one(client, &[&w, d, c])
                     .await
                     .map_err(fail("new-order: customer"))?;
                 let discount: f64 = row.get(0);
                 let all_local = i32::from(lines.iter().all(|l| l.1 == w));
                 let count = lines.len() as i32;
-                client
-                    .execute(&st.insert_order, &[&o_id, d, &w, c, &count, &all_local])
+                st.insert_order
+                    .execute(client, &[&o_id, d, &w, c, &count, &all_local])
                     .await
                     .map_err(fail("new-order: insert orders"))?;
-                client
-                    .execute(&st.insert_new_order, &[&o_id, d, &w])
+                st.insert_new_order
+                    .execute(client, &[&o_id, d, &w])
                     .await
                     .map_err(fail("new-order: insert new_order"))?;
                 let ids: Vec<i32> = lines.iter().map(|l| l.0).collect();
-                let rows = client
-                    .query(&st.items, &[&ids])
+                let rows = st
+                    .items
+                    .query(client, &[&ids])
                     .await
                     .map_err(fail("new-order: items"))?;
                 let mut prices = std::collections::HashMap::with_capacity(rows.len());
@@ -425,8 +444,8 @@ impl Terminal {
                 for i in order {
                     let (item, supply, qty) = lines[i];
                     let remote = i32::from(supply != w);
-                    let r = client
-                        .query_one(stock, &[&supply, &item, &qty, &remote])
+                    let r = stock
+                        .query_one(client, &[&supply, &item, &qty, &remote])
                         .await
                         .map_err(fail("new-order: stock"))?;
                     dist[i] = r.get(0);
@@ -444,11 +463,11 @@ impl Terminal {
                     })
                     .collect();
                 let dist: Vec<String> = known.iter().map(|&i| dist[i].clone()).collect();
-                let p: [&(dyn ToSql + Sync); 9] = [
+                let p: [&dyn Param; 9] = [
                     &o_id, d, &w, &numbers, &items, &supply, &qty, &amounts, &dist,
                 ];
-                client
-                    .execute(&st.insert_lines, &p)
+                st.insert_lines
+                    .execute(client, &p)
                     .await
                     .map_err(fail("new-order: insert order_line"))?;
                 if unused {
@@ -472,43 +491,46 @@ impl Terminal {
                 cents,
             } => {
                 // Clause 2.5.2.2.
-                let w_name: String = client
-                    .query_one(&st.pay_warehouse, &[&w, cents])
+                let w_name: String = st
+                    .pay_warehouse
+                    .query_one(client, &[&w, cents])
                     .await
                     .map_err(fail("payment: warehouse"))?
                     .get(0);
-                let d_name: String = client
-                    .query_one(&st.pay_district, &[&w, d, cents])
+                let d_name: String = st
+                    .pay_district
+                    .query_one(client, &[&w, d, cents])
                     .await
                     .map_err(fail("payment: district"))?
                     .get(0);
                 let c_id = self.find_customer(client, st, *c_w, *c_d, customer).await?;
-                client
-                    .query_one(&st.pay_customer, &[c_w, c_d, &c_id, cents, d, &w])
+                st.pay_customer
+                    .query_one(client, &[c_w, c_d, &c_id, cents, d, &w])
                     .await
                     .map_err(fail("payment: customer"))?;
                 let h_data = format!("{w_name}    {d_name}");
-                let p: [&(dyn ToSql + Sync); 7] = [&c_id, c_d, c_w, d, &w, cents, &h_data];
-                client
-                    .execute(&st.insert_history, &p)
+                let p: [&dyn Param; 7] = [&c_id, c_d, c_w, d, &w, cents, &h_data];
+                st.insert_history
+                    .execute(client, &p)
                     .await
                     .map_err(fail("payment: history"))?;
             }
             Staged::OrderStatus { d, customer } => {
                 // Clause 2.6.2.2.
                 let c_id = self.find_customer(client, st, w, *d, customer).await?;
-                client
-                    .query_one(&st.status_customer, &[&w, d, &c_id])
+                st.status_customer
+                    .query_one(client, &[&w, d, &c_id])
                     .await
                     .map_err(fail("order-status: customer"))?;
-                let last = client
-                    .query_opt(&st.last_order, &[&w, d, &c_id])
+                let last = st
+                    .last_order
+                    .query_opt(client, &[&w, d, &c_id])
                     .await
                     .map_err(fail("order-status: orders"))?;
                 if let Some(o) = last {
                     let o_id: i32 = o.get(0);
-                    client
-                        .query(&st.order_lines, &[&w, d, &o_id])
+                    st.order_lines
+                        .query(client, &[&w, d, &o_id])
                         .await
                         .map_err(fail("order-status: order lines"))?;
                 }
@@ -525,16 +547,18 @@ impl Terminal {
                     // 40001 and is retried.
                     let mut o_id = None;
                     for _ in 0..100 {
-                        if let Some(no) = client
-                            .query_opt(&st.oldest_new_order, &[&w, &d])
+                        if let Some(no) = st
+                            .oldest_new_order
+                            .query_opt(client, &[&w, &d])
                             .await
                             .map_err(fail("delivery: new_order"))?
                         {
                             o_id = Some(no.get::<_, i32>(0));
                             break;
                         }
-                        let left: bool = client
-                            .query_one(&st.any_new_order, &[&w, &d])
+                        let left: bool = st
+                            .any_new_order
+                            .query_one(client, &[&w, &d])
                             .await
                             .map_err(fail("delivery: new_order"))?
                             .get(0);
@@ -545,17 +569,18 @@ impl Terminal {
                     let Some(o_id) = o_id else {
                         continue;
                     };
-                    let c_id: i32 = client
-                        .query_one(&st.carrier, &[&w, &d, &o_id, carrier])
+                    let c_id: i32 = st
+                        .carrier
+                        .query_one(client, &[&w, &d, &o_id, carrier])
                         .await
                         .map_err(fail("delivery: orders"))?
                         .get(0);
-                    client
-                        .execute(&st.deliver_lines, &[&w, &d, &o_id])
+                    st.deliver_lines
+                        .execute(client, &[&w, &d, &o_id])
                         .await
                         .map_err(fail("delivery: order lines"))?;
-                    client
-                        .execute(&st.deliver_customer, &[&w, &d, &o_id, &c_id])
+                    st.deliver_customer
+                        .execute(client, &[&w, &d, &o_id, &c_id])
                         .await
                         .map_err(fail("delivery: customer"))?;
                     delivered += 1;
@@ -565,13 +590,14 @@ impl Terminal {
             Staged::StockLevel { threshold } => {
                 // Clause 2.8.2.2.
                 let d = self.d_stock;
-                let next: i32 = client
-                    .query_one(&st.next_o_id, &[&w, &d])
+                let next: i32 = st
+                    .next_o_id
+                    .query_one(client, &[&w, &d])
                     .await
                     .map_err(fail("stock-level: district"))?
                     .get(0);
-                client
-                    .query_one(&st.low_stock, &[&w, &d, &next, threshold])
+                st.low_stock
+                    .query_one(client, &[&w, &d, &next, threshold])
                     .await
                     .map_err(fail("stock-level: stock"))?;
             }
@@ -597,8 +623,9 @@ impl Terminal {
         match customer {
             Customer::Id(c) => Ok(*c),
             Customer::Last(last) => {
-                let rows = client
-                    .query(&st.by_last, &[&w, &d, last])
+                let rows = st
+                    .by_last
+                    .query(client, &[&w, &d, last])
                     .await
                     .map_err(|e| Error::db("tpcc: customer by last name failed", e))?;
                 if rows.is_empty() {
@@ -620,11 +647,10 @@ const STOCK: &str = "update stock set s_quantity = case when s_quantity >= $3 + 
 impl Operation for Terminal {
     async fn prepare(&mut self, client: &Client) -> Result<()> {
         self.st = None;
+        let prepared = self.prepared;
         let p = |sql: String| async move {
-            client
-                .prepare(&sql)
-                .await
-                .map_err(|e| Error::db(format!("cannot prepare '{sql}'"), e))
+            let fail = |e| Error::db(format!("cannot prepare '{sql}'"), e);
+            Stmt::new(client, sql.clone(), prepared).await.map_err(fail)
         };
         let mut stock = Vec::with_capacity(DISTRICTS as usize);
         for d in 1..=DISTRICTS {
