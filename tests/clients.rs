@@ -453,6 +453,55 @@ async fn compare_names_the_configuration_that_differs_before_the_figures() {
     );
 }
 
+/// A merged report the disk cannot hold is an error, not a cut JSON said
+/// to be written with exit 0: its last buffer is flushed with the error
+/// seen. The disk is made full by a file size limit one byte short of the
+/// report (SIGXFSZ ignored, so that the write fails with EFBIG instead of
+/// killing the process), which only the last flush reaches.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_merged_json_the_disk_cannot_hold_is_an_error() {
+    use std::os::unix::process::CommandExt;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let p = one_report(dir.path()).await;
+    let merged = dir.path().join("merged.json");
+    let args = [
+        "merge",
+        p.to_str().unwrap(),
+        "--json",
+        merged.to_str().unwrap(),
+    ];
+    let out = bin("ysql-bench", &args);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let size = std::fs::metadata(&merged).unwrap().len();
+    std::fs::remove_file(&merged).unwrap();
+    let limit = (size - 1) as libc::rlim_t;
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ysql-bench"));
+    cmd.args(args).env_remove("YSQLBENCH_URL");
+    // SAFETY: signal and setrlimit are async-signal-safe and touch only
+    // the child, between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            let rl = libc::rlimit {
+                rlim_cur: limit,
+                rlim_max: limit,
+            };
+            if libc::setrlimit(libc::RLIMIT_FSIZE, &rl) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let out = cmd.output().expect("the binary runs");
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&format!("error: cannot write {}", merged.display())),
+        "{err}"
+    );
+    assert!(!err.contains(">> wrote"), "{err}");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn merge_refuses_reports_of_different_runs_and_bad_files() {
     let dir = tempfile::tempdir().expect("tempdir");

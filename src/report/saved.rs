@@ -705,7 +705,12 @@ fn run_inner(command: &crate::cli::Command, out: &mut dyn Write) -> Result<()> {
                 Some(p) => {
                     let f = std::fs::File::create(p)
                         .map_err(|e| Error::io(format!("cannot create {}", p.display()), e))?;
-                    super::json::write_json(std::io::BufWriter::new(f), &merged)?;
+                    let mut w = std::io::BufWriter::new(f);
+                    super::json::write_json(&mut w, &merged)?;
+                    // Flushed here, not on drop, where an error (a full
+                    // disk) would go unseen and leave a cut report.
+                    w.flush()
+                        .map_err(|e| Error::io(format!("cannot write {}", p.display()), e))?;
                     crate::say!(">> wrote {}", p.display());
                 }
                 None => {}
