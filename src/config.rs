@@ -301,7 +301,7 @@ impl RunPlan {
             (r, t) => r.or(t),
         };
         let rows = pgbench_init_rows(&operations, rows, cli.scale)?.unwrap_or(DEFAULT_ROWS);
-        check_operations(&operations, rows, cli.drop)?;
+        check_operations(&operations, rows)?;
         // The id range of test_table is its workloads' business (YCSB
         // records and sbtest ids have their own); the field length is
         // everyone's.
@@ -544,6 +544,9 @@ impl RunPlan {
         // Each workload checks the flags it cares about, now, before any
         // connection is made.
         let workloads = plan.workloads()?;
+        if plan.workload.drop {
+            check_drop(&workloads, &plan.workload)?;
+        }
         if plan.run.lean == Lean::Always {
             for w in &workloads {
                 let spec = w.spec();
@@ -727,6 +730,9 @@ impl RunPlan {
         if o.tables != d.tables && !ops.iter().any(|o| o.starts_with("oltp-")) {
             note("--tables", "the oltp-* workloads");
         }
+        if w.drop && !self.operations.iter().any(|o| o.is_load()) {
+            note("--drop", "the tables that the loads of the run fill");
+        }
         if w.booking.day_range != 30 && !ops.contains(&"booking") {
             note("--day-range", "booking");
         }
@@ -908,11 +914,9 @@ pub fn check_batch_bytes(s: &Settings) -> Result<()> {
     Ok(())
 }
 
-/// What the operations need of `--rows` and `--drop`: rows to load or to
-/// look up (a load of 0 rows would end "successfully" with a summary of
-/// zeros), and a table that a query at the start may read (`--drop`
-/// empties it first).
-fn check_operations(operations: &[&'static Spec], rows: u64, drop: bool) -> Result<()> {
+/// What the operations need of `--rows`: rows to load or to look up (a
+/// load of 0 rows would end "successfully" with a summary of zeros).
+fn check_operations(operations: &[&'static Spec], rows: u64) -> Result<()> {
     if operations.is_empty() {
         return Err(Error::usage(
             "no operation to run: give some with -o, e.g. -o copy-mem,select",
@@ -929,9 +933,32 @@ fn check_operations(operations: &[&'static Spec], rows: u64, drop: bool) -> Resu
             "--rows 0 {what}: give the number of rows in the table, e.g. -r 100000"
         )));
     }
-    if drop && let Some(first) = operations.first().filter(|o| !o.is_load()) {
+    Ok(())
+}
+
+/// `--drop` drops the tables that the run's loads fill, before the first
+/// operation: a query that reads them before any load of the run would
+/// read nothing. So would a query at the start on tables the run does
+/// not load (it would need them dropped and refilled to mean anything).
+/// Scripts of the user's read tables the tool does not know: not checked.
+fn check_drop(workloads: &[Box<dyn Workload>], settings: &Settings) -> Result<()> {
+    let fills = |w: &Box<dyn Workload>| w.spec().is_load() && w.needs_tables();
+    for (i, w) in workloads.iter().enumerate() {
+        let set = w.tables();
+        let mine = |o: &&Box<dyn Workload>| o.tables().key() == set.key() && fills(o);
+        if w.spec().is_load()
+            || set.reads(settings)?.is_empty()
+            || workloads[..i].iter().any(|o| mine(&o))
+            || (i > 0 && !workloads[i + 1..].iter().any(|o| mine(&o)))
+        {
+            continue;
+        }
+        let mut ops: Vec<&str> = workloads.iter().map(|o| o.spec().name).collect();
+        ops.insert(i, set.loader());
+        let q = w.spec();
         return Err(Error::usage(format!(
-            "--drop empties the table before {first}, which reads it: put a load first (e.g. -o copy-mem,{first}) or leave --drop out"
+            "--drop empties the tables before {q}, which reads them: put a load first (e.g. -o {}) or leave --drop out",
+            ops.join(",")
         )));
     }
     Ok(())

@@ -4,7 +4,9 @@
 //! The files are read by the server process, so they must be on the
 //! database server's host and readable by it, and the role needs
 //! superuser or pg_read_server_files. Both failures are turned into a
-//! message that says which file or role and what to do.
+//! message that says which file or role and what to do, and both are
+//! found before the table is emptied: the server reads the first line of
+//! each file first, as the load will ([`check_files`]).
 //!
 //! Through haproxy, a PgBouncer or a host list with --load-balance, a
 //! connection may land on any node: the files must then be on every node.
@@ -170,7 +172,13 @@ impl CopyFile {
             Some("42501") if db_message(&e).starts_with("could not open file") => format!(
                 "copy-file: the database server may not read {file}: make the file and its directories readable by the server's OS user, e.g. `chmod o+rx <dir>` and `chmod o+r <file>`"
             ),
-            Some("42501") => "copy-file: the role may not read server files: grant it with `grant pg_read_server_files to <role>` or connect as a superuser".to_string(),
+            Some("42501") if db_message(&e).contains("pg_read_server_files") => "copy-file: the role may not read server files: grant it with `grant pg_read_server_files to <role>` or connect as a superuser".to_string(),
+            // A data exception: the file holds what no csv_generator
+            // file does.
+            Some(c) if c.starts_with("22") => format!(
+                "copy-file: {file} is not as csv_generator writes it: remake it with `{}`",
+                self.generator_hint
+            ),
             _ => format!("COPY FROM '{file}' failed"),
         };
         Error::db(what, e)
@@ -223,11 +231,12 @@ impl Operation for CopyFile {
     }
 }
 
-/// Before the table is emptied: every thread's file must be there, so
-/// that a missing file does not cost the table it would have replaced.
-/// With --copy-file-client the files are looked for here; otherwise on the
-/// server with `pg_stat_file` where the role may call it (where it may
-/// not, COPY itself says what is wrong, after the truncate).
+/// Before the table is emptied: every thread's file must be there and
+/// readable by whoever reads it, so that a file the load cannot read does
+/// not cost the table it would have replaced. With --copy-file-client the
+/// files are opened here. Otherwise each is read by the server as the load
+/// will read it ([`CopyFile::probe`]), which needs nothing the load itself
+/// does not (superuser or pg_read_server_files, and INSERT on the table).
 pub async fn check_files(s: &Settings, table: &TableName, client: &Client) -> Result<()> {
     for t in 0..s.threads {
         CopyFile::new(s, table, t).check_file(client).await?;
@@ -235,10 +244,14 @@ pub async fn check_files(s: &Settings, table: &TableName, client: &Client) -> Re
     Ok(())
 }
 
+/// SQLSTATE bad_copy_file_format, here "extra data after last expected
+/// column": the probe read the file's first line.
+const BAD_COPY_FILE_FORMAT: &str = "22P04";
+
 impl CopyFile {
     async fn check_file(&self, client: &Client) -> Result<()> {
         if self.client_side {
-            return std::fs::File::open(&self.path).map(drop).map_err(|e| {
+            let cannot_read = |e| {
                 Error::io(
                     format!(
                         "copy-file --copy-file-client: cannot read {} on this machine; make the files here with `{}`",
@@ -247,27 +260,59 @@ impl CopyFile {
                     ),
                     e,
                 )
-            });
+            };
+            let f = std::fs::File::open(&self.path).map_err(cannot_read)?;
+            let len = f.metadata().map_err(cannot_read)?.len();
+            return self.check_not_empty(len);
         }
-        let path = self.path.to_string_lossy();
-        // One field of the record: `record is not null` is false as soon
-        // as any field is null (pg_stat_file's `change` always is here).
-        let found = client
-            .query_typed(
-                "select (pg_stat_file($1, true)).size is not null",
-                &[(&path.as_ref(), tokio_postgres::types::Type::TEXT)],
-            )
-            .await;
-        match found {
-            Ok(rows) if rows.first().is_some_and(|r| !r.get::<_, bool>(0)) => {
-                Err(Error::run(format!(
-                    "copy-file: the server cannot find {}: make the files on the database server's host with `{}`",
-                    self.path.display(),
-                    self.generator_hint
-                )))
-            }
-            _ => Ok(()),
+        self.probe(client).await
+    }
+
+    /// Has the server read the file's first line the way the load will
+    /// (its COPY, with the same path, options and privileges), into the
+    /// table's `id` column alone: a line of csv_generator's five fields
+    /// then fails at once with "extra data after last expected column",
+    /// having read no more than the first line. Whatever else the server
+    /// says (no such file, a directory, the OS user may not read it, the
+    /// role may not read server files) is what the load would meet after
+    /// the truncate. In a transaction that is rolled back, so that a file
+    /// of one field per line adds nothing to the table.
+    async fn probe(&self, client: &Client) -> Result<()> {
+        let sql = format!(
+            "copy {} (id) from {} with (format csv)",
+            self.table,
+            quote_literal(&self.path.to_string_lossy())
+        );
+        let begin = |e| Error::db("cannot begin the check of the copy-file files", e);
+        client.batch_execute("begin").await.map_err(begin)?;
+        let read = client.simple_query(&sql).await;
+        client
+            .batch_execute("rollback")
+            .await
+            .map_err(|e| Error::db("cannot end the check of the copy-file files", e))?;
+        match read {
+            Err(e) if e.code().map(|c| c.code()) == Some(BAD_COPY_FILE_FORMAT) => Ok(()),
+            Err(e) => Err(self.explain(e)),
+            Ok(m) if command_rows(&m) == 0 => self.check_not_empty(0),
+            Ok(_) => Err(Error::run(format!(
+                "copy-file: {} holds one field per line where csv_generator writes five: remake it with `{}`",
+                self.path.display(),
+                self.generator_hint
+            ))),
         }
+    }
+
+    /// An empty file where rows were expected would load nothing.
+    fn check_not_empty(&self, len: u64) -> Result<()> {
+        if len == 0 && self.expected_rows > 0 {
+            return Err(Error::run(format!(
+                "copy-file: {} is empty where {} rows were expected: remake it with `{}`",
+                self.path.display(),
+                self.expected_rows,
+                self.generator_hint
+            )));
+        }
+        Ok(())
     }
 
     fn check_rows(&self, rows: u64) -> Result<Outcome> {
