@@ -17,6 +17,7 @@ use crate::db::connect::{self, ConnTarget};
 use crate::db::dialect::Flavor;
 use crate::db::nodes::{self, Balance, ConnSource, Endpoint};
 use crate::db::sandbox::{Sandbox, SandboxOptions};
+use crate::db::schema::Contents;
 use crate::db::schema::{self, ServerInfo};
 use crate::db::server_stats;
 use crate::db::server_watch::ServerWatch;
@@ -28,7 +29,6 @@ use crate::report::{csv as csv_report, json, plot};
 use crate::runner::settings::Lean;
 use crate::runner::{self, RunCtx, latency_log};
 use crate::stats::OpResult;
-use crate::db::schema::Contents;
 use crate::workload::{TableSet, TableUse, Workload};
 
 /// How many rows `--show-rowsize` samples.
@@ -647,10 +647,17 @@ async fn check_query_tables(
             flags.push(f);
         }
     }
-    let needs = if holds_rows { "needs its rows" } else { "needs it" };
+    let needs = if holds_rows {
+        "needs its rows"
+    } else {
+        "needs it"
+    };
     let (more, them) = match wanting - 1 {
         0 => (String::new(), "it"),
-        1 => (" (one more table is missing or empty too)".to_string(), "them"),
+        1 => (
+            " (one more table is missing or empty too)".to_string(),
+            "them",
+        ),
         n => (
             format!(" ({n} more tables are missing or empty too)"),
             "them",

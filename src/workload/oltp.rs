@@ -152,7 +152,12 @@ pub static SBTABLES: Tables = Tables {
     loader: "oltp-prepare",
     defs: sbtest_defs,
     left_empty: &[],
-    load_flags: |s| vec![format!("--tables {}", s.oltp.tables), format!("-r {}", s.rows)],
+    load_flags: |s| {
+        vec![
+            format!("--tables {}", s.oltp.tables),
+            format!("-r {}", s.rows),
+        ]
+    },
 };
 
 /// What one oltp workload runs per unit.
@@ -309,7 +314,10 @@ impl Workload for Prepare {
             // One statement: all of them emptied, or none.
             let list: Vec<String> = tables.iter().map(TableName::quoted).collect();
             client
-                .batch_execute(&format!("truncate table {} restart identity", list.join(", ")))
+                .batch_execute(&format!(
+                    "truncate table {} restart identity",
+                    list.join(", ")
+                ))
                 .await
                 .map_err(|e| Error::db(format!("cannot truncate tables {}", list.join(", ")), e))?;
             for t in &tables {
