@@ -1243,6 +1243,33 @@ mod tests {
         let e = usage_message(&["-o", "select,copy-mem", "--drop"]);
         assert!(e.contains("-o copy-mem,select"), "{e}");
         assert!(plan(&["-o", "copy-mem,select", "--drop"]).is_ok());
+        // Issue 22: per set of tables, not only for the first operation.
+        let e = usage_message(&["-o", "copy-mem,oltp-point-select,oltp-prepare", "--drop"]);
+        assert!(
+            e.contains("before oltp-point-select, which reads them"),
+            "{e}"
+        );
+        assert!(
+            e.contains("-o copy-mem,oltp-prepare,oltp-point-select,oltp-prepare"),
+            "{e}"
+        );
+        let e = usage_message(&["-o", "tpcc-check", "--drop"]);
+        assert!(e.contains("-o tpcc-load,tpcc-check"), "{e}");
+        // Tables no load of the run fills are not dropped: nothing to
+        // refuse.
+        let p = plan(&["-o", "copy-mem,oltp-point-select", "--drop"]).unwrap();
+        assert!(p.warnings().is_empty(), "{:?}", p.warnings());
+        // A script of the user's reads what the tool does not know.
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("s.sql");
+        std::fs::write(&script, "select 1;\n").unwrap();
+        let p = plan(&["--script", script.to_str().unwrap(), "--drop"]).unwrap();
+        let w = p.warnings();
+        assert!(
+            w.iter()
+                .any(|w| w.starts_with("warning: --drop applies to")),
+            "{w:?}"
+        );
     }
 
     /// Issue 17: --latency-limit counted procedure's and copy-file's one
