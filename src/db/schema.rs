@@ -177,8 +177,9 @@ pub async fn prepare_table(
     let t = def.name.quoted();
     let mut state = inspect(client, def).await?;
     if !filled && state == TableState::Missing {
-        // Checked before (the run's first query refuses a missing table),
-        // unless it was dropped since: still never created by a query.
+        // The run checked before it began that the tables its queries
+        // read are there: this one was dropped since. A query still
+        // never creates a table.
         return Err(Error::run(format!(
             "table {t} does not exist (it did when the run began), and only a load creates it"
         )));
