@@ -942,14 +942,16 @@ fn check_operations(operations: &[&'static Spec], rows: u64) -> Result<()> {
 /// not load (it would need them dropped and refilled to mean anything).
 /// Scripts of the user's read tables the tool does not know: not checked.
 fn check_drop(workloads: &[Box<dyn Workload>], settings: &Settings) -> Result<()> {
-    let fills = |w: &Box<dyn Workload>| w.spec().is_load() && w.needs_tables();
     for (i, w) in workloads.iter().enumerate() {
         let set = w.tables();
-        let mine = |o: &&Box<dyn Workload>| o.tables().key() == set.key() && fills(o);
+        // A load that fills this query's tables.
+        let fills = |o: &dyn Workload| {
+            o.spec().is_load() && o.needs_tables() && o.tables().key() == set.key()
+        };
         if w.spec().is_load()
             || set.reads(settings)?.is_empty()
-            || workloads[..i].iter().any(|o| mine(&o))
-            || (i > 0 && !workloads[i + 1..].iter().any(|o| mine(&o)))
+            || workloads[..i].iter().any(|o| fills(o.as_ref()))
+            || (i > 0 && !workloads[i + 1..].iter().any(|o| fills(o.as_ref())))
         {
             continue;
         }

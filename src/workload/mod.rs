@@ -492,13 +492,19 @@ pub trait TableSet: Sync {
     /// before any load of the set refuses, before anything is created or
     /// written, when one is missing or (if a load leaves rows in it)
     /// empty: every lookup would miss, and the run still end "well".
-    fn reads(&self, settings: &Settings) -> Result<Vec<ReadTable>>;
+    /// None by default: the tables of a set that does not say are not
+    /// the tool's to know (a user's scripts).
+    fn reads(&self, _settings: &Settings) -> Result<Vec<ReadTable>> {
+        Ok(Vec::new())
+    }
 
     /// The flags of this run that the loader needs to fill what the
     /// queries read, as a command line gives them ("--tables 7", "-r
     /// 1000"): the advice to load first repeats them, so that the load
     /// fills exactly what the query will look for.
-    fn load_flags(&self, settings: &Settings) -> Vec<String>;
+    fn load_flags(&self, _settings: &Settings) -> Vec<String> {
+        Vec::new()
+    }
 
     /// Creates the tables when a load of the run fills them (dropping
     /// them first with `--drop`), and refuses any that is not the tool's

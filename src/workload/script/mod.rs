@@ -336,14 +336,6 @@ impl TableSet for NoTables {
         "pgbench-init"
     }
 
-    fn reads(&self, _settings: &Settings) -> Result<Vec<super::ReadTable>> {
-        Ok(Vec::new())
-    }
-
-    fn load_flags(&self, _settings: &Settings) -> Vec<String> {
-        Vec::new()
-    }
-
     fn prepare<'a>(
         &'a self,
         _client: &'a Client,
