@@ -17,7 +17,7 @@ use crate::db::connect::{self, ConnTarget};
 use crate::db::dialect::Flavor;
 use crate::db::nodes::{self, Balance, ConnSource, Endpoint};
 use crate::db::sandbox::{Sandbox, SandboxOptions};
-use crate::db::schema::{self, ServerInfo};
+use crate::db::schema::{self, Contents, ServerInfo};
 use crate::db::server_stats;
 use crate::db::server_watch::ServerWatch;
 use crate::db::tls::SslMode;
@@ -28,7 +28,7 @@ use crate::report::{csv as csv_report, json, plot};
 use crate::runner::settings::Lean;
 use crate::runner::{self, RunCtx, latency_log};
 use crate::stats::OpResult;
-use crate::workload::Workload;
+use crate::workload::{TableSet, TableUse, Workload};
 
 /// How many rows `--show-rowsize` samples.
 pub const ROWSIZE_SAMPLE: i64 = 10_000;
@@ -234,10 +234,10 @@ pub async fn run_workloads(
         None => None,
     };
     match &gate {
-        Some(g) if !g.plan.leader() => check_rows_for_queries(&client, &workloads).await?,
+        Some(g) if !g.plan.leader() => check_query_tables(&client, &plan, &workloads).await?,
         _ => {
             let prepared = async {
-                check_rows_for_queries(&client, &workloads).await?;
+                check_query_tables(&client, &plan, &workloads).await?;
                 prepare_tables(&client, &plan, &workloads, server.flavor).await
             };
             if let Err(e) = prepared.await {
@@ -589,23 +589,96 @@ fn write_run_header(out: &mut (dyn Write + Send), plan: &RunPlan) -> std::io::Re
 }
 
 /// Query workloads look rows up: before anything is created or written,
-/// a run whose first operation queries (no load before it) needs a table
-/// that exists and holds rows. The check is per workload
-/// ([`schema::require_rows`]); the hint is this run's command line with a
-/// load put first.
-async fn check_rows_for_queries(
+/// every table that a query reads, when no load of the run fills it
+/// before, must exist and, unless a load leaves it empty, hold rows
+/// ([`TableSet::reads`]). Otherwise every lookup would miss for the whole
+/// run and the run still end "successfully". Refused as bad usage, naming
+/// the first table that is missing or empty, with this run's `-o` with
+/// the loaders it lacks put first and the flags they need.
+async fn check_query_tables(
     client: &tokio_postgres::Client,
+    plan: &RunPlan,
     workloads: &[Box<dyn Workload>],
 ) -> Result<()> {
-    let Some(first) = workloads
-        .first()
-        .filter(|w| !w.spec().is_load() && w.needs_tables())
-    else {
+    let settings = &plan.workload;
+    let mut filled: Vec<&str> = Vec::new();
+    let mut checked: Vec<&str> = Vec::new();
+    // The first table found wanting, and the sets that lack their load.
+    let mut first: Option<(String, &'static str, bool)> = None;
+    let mut unloaded: Vec<&dyn TableSet> = Vec::new();
+    let mut wanting = 0;
+    for w in workloads {
+        let set = w.tables();
+        if w.spec().is_load() {
+            if w.needs_tables() {
+                filled.push(set.key());
+            }
+            continue;
+        }
+        if filled.contains(&set.key()) || checked.contains(&set.key()) {
+            continue;
+        }
+        checked.push(set.key());
+        for t in set.reads(settings)? {
+            let what = match schema::contents(client, &t.name).await? {
+                Contents::Missing => "does not exist",
+                Contents::Empty if t.holds_rows => "is empty",
+                _ => continue,
+            };
+            wanting += 1;
+            if !unloaded.iter().any(|u| u.key() == set.key()) {
+                unloaded.push(set);
+            }
+            first.get_or_insert((
+                format!("table {} {what}", t.name.quoted()),
+                w.spec().name,
+                t.holds_rows,
+            ));
+        }
+    }
+    let Some((table, needed_by, holds_rows)) = first else {
         return Ok(());
     };
-    let ops: Vec<&str> = workloads.iter().map(|w| w.spec().name).collect();
-    let load_first = format!("-o {},{}", first.tables().loader(), ops.join(","));
-    schema::require_rows(client, first.table(), first.spec().name, &load_first).await
+    let mut ops: Vec<&str> = unloaded.iter().map(|s| s.loader()).collect();
+    ops.extend(workloads.iter().map(|w| w.spec().name));
+    let mut line = format!("-o {}", ops.join(","));
+    let mut flags: Vec<String> = Vec::new();
+    for f in unloaded.iter().flat_map(|s| s.load_flags(settings)) {
+        if !flags.contains(&f) {
+            line.push(' ');
+            line.push_str(&f);
+            flags.push(f);
+        }
+    }
+    let needs = if holds_rows {
+        "needs its rows"
+    } else {
+        "needs it"
+    };
+    let (more, them) = match wanting - 1 {
+        0 => (String::new(), "it"),
+        1 => (
+            " (one more table is missing or empty too)".to_string(),
+            "them",
+        ),
+        n => (
+            format!(" ({n} more tables are missing or empty too)"),
+            "them",
+        ),
+    };
+    let check = if settings.table_name.is_some() {
+        "--table-name and the database"
+    } else {
+        "the database"
+    };
+    let bounded = if plan.run.load_time.is_some() {
+        " (--time bounds the load too)"
+    } else {
+        ""
+    };
+    Err(Error::usage(format!(
+        "{table}, and {needed_by} {needs}{more}: load {them} first in the same run, e.g. {line}{bounded}, or check {check}"
+    )))
 }
 
 /// Marks the table as completely loaded; a failure only costs the mark,
@@ -656,7 +729,9 @@ async fn run_checks(ctx: &RunCtx, workload: &dyn Workload, result: &mut OpResult
 
 /// Creates or checks each set of tables the workloads use, once, before
 /// any of them runs: refusing a table that is not the tool's before
-/// anything is written.
+/// anything is written. Only a set that a load of the run fills is
+/// created (or dropped with `--drop`); one that queries alone read was
+/// checked by [`check_query_tables`] and is left as it is.
 async fn prepare_tables(
     client: &tokio_postgres::Client,
     plan: &RunPlan,
@@ -670,10 +745,12 @@ async fn prepare_tables(
             continue;
         }
         done.push(set.key());
-        let writes = workloads
-            .iter()
-            .any(|o| o.tables().key() == set.key() && o.writes());
-        set.prepare(client, &plan.workload, flavor, writes).await?;
+        let same = || workloads.iter().filter(|o| o.tables().key() == set.key());
+        let how = TableUse {
+            filled: same().any(|o| o.spec().is_load() && o.needs_tables()),
+            written: same().any(|o| o.writes()),
+        };
+        set.prepare(client, &plan.workload, flavor, how).await?;
     }
     Ok(())
 }

@@ -301,7 +301,7 @@ impl RunPlan {
             (r, t) => r.or(t),
         };
         let rows = pgbench_init_rows(&operations, rows, cli.scale)?.unwrap_or(DEFAULT_ROWS);
-        check_operations(&operations, rows, cli.drop)?;
+        check_operations(&operations, rows)?;
         // The id range of test_table is its workloads' business (YCSB
         // records and sbtest ids have their own); the field length is
         // everyone's.
@@ -544,6 +544,9 @@ impl RunPlan {
         // Each workload checks the flags it cares about, now, before any
         // connection is made.
         let workloads = plan.workloads()?;
+        if plan.workload.drop {
+            check_drop(&workloads, &plan.workload)?;
+        }
         if plan.run.lean == Lean::Always {
             for w in &workloads {
                 let spec = w.spec();
@@ -751,6 +754,9 @@ impl RunPlan {
         if o.tables != d.tables && !ops.iter().any(|o| o.starts_with("oltp-")) {
             note("--tables", "the oltp-* workloads");
         }
+        if w.drop && !self.operations.iter().any(|o| o.is_load()) {
+            note("--drop", "the tables that the loads of the run fill");
+        }
         if w.booking.day_range != 30 && !ops.contains(&"booking") {
             note("--day-range", "booking");
         }
@@ -932,11 +938,10 @@ pub fn check_batch_bytes(s: &Settings) -> Result<()> {
     Ok(())
 }
 
-/// What the operations need of `--rows` and `--drop`: rows to load or to
-/// look up (a load of 0 rows would end "successfully" with a summary of
-/// zeros), a table that a query at the start may read (`--drop` empties
-/// it first), and tables that no clean-up dropped before.
-fn check_operations(operations: &[&'static Spec], rows: u64, drop: bool) -> Result<()> {
+/// What the operations need of `--rows`: rows to load or to look up (a
+/// load of 0 rows would end "successfully" with a summary of zeros), and
+/// tables that no clean-up dropped before.
+fn check_operations(operations: &[&'static Spec], rows: u64) -> Result<()> {
     if operations.is_empty() {
         return Err(Error::usage(
             "no operation to run: give some with -o, e.g. -o copy-mem,select",
@@ -961,9 +966,34 @@ fn check_operations(operations: &[&'static Spec], rows: u64, drop: bool) -> Resu
             operations[i]
         )));
     }
-    if drop && let Some(first) = operations.first().filter(|o| !o.is_load()) {
+    Ok(())
+}
+
+/// `--drop` drops the tables that the run's loads fill, before the first
+/// operation: a query that reads them before any load of the run would
+/// read nothing. So would a query at the start on tables the run does
+/// not load (it would need them dropped and refilled to mean anything).
+/// Scripts of the user's read tables the tool does not know: not checked.
+fn check_drop(workloads: &[Box<dyn Workload>], settings: &Settings) -> Result<()> {
+    for (i, w) in workloads.iter().enumerate() {
+        let set = w.tables();
+        // A load that fills this query's tables.
+        let fills = |o: &dyn Workload| {
+            o.spec().is_load() && o.needs_tables() && o.tables().key() == set.key()
+        };
+        if w.spec().is_load()
+            || set.reads(settings)?.is_empty()
+            || workloads[..i].iter().any(|o| fills(o.as_ref()))
+            || (i > 0 && !workloads[i + 1..].iter().any(|o| fills(o.as_ref())))
+        {
+            continue;
+        }
+        let mut ops: Vec<&str> = workloads.iter().map(|o| o.spec().name).collect();
+        ops.insert(i, set.loader());
+        let q = w.spec();
         return Err(Error::usage(format!(
-            "--drop empties the table before {first}, which reads it: put a load first (e.g. -o copy-mem,{first}) or leave --drop out"
+            "--drop empties the tables before {q}, which reads them: put a load first (e.g. -o {}) or leave --drop out",
+            ops.join(",")
         )));
     }
     Ok(())
@@ -1278,6 +1308,33 @@ mod tests {
         let e = usage_message(&["-o", "select,copy-mem", "--drop"]);
         assert!(e.contains("-o copy-mem,select"), "{e}");
         assert!(plan(&["-o", "copy-mem,select", "--drop"]).is_ok());
+        // Issue 22: per set of tables, not only for the first operation.
+        let e = usage_message(&["-o", "copy-mem,oltp-point-select,oltp-prepare", "--drop"]);
+        assert!(
+            e.contains("before oltp-point-select, which reads them"),
+            "{e}"
+        );
+        assert!(
+            e.contains("-o copy-mem,oltp-prepare,oltp-point-select,oltp-prepare"),
+            "{e}"
+        );
+        let e = usage_message(&["-o", "tpcc-check", "--drop"]);
+        assert!(e.contains("-o tpcc-load,tpcc-check"), "{e}");
+        // Tables no load of the run fills are not dropped: nothing to
+        // refuse.
+        let p = plan(&["-o", "copy-mem,oltp-point-select", "--drop"]).unwrap();
+        assert!(p.warnings().is_empty(), "{:?}", p.warnings());
+        // A script of the user's reads what the tool does not know.
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("s.sql");
+        std::fs::write(&script, "select 1;\n").unwrap();
+        let p = plan(&["--script", script.to_str().unwrap(), "--drop"]).unwrap();
+        let w = p.warnings();
+        assert!(
+            w.iter()
+                .any(|w| w.starts_with("warning: --drop applies to")),
+            "{w:?}"
+        );
     }
 
     /// Issue 17: --latency-limit counted procedure's and copy-file's one

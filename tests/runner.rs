@@ -17,7 +17,7 @@ use tokio_postgres::Client;
 use ysql_bench::config::TableName;
 use ysql_bench::db::dialect::Flavor;
 use ysql_bench::workload::{
-    BoxFuture, DynOperation, Operation, Outcome, Role, Settings, Spec, TableSet, Workload,
+    BoxFuture, DynOperation, Operation, Outcome, Role, Settings, Spec, TableSet, TableUse, Workload,
 };
 use ysql_bench::{Control, RunReport};
 
@@ -58,7 +58,7 @@ impl TableSet for NoTables {
         _client: &'a Client,
         _settings: &'a Settings,
         _flavor: Flavor,
-        _writes: bool,
+        _how: TableUse,
     ) -> BoxFuture<'a, ysql_bench::Result<()>> {
         Box::pin(std::future::ready(Ok(())))
     }

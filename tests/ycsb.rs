@@ -432,3 +432,39 @@ async fn a_custom_mix_that_writes_is_refused_on_a_table_the_tool_did_not_create(
     let (r, s) = run_args(&sb, &["-o", "ycsb-c", "-r", &n, "--time", "1s"]).await;
     assert!(r.succeeded(), "{s}");
 }
+
+/// Issue 22: a YCSB mix on a database without usertable created it empty
+/// and ran with every record missing, exit 0 (on an empty one it warned
+/// and ran). Now both are refused as select's table is, exit 2, with the
+/// load to put first, and nothing is created.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ycsb_mix_on_a_missing_or_empty_usertable_is_refused() {
+    let sb = sandbox();
+    let c = client(&sb).await;
+    let refused = |args: &'static [&'static str]| {
+        let plan = plan(&sb, args);
+        async move {
+            let mut out = Vec::new();
+            match ysql_bench::run(plan, &mut out).await {
+                Ok(_) => panic!("{args:?} ran:\n{}", String::from_utf8_lossy(&out)),
+                Err(e) => {
+                    assert_eq!(e.exit_code(), 2, "{e}");
+                    e.to_string()
+                }
+            }
+        }
+    };
+    let why = refused(&["-o", "ycsb-a", "-r", "100", "--time", "300ms"]).await;
+    assert!(
+        why.starts_with("table \"usertable\" does not exist, and ycsb-a needs its rows"),
+        "{why}"
+    );
+    assert!(why.contains("e.g. -o ycsb-load,ycsb-a -r 100 "), "{why}");
+    assert!(!table_exists(&c, "usertable").await, "{why}");
+
+    let (r, s) = run_args(&sb, &["-o", "ycsb-load", "-r", "100"]).await;
+    assert!(r.succeeded(), "{s}");
+    c.batch_execute("truncate usertable").await.unwrap();
+    let why = refused(&["-o", "ycsb-c", "-r", "100", "--time", "300ms"]).await;
+    assert!(why.starts_with("table \"usertable\" is empty"), "{why}");
+}

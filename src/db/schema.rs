@@ -165,16 +165,29 @@ fn classify(
 
 /// Drops (with `--drop`) and creates the table as the plan says, refusing
 /// any table that is not ours before anything is written. `writes` tells
-/// whether the operations will write into an existing table.
+/// whether the operations will write into an existing table; `filled`
+/// whether a load of the run fills it: only then is it created or
+/// dropped (a table that queries alone read was checked to be there and
+/// hold rows, and stays as it is).
 pub async fn prepare_table(
     client: &Client,
     def: &TableDef,
     drop: bool,
     force: bool,
     writes: bool,
+    filled: bool,
 ) -> Result<()> {
     let t = def.name.quoted();
     let mut state = inspect(client, def).await?;
+    if !filled && state == TableState::Missing {
+        // The run checked before it began that the tables its queries
+        // read are there: this one was dropped since. A query still
+        // never creates a table.
+        return Err(Error::run(format!(
+            "table {t} does not exist (it did when the run began), and only a load creates it"
+        )));
+    }
+    let drop = drop && filled;
     let refuse = |why: &str, action: &str| {
         Error::usage(format!(
             "refusing to {action} table {t}: {why}; use another --table-name, or add --force if its data may be lost"
@@ -342,27 +355,40 @@ pub async fn contents(client: &Client, table: &TableName) -> Result<Contents> {
     })
 }
 
-/// Refuses, before anything is created or written, a workload that looks
-/// rows up (`needed_by`, e.g. "select") in a table that is missing or
-/// empty: every lookup would miss, for the whole run, and the run would
-/// still end "successfully". `load_first` is the command line that loads
-/// the table in the same run (e.g. "-o copy-mem,select"). A usage error:
-/// the command line, not the server, has to change.
-pub async fn require_rows(
+/// Refuses a load before it empties anything when the role lacks one of
+/// `privileges` (e.g. "INSERT") on one of `tables`: a load that may
+/// truncate (a privilege of its own, or the owner's) but not insert would
+/// empty its tables and then fail on its first row. `load` names it in
+/// the message.
+pub async fn require_privileges(
     client: &Client,
-    table: &TableName,
-    needed_by: &str,
-    load_first: &str,
+    tables: &[TableName],
+    privileges: &[&str],
+    load: &str,
 ) -> Result<()> {
-    let t = table.quoted();
-    let what = match contents(client, table).await? {
-        Contents::HasRows => return Ok(()),
-        Contents::Missing => "does not exist",
-        Contents::Empty => "is empty",
-    };
-    Err(Error::usage(format!(
-        "table {t} {what}, and {needed_by} needs its rows: load it first in the same run, e.g. {load_first} (or check --table-name and the database)"
-    )))
+    for table in tables {
+        let t = table.quoted();
+        let what = || format!("cannot read the privileges on table {t}");
+        for privilege in privileges {
+            let rows = client
+                .query_typed(
+                    "select has_table_privilege($1, $2), current_user::text",
+                    &[(&t, Type::TEXT), (privilege, Type::TEXT)],
+                )
+                .await
+                .map_err(|e| Error::db(what(), e))?;
+            let row = one_row(rows).map_err(|why| Error::run(format!("{}: {why}", what())))?;
+            let (may, role): (bool, String) = (row.get(0), row.get(1));
+            if !may {
+                let role = crate::config::quote_ident(&role);
+                let p = privilege.to_lowercase();
+                return Err(Error::run(format!(
+                    "role {role} has no {privilege} privilege on table {t}, so {load} could not load it (nothing was emptied): grant it with `grant {p} on {t} to {role}`, or connect as the table's owner"
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Empties the table before a load.

@@ -183,6 +183,9 @@ pub static BOOKING_TABLES: Tables = Tables {
     key: "booking",
     loader: "booking-load",
     defs: |s, flavor| Ok(table_defs(flavor, s.tablets)),
+    // A load leaves no booking behind.
+    left_empty: &["seat", "payment", "audit"],
+    load_flags: |_| Vec::new(),
 };
 
 /// `-o booking-cleanup`.
@@ -259,6 +262,8 @@ impl Workload for Load {
 
     fn set_up<'a>(&'a self, client: &'a Client) -> BoxFuture<'a, Result<()>> {
         Box::pin(async move {
+            let filled = [name("aircraft"), self.schedule.clone()];
+            schema::require_privileges(client, &filled, &["INSERT"], self.spec.name).await?;
             client
                 .batch_execute("truncate table aircraft, schedule, seat, payment, audit")
                 .await

@@ -4,7 +4,9 @@
 //! The files are read by the server process, so they must be on the
 //! database server's host and readable by it, and the role needs
 //! superuser or pg_read_server_files. Both failures are turned into a
-//! message that says which file or role and what to do.
+//! message that says which file or role and what to do, and both are
+//! found before the table is emptied: the server reads the first line of
+//! each file first, as the load will ([`check_files`]).
 //!
 //! Through haproxy, a PgBouncer or a host list with --load-balance, a
 //! connection may land on any node: the files must then be on every node.
@@ -23,7 +25,7 @@ use super::insert::command_rows;
 
 use super::table::{self, TableOp, one_per_thread_note};
 use super::{BoxFuture, Operation, Outcome, Role, Settings, Spec};
-use crate::config::{TableName, quote_literal};
+use crate::config::{TableName, quote_ident, quote_literal};
 use crate::error::{Error, Result};
 
 /// The file name for thread `n` (1-based) of `threads`, as csv_generator
@@ -50,6 +52,9 @@ pub struct CopyFile {
     client_side: bool,
     prepared: bool,
     statement: Option<Statement>,
+    /// The role the tool connects as, quoted, when known (for the advice
+    /// to grant it pg_read_server_files).
+    role: Option<String>,
 }
 
 /// `-o copy-file`.
@@ -92,6 +97,7 @@ impl TableOp for CopyFile {
             client_side: plan.copy_file_client,
             prepared: plan.prepared,
             statement: None,
+            role: None,
         }
     }
 
@@ -168,10 +174,23 @@ impl CopyFile {
             ),
             // The server process may not read the file (or a directory
             // on its path): the same SQLSTATE as a missing role privilege.
-            Some("42501") if db_message(&e).starts_with("could not open file") => format!(
-                "copy-file: the database server may not read {file}: make the file and its directories readable by the server's OS user, e.g. `chmod o+rx <dir>` and `chmod o+r <file>`"
+            Some("42501") if db_message(&e).starts_with("could not open file") => {
+                let dir = self.path.parent().unwrap_or(Path::new("/"));
+                let dir = shell_word(&dir.to_string_lossy());
+                format!(
+                    "copy-file: the database server may not read {file}: make the files and the directories above them readable by the server's OS user, e.g. `chmod o+x {dir} && chmod o+r {dir}/*.csv`"
+                )
+            }
+            Some("42501") if db_message(&e).contains("pg_read_server_files") => format!(
+                "copy-file: the role may not read server files: grant it with `grant pg_read_server_files to {}` or connect as a superuser",
+                self.role.as_deref().unwrap_or("<the role you connect as>")
             ),
-            Some("42501") => "copy-file: the role may not read server files: grant it with `grant pg_read_server_files to <role>` or connect as a superuser".to_string(),
+            // A data exception: the file holds what no csv_generator
+            // file does.
+            Some(c) if c.starts_with("22") => format!(
+                "copy-file: {file} is not as csv_generator writes it: remake it with `{}`",
+                self.generator_hint
+            ),
             _ => format!("COPY FROM '{file}' failed"),
         };
         Error::db(what, e)
@@ -224,22 +243,41 @@ impl Operation for CopyFile {
     }
 }
 
-/// Before the table is emptied: every thread's file must be there, so
-/// that a missing file does not cost the table it would have replaced.
-/// With --copy-file-client the files are looked for here; otherwise on the
-/// server with `pg_stat_file` where the role may call it (where it may
-/// not, COPY itself says what is wrong, after the truncate).
+/// Before the table is emptied: every thread's file must be there and
+/// readable by whoever reads it, so that a file the load cannot read does
+/// not cost the table it would have replaced. With --copy-file-client the
+/// files are opened here. Otherwise each is read by the server as the load
+/// will read it ([`CopyFile::probe`]), which needs nothing the load itself
+/// does not (superuser or pg_read_server_files, and INSERT on the table).
 pub async fn check_files(s: &Settings, table: &TableName, client: &Client) -> Result<()> {
+    let role = match s.copy_file_client {
+        true => None,
+        false => client
+            .query_typed("select current_user::text", &[])
+            .await
+            .ok()
+            .and_then(|rows| rows.first().map(|r| quote_ident(r.get(0)))),
+    };
     for t in 0..s.threads {
-        CopyFile::new(s, table, t).check_file(client).await?;
+        let mut file = CopyFile::new(s, table, t);
+        file.role = role.clone();
+        file.check_file(client).await?;
     }
     Ok(())
 }
 
+/// SQLSTATEs the probe of a file expects ([`CopyFile::probe`]):
+/// division_by_zero, its own stop after the first row; syntax_error, a
+/// server without `COPY ... WHERE` (PostgreSQL 11, YugabyteDB 2.x); and
+/// bad_copy_file_format, "extra data after last expected column".
+const DIVISION_BY_ZERO: &str = "22012";
+const SYNTAX_ERROR: &str = "42601";
+const BAD_COPY_FILE_FORMAT: &str = "22P04";
+
 impl CopyFile {
     async fn check_file(&self, client: &Client) -> Result<()> {
         if self.client_side {
-            return std::fs::File::open(&self.path).map(drop).map_err(|e| {
+            let cannot_read = |e| {
                 Error::io(
                     format!(
                         "copy-file --copy-file-client: cannot read {} on this machine; make the files here with `{}`",
@@ -248,27 +286,64 @@ impl CopyFile {
                     ),
                     e,
                 )
-            });
+            };
+            let f = std::fs::File::open(&self.path).map_err(cannot_read)?;
+            let len = f.metadata().map_err(cannot_read)?.len();
+            return self.check_not_empty(len);
         }
-        let path = self.path.to_string_lossy();
-        // One field of the record: `record is not null` is false as soon
-        // as any field is null (pg_stat_file's `change` always is here).
-        let found = client
-            .query_typed(
-                "select (pg_stat_file($1, true)).size is not null",
-                &[(&path.as_ref(), tokio_postgres::types::Type::TEXT)],
-            )
-            .await;
-        match found {
-            Ok(rows) if rows.first().is_some_and(|r| !r.get::<_, bool>(0)) => {
-                Err(Error::run(format!(
-                    "copy-file: the server cannot find {}: make the files on the database server's host with `{}`",
-                    self.path.display(),
-                    self.generator_hint
-                )))
+        self.probe(client).await
+    }
+
+    /// Has the server read the file's first row the way the load will:
+    /// its COPY, with the same path, options, privileges and table, and a
+    /// WHERE that divides by zero on the first row it parsed, so that no
+    /// more than that row is read. Whatever else the server says (no such
+    /// file, a directory, the OS user may not read it, the role may not
+    /// read server files, a first line that is not a row) is what the
+    /// load would meet after the truncate. Where COPY has no WHERE, the
+    /// file goes into the `id` column alone, where csv_generator's first
+    /// line fails at once on its extra fields (a first line that is not a
+    /// row then passes, and fails the load). In a transaction that is
+    /// rolled back, so that nothing is ever added.
+    async fn probe(&self, client: &Client) -> Result<()> {
+        let file = quote_literal(&self.path.to_string_lossy());
+        let t = &self.table;
+        let full = format!(
+            "copy {t} (id, f1, f2, f3, f4) from {file} with (format csv) \
+             where 1 / (0 * coalesce(id, 0)) = 0"
+        );
+        match try_copy(client, &full).await? {
+            Err(e) if sqlstate(&e) == Some(DIVISION_BY_ZERO) => Ok(()),
+            Err(e) if sqlstate(&e) == Some(SYNTAX_ERROR) => {
+                let narrow = format!("copy {t} (id) from {file} with (format csv)");
+                match try_copy(client, &narrow).await? {
+                    Err(e) if sqlstate(&e) == Some(BAD_COPY_FILE_FORMAT) => Ok(()),
+                    Err(e) => Err(self.explain(e)),
+                    Ok(0) => self.check_not_empty(0),
+                    Ok(_) => Err(Error::run(format!(
+                        "copy-file: {} holds one field per line where csv_generator writes five: remake it with `{}`",
+                        self.path.display(),
+                        self.generator_hint
+                    ))),
+                }
             }
-            _ => Ok(()),
+            Err(e) => Err(self.explain(e)),
+            // No row reached the WHERE: the file holds none.
+            Ok(rows) => self.check_not_empty(rows),
         }
+    }
+
+    /// An empty file where rows were expected would load nothing.
+    fn check_not_empty(&self, len: u64) -> Result<()> {
+        if len == 0 && self.expected_rows > 0 {
+            return Err(Error::run(format!(
+                "copy-file: {} is empty where {} rows were expected: remake it with `{}`",
+                self.path.display(),
+                self.expected_rows,
+                self.generator_hint
+            )));
+        }
+        Ok(())
     }
 
     fn check_rows(&self, rows: u64) -> Result<Outcome> {
@@ -284,6 +359,40 @@ impl CopyFile {
     }
 }
 
+/// Runs `sql` (a COPY) in a transaction that is rolled back: the outer
+/// result is the tool's connection failing, the inner the COPY's own.
+async fn try_copy(
+    client: &Client,
+    sql: &str,
+) -> Result<std::result::Result<u64, tokio_postgres::Error>> {
+    let ctx = "cannot check the copy-file files";
+    client
+        .batch_execute("begin")
+        .await
+        .map_err(|e| Error::db(ctx, e))?;
+    let read = client.simple_query(sql).await.map(|m| command_rows(&m));
+    client
+        .batch_execute("rollback")
+        .await
+        .map_err(|e| Error::db(ctx, e))?;
+    Ok(read)
+}
+
+/// `text` as one word of a POSIX shell: as it is when it holds nothing
+/// the shell would read otherwise, else in single quotes.
+fn shell_word(text: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+=:,@%".contains(c);
+    if !text.is_empty() && text.chars().all(plain) {
+        text.to_string()
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
+    }
+}
+
+fn sqlstate(e: &tokio_postgres::Error) -> Option<&str> {
+    e.code().map(|c| c.code())
+}
+
 /// The server's message of a database error, or "".
 fn db_message(e: &tokio_postgres::Error) -> &str {
     e.as_db_error().map(|d| d.message()).unwrap_or("")
@@ -292,6 +401,14 @@ fn db_message(e: &tokio_postgres::Error) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_path_in_advice_is_one_shell_word() {
+        assert_eq!(shell_word("/tmp/tmp.Ab1-x_y"), "/tmp/tmp.Ab1-x_y");
+        assert_eq!(shell_word("/tmp/a b"), "'/tmp/a b'");
+        assert_eq!(shell_word("/tmp/it's"), "'/tmp/it'\\''s'");
+        assert_eq!(shell_word("/tmp/$x"), "'/tmp/$x'");
+    }
 
     #[test]
     fn file_names_follow_the_original_pattern() {

@@ -153,6 +153,13 @@ pub static SBTABLES: Tables = Tables {
     key: "sbtest",
     loader: "oltp-prepare",
     defs: sbtest_defs,
+    left_empty: &[],
+    load_flags: |s| {
+        vec![
+            format!("--tables {}", s.oltp.tables),
+            format!("-r {}", s.rows),
+        ]
+    },
 };
 
 /// What one oltp workload runs per unit.
@@ -300,13 +307,19 @@ impl Workload for Prepare {
 
     fn set_up<'a>(&'a self, client: &'a Client) -> BoxFuture<'a, Result<()>> {
         Box::pin(async move {
-            for i in 1..=self.settings.oltp.tables {
-                let t = table(i);
-                client
-                    .batch_execute(&format!("truncate table {} restart identity", t.quoted()))
-                    .await
-                    .map_err(|e| Error::db(format!("cannot truncate table {}", t.quoted()), e))?;
-                schema::mark_loading(client, &t).await?;
+            let tables: Vec<TableName> = (1..=self.settings.oltp.tables).map(table).collect();
+            schema::require_privileges(client, &tables, &["INSERT"], self.spec.name).await?;
+            // One statement: all of them emptied, or none.
+            let list: Vec<String> = tables.iter().map(TableName::quoted).collect();
+            client
+                .batch_execute(&format!(
+                    "truncate table {} restart identity",
+                    list.join(", ")
+                ))
+                .await
+                .map_err(|e| Error::db(format!("cannot truncate tables {}", list.join(", ")), e))?;
+            for t in &tables {
+                schema::mark_loading(client, t).await?;
             }
             Ok(())
         })
@@ -674,6 +687,14 @@ impl Workload for OltpRun {
                         .map_err(|e| Error::db(format!("cannot read {}", t.quoted()), e))?
                         .get(0);
                         let max = max.unwrap_or(0) as u64;
+                        // An empty table was refused before the run (this
+                        // is one emptied since): no -r would help.
+                        if max == 0 {
+                            return Ok(Some(format!(
+                                "{} is empty: every id will be missing",
+                                t.quoted()
+                            )));
+                        }
                         if max != self.settings.rows {
                             return Ok(Some(format!(
                                 "{} holds ids up to {max} but -r is {} (sysbench's --table-size is 10000 by default): give -r {max}",

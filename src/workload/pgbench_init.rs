@@ -159,6 +159,8 @@ pub static PGBENCH_TABLES: Tables = Tables {
     key: "pgbench",
     loader: "pgbench-init",
     defs: |s, flavor| Ok(table_defs(flavor, s.tablets)),
+    left_empty: &["pgbench_history"],
+    load_flags: |s| vec![format!("-s {}", scale(s))],
 };
 
 /// The scale of the run: `-s`, 1 when not given.
@@ -211,6 +213,8 @@ impl Workload for Init {
     fn set_up<'a>(&'a self, client: &'a Client) -> BoxFuture<'a, Result<()>> {
         Box::pin(async move {
             let fail = |what: &'static str| move |e| Error::db(format!("pgbench-init: {what}"), e);
+            let filled = ["pgbench_branches", "pgbench_tellers", "pgbench_accounts"].map(name);
+            schema::require_privileges(client, &filled, &["INSERT"], self.spec.name).await?;
             if flavor_of(client).await? == Flavor::Postgres {
                 // As pgbench -i: the keys come after the rows, which load
                 // faster into a table without an index.

@@ -41,6 +41,8 @@ pub static TEST_TABLE: Tables = Tables {
             shape: "id integer, f1..f4 text",
         }])
     },
+    left_empty: &[],
+    load_flags: super::rows_flag,
 };
 
 /// `-o table-cleanup`.
@@ -60,18 +62,13 @@ pub trait TableOp: Operation + Sized {
     /// The operation of worker `thread`.
     fn new(s: &Settings, table: &TableName, thread: usize) -> Self;
 
-    /// For a load: checks made before the table is emptied (so that a
-    /// missing input costs nothing).
+    /// For a load: checks and set-up made before the table is emptied, so
+    /// that a missing input or a set-up that cannot be made costs nothing.
     fn before_truncate<'a>(
         _client: &'a Client,
         _s: &'a Settings,
         _table: &'a TableName,
     ) -> BoxFuture<'a, Result<()>> {
-        Box::pin(std::future::ready(Ok(())))
-    }
-
-    /// For a load: set-up after the table was emptied and marked.
-    fn after_truncate<'a>(_client: &'a Client) -> BoxFuture<'a, Result<()>> {
         Box::pin(std::future::ready(Ok(())))
     }
 
@@ -126,10 +123,18 @@ impl<O: TableOp> Workload for OnTestTable<O> {
             if !self.spec.is_load() {
                 return Ok(());
             }
+            // Whatever can tell now that the load cannot fill the table
+            // is asked before it is emptied.
+            schema::require_privileges(
+                client,
+                std::slice::from_ref(&self.table),
+                &["INSERT"],
+                self.spec.name,
+            )
+            .await?;
             O::before_truncate(client, &self.settings, &self.table).await?;
             schema::truncate(client, &self.table).await?;
-            schema::mark_loading(client, &self.table).await?;
-            O::after_truncate(client).await
+            schema::mark_loading(client, &self.table).await
         })
     }
 

@@ -224,6 +224,8 @@ pub static USERTABLE: Tables = Tables {
             shape: "ycsb_key varchar(255), field0..fieldN text",
         }])
     },
+    left_empty: &[],
+    load_flags: super::rows_flag,
 };
 
 /// `CREATE TABLE` of usertable: the key hash-sharded on YugabyteDB.
@@ -297,6 +299,8 @@ impl Workload for Load {
 
     fn set_up<'a>(&'a self, client: &'a Client) -> BoxFuture<'a, Result<()>> {
         Box::pin(async move {
+            let table = std::slice::from_ref(&self.table);
+            schema::require_privileges(client, table, &["INSERT"], self.spec.name).await?;
             schema::truncate(client, &self.table).await?;
             schema::mark_loading(client, &self.table).await
         })

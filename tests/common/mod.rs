@@ -131,7 +131,8 @@ pub fn loaded(rows: i64, len: i32) -> TableFacts {
     }
 }
 
-/// A digest of the whole table's content, to compare two loads.
+/// A digest of the whole table's content, to compare two loads ("" for
+/// an empty table).
 pub async fn digest(c: &Client, quoted_table: &str) -> String {
     c.query_one(
         &format!(
@@ -141,7 +142,8 @@ pub async fn digest(c: &Client, quoted_table: &str) -> String {
     )
     .await
     .expect("digest query")
-    .get(0)
+    .get::<_, Option<String>>(0)
+    .unwrap_or_default()
 }
 
 /// Runs one of the crate's binaries.

@@ -321,7 +321,10 @@ pub fn query_class(name: &str) -> Option<&'static str> {
     })
 }
 
-/// Scripts need no tables of the tool's: nothing to create or check.
+/// Scripts of the user's need no tables of the tool's: nothing to create
+/// or check (the tool cannot know what they read). The built-in ones read
+/// pgbench's tables ([`super::pgbench_init::PGBENCH_TABLES`]), which are
+/// checked, never created.
 pub struct NoTables;
 
 pub static NO_TABLES: NoTables = NoTables;
@@ -340,7 +343,7 @@ impl TableSet for NoTables {
         _client: &'a Client,
         _settings: &'a Settings,
         _flavor: Flavor,
-        _writes: bool,
+        _how: super::TableUse,
     ) -> BoxFuture<'a, Result<()>> {
         Box::pin(std::future::ready(Ok(())))
     }
@@ -376,7 +379,11 @@ impl Workload for ScriptRun {
     }
 
     fn tables(&self) -> &'static dyn TableSet {
-        &NO_TABLES
+        if self.builtin_used {
+            &super::pgbench_init::PGBENCH_TABLES
+        } else {
+            &NO_TABLES
+        }
     }
 
     fn needs_tables(&self) -> bool {
@@ -390,6 +397,12 @@ impl Workload for ScriptRun {
             if !self.builtin_used || self.defined("scale") {
                 return Ok(());
             }
+            // The run checked before it began that the tables are there
+            // and loaded; this is for one emptied since.
+            let load = format!(
+                "-o pgbench-init,script -s {}",
+                super::pgbench_init::scale(&self.settings)
+            );
             let n: i64 = match unnamed::query_one(
                 client,
                 "select count(*) from pgbench_branches",
@@ -399,16 +412,16 @@ impl Workload for ScriptRun {
             {
                 Ok(row) => row.get(0),
                 Err(e) if e.code().is_some_and(|c| c.code() == "42P01") => {
-                    return Err(Error::usage(
-                        "the built-in scripts need pgbench's tables and pgbench_branches does not exist: load them first, e.g. -o pgbench-init,script -s 10 (or pgbench -i)",
-                    ));
+                    return Err(Error::usage(format!(
+                        "the built-in scripts need pgbench's tables and pgbench_branches does not exist: load them first, e.g. {load} (or pgbench -i)"
+                    )));
                 }
                 Err(e) => return Err(Error::db("cannot read the scale from pgbench_branches", e)),
             };
             if n <= 0 {
-                return Err(Error::usage(
-                    "pgbench_branches is empty, so the built-in scripts have no scale: load it first with -o pgbench-init -s N (or pgbench -i)",
-                ));
+                return Err(Error::usage(format!(
+                    "pgbench_branches is empty, so the built-in scripts have no scale: load it first, e.g. {load} (or pgbench -i)"
+                )));
             }
             if let Some(given) = self.settings.script.scale
                 && given as i64 != n

@@ -218,6 +218,15 @@ impl Workload for Load {
     fn set_up<'a>(&'a self, client: &'a Client) -> BoxFuture<'a, Result<()>> {
         Box::pin(async move {
             let t = &self.settings.tpcc;
+            // A range is emptied by one DELETE per table: each must be
+            // allowed before the first runs.
+            let privileges: &[&str] = if t.partial {
+                &["INSERT", "DELETE"]
+            } else {
+                &["INSERT"]
+            };
+            let tables: Vec<TableName> = schema::NAMES.iter().map(|t| name(t)).collect();
+            db_schema::require_privileges(client, &tables, privileges, self.spec.name).await?;
             if t.partial {
                 let (first, last) = (t.homes.first as i32, t.homes.last as i32);
                 for (table, column) in schema::WAREHOUSE_COLUMNS {

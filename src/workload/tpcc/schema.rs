@@ -316,6 +316,9 @@ pub static TPCC_TABLES: Tables = Tables {
     key: "tpcc",
     loader: "tpcc-load",
     defs,
+    // The load fills all nine, history and new_order included.
+    left_empty: &[],
+    load_flags: |s| vec![format!("--warehouses {}", s.tpcc.warehouses)],
 };
 
 fn defs(s: &Settings, flavor: Flavor) -> Result<Vec<TableDef>> {
