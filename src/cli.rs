@@ -876,6 +876,14 @@ const PGBENCH_FLAGS: &[(&[&str], &str)] = &[
     ),
     (&["--connect"], "pgbench's --connect is -C/--reconnect here"),
     (
+        &["--report-per-command"],
+        "pgbench's -r/--report-per-command is --per-statement here (-r is --rows, as in the original ysql-bench)",
+    ),
+    (
+        &["--random-seed"],
+        "pgbench's --random-seed N is --seed N here",
+    ),
+    (
         &["--transactions"],
         "pgbench's --transactions has no equivalent: bound the run with --time",
     ),
