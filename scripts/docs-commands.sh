@@ -11,7 +11,7 @@
 # PGHOST, PGPORT, PGUSER and PGDATABASE naming the throwaway server, so that
 # commands written without -u (or with -u 'host=127.0.0.1 user=postgres')
 # reach it. `ysql-bench` and `csv_generator` are the freshly built binaries,
-# each call under a budget (--budget, 25 s): a call still running then is
+# each call under a budget (--budget, 18 s): a call still running then is
 # interrupted as a person would (SIGINT) and must then end with the
 # interrupted code, 130, having written its reports; any other call must end
 # with 0. A block preceded by a line `<!-- not run: REASON -->` is skipped
@@ -29,7 +29,7 @@ repo=$(cd "$here/.." && pwd)
 . "$repo/bench/lib.sh"
 
 bin_dir=""
-budget=25
+budget=18
 docs=()
 while [ $# -gt 0 ]; do
     case "$1" in
