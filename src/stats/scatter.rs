@@ -23,8 +23,9 @@ pub const MAX_SLICES: usize = 1024;
 pub const PICKS: usize = 4;
 /// Random points kept per slice at most, however many workers share it.
 pub const MAX_PICKS: usize = 32;
-/// The width of a slice before any merge: 50 ms.
-pub const FIRST_SLICE_NS: u64 = 50_000_000;
+/// The width of a slice before any merge: 10 ms, so that a load of half a
+/// second still has fifty slices of its own.
+pub const FIRST_SLICE_NS: u64 = 10_000_000;
 
 /// One sampled unit.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -34,6 +35,8 @@ pub struct Point {
     pub latency_ns: u64,
     /// The worker (0-based) whose unit it was.
     pub worker: u32,
+    /// The unit's transaction type (0-based, in the workload's order).
+    pub ty: u16,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -142,9 +145,9 @@ impl Scatter {
         }
     }
 
-    /// Offers a unit of `worker` that ended `t_ns` after the operation
-    /// started.
-    pub fn record(&mut self, t_ns: u64, latency_ns: u64, worker: u32) {
+    /// Offers a unit of `worker`, of transaction type `ty`, that ended
+    /// `t_ns` after the operation started.
+    pub fn record(&mut self, t_ns: u64, latency_ns: u64, worker: u32, ty: u16) {
         let mut idx = (t_ns / self.slice_ns) as usize;
         while idx >= MAX_SLICES {
             self.coarsen();
@@ -157,6 +160,7 @@ impl Scatter {
             t_ns,
             latency_ns,
             worker,
+            ty,
         };
         self.slices[idx].add(p, self.picks, &mut self.rng);
     }
@@ -183,6 +187,13 @@ impl Scatter {
     pub fn slice_ns(&self) -> u64 {
         self.slice_ns
     }
+
+    /// Per slice, in time order: how many units ended in it and its random
+    /// picks alone (a uniform sample of them, without the extremes that
+    /// [`Scatter::points`] adds), for a picture whose density must be true.
+    pub fn uniform(&self) -> impl Iterator<Item = (u64, &[Point])> {
+        self.slices.iter().map(|s| (s.seen, &s.picks[..]))
+    }
 }
 
 #[cfg(test)]
@@ -207,7 +218,7 @@ mod tests {
                 } else {
                     100_000 + (n % 1000)
                 };
-                s.record(t, lat, 0);
+                s.record(t, lat, 0, 0);
             }
             t += 1_000_000;
         }
@@ -224,10 +235,10 @@ mod tests {
         let mut s = Scatter::new(2);
         // Each in a slice of its own, and four more in one slice.
         for i in 0..5 {
-            s.record(i * FIRST_SLICE_NS, 10 + i, 0);
+            s.record(i * FIRST_SLICE_NS, 10 + i, 0, 0);
         }
         for i in 0..PICKS as u64 {
-            s.record(7 * FIRST_SLICE_NS + i, 20 + i, 0);
+            s.record(7 * FIRST_SLICE_NS + i, 20 + i, 0, 0);
         }
         let mut lats: Vec<u64> = s.points().iter().map(|p| p.latency_ns).collect();
         lats.sort();
@@ -239,7 +250,7 @@ mod tests {
         let mut s = Scatter::for_workers(3, 3);
         // Three workers, 20 units each, all in one slice.
         for i in 0..60u64 {
-            s.record(i, 100 + i, (i % 3) as u32);
+            s.record(i, 100 + i, (i % 3) as u32, 0);
         }
         let pts = s.points();
         // 12 picks (4 per worker), and min and max unless picked too.
