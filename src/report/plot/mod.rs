@@ -150,42 +150,63 @@ fn time_axis(op: &OpResult, chart_width: u32, sizes: Sizes) -> Axis {
 /// Lines of fewer points than this are drawn as steps.
 const STEPS_BELOW: usize = 20;
 
-/// The points of a line through one value of each bin: at the bins'
+/// The stretches of a line through one value of each bin: at the bins'
 /// middles, or with few bins as steps, each bin's value across its time
 /// (a rate or a p99 over ten seconds is one value over those seconds,
-/// and a single bin is a stretch, not a dot). Values are moved inside the
-/// axis.
-fn line_points(bins: &[Bin], y: &Axis, value: impl Fn(&Bin) -> Option<f64>) -> Vec<(f64, f64)> {
-    let with: Vec<(&Bin, f64)> = bins
-        .iter()
-        .filter_map(|b| value(b).map(|v| (b, y.clamp(v))))
-        .collect();
-    if with.len() < STEPS_BELOW {
-        with.iter()
-            .flat_map(|(b, v)| [(b.t0, *v), (b.t1, *v)])
-            .collect()
-    } else {
-        with.iter().map(|(b, v)| (b.mid(), *v)).collect()
+/// and a single bin is a stretch, not a dot). A bin without a value (no
+/// unit of that type in it) breaks the line rather than being bridged.
+/// Values are moved inside the axis.
+fn line_segments(
+    bins: &[Bin],
+    y: &Axis,
+    value: impl Fn(&Bin) -> Option<f64>,
+) -> Vec<Vec<(f64, f64)>> {
+    let steps = bins.iter().filter(|b| value(b).is_some()).count() < STEPS_BELOW;
+    // Runs of bins with a value, each a stretch of the line; a run of
+    // one bin is drawn across it.
+    let mut runs: Vec<Vec<(&Bin, f64)>> = vec![Vec::new()];
+    for b in bins {
+        match value(b) {
+            Some(v) => runs
+                .last_mut()
+                .into_iter()
+                .for_each(|r| r.push((b, y.clamp(v)))),
+            None => runs.push(Vec::new()),
+        }
     }
+    runs.into_iter()
+        .filter(|r| !r.is_empty())
+        .map(|r| {
+            if steps || r.len() == 1 {
+                r.iter()
+                    .flat_map(|(b, v)| [(b.t0, *v), (b.t1, *v)])
+                    .collect()
+            } else {
+                r.iter().map(|(b, v)| (b.mid(), *v)).collect()
+            }
+        })
+        .collect()
 }
 
-/// Draws one line in a stroke.
+/// Draws the stretches of one line in a stroke.
 fn draw_line<DB: DrawingBackend>(
     chart: &mut ChartContext<'_, DB, Cartesian2d<Axis, Axis>>,
-    pts: Vec<(f64, f64)>,
+    segments: Vec<Vec<(f64, f64)>>,
     color: RGBColor,
     stroke: Stroke,
 ) -> std::result::Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
     let style = style::stroke_style(color, stroke);
-    match stroke {
-        Stroke::Solid | Stroke::Thin => {
-            chart.draw_series(LineSeries::new(pts, style))?;
-        }
-        Stroke::Dashed => {
-            chart.draw_series(DashedLineSeries::new(pts, 7, 4, style))?;
-        }
-        Stroke::Dotted => {
-            chart.draw_series(DashedLineSeries::new(pts, 2, 3, style))?;
+    for pts in segments {
+        match stroke {
+            Stroke::Solid | Stroke::Thin => {
+                chart.draw_series(LineSeries::new(pts, style))?;
+            }
+            Stroke::Dashed => {
+                chart.draw_series(DashedLineSeries::new(pts, 7, 4, style))?;
+            }
+            Stroke::Dotted => {
+                chart.draw_series(DashedLineSeries::new(pts, 2, 3, style))?;
+            }
         }
     }
     Ok(())
@@ -391,10 +412,12 @@ fn draw_latency(
         )
         .map_err(&e)?;
     for (_, stroke, bins, f) in lines.iter().rev() {
-        let pts = line_points(bins, &y, f);
-        draw_line(&mut chart, pts, ALL_COLOR, *stroke).map_err(&e)?;
+        let segments = line_segments(bins, &y, f);
+        draw_line(&mut chart, segments, ALL_COLOR, *stroke).map_err(&e)?;
     }
-    style::draw_legend(&legend, &entries, sizes.margin as i32, sizes, FAMILY).map_err(&e)?;
+    let legend_h = legend.dim_in_pixel().1 as i32;
+    let span = (sizes.margin as i32, legend_h);
+    style::draw_legend(&legend, &entries, span, sizes, FAMILY).map_err(&e)?;
     root.present().map_err(&e)?;
     Ok(())
 }
@@ -412,9 +435,9 @@ fn draw_throughput(
     let rate_of = |b: &Bin| b.rate(rows);
     // Per series: its rate, and its p99 where it has the units for one.
     let rates: Vec<Vec<Bin>> = ts.series.iter().map(|s| s.bins(RATE)).collect();
-    // A type with fewer units than a p99 needs gets one point for the
-    // whole run: the p99 the summary gives it.
-    let p99s: Vec<Vec<Bin>> = ts.series.iter().map(|s| s.bins(P99)).collect();
+    // The p99s on one set of points, that of the type with the fewest
+    // units.
+    let p99s: Vec<Vec<Bin>> = ts.common_bins(P99);
     let typical =
         |bins: &[Bin], f: &dyn Fn(&Bin) -> Option<f64>| median(bins.iter().filter_map(f).collect());
     let rate_log = wants_log(
@@ -447,9 +470,14 @@ fn draw_throughput(
     } else {
         entries.push(Entry::new(
             Mark::Note,
-            format!("points: ≥{} {units}", RATE.need),
+            format!("rates: ≥{} {units}", RATE.need),
         ));
-        entries.push(Entry::new(Mark::Note, format!("p99 points: ≥{}", P99.need)));
+        if let Some(b) = p99s.first().and_then(|b| b.first()) {
+            entries.push(Entry::new(
+                Mark::Note,
+                format!("p99: per {}", width_text(b.t1 - b.t0)),
+            ));
+        }
     }
     let band = super::server::has_wait_band(op);
     let root = BitMapBackend::new(path, (opts.width, opts.height)).into_drawing_area();
@@ -532,46 +560,48 @@ fn draw_throughput(
         // The types first, `all` last so that it stays on top.
         for (i, s) in ts.series.iter().enumerate() {
             let color = color_of(s.key);
-            let pts = if is_rate {
-                line_points(&rates[i], y, |b| Some(rate_of(b)))
+            let bins = if is_rate { &rates[i] } else { &p99s[i] };
+            let segments = if is_rate {
+                line_segments(bins, y, |b| Some(rate_of(b)))
             } else {
-                line_points(&p99s[i], y, |b| b.p99)
+                line_segments(bins, y, |b| b.p99)
             };
             // More points than half the pixels across: plotters draws a
             // wide line as polygons whose joins spike at sharp turns, so
             // a 1-pixel line then.
-            let dense = pts.len() as u64 > u64::from(opts.width) / 2;
+            let points = segments.iter().map(Vec::len).sum::<usize>();
+            let dense = points as u64 > u64::from(opts.width) / 2;
+            let stroke = if dense { Stroke::Thin } else { Stroke::Solid };
             // Markers on a line of few points, not on steps (fewer than
             // STEPS_BELOW bins, whose corners are not points).
-            let bins = if is_rate {
-                rates[i].len()
-            } else {
-                p99s[i].len()
-            };
-            let markers = (STEPS_BELOW..=MARKERS_UP_TO).contains(&bins);
-            chart
-                .draw_series(LineSeries::new(
-                    pts.iter().copied(),
-                    color.stroke_width(if dense { 1 } else { 2 }),
-                ))
-                .map_err(&e)?;
+            let markers = (STEPS_BELOW..=MARKERS_UP_TO).contains(&bins.len());
             if markers {
                 chart
-                    .draw_series(pts.iter().map(|p| Circle::new(*p, 3, color.filled())))
+                    .draw_series(
+                        segments
+                            .iter()
+                            .flatten()
+                            .map(|p| Circle::new(*p, 3, color.filled())),
+                    )
                     .map_err(&e)?;
             }
+            draw_line(&mut chart, segments, color, stroke).map_err(&e)?;
         }
     }
     let top_y = sizes.margin as i32;
-    style::draw_legend(&legend, &entries, top_y, sizes, FAMILY).map_err(&e)?;
+    let legend_h = legend.dim_in_pixel().1 as i32;
+    let band_top = match &band_area {
+        Some(b) => legend_h - b.dim_in_pixel().1 as i32,
+        None => legend_h,
+    };
+    style::draw_legend(&legend, &entries, (top_y, band_top), sizes, FAMILY).map_err(&e)?;
     if let Some(band_area) = &band_area {
         let band_entries = super::server::draw_wait_band(band_area, op, &x, sizes, FAMILY)
             .map_err(|why| Error::run(format!("cannot draw {}: {why}", path.display())))?;
         let mut all = vec![Entry::new(Mark::Note, "server waits:")];
         all.extend(band_entries);
-        let legend_h = legend.dim_in_pixel().1 as i32;
-        let band_top = legend_h - band_area.dim_in_pixel().1 as i32;
-        style::draw_legend(&legend, &all, band_top + top_y, sizes, FAMILY).map_err(&e)?;
+        let span = (band_top + top_y, legend_h);
+        style::draw_legend(&legend, &all, span, sizes, FAMILY).map_err(&e)?;
     }
     root.present().map_err(&e)?;
     Ok(())
@@ -784,6 +814,35 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn lines_are_steps_when_short_and_break_where_a_bin_has_no_value() {
+        let bin = |i: usize, v: Option<f64>| Bin {
+            t0: i as f64,
+            t1: i as f64 + 1.0,
+            units: u64::from(v.is_some()),
+            rows: 0,
+            p50: v,
+            p99: v,
+            p999: v,
+            max: v,
+        };
+        let y = Axis::linear(0.0, 10.0, Kind::Millis, 5);
+        let few = [bin(0, Some(1.0)), bin(1, None), bin(2, Some(20.0))];
+        assert_eq!(
+            line_segments(&few, &y, |b| b.p99),
+            [vec![(0.0, 1.0), (1.0, 1.0)], vec![(2.0, 10.0), (3.0, 10.0)]]
+        );
+        let mut many: Vec<Bin> = (0..30).map(|i| bin(i, Some(2.0))).collect();
+        many[10] = bin(10, None);
+        many[12] = bin(12, None);
+        let segs = line_segments(&many, &y, |b| b.p99);
+        let lens: Vec<usize> = segs.iter().map(Vec::len).collect();
+        // 0..=9 through the middles, 11 alone across its bin, 13..=29.
+        assert_eq!(lens, [10, 2, 17]);
+        assert_eq!(segs[0][0], (0.5, 2.0));
+        assert_eq!(segs[1], [(11.0, 2.0), (12.0, 2.0)]);
     }
 
     #[test]

@@ -12,8 +12,10 @@
 //! second is a line of a dozen points or more, not one dot. Each series
 //! of the throughput picture is as fine as its own units allow, so
 //! TPC-C's small types get smooth lines of fewer points beside the large
-//! ones; the lines of the latency picture share one set of points, so
-//! that they never cross. With `-P` the points are its intervals, as the
+//! ones; the p99 lines of the throughput picture share one set of
+//! points (those the type with the fewest units allows), and so do the
+//! lines of the latency picture, so that percentiles never cross where
+//! they cannot. With `-P` the points are its intervals, as the
 //! progress lines and the CSV have them.
 //!
 //! The sample: each scatter slice keeps a few units chosen uniformly at
@@ -48,10 +50,10 @@ pub const RATE: Resolution = Resolution {
     need: 20,
     min_points: MIN_POINTS,
 };
-/// A p99: a hundred units a point, down to one point for the whole run.
+/// A p99: a hundred units a point, keeping [`MIN_POINTS`].
 pub const P99: Resolution = Resolution {
     need: 100,
-    min_points: 1,
+    min_points: MIN_POINTS,
 };
 /// The lines of a latency picture: p50 and max, and p99 and p99.9 when
 /// the run has the units for them.
@@ -151,12 +153,25 @@ impl Series {
 
     /// The points of a line of resolution `res`.
     pub fn bins(&self, res: Resolution) -> Vec<Bin> {
+        self.grouped(self.group_for(res))
+    }
+
+    /// How many timeline bins make a point of a line of resolution `res`
+    /// (1 for `-P`'s intervals).
+    fn group_for(&self, res: Resolution) -> usize {
+        match &self.source {
+            Source::Intervals(_) => 1,
+            Source::Timeline { bins, .. } => {
+                group_size(bins.len(), bins.iter().map(|b| b.units).sum(), res)
+            }
+        }
+    }
+
+    /// The points of `k` timeline bins each.
+    fn grouped(&self, k: usize) -> Vec<Bin> {
         match &self.source {
             Source::Intervals(bins) => bins.clone(),
-            Source::Timeline { width, end, bins } => {
-                let units = bins.iter().map(|b| b.units).sum();
-                group(bins, *width, *end, group_size(bins.len(), units, res))
-            }
+            Source::Timeline { width, end, bins } => group(bins, *width, *end, k),
         }
     }
 }
@@ -172,6 +187,20 @@ impl Timeseries {
     pub fn all(&self) -> &Series {
         // `all` is always last; `of` never returns an empty list.
         &self.series[self.series.len() - 1]
+    }
+
+    /// The points of every series on one set of times, as fine as the
+    /// series with the fewest units allows for `res`: percentiles of
+    /// different times would cross where they cannot (on the same points
+    /// `all`'s p99 lies between its types').
+    pub fn common_bins(&self, res: Resolution) -> Vec<Vec<Bin>> {
+        let k = self
+            .series
+            .iter()
+            .map(|s| s.group_for(res))
+            .max()
+            .unwrap_or(1);
+        self.series.iter().map(|s| s.grouped(k)).collect()
     }
 }
 
@@ -394,10 +423,9 @@ mod tests {
         assert_eq!(group_size(150, 600, RATE), 5);
         assert_eq!(group_size(150, 20, RATE), 15);
         assert_eq!(group_size(150, 0, RATE), 15);
-        // A p99 wants a hundred units a point, down to a single point.
+        // A p99 wants a hundred units a point, but MIN_POINTS points.
         assert_eq!(group_size(150, 3000, P99), 5);
-        assert_eq!(group_size(150, 120, P99), 125);
-        assert_eq!(group_size(150, 50, P99), 150);
+        assert_eq!(group_size(150, 120, P99), 15);
     }
 
     #[test]
@@ -463,8 +491,8 @@ mod tests {
             let p50 = b.p50.unwrap();
             assert!((p50 - 4.0).abs() < 0.25, "{b:?}");
         }
-        // A p99 over a hundred units a point: two.
-        assert_eq!(all.bins(P99).len(), 2);
+        // A p99 over a hundred units a point, but ten points.
+        assert!(all.bins(P99).len() >= MIN_POINTS);
         // With -P, the intervals as given.
         assert_eq!(of(&op, true).all().bins(RATE).len(), 1);
     }
@@ -525,6 +553,16 @@ mod tests {
         assert!(update.iter().all(|b| b.units >= 18), "{update:?}");
         let sum = |v: &[Bin]| v.iter().map(|b| b.units).sum::<u64>();
         assert_eq!((sum(&read), sum(&update), sum(&all)), (9500, 500, 10_000));
+        // The p99s on one set of points, as the updates allow: on each,
+        // all's p99 lies between its types'.
+        let p99 = ts.common_bins(P99);
+        assert!(p99.iter().all(|s| s.len() == p99[0].len()));
+        assert!(p99[0].len() >= MIN_POINTS && p99[0].len() < read.len());
+        for i in 0..p99[0].len() {
+            let (r, u, a) = (p99[0][i].p99, p99[1][i].p99, p99[2][i].p99);
+            let (r, u, a) = (r.unwrap(), u.unwrap(), a.unwrap());
+            assert!(r.min(u) <= a && a <= r.max(u), "{r} {u} {a}");
+        }
     }
 
     #[test]

@@ -189,17 +189,30 @@ pub fn stroke_style(color: RGBColor, stroke: Stroke) -> ShapeStyle {
     }
 }
 
-/// Draws `entries` top-down in `area`, starting `top` pixels down; text
-/// longer than the column is cut with an ellipsis.
+/// Draws `entries` top-down in `area` between `top` and `bottom` pixels
+/// down: closer together when they would not fit, and the last ones left
+/// out (and counted) when even that is not enough; text longer than the
+/// column is cut with an ellipsis.
 pub fn draw_legend<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     entries: &[Entry],
-    top: i32,
+    (top, bottom): (i32, i32),
     sizes: Sizes,
     family: &str,
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
     let (w, _) = area.dim_in_pixel();
-    let line = (sizes.text * 3 / 2) as i32;
+    let room = (bottom - top).max(0);
+    let tightest = sizes.text as i32 + 2;
+    let line = ((sizes.text * 3 / 2) as i32)
+        .min(room / entries.len().max(1) as i32)
+        .max(tightest);
+    let fit = (room / line).max(1) as usize;
+    let mut entries = entries.to_vec();
+    if entries.len() > fit {
+        let left_out = entries.len() - (fit - 1);
+        entries.truncate(fit - 1);
+        entries.push(Entry::new(Mark::Note, format!("(and {left_out} more)")));
+    }
     let mark_w = (sizes.text * 2) as i32;
     let x0 = 6i32;
     let font = (family, sizes.text).into_font().color(&BLACK);
