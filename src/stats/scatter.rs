@@ -1,18 +1,26 @@
 //! A bounded sample of (time, latency) points, for scatterplots.
 //!
-//! Keeping every point of a long run would grow without bound, and a plain
-//! random sample would lose exactly the outliers a plot is for. So time is
-//! cut into slices; each slice keeps its fastest and its slowest unit and
-//! a few more chosen uniformly at random (reservoir sampling). When there
-//! are too many slices, neighbours are merged and the slices get twice as
-//! wide, so memory stays at most [`MAX_SLICES`] slices whatever the run's
-//! length, and every slice's extremes survive every merge.
+//! Keeping every point of a long run would grow without bound. So time is
+//! cut into slices; each slice keeps a few units chosen uniformly at
+//! random (reservoir sampling), how many units it saw, and its fastest
+//! and its slowest unit. When there are too many slices, neighbours are
+//! merged and the slices get twice as wide, so memory stays at most
+//! [`MAX_SLICES`] slices whatever the run's length; the merged picks stay
+//! a uniform sample, and every slice's extremes survive every merge.
+//!
+//! The two serve different readers. The latency picture draws the random
+//! picks alone, thinned to each slice's share of the units
+//! ([`Scatter::uniform`]), because a sample in which every slice's
+//! extremes stand beside a handful of ordinary units makes the tail look
+//! far heavier than it is; the run's extremes reach the picture through
+//! the timeline's max ([`super::timeline`]). [`Scatter::points`] keeps
+//! them with the picks, so that no outlier is lost from the sample.
 //!
 //! One sample serves all the workers of an OS thread (see
 //! `runner::recorder`), so that its memory follows the threads, not the
-//! connections: each point keeps the worker it came from, and a sample
-//! shared by more workers keeps more random picks per slice
-//! ([`Scatter::for_workers`]), up to [`MAX_PICKS`].
+//! connections: each point keeps the worker it came from and its
+//! transaction type, and a sample shared by more workers keeps more
+//! random picks per slice ([`Scatter::for_workers`]), up to [`MAX_PICKS`].
 
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};

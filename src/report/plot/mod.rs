@@ -47,6 +47,8 @@ const FAMILY: &str = "sans-serif";
 /// How much of a dot's colour shows over white: pale, so that the lines
 /// over the dots stay readable and where dots pile up it shows.
 const DOT_ALPHA: f64 = 0.3;
+/// `--rate`'s target: a dashed line of no series' colour.
+const TARGET_COLOR: RGBColor = RGBColor(70, 70, 70);
 /// Series with more points than this get no marker on each point.
 const MARKERS_UP_TO: usize = 40;
 
@@ -459,6 +461,15 @@ fn draw_throughput(
         .iter()
         .map(|s| Entry::new(Mark::Series(color_of(s.key)), s.name.clone()))
         .collect();
+    // --rate's target, on the rate panel when it counts units (a load's
+    // counts rows, its target batches).
+    let target = op.rate.map(|r| r.per_second).filter(|_| !rows);
+    if let Some(t) = target {
+        entries.push(Entry::new(
+            Mark::Line(TARGET_COLOR, Stroke::Dashed),
+            format!("target {}/s", trim(t, 1)),
+        ));
+    }
     let units = op.spec.units;
     if ts.all().fixed() {
         if let Some(b) = rates.last().and_then(|b| b.first()) {
@@ -519,7 +530,7 @@ fn draw_throughput(
         format!("{} per second", op.spec.units)
     };
     let rate_axis = {
-        let vals = rates.iter().flatten().map(rate_of);
+        let vals = rates.iter().flatten().map(rate_of).chain(target);
         if rate_log {
             let lo = vals.clone().filter(|v| *v > 0.0).fold(f64::MAX, f64::min);
             let hi = vals.fold(0f64, f64::max);
@@ -586,6 +597,10 @@ fn draw_throughput(
                     .map_err(&e)?;
             }
             draw_line(&mut chart, segments, color, stroke).map_err(&e)?;
+        }
+        if let Some(t) = target.filter(|_| is_rate) {
+            let line = vec![vec![(x.lo(), y.clamp(t)), (x.hi(), y.clamp(t))]];
+            draw_line(&mut chart, line, TARGET_COLOR, Stroke::Dashed).map_err(&e)?;
         }
     }
     let top_y = sizes.margin as i32;
@@ -659,18 +674,20 @@ mod tests {
                     .collect(),
             })
             .collect();
-        let mut server = ServerFigures::default();
-        server.intervals = (0..30)
-            .map(|i| {
-                let mut waits = WaitCounts::default();
-                waits.add_sample(EVENTS.iter().enumerate().map(|(k, e)| (*e, 10 - k as u64)));
-                ServerInterval {
-                    index: i,
-                    waits,
-                    ..Default::default()
-                }
-            })
-            .collect();
+        let server = ServerFigures {
+            intervals: (0..30)
+                .map(|i| {
+                    let mut waits = WaitCounts::default();
+                    waits.add_sample(EVENTS.iter().enumerate().map(|(k, e)| (*e, 10 - k as u64)));
+                    ServerInterval {
+                        index: i,
+                        waits,
+                        ..Default::default()
+                    }
+                })
+                .collect(),
+            ..Default::default()
+        };
         op.server = Some(server);
         let mut scatter = Scatter::for_workers(1, 4);
         op.timeline = crate::stats::Timeline::new(2);

@@ -364,7 +364,7 @@ pub fn run_end(op: &OpResult) -> f64 {
         .last()
         .map(|f| f.end_s)
         .filter(|e| *e > 0.0)
-        .unwrap_or_else(|| op.wallclock.as_secs_f64())
+        .unwrap_or(op.wallclock.as_secs_f64())
 }
 
 /// The series a picture draws: the intervals with `-P` (or when the
@@ -440,7 +440,7 @@ mod tests {
         assert_eq!(lines(1_000), (true, false, 100));
         assert_eq!(lines(30_000), (true, true, 1000));
         // -P's intervals: every line, as the intervals have them.
-        assert_eq!(latency_lines(5, true).p999, true);
+        assert!(latency_lines(5, true).p999);
     }
 
     fn load_op(ms: u64, batch_every_us: u64) -> OpResult {
@@ -558,8 +558,8 @@ mod tests {
         let p99 = ts.common_bins(P99);
         assert!(p99.iter().all(|s| s.len() == p99[0].len()));
         assert!(p99[0].len() >= MIN_POINTS && p99[0].len() < read.len());
-        for i in 0..p99[0].len() {
-            let (r, u, a) = (p99[0][i].p99, p99[1][i].p99, p99[2][i].p99);
+        for ((r, u), a) in p99[0].iter().zip(&p99[1]).zip(&p99[2]) {
+            let (r, u, a) = (r.p99, u.p99, a.p99);
             let (r, u, a) = (r.unwrap(), u.unwrap(), a.unwrap());
             assert!(r.min(u) <= a && a <= r.max(u), "{r} {u} {a}");
         }
