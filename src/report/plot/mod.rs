@@ -435,11 +435,20 @@ fn draw_throughput(
     let sizes = Sizes::of(opts.width, opts.height);
     let rows = op.spec.is_load();
     let rate_of = |b: &Bin| b.rate(rows);
-    // Per series: its rate, and its p99 where it has the units for one.
+    // Per series its rate; the tails on one set of points, that of the
+    // type with the fewest units, as a p99 where every series has the
+    // units for one, else as the max that it would be.
     let rates: Vec<Vec<Bin>> = ts.series.iter().map(|s| s.bins(RATE)).collect();
-    // The p99s on one set of points, that of the type with the fewest
-    // units.
     let p99s: Vec<Vec<Bin>> = ts.common_bins(P99);
+    let tail = series::tail_of(&p99s);
+    let tail_of = move |b: &Bin| match tail {
+        series::Tail::P99 => b.p99,
+        series::Tail::Max => b.max,
+    };
+    let tail_name = match tail {
+        series::Tail::P99 => "p99",
+        series::Tail::Max => "max",
+    };
     let typical =
         |bins: &[Bin], f: &dyn Fn(&Bin) -> Option<f64>| median(bins.iter().filter_map(f).collect());
     let rate_log = wants_log(
@@ -452,7 +461,7 @@ fn draw_throughput(
         || wants_log(
             &p99s
                 .iter()
-                .map(|b| typical(b, &|b| b.p99))
+                .map(|b| typical(b, &tail_of))
                 .collect::<Vec<_>>(),
         );
 
@@ -486,7 +495,7 @@ fn draw_throughput(
         if let Some(b) = p99s.first().and_then(|b| b.first()) {
             entries.push(Entry::new(
                 Mark::Note,
-                format!("p99: per {}", width_text(b.t1 - b.t0)),
+                format!("{tail_name}: per {}", width_text(b.t1 - b.t0)),
             ));
         }
     }
@@ -540,7 +549,7 @@ fn draw_throughput(
         }
     };
     let p99_axis = {
-        let vals = p99s.iter().flatten().filter_map(|b| b.p99);
+        let vals = p99s.iter().flatten().filter_map(tail_of);
         if p99_log {
             let lo = vals.clone().filter(|v| *v > 0.0).fold(f64::MAX, f64::min);
             let lo = if lo < f64::MAX { lo } else { 1e-3 };
@@ -555,7 +564,7 @@ fn draw_throughput(
         (
             &bottom,
             &p99_axis,
-            log_note("p99 latency (ms)".to_string(), p99_log),
+            log_note(format!("{tail_name} latency (ms)"), p99_log),
             false,
         ),
     ];
@@ -575,7 +584,7 @@ fn draw_throughput(
             let segments = if is_rate {
                 line_segments(bins, y, |b| Some(rate_of(b)))
             } else {
-                line_segments(bins, y, |b| b.p99)
+                line_segments(bins, y, tail_of)
             };
             // More points than half the pixels across: plotters draws a
             // wide line as polygons whose joins spike at sharp turns, so

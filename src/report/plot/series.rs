@@ -356,6 +356,26 @@ pub fn from_intervals(op: &OpResult) -> Timeseries {
     Timeseries { series }
 }
 
+/// What the tail lines of the throughput picture show.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tail {
+    P99,
+    /// Fewer units a point than a p99 needs: the p99 would be the max, so
+    /// the max is drawn and named.
+    Max,
+}
+
+/// The tail that the points of every series (on one set of times, see
+/// [`Timeseries::common_bins`]) can tell: a p99 when each series with
+/// units holds a hundred a point on average.
+pub fn tail_of(series: &[Vec<Bin>]) -> Tail {
+    let enough = series.iter().all(|bins| {
+        let units: u64 = bins.iter().map(|b| b.units).sum();
+        units == 0 || units >= P99.need * bins.len() as u64
+    });
+    if enough { Tail::P99 } else { Tail::Max }
+}
+
 /// Where the measurement ended, in seconds from its start: the end of the
 /// last interval, which for a timed run is its time (units still in
 /// flight then count at it), else the wallclock.
@@ -554,8 +574,11 @@ mod tests {
         let sum = |v: &[Bin]| v.iter().map(|b| b.units).sum::<u64>();
         assert_eq!((sum(&read), sum(&update), sum(&all)), (9500, 500, 10_000));
         // The p99s on one set of points, as the updates allow: on each,
-        // all's p99 lies between its types'.
+        // all's p99 lies between its types'. 500 updates make ten points
+        // of 50: their p99 would be their max, and is named so.
         let p99 = ts.common_bins(P99);
+        assert_eq!(tail_of(&p99), Tail::Max);
+        assert_eq!(tail_of(&[p99[0].clone(), p99[2].clone()]), Tail::P99);
         assert!(p99.iter().all(|s| s.len() == p99[0].len()));
         assert!(p99[0].len() >= MIN_POINTS && p99[0].len() < read.len());
         for ((r, u), a) in p99[0].iter().zip(&p99[1]).zip(&p99[2]) {
