@@ -340,7 +340,11 @@ pub struct Cli {
     #[arg(long, value_name = "SCALE", default_value = "log", help_heading = REPORTS)]
     pub histogram_scale: HistogramScaleArg,
 
-    /// Write PNGs of latency over time, and of throughput and p99 per interval.
+    /// Write PNGs of latency over time, and of throughput and p99 over time per type.
+    ///
+    /// The points are as fine as the run's length allows (at most 200 a line), or -P's intervals
+    /// when it is given; latency is a uniform sample of the units with p50, p99, p99.9 and max
+    /// lines.
     #[arg(long, help_heading = REPORTS)]
     pub graph: bool,
 

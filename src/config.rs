@@ -145,13 +145,17 @@ pub struct OutputOptions {
     pub latency_log: Option<PathBuf>,
 }
 
-/// The PNG scatterplots.
+/// The PNG pictures.
 #[derive(Clone, Debug)]
 pub struct GraphOptions {
     pub dir: PathBuf,
     pub width: u32,
     pub height: u32,
     pub log_y: bool,
+    /// `-P` was given: the pictures draw its intervals, as the progress
+    /// lines and the CSV have them, instead of choosing their own from the
+    /// run's length.
+    pub interval_given: bool,
 }
 
 impl RunPlan {
@@ -393,6 +397,7 @@ impl RunPlan {
                 width: cli.graph_size.0,
                 height: cli.graph_size.1,
                 log_y: cli.graph_log_y,
+                interval_given: cli.report_interval.is_some(),
             })
         } else {
             None

@@ -152,6 +152,54 @@ async fn graphs_json_csv_and_log_describe_the_same_run() {
     assert_eq!(copied, 3000);
 }
 
+/// Issue 22: a load shorter than the 1 s interval drew its throughput as
+/// one dot. Its picture is a line across the run: `all`'s colour in most
+/// columns of the rate panel (the top half).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sub_second_load_draws_its_throughput_as_a_line() {
+    let sb = sandbox();
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "-o",
+        "copy-mem",
+        "-r",
+        "20000",
+        "-t",
+        "2",
+        "-b",
+        "100",
+        "--graph",
+        "--graph-size",
+        "640x480",
+        "--graph-dir",
+        dir.path().to_str().unwrap(),
+    ];
+    let (report, summary) = run_args(&sb, &args).await;
+    assert!(report.succeeded(), "{summary}");
+    let op = &report.operations[0];
+    assert_eq!(op.intervals.len(), 1, "a sub-second load: {summary}");
+    let png = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with("throughput.png"))
+        .expect("a throughput picture");
+    let (w, h, pixels, _) = decode_png(&png);
+    let c = ysql_bench::report::plot::ALL_COLOR;
+    let columns = (0..w as usize)
+        .filter(|x| {
+            (0..h as usize / 2).any(|y| {
+                let i = (y * w as usize + x) * 3;
+                pixels[i..i + 3] == [c.0, c.1, c.2]
+            })
+        })
+        .count();
+    assert!(
+        columns > w as usize / 2,
+        "{}: all's colour in {columns} of {w} columns",
+        png.display()
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_histogram_and_row_size_are_printed_as_asked() {
     let sb = sandbox();

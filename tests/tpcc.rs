@@ -136,6 +136,8 @@ async fn a_run_keeps_the_consistency_conditions_and_a_tampered_table_breaks_one(
     )
     .await;
     assert!(r.succeeded(), "{s}");
+    // A picture's title names the warehouses, not -r's rows.
+    assert_eq!(r.operations[0].scale, "2 warehouses");
     let (r, s) = run_args(&sb, &["-o", "tpcc-check"]).await;
     assert!(r.succeeded(), "the load keeps the conditions\n{s}");
     // Its summary says what it checked, not a count of zero timed units.
@@ -177,6 +179,7 @@ async fn a_run_keeps_the_consistency_conditions_and_a_tampered_table_breaks_one(
     assert!(r.succeeded(), "{s}");
     let op = &r.operations[0];
     assert!(op.wallclock >= std::time::Duration::from_secs(20), "{s}");
+    assert_eq!(op.scale, "warehouses 1..1 of 2");
     assert_eq!(op.checks.len(), 12, "{s}");
     assert!(op.checks.iter().all(|c| c.held), "{s}");
     let names: Vec<&str> = op.types.iter().map(|t| t.name).collect();

@@ -19,6 +19,8 @@ use std::time::Duration;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
+use super::plot::axis::{Axis, Kind};
+use super::plot::style::{Entry, Mark, Sizes};
 use super::summary::human;
 use crate::stats::OpResult;
 use crate::stats::server::{ServerFigures, WaitCounts};
@@ -527,15 +529,20 @@ pub fn has_wait_band(op: &OpResult) -> bool {
 
 /// The stacked band of wait events per interval: each interval a column
 /// from 0 to 100% split by the share of each event, the largest events
-/// overall in the same colours throughout, the rest as `other`.
+/// overall in the same colours throughout, the rest as `other`. Drawn on
+/// the time axis of the charts above it, with their margins, so that the
+/// columns line up with them; returns its legend's entries, which the
+/// picture draws beside it. The colours are pale fills, apart from the
+/// saturated lines of the series above.
 pub fn draw_wait_band<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     op: &OpResult,
-    x_max: f64,
+    x: &Axis,
+    sizes: Sizes,
     family: &str,
-) -> Result<(), String> {
+) -> Result<Vec<Entry>, String> {
     let Some(s) = &op.server else {
-        return Ok(());
+        return Ok(Vec::new());
     };
     let e = |x: plotters::drawing::DrawingAreaErrorKind<DB::ErrorType>| x.to_string();
     let mut total = WaitCounts::default();
@@ -548,28 +555,42 @@ pub fn draw_wait_band<DB: DrawingBackend>(
         .take(EVENTS_DRAWN)
         .map(|(n, _)| n.to_string())
         .collect();
+    let y = Axis::linear(0.0, 100.0, Kind::Percent, 4);
     let mut chart = ChartBuilder::on(area)
-        .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(80)
-        .build_cartesian_2d(0f64..x_max * 1.01, 0f64..100f64)
+        .margin(sizes.margin)
+        .x_label_area_size(sizes.x_labels + sizes.text)
+        .y_label_area_size(sizes.y_labels)
+        .build_cartesian_2d(x.clone(), y.clone())
         .map_err(e)?;
     chart
         .configure_mesh()
         .x_desc("seconds since start")
-        .y_desc("server waits (%)")
-        .y_labels(5)
-        .label_style((family, 14))
+        .y_desc("server waits")
+        .x_label_formatter(&|v| x.label(*v))
+        .y_label_formatter(&|v| y.label(*v))
+        .label_style((family, sizes.text))
+        .axis_desc_style((family, sizes.text))
+        .bold_line_style(RGBColor(205, 205, 205))
+        .light_line_style(RGBColor(240, 240, 240))
         .draw()
         .map_err(e)?;
     let color = |k: usize| -> RGBAColor {
+        const PALE: [RGBColor; 6] = [
+            RGBColor(250, 175, 100),
+            RGBColor(150, 175, 235),
+            RGBColor(235, 145, 195),
+            RGBColor(200, 200, 110),
+            RGBColor(140, 210, 210),
+            RGBColor(195, 160, 120),
+        ];
         match names.get(k).map(String::as_str) {
-            Some("CPU") => RGBColor(70, 140, 70).to_rgba(),
-            Some("Client:ClientRead") => RGBColor(150, 150, 150).to_rgba(),
-            Some(_) => Palette99::pick(k + 3).to_rgba(),
-            None => RGBColor(60, 60, 60).to_rgba(),
+            Some("CPU") => RGBColor(150, 205, 140).to_rgba(),
+            Some("Client:ClientRead") => RGBColor(185, 185, 185).to_rgba(),
+            Some(_) => PALE[k % PALE.len()].to_rgba(),
+            None => RGBColor(95, 95, 95).to_rgba(),
         }
     };
+    let mut entries = Vec::new();
     // Each layer: one event over every interval, stacked on the ones
     // before it; `other` (index names.len()) last.
     for k in 0..=names.len() {
@@ -588,32 +609,20 @@ pub fn draw_wait_band<DB: DrawingBackend>(
             if this <= 0.0 {
                 continue;
             }
-            let x0 = f.end_s - f.seconds;
+            let x0 = x.clamp(f.end_s - f.seconds);
             rects.push(Rectangle::new(
-                [(x0, below), (f.end_s, (below + this).min(100.0))],
+                [(x0, below), (x.clamp(f.end_s), (below + this).min(100.0))],
                 color(k).filled(),
             ));
         }
-        let label = names.get(k).cloned().unwrap_or_else(|| "other".to_string());
-        let c = color(k);
         if rects.is_empty() {
             continue;
         }
-        chart
-            .draw_series(rects)
-            .map_err(e)?
-            .label(label)
-            .legend(move |(x, y)| Rectangle::new([(x - 4, y - 4), (x + 4, y + 4)], c.filled()));
+        let label = names.get(k).cloned().unwrap_or_else(|| "other".to_string());
+        entries.push(Entry::new(Mark::Block(color(k)), label));
+        chart.draw_series(rects).map_err(e)?;
     }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .label_font((family, 12))
-        .position(SeriesLabelPosition::UpperRight)
-        .draw()
-        .map_err(e)?;
-    Ok(())
+    Ok(entries)
 }
 
 #[cfg(test)]

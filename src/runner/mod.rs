@@ -35,7 +35,7 @@ use crate::db::connect;
 use crate::db::nodes::{ConnSource, Endpoint};
 use crate::db::server_watch::{OpShape, ServerWatch};
 use crate::error::Result;
-use crate::stats::{OpResult, RateTarget, Stats, TypeResult, TypedStats};
+use crate::stats::{OpResult, RateTarget, Stats, Timeline, TypeResult, TypedStats};
 use crate::workload::{AnyOperation, StatementStats, Workload};
 
 mod coordinator;
@@ -183,9 +183,11 @@ pub async fn run_operation(ctx: &RunCtx, workload: &dyn Workload) -> OpResult {
         merge_statements(&mut result.statements, w.statements);
         result.timed_out |= w.timed_out;
     }
+    result.timeline = Timeline::new(result.types.len());
     for th in outcome.threads {
         merged.add(&th.stats);
         result.scatter.push(th.scatter);
+        result.timeline.add(&th.timeline);
     }
     result.total = merged.total();
     // A load that reached the end of its share as --time ran out did not
@@ -221,6 +223,10 @@ pub async fn run_operation(ctx: &RunCtx, workload: &dyn Workload) -> OpResult {
         })
         .collect();
     result.metrics = workload.metrics(&counts, result.wallclock);
+    // After the run: a script's :scale is known once its set-up read it.
+    result.scale = workload
+        .scale()
+        .unwrap_or_else(|| format!("{} rows", result.table_rows));
     result.interrupted = ctx.interrupted.load(Ordering::Relaxed);
     result.failure = outcome.failure;
     // Retried until the end without one success (a conflict that never

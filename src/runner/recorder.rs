@@ -20,8 +20,8 @@
 //! What stays per worker is what the reports show per worker or what says
 //! how a worker ended: its rows (`thread_rows`), its error, the end of its
 //! last unit and whether `--time` cut its share (see `worker.rs`). The
-//! scatter sample is shared too; each point keeps its worker, so the
-//! picture still colours points per worker.
+//! scatter sample and the timeline of the pictures are shared too; each
+//! scatter point keeps its worker and its transaction type.
 //!
 //! The thread's housekeeping task ([`housekeeping`]) moves the interval
 //! recorder on with the thread's clock and looks at the stop flag for all
@@ -35,7 +35,7 @@ use tokio::sync::mpsc;
 
 use super::ending::{STOP_LOOK, ThreadStop};
 use super::intervals::{self, IntervalMsg, IntervalRecorder};
-use crate::stats::{Keep, Scatter, Stats, Timing, TypedStats, nanos};
+use crate::stats::{Keep, Scatter, Stats, Timeline, Timing, TypedStats, nanos};
 use crate::workload::Outcome;
 
 /// How the thread's interval pieces are cut and where they go.
@@ -50,6 +50,7 @@ pub(super) struct IntervalPlan {
 pub(super) struct ThreadOutput {
     pub(super) stats: TypedStats,
     pub(super) scatter: Scatter,
+    pub(super) timeline: Timeline,
 }
 
 struct Recorded {
@@ -61,6 +62,7 @@ struct Recorded {
     /// Recorded during the warmup, and thrown away.
     warmup: TypedStats,
     scatter: Scatter,
+    timeline: Timeline,
     plan: IntervalPlan,
     /// Made when the first worker of the thread starts measuring.
     intervals: Option<IntervalRecorder>,
@@ -91,6 +93,7 @@ impl ThreadRecorder {
             measured: TypedStats::new(types),
             warmup: TypedStats::new(types),
             scatter: Scatter::for_workers(seed, workers),
+            timeline: Timeline::new(types),
             plan,
             intervals: None,
             start: None,
@@ -145,9 +148,16 @@ impl ThreadRecorder {
         }
         r.measured.of(ty).record_kept(timing, outcome, keep);
         if let Some(start) = r.start {
-            let since = end.saturating_duration_since(start);
-            r.scatter
-                .record(nanos(since), nanos(timing.latency), worker);
+            // As the intervals count them: a unit in flight at a timed
+            // run's end counts at its end, not in a sliver after it.
+            let mut since = nanos(end.saturating_duration_since(start));
+            if let Some(d) = r.plan.run_time {
+                since = since.min(nanos(d).saturating_sub(1));
+            }
+            let latency = nanos(timing.latency);
+            let t = u16::try_from(ty).unwrap_or(u16::MAX);
+            r.scatter.record(since, latency, worker, t);
+            r.timeline.record(since, ty, latency, outcome.rows);
         }
         if let Some(iv) = r.intervals.as_mut() {
             iv.record(end, ty, timing, outcome);
@@ -180,7 +190,12 @@ impl ThreadRecorder {
         let mut stats = std::mem::replace(&mut r.measured, TypedStats::new(r.types));
         stats.complete(r.keep);
         let scatter = std::mem::replace(&mut r.scatter, Scatter::new(0));
-        ThreadOutput { stats, scatter }
+        let timeline = std::mem::replace(&mut r.timeline, Timeline::new(r.types));
+        ThreadOutput {
+            stats,
+            scatter,
+            timeline,
+        }
     }
 }
 
@@ -277,6 +292,8 @@ mod tests {
         let workers: std::collections::BTreeSet<u32> =
             out.scatter.points().iter().map(|p| p.worker).collect();
         assert_eq!(workers.len(), 3);
+        let units: u64 = out.timeline.bins().iter().map(|b| b[0].units).sum();
+        assert_eq!(units, 300);
         drop(rec);
         // No end from a coordinator: the collector takes the time it ends.
         let (_, no_end) = tokio::sync::oneshot::channel();

@@ -28,9 +28,11 @@ pub mod conns;
 pub mod interval;
 pub mod scatter;
 pub mod server;
+pub mod timeline;
 
 pub use interval::IntervalFigures;
 pub use scatter::{Point, Scatter};
+pub use timeline::Timeline;
 
 /// The highest latency the histograms hold: one hour, in nanoseconds.
 pub const MAX_LATENCY_NS: u64 = 3_600_000_000_000;
@@ -396,6 +398,9 @@ pub struct OpResult {
     pub threads: usize,
     /// Rows the table was to hold (loads) or ids were drawn from (queries).
     pub table_rows: u64,
+    /// What the run was sized by, as a title says it ("100000 rows",
+    /// "2 warehouses"): the workload's own words, or `table_rows`.
+    pub scale: String,
     pub nontransactional: bool,
     /// Which client library ran the units: "lean", "tokio-postgres", or
     /// both with how many workers each ([`crate::db::wire`]).
@@ -442,6 +447,9 @@ pub struct OpResult {
     /// The bounded latency samples of the OS threads that ran the workers
     /// (each point names its worker), for the scatterplot.
     pub scatter: Vec<Scatter>,
+    /// Units, rows and latency per type in bins as fine as the run's
+    /// length allows (all threads added), for the pictures.
+    pub timeline: Timeline,
     /// Per-interval figures, in time order.
     pub intervals: Vec<IntervalFigures>,
     /// The workload's own figures per interval by key (TPC-C: tpmc,
@@ -476,6 +484,7 @@ impl OpResult {
             missing_label: "missing",
             threads,
             table_rows: 0,
+            scale: String::new(),
             nontransactional: false,
             driver: String::new(),
             wallclock: Duration::ZERO,
@@ -486,6 +495,7 @@ impl OpResult {
             total: Stats::default(),
             thread_rows: vec![0; threads],
             scatter: Vec::new(),
+            timeline: Timeline::default(),
             intervals: Vec::new(),
             interval_metrics: Default::default(),
             interrupted: false,

@@ -1,18 +1,26 @@
 //! A bounded sample of (time, latency) points, for scatterplots.
 //!
-//! Keeping every point of a long run would grow without bound, and a plain
-//! random sample would lose exactly the outliers a plot is for. So time is
-//! cut into slices; each slice keeps its fastest and its slowest unit and
-//! a few more chosen uniformly at random (reservoir sampling). When there
-//! are too many slices, neighbours are merged and the slices get twice as
-//! wide, so memory stays at most [`MAX_SLICES`] slices whatever the run's
-//! length, and every slice's extremes survive every merge.
+//! Keeping every point of a long run would grow without bound. So time is
+//! cut into slices; each slice keeps a few units chosen uniformly at
+//! random (reservoir sampling), how many units it saw, and its fastest
+//! and its slowest unit. When there are too many slices, neighbours are
+//! merged and the slices get twice as wide, so memory stays at most
+//! [`MAX_SLICES`] slices whatever the run's length; the merged picks stay
+//! a uniform sample, and every slice's extremes survive every merge.
+//!
+//! The two serve different readers. The latency picture draws the random
+//! picks alone, thinned to each slice's share of the units
+//! ([`Scatter::uniform`]), because a sample in which every slice's
+//! extremes stand beside a handful of ordinary units makes the tail look
+//! far heavier than it is; the run's extremes reach the picture through
+//! the timeline's max ([`super::timeline`]). [`Scatter::points`] keeps
+//! them with the picks, so that no outlier is lost from the sample.
 //!
 //! One sample serves all the workers of an OS thread (see
 //! `runner::recorder`), so that its memory follows the threads, not the
-//! connections: each point keeps the worker it came from, and a sample
-//! shared by more workers keeps more random picks per slice
-//! ([`Scatter::for_workers`]), up to [`MAX_PICKS`].
+//! connections: each point keeps the worker it came from and its
+//! transaction type, and a sample shared by more workers keeps more
+//! random picks per slice ([`Scatter::for_workers`]), up to [`MAX_PICKS`].
 
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
@@ -23,8 +31,9 @@ pub const MAX_SLICES: usize = 1024;
 pub const PICKS: usize = 4;
 /// Random points kept per slice at most, however many workers share it.
 pub const MAX_PICKS: usize = 32;
-/// The width of a slice before any merge: 50 ms.
-pub const FIRST_SLICE_NS: u64 = 50_000_000;
+/// The width of a slice before any merge: 10 ms, so that a load of half a
+/// second still has fifty slices of its own.
+pub const FIRST_SLICE_NS: u64 = 10_000_000;
 
 /// One sampled unit.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -34,6 +43,8 @@ pub struct Point {
     pub latency_ns: u64,
     /// The worker (0-based) whose unit it was.
     pub worker: u32,
+    /// The unit's transaction type (0-based, in the workload's order).
+    pub ty: u16,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -142,9 +153,9 @@ impl Scatter {
         }
     }
 
-    /// Offers a unit of `worker` that ended `t_ns` after the operation
-    /// started.
-    pub fn record(&mut self, t_ns: u64, latency_ns: u64, worker: u32) {
+    /// Offers a unit of `worker`, of transaction type `ty`, that ended
+    /// `t_ns` after the operation started.
+    pub fn record(&mut self, t_ns: u64, latency_ns: u64, worker: u32, ty: u16) {
         let mut idx = (t_ns / self.slice_ns) as usize;
         while idx >= MAX_SLICES {
             self.coarsen();
@@ -157,6 +168,7 @@ impl Scatter {
             t_ns,
             latency_ns,
             worker,
+            ty,
         };
         self.slices[idx].add(p, self.picks, &mut self.rng);
     }
@@ -183,6 +195,13 @@ impl Scatter {
     pub fn slice_ns(&self) -> u64 {
         self.slice_ns
     }
+
+    /// Per slice, in time order: how many units ended in it and its random
+    /// picks alone (a uniform sample of them, without the extremes that
+    /// [`Scatter::points`] adds), for a picture whose density must be true.
+    pub fn uniform(&self) -> impl Iterator<Item = (u64, &[Point])> {
+        self.slices.iter().map(|s| (s.seen, &s.picks[..]))
+    }
 }
 
 #[cfg(test)]
@@ -207,7 +226,7 @@ mod tests {
                 } else {
                     100_000 + (n % 1000)
                 };
-                s.record(t, lat, 0);
+                s.record(t, lat, 0, 0);
             }
             t += 1_000_000;
         }
@@ -224,10 +243,10 @@ mod tests {
         let mut s = Scatter::new(2);
         // Each in a slice of its own, and four more in one slice.
         for i in 0..5 {
-            s.record(i * FIRST_SLICE_NS, 10 + i, 0);
+            s.record(i * FIRST_SLICE_NS, 10 + i, 0, 0);
         }
         for i in 0..PICKS as u64 {
-            s.record(7 * FIRST_SLICE_NS + i, 20 + i, 0);
+            s.record(7 * FIRST_SLICE_NS + i, 20 + i, 0, 0);
         }
         let mut lats: Vec<u64> = s.points().iter().map(|p| p.latency_ns).collect();
         lats.sort();
@@ -239,7 +258,7 @@ mod tests {
         let mut s = Scatter::for_workers(3, 3);
         // Three workers, 20 units each, all in one slice.
         for i in 0..60u64 {
-            s.record(i, 100 + i, (i % 3) as u32);
+            s.record(i, 100 + i, (i % 3) as u32, 0);
         }
         let pts = s.points();
         // 12 picks (4 per worker), and min and max unless picked too.

@@ -508,6 +508,10 @@ impl Workload for Booking {
         })
     }
 
+    fn scale(&self) -> Option<String> {
+        Some(format!("{FLIGHTS} flights"))
+    }
+
     fn describe(&self) -> String {
         let s = &self.settings;
         format!(

@@ -279,6 +279,13 @@ pub trait Workload: Send + Sync {
         String::new()
     }
 
+    /// What the run is sized by, in a few words for a picture's title
+    /// ("2 warehouses", "scale 10"), when it is not the rows of `-r` (or
+    /// of [`Workload::load_rows`]); asked after the run.
+    fn scale(&self) -> Option<String> {
+        None
+    }
+
     /// What one unit holds, as the summary's `batch` line says it.
     fn batch_text(&self) -> String {
         String::new()

@@ -287,6 +287,10 @@ impl Workload for Init {
         })
     }
 
+    fn scale(&self) -> Option<String> {
+        Some(format!("scale {}", self.scale))
+    }
+
     fn batch_text(&self) -> String {
         format!(
             "{} accounts per COPY (scale {}: {} branches, {} tellers, {} accounts)",

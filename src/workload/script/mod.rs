@@ -439,6 +439,17 @@ impl Workload for ScriptRun {
         &self.table
     }
 
+    /// `:scale` as the set-up read it (pgbench's scale factor), when a
+    /// built-in script or `-s` gives it a meaning; `-r` is not used.
+    fn scale(&self) -> Option<String> {
+        let meant = self.builtin_used || self.settings.script.scale.is_some();
+        Some(if meant {
+            format!("scale {}", self.scale.load(Ordering::Relaxed))
+        } else {
+            String::new()
+        })
+    }
+
     fn batch_text(&self) -> String {
         self.program
             .scripts

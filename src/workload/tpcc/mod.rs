@@ -125,6 +125,20 @@ impl std::fmt::Display for WarehouseRange {
     }
 }
 
+/// The warehouses a run or load works on, for a picture's title: `2
+/// warehouses`, or `warehouses 1..5 of 10` under `--warehouse-range`.
+fn warehouses_text(t: &TpccSettings) -> String {
+    if t.homes == WarehouseRange::all(t.warehouses) {
+        format!(
+            "{} warehouse{}",
+            t.warehouses,
+            if t.warehouses == 1 { "" } else { "s" }
+        )
+    } else {
+        format!("warehouses {} of {}", t.homes, t.warehouses)
+    }
+}
+
 /// The TPC-C flags.
 #[derive(Clone, Debug)]
 pub struct TpccSettings {
@@ -297,6 +311,11 @@ impl Workload for Load {
 
     fn batch_text(&self) -> String {
         "one COPY per district and table (10000 rows of item or stock)".to_string()
+    }
+
+    fn scale(&self) -> Option<String> {
+        let t = &self.settings.tpcc;
+        Some(warehouses_text(t))
     }
 
     fn table(&self) -> &TableName {
@@ -529,6 +548,10 @@ impl Workload for Run {
             k.c_id,
             k.ol_i_id
         )
+    }
+
+    fn scale(&self) -> Option<String> {
+        Some(warehouses_text(&self.settings.tpcc))
     }
 
     fn table(&self) -> &TableName {

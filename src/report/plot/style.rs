@@ -1,0 +1,358 @@
+//! What the pictures look like beyond their data: one colour per series
+//! wherever it appears, the titles, and legends drawn beside the charts.
+//!
+//! A legend inside the plotting area covers the data it names (plotters
+//! puts it there), so every legend here is drawn in a column of its own to
+//! the right of the charts, entry by entry. Colours come from one function
+//! of the series, so `all` and each transaction type look the same in
+//! every panel and both pictures.
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use crate::stats::OpResult;
+
+/// The colour of `all`, the operation's own series.
+pub const ALL_COLOR: RGBColor = RGBColor(0, 0, 255);
+/// The colours of a mix's types, in the workload's order: apart from
+/// `all`'s blue, none as pale as yellow, none red (which reads as alarm).
+pub const TYPE_COLORS: [RGBColor; 8] = [
+    RGBColor(0, 150, 0),
+    RGBColor(200, 0, 200),
+    RGBColor(230, 120, 0),
+    RGBColor(0, 160, 160),
+    RGBColor(120, 70, 20),
+    RGBColor(128, 128, 0),
+    RGBColor(110, 110, 110),
+    RGBColor(150, 90, 200),
+];
+
+/// Which series of an operation: all its units, or one transaction type
+/// (0-based, in the workload's order).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SeriesKey {
+    All,
+    Type(usize),
+}
+
+/// The colour of a series, the same in every panel and picture.
+pub fn color_of(key: SeriesKey) -> RGBColor {
+    match key {
+        SeriesKey::All => ALL_COLOR,
+        SeriesKey::Type(i) => TYPE_COLORS[i % TYPE_COLORS.len()],
+    }
+}
+
+/// Font sizes for a picture of `width` × `height` pixels.
+#[derive(Clone, Copy, Debug)]
+pub struct Sizes {
+    pub title: u32,
+    pub text: u32,
+    pub margin: u32,
+    /// Left of each chart, for the tick labels and the axis' name.
+    pub y_labels: u32,
+    /// Under each chart, for the tick labels (and the axis' name).
+    pub x_labels: u32,
+}
+
+impl Sizes {
+    pub fn of(width: u32, height: u32) -> Sizes {
+        let text = (height.min(width * 3 / 4) / 52).clamp(10, 16);
+        Sizes {
+            title: (text + 4).min(20),
+            text,
+            margin: 10,
+            y_labels: text * 5,
+            x_labels: text * 2 + 4,
+        }
+    }
+}
+
+/// "copy-mem: 2 threads, batch 1000, 100000 rows, PostgreSQL 15.20", with
+/// what the run was sized by in the workload's words (TPC-C's warehouses,
+/// not the unused `-r`).
+pub fn title(op: &OpResult, server: &str) -> String {
+    let mut parts = vec![format!(
+        "{} thread{}",
+        op.threads,
+        if op.threads == 1 { "" } else { "s" }
+    )];
+    if op.spec.is_load() && op.spec.paced && !op.batch_text.is_empty() {
+        parts.push(format!("batch {}", op.batch_text));
+    }
+    let scale = if op.scale.is_empty() && op.table_rows > 0 {
+        format!("{} rows", op.table_rows)
+    } else {
+        op.scale.clone()
+    };
+    if !scale.is_empty() {
+        parts.push(scale);
+    }
+    if !server.is_empty() {
+        parts.push(server.to_string());
+    }
+    format!("{}: {}", op.spec, parts.join(", "))
+}
+
+/// The workload's throughput figure for the throughput picture's title
+/// (TPC-C: tpmC with its efficiency), or None.
+///
+/// Efficiency is tpmC over 12.86 × the warehouses, the most the
+/// specification's keying and think times allow; without them a terminal
+/// runs flat out and the share is hundreds of times that, which reads
+/// better as a multiple than as `23158.3%`.
+pub fn figure_text(op: &OpResult) -> Option<String> {
+    let figure = |k: &str| op.metrics.iter().find(|m| m.key == k).map(|m| m.value);
+    let tpmc = figure("tpmc")?;
+    let mut s = format!("tpmC {}", tpmc_text(tpmc));
+    if let Some(eff) = figure("efficiency") {
+        s.push_str(&format!(", {}", efficiency_text(eff)));
+    }
+    Some(s)
+}
+
+fn tpmc_text(tpmc: f64) -> String {
+    if tpmc >= 1000.0 {
+        format!("{tpmc:.0}")
+    } else {
+        format!("{tpmc:.1}")
+    }
+}
+
+/// Efficiency (a fraction, 1.0 = 100%) as people read it: a percentage
+/// up to 10 times the maximum, beyond that a multiple of it.
+pub fn efficiency_text(eff: f64) -> String {
+    if eff < 10.0 {
+        format!("efficiency {:.1}%", eff * 100.0)
+    } else {
+        format!("{eff:.0}× the specification's maximum (no keying and think times)")
+    }
+}
+
+/// How a legend entry is marked.
+#[derive(Clone, Copy, Debug)]
+pub enum Mark {
+    /// A series drawn as a line with dots.
+    Series(RGBColor),
+    /// Sampled points.
+    Dot(RGBAColor),
+    /// A line in a style: solid 2 px, dashed, dotted, or thin.
+    Line(RGBColor, Stroke),
+    /// A filled box (a layer of a stacked band).
+    Block(RGBAColor),
+    /// No mark: a line of text under the entries.
+    Note,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stroke {
+    Solid,
+    Dashed,
+    Dotted,
+    Thin,
+}
+
+#[derive(Clone, Debug)]
+pub struct Entry {
+    pub mark: Mark,
+    pub text: String,
+}
+
+impl Entry {
+    pub fn new(mark: Mark, text: impl Into<String>) -> Entry {
+        Entry {
+            mark,
+            text: text.into(),
+        }
+    }
+}
+
+/// Width of the legend column for these entries: the longest text at
+/// about 0.6 of the font size a character, with the mark, within a quarter
+/// of the picture.
+pub fn legend_width(entries: &[Entry], sizes: Sizes, picture_width: u32) -> u32 {
+    let chars = entries
+        .iter()
+        .map(|e| e.text.chars().count())
+        .max()
+        .unwrap_or(0) as u32;
+    let want = chars * sizes.text * 6 / 10 + sizes.text * 3;
+    want.clamp(sizes.text * 6, (picture_width / 4).max(sizes.text * 6))
+}
+
+/// Draws a straight stretch of a line in a stroke (the legend's sample
+/// and the chart's lines share it).
+pub fn stroke_style(color: RGBColor, stroke: Stroke) -> ShapeStyle {
+    match stroke {
+        Stroke::Thin => color.stroke_width(1),
+        _ => color.stroke_width(2),
+    }
+}
+
+/// Draws `entries` top-down in `area` between `top` and `bottom` pixels
+/// down: closer together when they would not fit, and the last ones left
+/// out (and counted) when even that is not enough; text longer than the
+/// column is cut with an ellipsis.
+pub fn draw_legend<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    entries: &[Entry],
+    (top, bottom): (i32, i32),
+    sizes: Sizes,
+    family: &str,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let (w, _) = area.dim_in_pixel();
+    let room = (bottom - top).max(0);
+    let tightest = sizes.text as i32 + 2;
+    let line = ((sizes.text * 3 / 2) as i32)
+        .min(room / entries.len().max(1) as i32)
+        .max(tightest);
+    let fit = (room / line).max(1) as usize;
+    let mut entries = entries.to_vec();
+    if entries.len() > fit {
+        let left_out = entries.len() - (fit - 1);
+        entries.truncate(fit - 1);
+        entries.push(Entry::new(Mark::Note, format!("(and {left_out} more)")));
+    }
+    let mark_w = (sizes.text * 2) as i32;
+    let x0 = 6i32;
+    let font = (family, sizes.text).into_font().color(&BLACK);
+    let max_chars = ((w as i32 - x0 - mark_w - 6).max(0) * 10 / (sizes.text as i32 * 6)) as usize;
+    for (i, e) in entries.iter().enumerate() {
+        let y = top + i as i32 * line + line / 2;
+        let text_x = match e.mark {
+            Mark::Note => x0,
+            _ => x0 + mark_w + 6,
+        };
+        match e.mark {
+            Mark::Series(c) => {
+                area.draw(&PathElement::new(
+                    vec![(x0, y), (x0 + mark_w, y)],
+                    c.stroke_width(2),
+                ))?;
+                area.draw(&Circle::new((x0 + mark_w / 2, y), 3, c.filled()))?;
+            }
+            Mark::Dot(c) => {
+                for dx in [mark_w / 4, mark_w / 2, mark_w * 3 / 4] {
+                    area.draw(&Circle::new((x0 + dx, y + (dx % 3) - 1), 2, c.filled()))?;
+                }
+            }
+            Mark::Line(c, stroke) => draw_stroke(area, (x0, y), (x0 + mark_w, y), c, stroke)?,
+            Mark::Block(c) => {
+                let h = (sizes.text / 2) as i32;
+                area.draw(&Rectangle::new(
+                    [(x0 + 2, y - h), (x0 + mark_w - 2, y + h)],
+                    c.filled(),
+                ))?;
+            }
+            Mark::Note => {}
+        }
+        let max = match e.mark {
+            Mark::Note => max_chars + mark_w as usize * 10 / (sizes.text as usize * 6),
+            _ => max_chars,
+        };
+        let text = if e.text.chars().count() > max && max > 1 {
+            let mut t: String = e.text.chars().take(max - 1).collect();
+            t.push('…');
+            t
+        } else {
+            e.text.clone()
+        };
+        area.draw(&Text::new(
+            text,
+            (text_x, y - sizes.text as i32 / 2 - 1),
+            font.clone(),
+        ))?;
+    }
+    Ok(())
+}
+
+/// A straight stretch from `a` to `b` in pixels, in a stroke.
+fn draw_stroke<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    a: (i32, i32),
+    b: (i32, i32),
+    c: RGBColor,
+    stroke: Stroke,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let style = stroke_style(c, stroke);
+    let (on, off) = match stroke {
+        Stroke::Solid | Stroke::Thin => {
+            return area.draw(&PathElement::new(vec![a, b], style));
+        }
+        Stroke::Dashed => (7, 4),
+        Stroke::Dotted => (2, 3),
+    };
+    let len = (b.0 - a.0).max(1);
+    let mut x = 0;
+    while x < len {
+        let end = (x + on).min(len);
+        area.draw(&PathElement::new(
+            vec![(a.0 + x, a.1), (a.0 + end, b.1)],
+            style,
+        ))?;
+        x += on + off;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::Metric;
+
+    #[test]
+    fn every_series_keeps_one_colour_and_types_differ_from_all() {
+        assert_eq!(color_of(SeriesKey::All), ALL_COLOR);
+        for i in 0..TYPE_COLORS.len() {
+            assert_ne!(color_of(SeriesKey::Type(i)), ALL_COLOR);
+            assert_eq!(color_of(SeriesKey::Type(i)), color_of(SeriesKey::Type(i)));
+            for j in 0..i {
+                assert_ne!(color_of(SeriesKey::Type(i)), color_of(SeriesKey::Type(j)));
+            }
+        }
+    }
+
+    fn metric(key: &str, value: f64) -> Metric {
+        Metric {
+            key: key.to_string(),
+            label: key.to_string(),
+            value,
+            text: String::new(),
+        }
+    }
+
+    #[test]
+    fn a_tpcc_title_names_its_warehouses_not_the_rows_of_r() {
+        let mut op = OpResult::new(&crate::workload::tpcc::RUN, 4);
+        op.table_rows = 100_000;
+        op.scale = "2 warehouses".to_string();
+        assert_eq!(
+            title(&op, "PostgreSQL 15.20"),
+            "tpcc: 4 threads, 2 warehouses, PostgreSQL 15.20"
+        );
+        // Without the workload's words, the rows.
+        op.scale.clear();
+        assert_eq!(title(&op, ""), "tpcc: 4 threads, 100000 rows");
+    }
+
+    #[test]
+    fn efficiency_reads_as_a_percentage_or_a_multiple() {
+        assert_eq!(efficiency_text(0.962), "efficiency 96.2%");
+        assert_eq!(efficiency_text(3.5), "efficiency 350.0%");
+        let big = efficiency_text(2193.713);
+        assert!(
+            big.starts_with("2194× the specification's maximum"),
+            "{big}"
+        );
+        assert!(!big.contains('%'), "{big}");
+        let mut op = OpResult::new(&crate::workload::tpcc::RUN, 4);
+        assert_eq!(figure_text(&op), None);
+        op.metrics = vec![metric("tpmc", 56420.4), metric("efficiency", 2193.713)];
+        assert_eq!(
+            figure_text(&op).unwrap(),
+            "tpmC 56420, 2194× the specification's maximum (no keying and think times)"
+        );
+        op.metrics = vec![metric("tpmc", 24.74), metric("efficiency", 0.962)];
+        assert_eq!(figure_text(&op).unwrap(), "tpmC 24.7, efficiency 96.2%");
+    }
+}
