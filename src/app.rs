@@ -558,7 +558,14 @@ pub fn never_started(result: &OpResult) -> bool {
 fn say_why_it_failed(result: &OpResult) {
     let kind = result.spec;
     if let Some(why) = &result.failure {
-        if never_started(result) {
+        if never_started(result)
+            && let (true, Some(ran)) = (result.warmup_cut, result.warmup)
+        {
+            // The units of the warmup ran, and are thrown away: the
+            // operation started, and failed before measuring.
+            let ran = crate::report::summary::human(ran);
+            crate::say!("error: {kind} failed during the warmup (after {ran}): {why}");
+        } else if never_started(result) {
             crate::say!("error: {kind} did not start: {why}");
         } else {
             crate::say!("error: {kind} failed: {why}");

@@ -406,6 +406,8 @@ pub struct Cli {
     /// After a failed unit: stop the operation, or count it and go on.
     ///
     /// Default: stop for loads (their data would be incomplete), continue for select and update.
+    /// A script's own error (an undefined variable, a \gset without its row) stops the run even
+    /// with continue: every unit would repeat it.
     #[arg(long, value_name = "WHAT", help_heading = PACING)]
     pub on_error: Option<OnErrorArg>,
 

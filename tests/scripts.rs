@@ -600,18 +600,42 @@ fn a_variable_nothing_sets_is_refused_at_its_line_and_column_before_connecting()
         "idd.sql",
         "\\set id random(1, 1000)\nselect abalance from pgbench_accounts where aid = :idd;\n",
     );
-    let other = write(dir.path(), "other.sql", "\\set n :nn + 1\n");
-    for (args, says, hint) in [
+    let other = write(dir.path(), "other.sql", "\\set n :delat + 1\n");
+    // Read only in a branch no run takes (while the scale is small):
+    // pgbench runs it; it is refused, and -D is how to run it.
+    let dead = write(
+        dir.path(),
+        "dead.sql",
+        "\\set aid random(1, 100000 * :scale)\n\\if :scale > 1000000\n\\set aid random(1, :accounts)\n\\endif\nselect abalance from pgbench_accounts where aid = :aid;\n",
+    );
+    let ycsb = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/ycsb-a.sql");
+    let ycsb = ycsb.to_str().unwrap();
+    for (args, says, hint, not) in [
         (
             vec!["--script", typo.as_str(), "--time", "3s"],
             "idd.sql:2:51: undefined variable \"idd\"",
-            "did you mean :id?",
+            "did you mean :id? or give -D idd=VALUE",
+            "\\if",
         ),
         // In an expression; -D gives other names, not this one.
         (
-            vec!["--script", other.as_str(), "-D", "n=1", "-D", "mm=2"],
-            "other.sql:1:8: undefined variable \"nn\"",
-            "did you mean :n?",
+            vec!["--script", other.as_str(), "-D", "delta=1", "-D", "mm=2"],
+            "other.sql:1:8: undefined variable \"delat\"",
+            "did you mean :delta? or give -D delat=VALUE",
+            "\\if",
+        ),
+        (
+            vec!["--script", dead.as_str()],
+            "dead.sql:3:20: undefined variable \"accounts\"",
+            "or give -D accounts=VALUE (it is read inside \\if",
+            "did you mean",
+        ),
+        // Not ":record", which that very line computes from :records.
+        (
+            vec!["--script", ycsb],
+            "ycsb-a.sql:16:41: undefined variable \"records\"",
+            "or give -D records=VALUE",
+            "did you mean",
         ),
     ] {
         let mut all = vec!["-u", url];
@@ -621,6 +645,7 @@ fn a_variable_nothing_sets_is_refused_at_its_line_and_column_before_connecting()
         assert_eq!(out.status.code(), Some(2), "{err}");
         assert!(err.contains(says), "{err}");
         assert!(err.contains(hint), "{err}");
+        assert!(!err.contains(not), "{err}");
         assert!(!err.contains(">> connect"), "{err}");
         assert_eq!(err.lines().count(), 1, "one line: {err}");
     }
@@ -670,6 +695,16 @@ async fn a_variable_any_line_can_set_is_accepted_and_runs_as_in_pgbench() {
                 "\\if :started\nselect :x;\n\\endif\n\\set x random(1, 9)\n\\set started 1\n",
             )],
             vec!["-D", "started=0"],
+        ),
+        // A slice bound that only a \gset of unknown columns may set,
+        // and does not: SQL, as pgbench leaves it (it failed at prepare,
+        // and under --no-prepared as an undefined variable).
+        (
+            vec![w(
+                "maybe.sql",
+                "select 1 as Foo, (select max(oid) from pg_class) \\gset\nselect (array[[10, 20, 30]])[1][1:m] as s from (select 2 as m) q;\n",
+            )],
+            vec![],
         ),
         // A slice bound nothing sets is SQL, as pgbench leaves it.
         (
@@ -757,4 +792,109 @@ fn a_script_error_at_run_time_stops_the_run_at_once_and_says_it_once() {
         let failed = op["failed"].as_u64().unwrap();
         assert!((1..=2).contains(&failed), "{failed} failed\n{stdout}");
     }
+}
+
+/// A bound in an array subscript that only a `\gset` of unknown columns
+/// may set is the variable when the run has set it and SQL as written
+/// when not, each time the command runs, as pgbench's simple mode does,
+/// in both modes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subscript_bound_an_unknown_gset_may_set_is_the_variable_only_when_set() {
+    let sb = sandbox();
+    let c = client(&sb).await;
+    c.batch_execute("create table got (mode text, el int, sl int[])")
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    // The \gset's second column has no name the text says: any name may
+    // come of it. It sets m (2), never n: [1:n] is the column n of the
+    // subquery (3), [:m] the variable.
+    let script = write(
+        dir.path(),
+        "maybe.sql",
+        "insert into got select :mode, null, (array[10, 20, 30])[1:n] from (select 3 as n) s;\n\
+         select 2 as m, (select 1) \\gset\n\
+         insert into got select :mode, (array[10, 20, 30])[:m], null;\n",
+    );
+    for mode in ["prepared", "simple"] {
+        let m = format!("mode={mode}");
+        let mut args = vec!["--script", script.as_str(), "-D", &m, "-t", "1"];
+        args.extend(["--time", "0.3s"]);
+        if mode == "simple" {
+            args.push("--no-prepared");
+        }
+        let (r, s) = run_args(&sb, &args).await;
+        assert!(r.succeeded(), "{mode}\n{s}");
+        let rows = c
+            .query(
+                "select distinct el, sl::text from got where mode = $1 order by 1 nulls first",
+                &[&mode],
+            )
+            .await
+            .unwrap();
+        let got: Vec<(Option<i32>, Option<String>)> =
+            rows.iter().map(|r| (r.get(0), r.get(1))).collect();
+        assert_eq!(
+            got,
+            [(None, Some("{10,20,30}".to_string())), (Some(20), None)],
+            "{mode}\n{s}"
+        );
+        assert_eq!(r.operations[0].total.failed(), 0, "{mode}\n{s}");
+    }
+}
+
+/// A script error stops the run even under an explicit `--on-error
+/// continue`, and says so; one during `--warmup` says it failed there,
+/// not that the operation did not start.
+#[test]
+fn a_script_error_says_it_overrides_on_error_continue_and_when_it_was_in_the_warmup() {
+    let sb = sandbox();
+    let dir = tempfile::tempdir().unwrap();
+    let script = write(
+        dir.path(),
+        "branch.sql",
+        "\\if :client_id < 0\n\\set id 1\n\\endif\nselect :id;\n",
+    );
+    let url = sb.url();
+    let base = [
+        "-u",
+        url.as_str(),
+        "--script",
+        &script,
+        "-t",
+        "1",
+        "--time",
+        "20s",
+    ];
+    let says = "branch.sql:4: undefined variable \"id\"";
+
+    let mut args = base.to_vec();
+    args.extend(["--on-error", "continue"]);
+    let out = bin("ysql-bench", &args);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.matches(says).count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("--on-error continue does not go on after a script error"),
+        "{stderr}"
+    );
+    // Not said when continue is only the default.
+    let out = bin("ysql-bench", &base);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(!stderr.contains("--on-error"), "{stderr}");
+
+    let mut args = base.to_vec();
+    args.extend(["--warmup", "10s"]);
+    let began = std::time::Instant::now();
+    let out = bin("ysql-bench", &args);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(began.elapsed().as_secs() < 8, "{stderr}");
+    assert!(
+        stderr.contains("failed during the warmup (after "),
+        "{stderr}"
+    );
+    assert!(stderr.contains(says), "{stderr}");
+    assert!(!stderr.contains("did not start"), "{stderr}");
 }

@@ -17,7 +17,7 @@ use tokio::task::JoinSet;
 use super::ending::{Ending, ThreadStop, ending};
 use super::intervals::{self, OnInterval};
 use super::recorder::{IntervalPlan, ThreadOutput, ThreadRecorder, housekeeping};
-use super::settings::RetryPolicy;
+use super::settings::{OnError, RetryPolicy};
 use super::worker::{Pace, ThreadShare, WorkerLinks, WorkerOutput, worker_loop};
 use super::{COUNT_BUDGET, InFlight, RunCtx, STOP_GRACE, progress, threads};
 use crate::stats::Keep;
@@ -83,6 +83,7 @@ where
         rate: plan.rate.filter(|_| spec.paced),
         latency_limit: plan.latency_limit.filter(|_| spec.paced),
         on_error: plan.on_error(spec),
+        continue_given: plan.on_error == Some(OnError::Continue),
         retry,
         interval: plan.interval(),
     };

@@ -60,6 +60,9 @@ pub(super) struct Pace {
     pub(super) latency_limit: Option<Duration>,
     /// What to do after a failed unit.
     pub(super) on_error: OnError,
+    /// `--on-error continue` was given: a script error, which stops the
+    /// run all the same, says that it overrides it.
+    pub(super) continue_given: bool,
     /// Which failed units are tried again, and how often.
     pub(super) retry: RetryPolicy,
     pub(super) interval: Duration,
@@ -439,6 +442,7 @@ impl Phase<'_> {
                     // bug of the script that every client repeats: stop
                     // the operation at once.
                     let ends_run = e.ends_run();
+                    let script_error = matches!(e, Error::Script(_));
                     let lost = e.lost_connection();
                     // A failed long unit may have committed part of its
                     // rows (the procedure): they are in the table, so they
@@ -462,6 +466,13 @@ impl Phase<'_> {
                             Error::run(format!("{} {l} failed{partly}: {e}", self.pace.spec.unit))
                         }
                         None => e,
+                    };
+                    let e = if script_error && self.pace.continue_given {
+                        Error::run(format!(
+                            "{e}; --on-error continue does not go on after a script error, which every unit would repeat"
+                        ))
+                    } else {
+                        e
                     };
                     if self.pace.on_error == OnError::Stop || ends_run {
                         self.stop.set();

@@ -124,22 +124,25 @@ impl Interp {
             let mut per = Vec::with_capacity(script.commands.len());
             for c in &script.commands {
                 let st = match c {
-                    Command::Sql(sql) if self.prepared => match client.prepare(&sql.prepared).await
-                    {
-                        Ok(st) => Some(st),
-                        Err(e)
-                            if e.code()
-                                .is_some_and(|c| UNDEFINED_OBJECT.contains(&c.code())) =>
-                        {
-                            None
+                    // A command with an optional slice bound is prepared
+                    // when it first runs with the bound set, if ever.
+                    Command::Sql(sql) if self.prepared && !sql.optional.contains(&true) => {
+                        match client.prepare(&sql.prepared).await {
+                            Ok(st) => Some(st),
+                            Err(e)
+                                if e.code()
+                                    .is_some_and(|c| UNDEFINED_OBJECT.contains(&c.code())) =>
+                            {
+                                None
+                            }
+                            Err(e) => {
+                                return Err(Error::db(
+                                    format!("{}: cannot prepare '{}'", sql.at, sql.text),
+                                    e,
+                                ));
+                            }
                         }
-                        Err(e) => {
-                            return Err(Error::db(
-                                format!("{}: cannot prepare '{}'", sql.at, sql.text),
-                                e,
-                            ));
-                        }
-                    },
+                    }
                     _ => None,
                 };
                 per.push(st);
@@ -279,7 +282,15 @@ impl Interp {
     /// Runs one SQL command; returns the rows it returned or changed.
     async fn sql(&mut self, client: &Client, script: usize, pc: usize, sql: &Sql) -> Result<u64> {
         let began = Instant::now();
-        let rows = if self.prepared {
+        // An optional slice bound not set stays `:name` in the text, which
+        // no prepared statement can hold: this run of the command goes as
+        // text, as pgbench's simple mode sends it.
+        let bound_unset = sql
+            .optional
+            .iter()
+            .zip(&sql.params)
+            .any(|(&o, &slot)| o && matches!(self.vars.get(slot), None | Some(Var::Unset)));
+        let rows = if self.prepared && !bound_unset {
             self.sql_prepared(client, script, pc, sql).await?
         } else {
             self.sql_simple(client, sql).await?
@@ -376,7 +387,12 @@ impl Interp {
             if let Some(&slot) = sql.params.get(i) {
                 let var = self.vars.get(slot).unwrap_or(&Var::Unset);
                 if !write_literal(var, &mut self.sql_buf) {
-                    return Err(self.undefined(sql, slot));
+                    if !sql.optional.get(i).copied().unwrap_or(false) {
+                        return Err(self.undefined(sql, slot));
+                    }
+                    let name = self.program.names.get(slot).map_or("?", |s| s.as_str());
+                    self.sql_buf.push(':');
+                    self.sql_buf.push_str(name);
                 }
             }
         }

@@ -25,11 +25,19 @@
 //! can set, neither a `\set` of any script (all the scripts of a client
 //! share its variables, and a later line may have set it in an earlier
 //! transaction), nor a `\gset`/`\aset` column, nor `-D`, nor the automatic
-//! variables; the message offers the nearest name that is set. A `\gset`
-//! whose columns the text does not say for certain ([`super::columns`])
-//! may set any name with its prefix, so no such name is refused: a script
-//! pgbench runs is never refused for a variable. What only the run can
-//! tell (a `\set` in a branch not taken) is the interpreter's to stop.
+//! variables; the message offers the nearest name that is set (never one
+//! the reading line computes from the read) and always `-D NAME=VALUE`.
+//! A read counts wherever it stands, in a `\if` branch that no run takes
+//! too: pgbench runs such a script until the day the branch is taken and
+//! then aborts the client; here it is refused before the run, and `-D`
+//! is how to run it as it is (the rule is about what no line can set,
+//! not about what a run reaches). A `\gset` whose columns the text
+//! does not say for certain ([`super::columns`]) may set any name with
+//! its prefix, so no such name is refused; a bound in an array subscript
+//! that only such a `\gset` may set is sent as the variable when the run
+//! has set it, else left as written ([`Sql::optional`]), as pgbench's
+//! simple mode does. What only the run can tell (a `\set` in a branch not
+//! taken) is the interpreter's to stop.
 //!
 //! `\if` chains are compiled into conditional and plain jumps, expressions
 //! into trees ([`super::expr`]), variable names into slots shared by all
@@ -141,6 +149,11 @@ pub struct Sql {
     pub parts: Vec<String>,
     /// The variable of each parameter.
     pub params: Vec<usize>,
+    /// Per parameter: a bound in an array subscript (`a[1:n]`) that only
+    /// a `\gset` of columns the text does not say may set. pgbench leaves
+    /// `:n` as written when no variable has the name; so does the
+    /// interpreter, for each run of the command, when it is not set.
+    pub optional: Vec<bool>,
     pub into: Option<Gset>,
     pub txn: TxnEffect,
     /// "file:line".
@@ -197,9 +210,9 @@ pub struct Compiler {
     assigned: HashSet<String>,
     /// `:name` written inside quotes: refused if the name is assigned.
     quoted: Vec<ParseError>,
-    /// Every variable read, where (the message is the name): refused in
-    /// [`Compiler::finish`] when nothing can set it.
-    reads: Vec<ParseError>,
+    /// Every variable read: refused in [`Compiler::finish`] when nothing
+    /// can set it.
+    reads: Vec<Read>,
     /// Variables read in an array subscript: where nothing sets one, its
     /// `:name` stays in the SQL text (`a[1:n]`, a slice), as pgbench
     /// leaves it.
@@ -256,22 +269,35 @@ impl Compiler {
     }
 
     /// Leaves in the SQL text each `:name` of an array subscript that
-    /// nothing sets: a slice bound (`a[1:n]`), not a variable.
+    /// nothing sets: a slice bound (`a[1:n]`), not a variable; and marks
+    /// [`Sql::optional`] each that only a `\gset` of unknown columns may
+    /// set, for the run to tell.
     fn unbind_slice_bounds(&mut self) {
         let mut scripts = std::mem::take(&mut self.scripts);
         for cmd in scripts.iter_mut().flat_map(|s| s.commands.iter_mut()) {
             let Command::Sql(sql) = cmd else { continue };
             let vars = scan_sql(sql.text.as_bytes(), 0).vars;
-            let n = vars.len();
+            if !vars.iter().any(|v| v.in_subscript) {
+                continue;
+            }
             let vars: Vec<SqlVar> = vars
                 .into_iter()
                 .filter(|v| !v.in_subscript || self.settable(&v.name))
                 .collect();
-            if vars.len() < n {
-                (sql.prepared, sql.parts, sql.params) = bind_vars(self, &sql.text, &vars);
-            }
+            sql.optional = vars
+                .iter()
+                .map(|v| v.in_subscript && !self.certain(&v.name))
+                .collect();
+            (sql.prepared, sql.parts, sql.params) = bind_vars(self, &sql.text, &vars);
         }
         self.scripts = scripts;
+    }
+
+    /// Whether `name` is given a value by a `\set`, `-D`, the tool, or a
+    /// `\gset` column the text names (not only, perhaps, by one whose
+    /// columns it does not say).
+    fn certain(&self, name: &str) -> bool {
+        self.assigned.contains(name) || self.gset_names.contains(name)
     }
 
     /// Whether some line, `-D` or the tool may give `name` a value.
@@ -283,31 +309,54 @@ impl Compiler {
 
     /// The error for a read of a variable nothing sets, with the nearest
     /// name that is set when one is close enough to be a typo.
-    fn undefined(&self, read: &ParseError) -> ParseError {
-        let name = &read.message;
-        let mut known: Vec<&String> = self.assigned.iter().chain(&self.gset_names).collect();
+    ///
+    /// Never offered: a name the reading line itself sets (`\set record
+    /// … :records` is no typo of `record`), and, by edit distance, any
+    /// name for a read of one or two characters (every short name is
+    /// near every other). `-D` is always offered: a read in a branch no
+    /// run takes is refused too (the run would stop the day it is taken),
+    /// and `-D` is how to run such a script as it is.
+    fn undefined(&self, read: &Read) -> ParseError {
+        let name = &read.at.message;
+        let offered = |k: &String| !read.sets.contains(k);
+        let mut known: Vec<&String> = self
+            .assigned
+            .iter()
+            .chain(&self.gset_names)
+            .filter(|k| offered(k))
+            .collect();
         known.sort();
-        let limit = if name.chars().count() <= 4 { 1 } else { 2 };
+        let length = name.chars().count();
+        let limit = match length {
+            0..=2 => 0,
+            3..=4 => 1,
+            _ => 2,
+        };
         // The name with a \gset's prefix first, then the nearest by typos.
         let prefixed = self
             .gset_prefixes
             .iter()
             .map(|p| format!("{p}{name}"))
-            .find(|k| self.gset_names.contains(k));
+            .find(|k| self.gset_names.contains(k) && offered(k));
         let nearest = known
             .into_iter()
             .map(|k| (edit_distance(name, k), k.clone()))
-            .filter(|(d, _)| *d <= limit)
+            .filter(|(d, _)| (1..=limit).contains(d))
             .min_by_key(|(d, _)| *d);
         let hint = match prefixed.map(|k| (0, k)).or(nearest) {
-            Some((_, k)) => format!("did you mean :{k}?"),
+            Some((_, k)) => format!("did you mean :{k}? or give -D {name}=VALUE"),
             None => format!("set it with \\set {name} EXPRESSION, or give -D {name}=VALUE"),
+        };
+        let branch = if read.in_branch {
+            " (it is read inside \\if: a branch no run takes is checked too, as the run would stop the day it is taken)"
+        } else {
+            ""
         };
         ParseError {
             message: format!(
-                "undefined variable \"{name}\": no \\set, \\gset or \\aset of any script sets it, nor -D; {hint}"
+                "undefined variable \"{name}\": no \\set, \\gset or \\aset of any script sets it, nor -D; {hint}{branch}"
             ),
-            ..read.clone()
+            ..read.at.clone()
         }
     }
 
@@ -336,6 +385,7 @@ impl Compiler {
             commands: Vec::new(),
             ifs: Vec::new(),
             last_sql: false,
+            sql_reads: 0,
         }
         .run()?;
         if commands.is_empty() {
@@ -371,10 +421,10 @@ impl Compiler {
                 ..e.clone()
             });
         }
-        if let Some(e) = self.reads.iter().find(|r| !self.settable(&r.message)) {
+        if let Some(e) = self.reads.iter().find(|r| !self.settable(&r.at.message)) {
             return Err(self.undefined(e));
         }
-        if self.subscript_reads.iter().any(|n| !self.settable(n)) {
+        if self.subscript_reads.iter().any(|n| !self.certain(n)) {
             self.unbind_slice_bounds();
         }
         Ok(Program {
@@ -386,6 +436,17 @@ impl Compiler {
             max_params: self.max_params,
         })
     }
+}
+
+/// A variable read, for [`Compiler::finish`] to refuse if nothing sets it.
+struct Read {
+    /// Where; the message is the name.
+    at: ParseError,
+    /// The names the reading line sets (a `\set`'s, its `\gset`'s
+    /// columns): they are computed from the read, so never its hint.
+    sets: Vec<String>,
+    /// Inside a `\if` branch (or an `\elif`'s condition).
+    in_branch: bool,
 }
 
 /// An open `\if` while parsing.
@@ -409,6 +470,8 @@ struct ScriptParser<'a> {
     ifs: Vec<IfFrame>,
     /// The last command was SQL (a `\gset` may follow).
     last_sql: bool,
+    /// The first of the last SQL command's reads in `c.reads`.
+    sql_reads: usize,
 }
 
 /// A `:name` in SQL text.
@@ -442,6 +505,17 @@ impl ScriptParser<'_> {
             column,
             message: message.into(),
         }
+    }
+
+    /// Notes a read of `name` at `offset`.
+    fn read(&mut self, offset: usize, name: &str) {
+        let at = self.err(offset, name);
+        let in_branch = !self.ifs.is_empty();
+        self.c.reads.push(Read {
+            at,
+            sets: Vec::new(),
+            in_branch,
+        });
     }
 
     fn at(&self, offset: usize) -> String {
@@ -502,12 +576,12 @@ impl ScriptParser<'_> {
             let e = self.err(*off, name.clone());
             self.c.quoted.push(e);
         }
+        self.sql_reads = self.c.reads.len();
         for v in &scan.vars {
             if v.in_subscript {
                 self.c.subscript_reads.push(v.name.clone());
             } else {
-                let e = self.err(v.offset, v.name.clone());
-                self.c.reads.push(e);
+                self.read(v.offset, &v.name);
             }
         }
         let vars: Vec<SqlVar> = scan
@@ -519,6 +593,7 @@ impl ScriptParser<'_> {
             })
             .collect();
         let (prepared, parts, params) = bind_vars(self.c, text, &vars);
+        let optional = vec![false; params.len()];
         if params.len() > super::MAX_PARAMS {
             return Err(self.err(
                 start,
@@ -537,6 +612,7 @@ impl ScriptParser<'_> {
             prepared,
             parts,
             params,
+            optional,
             into: None,
             txn: txn_effect(text),
             at,
@@ -682,8 +758,12 @@ impl ScriptParser<'_> {
                         match super::columns::result_columns(&sql.text) {
                             Some(cols) => {
                                 let c = &mut *self.c;
-                                c.gset_names
-                                    .extend(cols.iter().map(|col| format!("{prefix}{col}")));
+                                let names: Vec<String> =
+                                    cols.iter().map(|col| format!("{prefix}{col}")).collect();
+                                for r in c.reads.iter_mut().skip(self.sql_reads) {
+                                    r.sets.extend(names.iter().cloned());
+                                }
+                                c.gset_names.extend(names);
                                 c.gset_prefixes.push(prefix.clone());
                             }
                             None => self.c.gset_open.push(prefix.clone()),
@@ -768,8 +848,7 @@ impl ScriptParser<'_> {
         let r = parse_expr(self.text, from, end, &mut intern, &mut sites);
         self.c.zipf_sites = sites;
         for (at, name) in reads {
-            let e = self.err(at, name);
-            self.c.reads.push(e);
+            self.read(at, &name);
         }
         r.map_err(|e| {
             let mut pe = self.expr_err(e);
@@ -797,7 +876,11 @@ impl ScriptParser<'_> {
             ));
         }
         let name = self.text[name_start..i].to_string();
+        let first = self.c.reads.len();
         let expr = self.expression(i, end, "\\set")?;
+        for r in self.c.reads.iter_mut().skip(first) {
+            r.sets.push(name.clone());
+        }
         self.c.assigned.insert(name.clone());
         let slot = self.c.slot(&name);
         let at = self.at(start);
@@ -818,8 +901,7 @@ impl ScriptParser<'_> {
             if n == 0 {
                 return Err(self.err(first, "\\sleep: a variable name must follow ':'"));
             }
-            let e = self.err(first, &v[..n]);
-            self.c.reads.push(e);
+            self.read(first, &v[..n]);
             (SleepAmount::Var(self.c.slot(&v[..n])), first + 1 + n)
         } else {
             let digits = rest
@@ -1313,20 +1395,23 @@ mod tests {
         // of times.
         assert_eq!(
             error("\\set id random(1, 10)\nselect * from t where id = :idd;"),
-            "t.sql:2:28: undefined variable \"idd\": no \\set, \\gset or \\aset of any script sets it, nor -D; did you mean :id?"
+            "t.sql:2:28: undefined variable \"idd\": no \\set, \\gset or \\aset of any script sets it, nor -D; did you mean :id? or give -D idd=VALUE"
         );
         assert!(
             error("\\set delta 1\n\\set x :detla * 2")
                 .contains("t.sql:2:8: undefined variable \"detla\"")
         );
-        assert!(error("\\set delta 1\n\\set x :detla * 2").ends_with("did you mean :delta?"));
+        assert!(
+            error("\\set delta 1\n\\set x :detla * 2")
+                .ends_with("did you mean :delta? or give -D detla=VALUE")
+        );
         assert!(error("\\if :go\n\\endif").starts_with("t.sql:1:5: undefined variable \"go\""));
         assert!(error("\\sleep :nap ms").starts_with("t.sql:1:8: undefined variable \"nap\""));
         assert!(error("select :nothing_like_it;").ends_with(
             "set it with \\set nothing_like_it EXPRESSION, or give -D nothing_like_it=VALUE"
         ));
         // The automatic variables are close too.
-        assert!(error("select :scael;").ends_with("did you mean :scale?"));
+        assert!(error("select :scael;").ends_with("did you mean :scale? or give -D scael=VALUE"));
         // A \gset whose columns the text names sets only those.
         assert!(
             error("select 1 as one, t.two from t \\gset p_\nselect :p_one, :p_two, :p_three;")
@@ -1337,12 +1422,90 @@ mod tests {
                 .starts_with("t.sql:2:8: undefined variable \"cnt\"")
         );
         // Its prefix is part of the name.
-        assert!(error("select a from t \\gset p_\nselect :a;").ends_with("did you mean :p_a?"));
+        assert!(
+            error("select a from t \\gset p_\nselect :a;")
+                .ends_with("did you mean :p_a? or give -D a=VALUE")
+        );
         // Unknown columns with a prefix: only names without it are refused.
         assert!(
             error("select * from t \\aset r_\nselect :r_x, :r_y, :x;")
                 .starts_with("t.sql:2:20: undefined variable \"x\"")
         );
+    }
+
+    #[test]
+    fn a_read_in_a_branch_never_taken_is_refused_and_the_message_says_how_to_run_it() {
+        // The auditor's script: pgbench runs it while :scale stays small.
+        let e = error(
+            "\\set aid random(1, 100000 * :scale)\n\\if :scale > 1000000\n\\set aid random(1, :accounts)\n\\endif\nselect abalance from pgbench_accounts where aid = :aid;",
+        );
+        assert!(
+            e.starts_with("t.sql:3:20: undefined variable \"accounts\""),
+            "{e}"
+        );
+        assert!(e.contains("or give -D accounts=VALUE"), "{e}");
+        assert!(e.contains("read inside \\if"), "{e}");
+        // With -D it compiles.
+        defining(
+            &["accounts"],
+            "\\if :scale > 1000000\n\\set aid random(1, :accounts)\n\\endif",
+        )
+        .unwrap();
+        // Outside a branch, no word of branches.
+        assert!(!error("select :accounts;").contains("\\if"));
+    }
+
+    #[test]
+    fn the_hint_never_offers_what_the_reading_line_sets_nor_guesses_short_names() {
+        // examples/ycsb-a.sql without -D records=N.
+        let ycsb = "\\set rank random(1, 10)\n\\set record abs(hash_fnv1a(:rank, 0)) % :records\nselect :record;";
+        let e = error(ycsb);
+        assert!(
+            e.starts_with("t.sql:2:41: undefined variable \"records\""),
+            "{e}"
+        );
+        assert!(!e.contains("did you mean"), "{e}");
+        assert!(e.ends_with("or give -D records=VALUE"), "{e}");
+        // Nor a column of the reading command's own \gset.
+        let e = error("select :totals + 1 as total \\gset\nselect :total;");
+        assert!(!e.contains("did you mean"), "{e}");
+        // Set by another line, the near name is offered.
+        let e = error("\\set record 1\n\\set x :records + :record");
+        assert!(
+            e.contains("did you mean :record? or give -D records=VALUE"),
+            "{e}"
+        );
+        // One or two characters: every short name is near every other.
+        for (text, name) in [
+            ("\\set x 1\nselect :y;", "y"),
+            ("\\set ab 1\nselect :ac;", "ac"),
+        ] {
+            let e = error(text);
+            assert!(!e.contains("did you mean"), "{e}");
+            assert!(e.ends_with(&format!("or give -D {name}=VALUE")), "{e}");
+        }
+    }
+
+    #[test]
+    fn a_subscript_bound_only_an_unknown_gset_may_set_is_optional() {
+        // The auditor's script: the \gset's second column has no name the
+        // text says, so any name may be set, m among them.
+        let p = compile(
+            "select 1 as Foo, (select max(bid) from b) \\gset\nselect (array[[1, 2, 3]])[1][1:m], a[:k] from (select 2 as m) s;\n\\set k 1",
+        )
+        .unwrap();
+        let s = sqls(&p);
+        assert_eq!(
+            s[1].prepared,
+            "select (array[[1, 2, 3]])[1][1$1], a[$2] from (select 2 as m) s"
+        );
+        assert_eq!(s[1].params, [p.slot("m").unwrap(), p.slot("k").unwrap()]);
+        // m may be set or not: the run tells; k is set for certain.
+        assert_eq!(s[1].optional, [true, false]);
+        assert_eq!(s[0].optional, [] as [bool; 0]);
+        // Outside a subscript such a name is an ordinary parameter.
+        let p = compile("select * from t \\gset\nselect :m;").unwrap();
+        assert_eq!(sqls(&p)[1].optional, [false]);
     }
 
     #[test]
