@@ -367,8 +367,8 @@ fn a_stop_during_set_up_cancels_the_set_up_at_once() {
     assert!(!report.exists(), "{all}");
 }
 
-/// The audit after issue 22: a report path that is a pipe (`--json
-/// >(cat > f)`, a FIFO, `/dev/stdout | tail`) hung before connecting,
+/// The audit after issue 22: a report path that is a pipe
+/// (`--json >(cat > f)`, a FIFO, `/dev/stdout | tail`) hung before connecting,
 /// reading it to see whether ysql-bench wrote it and opening it to try
 /// it; `/dev/null` was refused as not the tool's. They are streams, taken
 /// as they are.
