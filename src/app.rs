@@ -20,7 +20,7 @@ use crate::db::sandbox::{Sandbox, SandboxOptions};
 use crate::db::schema::{self, Contents, ServerInfo};
 use crate::db::server_stats;
 use crate::db::server_watch::ServerWatch;
-use crate::db::tls::SslMode;
+use crate::db::tls::{SslMode, Tls};
 use crate::error::{Error, Result};
 use crate::report::histogram::write_histogram;
 use crate::report::summary::write_summary;
@@ -29,6 +29,16 @@ use crate::runner::settings::Lean;
 use crate::runner::{self, RunCtx, latency_log};
 use crate::stats::OpResult;
 use crate::workload::{TableSet, TableUse, Workload};
+
+/// How often a set-up step looks whether the run was stopped.
+const STOP_POLL: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// The longest a stop during set-up waits for the server to take the
+/// cancel of the set-up query.
+const SETUP_CANCEL_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// What an interrupt during set-up says it interrupted.
+const SETUP: &str = "during set-up";
 
 /// How many rows `--show-rowsize` samples.
 pub const ROWSIZE_SAMPLE: i64 = 10_000;
@@ -40,6 +50,9 @@ pub struct Control {
     pub stop: Arc<AtomicBool>,
     /// Set with `stop` by an interrupt (Ctrl-C, SIGTERM).
     pub interrupted: Arc<AtomicBool>,
+    /// Set when the first operation starts: before it, a stop has no
+    /// units in flight to finish, only set-up queries to cancel.
+    pub started: Arc<AtomicBool>,
 }
 
 impl Control {
@@ -50,6 +63,41 @@ impl Control {
             return Err(Error::Interrupted(when));
         }
         Ok(())
+    }
+
+    /// Whether the first operation has started (see [`Control::started`]).
+    pub fn has_started(&self) -> bool {
+        self.started.load(Ordering::Relaxed)
+    }
+
+    /// Resolves once the run is asked to stop.
+    async fn stopped(&self) {
+        while !self.stop.load(Ordering::Relaxed) {
+            tokio::time::sleep(STOP_POLL).await;
+        }
+    }
+
+    /// Runs `query`, a set-up step before the first operation, unless
+    /// the run is stopped first: a set-up query can wait on the server
+    /// without limit (a lock another session holds), and a stop must not
+    /// wait with it. On a stop the statement is cancelled on the server
+    /// (`cancel`: the connection it runs on, if any), so that it does not
+    /// stay queued behind the lock, and the run ends as interrupted.
+    async fn or_stop<T>(
+        &self,
+        cancel: Option<(&Endpoint, &Tls, tokio_postgres::CancelToken)>,
+        query: impl std::future::Future<Output = Result<T>>,
+    ) -> Result<T> {
+        tokio::select! {
+            r = query => r,
+            () = self.stopped() => {
+                if let Some((endpoint, tls, token)) = cancel {
+                    let limit = connect::connect_timeout(&endpoint.config).min(SETUP_CANCEL_WAIT);
+                    let _ = crate::db::cancel::cancel(&endpoint.config, tls, &token, limit).await;
+                }
+                Err(Error::Interrupted(SETUP))
+            }
+        }
     }
 
     /// Asks the run to stop as after Ctrl-C.
@@ -186,8 +234,10 @@ pub async fn run_workloads(
     // The whole host list, libpq's failover, each host with its password.
     let whole = Endpoint::whole(&config, passfile.as_ref());
     let pool = connect::pool(&whole, plan.run.threads, &tls)?;
-    let client = connect::get(&pool, &whole).await?;
-    let server = schema::detect(&client).await?;
+    let client = control.or_stop(None, connect::get(&pool, &whole)).await?;
+    // Every set-up query races the stop, and is cancelled by it.
+    let on_stop = || Some((&whole, &tls, client.cancel_token()));
+    let server = control.or_stop(on_stop(), schema::detect(&client)).await?;
     crate::say!(">> server: {}", server.version);
     crate::say!(">> encryption: {}", server.encryption);
     if server.flavor == Flavor::Postgres {
@@ -205,7 +255,12 @@ pub async fn run_workloads(
     // that a --yb-discover that cannot work changes nothing.
     let endpoints = if plan.yb_discover {
         crate::say!(">> yb_servers(): the cluster's nodes (--yb-discover)");
-        nodes::discover(&client, &whole, passfile.as_ref()).await?
+        control
+            .or_stop(
+                on_stop(),
+                nodes::discover(&client, &whole, passfile.as_ref()),
+            )
+            .await?
     } else if plan.balance == Balance::Failover {
         vec![whole.clone()]
     } else {
@@ -234,13 +289,17 @@ pub async fn run_workloads(
         None => None,
     };
     match &gate {
-        Some(g) if !g.plan.leader() => check_query_tables(&client, &plan, &workloads).await?,
+        Some(g) if !g.plan.leader() => {
+            control
+                .or_stop(on_stop(), check_query_tables(&client, &plan, &workloads))
+                .await?
+        }
         _ => {
             let prepared = async {
                 check_query_tables(&client, &plan, &workloads).await?;
                 prepare_tables(&client, &plan, &workloads, server.flavor).await
             };
-            if let Err(e) = prepared.await {
+            if let Err(e) = control.or_stop(on_stop(), prepared).await {
                 if let Some(g) = &gate {
                     g.fail(&e.to_string()).await;
                 }
@@ -257,15 +316,17 @@ pub async fn run_workloads(
         }
     }
     let watch = if plan.server_stats {
-        ServerWatch::start(
+        let started = ServerWatch::start(
             &client,
             endpoints.clone(),
             tls.clone(),
             application_name.clone(),
             plan.run.interval(),
             plan.workload.prepared,
-        )
-        .await
+        );
+        control
+            .or_stop(on_stop(), async { Ok(started.await) })
+            .await?
     } else {
         None
     };
@@ -295,6 +356,7 @@ pub async fn run_workloads(
     }
     let mut plan = plan;
     plan.run.lean = lean_use(&plan, &server.encryption, &endpoints)?;
+    let setup_tls = tls.clone();
     let conns = Arc::new(ConnSource::new(
         endpoints,
         plan.balance,
@@ -339,12 +401,20 @@ pub async fn run_workloads(
         report.server.flavor.name(),
         short_version(&report.server.version)
     );
-    let write_err = |e| Error::io("cannot write the summary", e);
+    // `--json -` puts the JSON on stdout, and the summary on stderr, so
+    // that stdout holds the JSON alone (as `merge --json -`).
+    let json_to_stdout = plan.output.json.as_deref() == Some(std::path::Path::new("-"));
+    let mut stderr = std::io::stderr();
+    let mut summary = if json_to_stdout {
+        Summary::new(&mut stderr, "stderr")
+    } else {
+        Summary::new(&mut *out, "stdout")
+    };
     // Nothing is emptied or loaded after Ctrl-C: an interrupt while the
     // tables were made ends the run here, one between two operations
     // before the next (its set-up may truncate).
     control.check("while the tables were prepared")?;
-    write_run_header(out, &plan).map_err(write_err)?;
+    let _ = write_run_header(&mut summary, &plan);
     for workload in &workloads {
         let kind = workload.spec();
         if control.interrupted.load(Ordering::Relaxed) {
@@ -352,16 +422,45 @@ pub async fn run_workloads(
             crate::say!(">> {kind} not started: interrupted");
             break;
         }
+        // Nobody sees the summary any more (the reader of the pipe is
+        // gone): nothing more is started, what ran goes to the files.
+        if summary.failed.is_some() {
+            let rest: Vec<&str> = workloads
+                .iter()
+                .skip(report.operations.len())
+                .map(|w| w.spec().name)
+                .collect();
+            crate::say!(
+                ">> not started: {}: the summary can no longer be written to {}",
+                rest.join(", "),
+                summary.name
+            );
+            break;
+        }
         crate::say!(">> {kind}");
         if !kind.is_load() {
-            warn_about_load_state(&ctx, workload.as_ref()).await;
+            warn_about_load_state(&ctx, &control, &setup_tls, workload.as_ref()).await;
         }
+        // A stop while the load state was read, before the first
+        // operation: nothing ran, as for a stop during the other set-up.
+        if report.operations.is_empty() {
+            control.check(SETUP)?;
+        }
+        control.started.store(true, Ordering::Relaxed);
         let mut result = runner::run_operation(&ctx, workload.as_ref()).await;
         if !never_started(&result) && !result.interrupted {
             run_checks(&ctx, workload.as_ref(), &mut result).await;
         }
-        report_operation(out, &plan, workload.as_ref(), &result, &stamp, &server_name)
-            .map_err(write_err)?;
+        // A failed write is kept in `out` and the rest skipped; the
+        // pictures and the report files are written all the same.
+        let _ = report_operation(
+            &mut summary,
+            &plan,
+            workload.as_ref(),
+            &result,
+            &stamp,
+            &server_name,
+        );
         say_why_it_failed(&result);
         if kind.is_load() && result.succeeded() && !result.timed_out && !result.interrupted {
             mark_loaded(&ctx, workload.as_ref(), result.total.rows).await;
@@ -392,6 +491,7 @@ pub async fn run_workloads(
     }
     if plan.show_rowsize
         && !report.interrupted
+        && summary.failed.is_none()
         && let Some(last) = workloads.last()
     {
         let line = match row_size(&ctx, last.as_ref()).await {
@@ -399,7 +499,7 @@ pub async fn run_workloads(
             Ok(None) => "empty table".to_string(),
             Err(e) => format!("not measured: {e}"),
         };
-        writeln!(out, "{:<22}: {line}", "row size").map_err(write_err)?;
+        let _ = writeln!(summary, "{:<22}: {line}", "row size");
     }
     if let Some(g) = &gate {
         g.close().await;
@@ -423,7 +523,24 @@ pub async fn run_workloads(
             Err(e) => failed.push(e),
         }
     }
-    failed.extend(write_files(&plan, &target, &report));
+    let _ = summary.flush();
+    let stdout_failed = summary.finish();
+    failed.extend(write_files(&plan, &target, &report, out));
+    // The summary's stream broke last in the list: the reports are the
+    // run's result, their failures come first. A reader gone at an
+    // interrupt (Ctrl-C on `ysql-bench | tee`, `timeout` signalling the
+    // whole group) went for the same reason the run stopped: the run
+    // keeps its interrupted code (130), the line is still said.
+    if let Some(e) = stdout_failed {
+        if report.interrupted && e.kind() == std::io::ErrorKind::BrokenPipe && failed.is_empty() {
+            crate::say!(
+                "error: {}",
+                stream_error(&e, summary_stream(json_to_stdout))
+            );
+        } else {
+            failed.push(Error::run(stream_error(&e, summary_stream(json_to_stdout))));
+        }
+    }
     // The last failure is the run's error (printed by main), any before
     // it are printed here: each once.
     match failed.pop() {
@@ -437,8 +554,72 @@ pub async fn run_workloads(
     }
 }
 
-/// The summary of one operation, its histogram and its pictures, as the
-/// plan asks.
+/// Where the summary goes.
+fn summary_stream(json_to_stdout: bool) -> &'static str {
+    if json_to_stdout { "stderr" } else { "stdout" }
+}
+
+/// "cannot write the summary to stdout: Broken pipe": the OS's words
+/// without its error number.
+fn stream_error(e: &std::io::Error, stream: &str) -> String {
+    let text = e.to_string();
+    let plain = text.split(" (os error").next().unwrap_or(&text);
+    format!("cannot write the summary to {stream}: {plain}")
+}
+
+/// The stream the summary goes to, as the run writes it: the first
+/// failed write is kept and every later one skipped, so that a reader
+/// gone away (`| head`, `| tee` killed by the same Ctrl-C) costs the
+/// summary only, never the report files written after it.
+struct Summary<'a> {
+    inner: &'a mut (dyn Write + Send),
+    name: &'static str,
+    failed: Option<std::io::Error>,
+}
+
+impl<'a> Summary<'a> {
+    fn new(inner: &'a mut (dyn Write + Send), name: &'static str) -> Self {
+        Summary {
+            inner,
+            name,
+            failed: None,
+        }
+    }
+
+    /// The first failure, if any.
+    fn finish(self) -> Option<std::io::Error> {
+        self.failed
+    }
+
+    fn keep(&mut self, e: std::io::Error) -> std::io::Result<()> {
+        self.failed.get_or_insert(e);
+        Err(std::io::Error::other("the summary stream failed"))
+    }
+}
+
+impl Write for Summary<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.failed.is_some() {
+            return Err(std::io::Error::other("the summary stream failed"));
+        }
+        match self.inner.write(buf) {
+            Ok(n) => Ok(n),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => Err(e),
+            Err(e) => self.keep(e).map(|()| 0),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        if self.failed.is_some() {
+            return Ok(());
+        }
+        match self.inner.flush() {
+            Ok(()) => Ok(()),
+            Err(e) => self.keep(e),
+        }
+    }
+}
+
 /// Room for the open files a run needs: a connection per worker, and at
 /// a stop as many cancel connections again, besides the runtime's own.
 /// Raises the soft limit towards the hard one when it is short, and
@@ -476,6 +657,8 @@ fn ensure_open_files(threads: usize) -> Result<()> {
     Ok(())
 }
 
+/// The summary of one operation, its histogram and its pictures, as the
+/// plan asks. The pictures are drawn whatever became of the text.
 fn report_operation(
     out: &mut (dyn Write + Send),
     plan: &RunPlan,
@@ -484,7 +667,18 @@ fn report_operation(
     stamp: &str,
     server_name: &str,
 ) -> std::io::Result<()> {
-    let kind = result.spec;
+    let written = write_operation(out, plan, workload, result);
+    draw_operation(plan, result, stamp, server_name);
+    written
+}
+
+/// The text of [`report_operation`].
+fn write_operation(
+    out: &mut (dyn Write + Send),
+    plan: &RunPlan,
+    workload: &dyn Workload,
+    result: &OpResult,
+) -> std::io::Result<()> {
     // Nothing ran: a block of zeros would only hide the error, which
     // goes to stderr (say_why_it_failed).
     let started = !never_started(result);
@@ -522,11 +716,17 @@ fn report_operation(
             writeln!(out, "{}: {}", m.label, m.text)?;
         }
     }
+    Ok(())
+}
+
+/// The pictures of [`report_operation`].
+fn draw_operation(plan: &RunPlan, result: &OpResult, stamp: &str, server_name: &str) {
+    let kind = result.spec;
     if let Some(g) = &plan.output.graph {
         if result.total.ops == 0 {
             // Empty axes would only puzzle whoever opens them.
             crate::say!(">> no graph for {kind}: nothing was measured");
-            return Ok(());
+            return;
         }
         match crate::report::writing(|| plot::draw(result, g, stamp, server_name)) {
             Ok(paths) => {
@@ -537,7 +737,6 @@ fn report_operation(
             Err(e) => crate::say!("warning: {e}"),
         }
     }
-    Ok(())
 }
 
 /// Whether an operation failed before its first unit was sent: its set-up
@@ -765,10 +964,21 @@ async fn prepare_tables(
 /// Says on stderr when a query workload is about to run on tables whose
 /// last load did not finish or holds fewer rows than it will look for.
 /// Not knowing is no reason to stop the run.
-async fn warn_about_load_state(ctx: &RunCtx, workload: &dyn Workload) {
+/// A stop cancels the read (it waits behind a lock like any query).
+async fn warn_about_load_state(
+    ctx: &RunCtx,
+    control: &Control,
+    tls: &Tls,
+    workload: &dyn Workload,
+) {
     let state = async {
-        let client = connect::get(&ctx.pool, &ctx.target).await?;
-        workload.check_loaded(&client).await
+        let client = control
+            .or_stop(None, connect::get(&ctx.pool, &ctx.target))
+            .await?;
+        let on_stop = Some((&*ctx.target, tls, client.cancel_token()));
+        control
+            .or_stop(on_stop, workload.check_loaded(&client))
+            .await
     };
     if let Ok(Some(warning)) = state.await {
         crate::say!("warning: {warning}");
@@ -778,10 +988,26 @@ async fn warn_about_load_state(ctx: &RunCtx, workload: &dyn Workload) {
 /// Writes the JSON and CSV reports, each whole under
 /// [`crate::report::writing`], each whatever became of the other; returns
 /// the failures.
-fn write_files(plan: &RunPlan, target: &str, report: &RunReport) -> Vec<Error> {
+///
+/// `--json -` goes to `stdout`. A path that is no regular file (a FIFO,
+/// `>(…)`, `/dev/stdout`, `/dev/null`) is opened to write without being
+/// truncated: truncating /dev/stdout where stdout is a file would cut
+/// the summary written there.
+fn write_files(
+    plan: &RunPlan,
+    target: &str,
+    report: &RunReport,
+    stdout: &mut (dyn Write + Send),
+) -> Vec<Error> {
     let write = |p: &std::path::Path, body: &dyn Fn(&mut BufWriter<File>) -> Result<()>| {
         crate::report::writing(|| {
-            let mut w = File::create(p)
+            let stream = std::fs::metadata(p).is_ok_and(|m| !m.is_file());
+            let opened = if stream {
+                std::fs::OpenOptions::new().write(true).open(p)
+            } else {
+                File::create(p)
+            };
+            let mut w = opened
                 .map(BufWriter::new)
                 .map_err(|e| Error::io(format!("cannot create {}", p.display()), e))?;
             body(&mut w)?;
@@ -794,8 +1020,18 @@ fn write_files(plan: &RunPlan, target: &str, report: &RunReport) -> Vec<Error> {
     };
     let mut failed = Vec::new();
     if let Some(p) = &plan.output.json {
-        let written = json::build(plan, target, report)
-            .and_then(|doc| write(p, &|w| json::write_json(w, &doc)));
+        let written = json::build(plan, target, report).and_then(|doc| {
+            if p.as_os_str() == "-" {
+                crate::report::writing(|| {
+                    json::write_json(&mut *stdout, &doc)?;
+                    writeln!(stdout)
+                        .and_then(|()| stdout.flush())
+                        .map_err(|e| Error::io("cannot write the JSON to stdout", e))
+                })
+            } else {
+                write(p, &|w| json::write_json(w, &doc))
+            }
+        });
         failed.extend(written.err());
     }
     if let Some(p) = &plan.output.csv {

@@ -363,7 +363,8 @@ pub struct Cli {
     /// Write the whole run as JSON.
     ///
     /// Configuration (with the seed), server, and per operation the counts, errors by SQLSTATE,
-    /// percentiles, intervals and HDR histograms.
+    /// percentiles, intervals and HDR histograms. `-` writes it to stdout, and the summary to
+    /// stderr.
     #[arg(long, value_name = "FILE", help_heading = REPORTS)]
     pub json: Option<PathBuf>,
 

@@ -181,8 +181,17 @@ impl RunPlan {
 /// ([`check_writable`]). Nothing is overwritten that the tool did not
 /// create, and a report that could not be written is known before the
 /// run, not after an hour of it.
+///
+/// A path that exists and is neither a file nor a directory (a FIFO,
+/// `>(cat > f)`, `/dev/stdout`, `/dev/null`) is a stream the user
+/// points the report at: it holds nothing to overwrite, and reading or
+/// opening it now would wait for a writer or a reader that comes only
+/// with the run, so it is taken as it is.
 pub fn check_output_file(path: &std::path::Path, flag: &str, ours: fn(&str) -> bool) -> Result<()> {
     let shown = path.display();
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+        return Ok(());
+    }
     if path.is_dir() {
         return Err(Error::usage(format!(
             "{flag} {shown} is a directory: give a file name"
@@ -243,6 +252,34 @@ pub fn check_writable(path: &std::path::Path, flag: &str) -> Result<()> {
         }
         Err(e) => Err(refuse(e)),
     }
+}
+
+/// Whether `--graph-dir` could be made and written: it exists and takes
+/// files, or its nearest existing ancestor is a directory that does
+/// (where the missing ones would be created). Creates nothing.
+fn check_graph_dir(dir: &std::path::Path) -> Result<()> {
+    let refuse = |why: &str| {
+        Error::usage(format!(
+            "--graph-dir {} cannot be created ({why}): give a writable directory",
+            dir.display()
+        ))
+    };
+    let mut existing = dir;
+    while !existing.as_os_str().is_empty() && std::fs::symlink_metadata(existing).is_err() {
+        existing = existing.parent().unwrap_or(std::path::Path::new(""));
+    }
+    let existing = if existing.as_os_str().is_empty() {
+        std::path::Path::new(".")
+    } else {
+        existing
+    };
+    if !existing.is_dir() {
+        return Err(refuse(&format!(
+            "{} is not a directory",
+            existing.display()
+        )));
+    }
+    check_writable_dir(existing, "--graph-dir")
 }
 
 /// Tries now whether files can be created in the directory `dir` (which
@@ -366,7 +403,8 @@ impl RunPlan {
             ("--csv", cli.csv.as_deref()),
             ("--latency-log", cli.latency_log.as_deref()),
         ])?;
-        if let Some(p) = &cli.json {
+        // `--json -` is stdout, as for merge.
+        if let Some(p) = cli.json.as_deref().filter(|p| p.as_os_str() != "-") {
             check_output_file(p, "--json", crate::report::json::is_ours)?;
         }
         if let Some(p) = &cli.csv {
@@ -385,13 +423,9 @@ impl RunPlan {
                     cli.graph_dir.display()
                 )));
             }
-            std::fs::create_dir_all(&cli.graph_dir).map_err(|e| {
-                Error::usage(format!(
-                    "--graph-dir {} cannot be created ({e}): give a writable directory",
-                    cli.graph_dir.display()
-                ))
-            })?;
-            check_writable_dir(&cli.graph_dir, "--graph-dir")?;
+            // Tried, not made: the directory is created with the first
+            // picture, so that a run that draws none leaves none.
+            check_graph_dir(&cli.graph_dir)?;
             Some(GraphOptions {
                 dir: cli.graph_dir.clone(),
                 width: cli.graph_size.0,
@@ -1428,8 +1462,8 @@ mod tests {
             .is_ok()
         );
         assert!(!fresh.exists() && !log.exists());
-        let left: Vec<_> = std::fs::read_dir(&graphs).unwrap().collect();
-        assert!(left.is_empty(), "{left:?}");
+        // Not even the directory: it is made with the first picture.
+        assert!(!graphs.exists());
 
         // A path through a regular file: the OS's own word for it.
         let afile = dir.path().join("afile");

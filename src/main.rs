@@ -99,13 +99,13 @@ fn watch_signals(control: Control) -> std::io::Result<()> {
             };
             match seen.answer(got, Instant::now()) {
                 Answer::Stop => {
-                    ysql_bench::say!("{}", signals::stopping_line(got));
+                    ysql_bench::say!("{}", signals::stopping_line(got, control.has_started()));
                     control.interrupt();
                 }
                 Answer::Repeat => {}
                 Answer::StillStopping => ysql_bench::say!(
-                    "{} again: still stopping; the summary and the reports follow (Ctrl-C quits at once without them)",
-                    got.name()
+                    "{}",
+                    signals::still_stopping_line(got, control.has_started())
                 ),
                 Answer::Quit => {
                     ysql_bench::say!(

@@ -89,14 +89,30 @@ impl Signals {
     }
 }
 
-/// The line said when the run starts to stop.
-pub fn stopping_line(signal: Signal) -> String {
+/// The line said when the run starts to stop; `started`: whether the
+/// first operation had started. Before it there are no units in flight
+/// and no reports to write, only set-up queries to cancel.
+pub fn stopping_line(signal: Signal, started: bool) -> String {
     let what = match signal {
         Signal::Interrupt => "interrupted",
         Signal::Terminate => "interrupted by SIGTERM",
     };
+    if !started {
+        return format!("{what} during set-up: cancelling it; nothing has run yet");
+    }
     format!(
         "{what}: finishing the units in flight, then writing the summary and the reports (Ctrl-C again, a second from now or later, quits at once without them)"
+    )
+}
+
+/// The line said for a later SIGTERM, which changes nothing.
+pub fn still_stopping_line(signal: Signal, started: bool) -> String {
+    if !started {
+        return format!("{} again: still stopping the set-up", signal.name());
+    }
+    format!(
+        "{} again: still stopping; the summary and the reports follow (Ctrl-C quits at once without them)",
+        signal.name()
     )
 }
 
@@ -159,6 +175,18 @@ mod tests {
 
     /// The window counts from the first signal: repeats inside it do not
     /// stretch it, so a person's later Ctrl-C is never taken for one.
+    /// A stop before the first operation has no units in flight: its
+    /// line must not say it finishes them (the audit after issue 22).
+    #[test]
+    fn a_stop_during_set_up_speaks_of_no_units_in_flight() {
+        for sig in [Signal::Interrupt, Signal::Terminate] {
+            assert!(!stopping_line(sig, false).contains("in flight"));
+            assert!(stopping_line(sig, false).contains("during set-up"));
+            assert!(stopping_line(sig, true).contains("in flight"));
+            assert!(!still_stopping_line(sig, false).contains("reports follow"));
+        }
+    }
+
     #[test]
     fn repeats_do_not_move_the_window() {
         let t = Instant::now();

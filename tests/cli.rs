@@ -1028,3 +1028,48 @@ fn an_output_that_cannot_be_written_is_refused_before_connecting() {
         "{stderr}"
     );
 }
+
+/// The audit after issue 22: `--graph-dir` was created while the flags
+/// were checked, and left behind by a run that failed before drawing
+/// anything. It is tried without being made, and made with the first
+/// picture.
+#[test]
+fn a_run_that_draws_nothing_leaves_no_graph_dir() {
+    let dir = tempfile::tempdir().unwrap();
+    let graphs = dir.path().join("gnew/a/b");
+    let g = graphs.to_str().unwrap();
+    let out = bin(
+        "ysql-bench",
+        &[
+            "-u",
+            "host=127.0.0.1 port=1 connect_timeout=2",
+            "-o",
+            "select",
+            "--graph",
+            "--graph-dir",
+            g,
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    // A usage error after the directory was checked.
+    let out = bin(
+        "ysql-bench",
+        &[
+            "-o",
+            "select",
+            "--graph",
+            "--graph-dir",
+            g,
+            "--warehouses",
+            "2000000",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(!dir.path().join("gnew").exists());
+    // One that cannot be made is still refused before connecting.
+    let out = bin(
+        "ysql-bench",
+        &["-o", "select", "--graph", "--graph-dir", "/sys/x/y"],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+}

@@ -276,3 +276,142 @@ fn a_later_second_ctrl_c_quits_at_once() {
     assert!(!stdout.contains("== select =="), "{stdout}");
     assert!(!dir.path().join("run.json").exists());
 }
+
+/// The audit after issue 22: a stdout whose reader went away (`| head -1`,
+/// `| tee` killed by the same Ctrl-C) ended the run at the first failed
+/// write, before the JSON was written. Now the summary alone is lost: the
+/// JSON holds what ran, no operation starts after stdout broke (nobody
+/// sees it), and the run fails (exit 1) with one line saying why.
+#[test]
+fn a_stdout_gone_away_costs_the_summary_only() {
+    let (sb, _rt) = loaded_sandbox();
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("p.json");
+    let url = sb.url();
+    let mut run = Running::start(&[
+        "-u",
+        &url,
+        "-o",
+        "select,update",
+        "-r",
+        "1000",
+        "--time",
+        "1s",
+        "--json",
+        report.to_str().unwrap(),
+    ]);
+    // The reader takes the first line, then goes, as `head -1` does.
+    let mut stdout = BufReader::new(run.child.stdout.take().unwrap());
+    let mut first = String::new();
+    stdout.read_line(&mut first).unwrap();
+    assert!(first.starts_with("seed"), "{first}");
+    drop(stdout);
+    let (code, _, stderr) = run.finish();
+    assert_eq!(code, Some(1), "{stderr}");
+    let said: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(
+        said,
+        ["error: cannot write the summary to stdout: Broken pipe"],
+        "{stderr}"
+    );
+    let doc = json(&report);
+    let ops = doc["operations"].as_array().unwrap();
+    assert_eq!(ops.len(), 1, "update started after stdout broke: {stderr}");
+    assert!(ops[0]["units"].as_u64() > Some(0), "{stderr}");
+}
+
+/// The audit after issue 22: a stop before the first operation waited
+/// for a set-up query stuck behind another session's lock (14 s, until
+/// the lock holder committed), and said it finished units in flight when
+/// none were. Now the set-up query is cancelled and the run ends at once
+/// with the interrupted code and nothing written.
+#[test]
+fn a_stop_during_set_up_cancels_the_set_up_at_once() {
+    let (sb, rt) = loaded_sandbox();
+    let locker = rt.block_on(client(&sb));
+    rt.block_on(locker.batch_execute("begin; lock table test_table in access exclusive mode"))
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("y.json");
+    let url = sb.url();
+    let run = Running::start(&[
+        "-u",
+        &url,
+        "-o",
+        "update",
+        "-t",
+        "2",
+        "--time",
+        "60s",
+        "--json",
+        report.to_str().unwrap(),
+    ]);
+    run.wait_for(">> encryption");
+    // The check of the table's rows is now waiting for the lock.
+    std::thread::sleep(Duration::from_millis(500));
+    run.signal(libc::SIGTERM);
+    let stopped = Instant::now();
+    let deadline = stopped + Duration::from_secs(10);
+    let mut run = run;
+    while run.alive() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let took = stopped.elapsed();
+    rt.block_on(locker.batch_execute("commit")).unwrap();
+    let (code, stdout, stderr) = run.finish();
+    let all = format!("{stderr}\n{stdout}");
+    assert!(took < Duration::from_secs(3), "{took:?}\n{all}");
+    assert_eq!(code, Some(130), "{all}");
+    assert!(!stderr.contains("in flight"), "{all}");
+    assert!(stderr.contains("during set-up"), "{all}");
+    assert!(!report.exists(), "{all}");
+}
+
+/// The audit after issue 22: a report path that is a pipe
+/// (`--json >(cat > f)`, a FIFO, `/dev/stdout | tail`) hung before connecting,
+/// reading it to see whether ysql-bench wrote it and opening it to try
+/// it; `/dev/null` was refused as not the tool's. They are streams, taken
+/// as they are.
+#[test]
+fn a_report_path_that_is_a_pipe_or_a_device_is_written_without_a_wait() {
+    let (sb, _rt) = loaded_sandbox();
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
+    };
+    // `timeout`, so that the old code's hang fails the test instead of
+    // holding it.
+    let out = Command::new("timeout")
+        .args(["20", env!("CARGO_BIN_EXE_ysql-bench"), "-u", &sb.url()])
+        .args(["-o", "select", "-r", "1000", "--time", "1s", "--json"])
+        .arg(&fifo)
+        .args(["--csv", "/dev/null"])
+        .env_remove("YSQLBENCH_URL")
+        .output()
+        .unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let body = reader.join().unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&body).expect(&body);
+    assert_eq!(doc["tool"], "ysql-bench", "{body}");
+    // `--json -`: the JSON alone on stdout, as for merge; the summary goes
+    // to stderr.
+    let out = Command::new("timeout")
+        .args(["20", env!("CARGO_BIN_EXE_ysql-bench"), "-u", &sb.url()])
+        .args(["-o", "select", "-r", "1000", "--time", "1s", "--json", "-"])
+        .env_remove("YSQLBENCH_URL")
+        .output()
+        .unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect(&stderr);
+    assert_eq!(doc["operations"][0]["operation"], "select", "{stderr}");
+    assert!(stderr.contains("== select =="), "{stderr}");
+}

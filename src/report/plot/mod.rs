@@ -85,6 +85,15 @@ pub fn draw(
     server: &str,
 ) -> Result<Vec<PathBuf>> {
     register_font();
+    // Made here, with the first picture, not when the flags were checked
+    // (see config's check_graph_dir): a run that draws nothing leaves no
+    // directory behind.
+    std::fs::create_dir_all(&opts.dir).map_err(|e| {
+        Error::io(
+            format!("cannot create --graph-dir {}", opts.dir.display()),
+            e,
+        )
+    })?;
     let stem = format!("ysql-bench-{run_stamp}-{}", op.spec);
     let ts = series::of(op, opts.interval_given);
     let latency = free_path(&opts.dir, &format!("{stem}-latency"));
