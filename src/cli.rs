@@ -799,13 +799,21 @@ pub fn parse_command_line<P: Parser>(
         Ok(p) => return Ok(p),
         Err(e) => e,
     };
-    if !e.use_stderr() {
-        let _ = e.print();
-        return Err(crate::error::EXIT_OK);
-    }
     let args: Vec<String> = std::env::args_os()
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
+    if !e.use_stderr() {
+        // `-h HOST` of pgbench's and psql's would print the help and exit 0,
+        // and a script would take that for a run: the hint refuses it.
+        if e.kind() == clap::error::ErrorKind::DisplayHelp {
+            if let Some(h) = hint(&e, &args) {
+                crate::say!("error: {h}");
+                return Err(crate::error::EXIT_USAGE);
+            }
+        }
+        let _ = e.print();
+        return Err(crate::error::EXIT_OK);
+    }
     let name = P::command().get_name().to_string();
     crate::say!("{} (see {name} --help)", usage_line(&e, hint(&e, &args)));
     Err(crate::error::EXIT_USAGE)
@@ -919,7 +927,8 @@ const PGBENCH_FLAGS: &[(&[&str], &str)] = &[
 /// What to write instead, when the error is a habit of pgbench's (or
 /// psql's): an unknown flag pgbench has, `-f FILE` or `-b NAME` (here
 /// --fields-length and --batch-size, as in the original ysql-bench), a
-/// port after `-p` or a database name taken for a subcommand. `args` is
+/// port after `-p`, a host after `-h` (which is the help here) or a
+/// database name taken for a subcommand. `args` is
 /// the command line, the program first. Nothing for the subcommands'
 /// own errors (`ysql-bench show -T`).
 pub fn usage_hint(e: &clap::Error, args: &[String]) -> Option<String> {
@@ -940,6 +949,20 @@ pub fn usage_hint(e: &clap::Error, args: &[String]) -> Option<String> {
     }
     let not_a_number = |v: &str| v.trim().replace('_', "").parse::<u64>().is_err();
     match e.kind() {
+        // `-h HOST`: -h is the help (alone or before another flag it stays
+        // so); a value after it is a host of pgbench's or psql's.
+        ErrorKind::DisplayHelp => {
+            let flags = args
+                .iter()
+                .skip(1)
+                .take_while(|a| a.as_str() != "--")
+                .collect::<Vec<_>>();
+            let at = flags.iter().position(|a| a.as_str() == "-h")?;
+            let host = flags.get(at + 1).filter(|v| !v.starts_with('-'))?;
+            Some(format!(
+                "-h is the help here; the host goes in -u 'host={host} ...' (or PGHOST)"
+            ))
+        }
         ErrorKind::UnknownArgument => {
             let arg = text(ContextKind::InvalidArg)?;
             // `--client=4` as `--client`.
