@@ -464,7 +464,7 @@ pub struct Cli {
     #[arg(long, value_name = "KIND", help_heading = WORKLOAD)]
     pub key_distribution: Option<KeyDistributionArg>,
 
-    /// The zipfian exponent of --key-distribution zipfian and latest: any value above 0 but 1 (YCSB's 0.99 is the default).
+    /// The zipfian exponent of --key-distribution zipfian and latest and of the YCSB mixes' own keys: any value above 0 but 1 (YCSB's 0.99 is the default).
     #[arg(long, value_name = "THETA", value_parser = parse_theta, help_heading = WORKLOAD)]
     pub zipf_theta: Option<f64>,
 
