@@ -189,8 +189,9 @@ pub struct Cli {
     /// PGCONNECT_TIMEOUT, PGTARGETSESSIONATTRS, PGSSLMODE, PGSSLROOTCERT, PGSSLCERT, PGSSLKEY, then
     /// psql's defaults: the user is the OS login name, the database the user's name. Without a
     /// password, each host's is looked up in the password file (passfile=, PGPASSFILE, else
-    /// ~/.pgpass). Several nodes: a host list (host=a,b port=5433,5434) or -u given again; as in
-    /// libpq they mean failover (the first host that answers) unless --load-balance is given.
+    /// ~/.pgpass). Several nodes: a host list (host=a,b port=5433,5434) or -u given again; they
+    /// mean failover (the first host that lets the run in; unlike libpq, past a refused login too)
+    /// unless --load-balance is given.
     #[arg(
         short = 'u',
         long = "url",
@@ -422,7 +423,7 @@ pub struct Cli {
 
     /// Spread the workers over all the hosts of -u instead of libpq's failover.
     ///
-    /// One pool per host. Failover uses only the first host that answers.
+    /// One pool per host. Failover uses only the first host that lets the run in.
     #[arg(long, value_name = "HOW", help_heading = NODES)]
     pub load_balance: Option<LoadBalanceArg>,
 
