@@ -806,11 +806,11 @@ pub fn parse_command_line<P: Parser>(
     if !e.use_stderr() {
         // `-h HOST` of pgbench's and psql's would print the help and exit 0,
         // and a script would take that for a run: the hint refuses it.
-        if e.kind() == clap::error::ErrorKind::DisplayHelp {
-            if let Some(h) = hint(&e, &args) {
-                crate::say!("error: {h}");
-                return Err(crate::error::EXIT_USAGE);
-            }
+        if e.kind() == clap::error::ErrorKind::DisplayHelp
+            && let Some(h) = hint(&e, &args)
+        {
+            crate::say!("error: {h}");
+            return Err(crate::error::EXIT_USAGE);
         }
         let _ = e.print();
         return Err(crate::error::EXIT_OK);
