@@ -189,8 +189,9 @@ pub struct Cli {
     /// PGCONNECT_TIMEOUT, PGTARGETSESSIONATTRS, PGSSLMODE, PGSSLROOTCERT, PGSSLCERT, PGSSLKEY, then
     /// psql's defaults: the user is the OS login name, the database the user's name. Without a
     /// password, each host's is looked up in the password file (passfile=, PGPASSFILE, else
-    /// ~/.pgpass). Several nodes: a host list (host=a,b port=5433,5434) or -u given again; as in
-    /// libpq they mean failover (the first host that answers) unless --load-balance is given.
+    /// ~/.pgpass). Several nodes: a host list (host=a,b port=5433,5434) or -u given again; they
+    /// mean failover (the first host that lets the run in; unlike libpq, past a refused login too)
+    /// unless --load-balance is given.
     #[arg(
         short = 'u',
         long = "url",
@@ -422,7 +423,7 @@ pub struct Cli {
 
     /// Spread the workers over all the hosts of -u instead of libpq's failover.
     ///
-    /// One pool per host. Failover uses only the first host that answers.
+    /// One pool per host. Failover uses only the first host that lets the run in.
     #[arg(long, value_name = "HOW", help_heading = NODES)]
     pub load_balance: Option<LoadBalanceArg>,
 
@@ -464,7 +465,7 @@ pub struct Cli {
     #[arg(long, value_name = "KIND", help_heading = WORKLOAD)]
     pub key_distribution: Option<KeyDistributionArg>,
 
-    /// The zipfian exponent of --key-distribution zipfian and latest: any value above 0 but 1 (YCSB's 0.99 is the default).
+    /// The zipfian exponent of --key-distribution zipfian and latest and of the YCSB mixes' own keys: any value above 0 but 1 (YCSB's 0.99 is the default).
     #[arg(long, value_name = "THETA", value_parser = parse_theta, help_heading = WORKLOAD)]
     pub zipf_theta: Option<f64>,
 
@@ -799,13 +800,21 @@ pub fn parse_command_line<P: Parser>(
         Ok(p) => return Ok(p),
         Err(e) => e,
     };
-    if !e.use_stderr() {
-        let _ = e.print();
-        return Err(crate::error::EXIT_OK);
-    }
     let args: Vec<String> = std::env::args_os()
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
+    if !e.use_stderr() {
+        // `-h HOST` of pgbench's and psql's would print the help and exit 0,
+        // and a script would take that for a run: the hint refuses it.
+        if e.kind() == clap::error::ErrorKind::DisplayHelp
+            && let Some(h) = hint(&e, &args)
+        {
+            crate::say!("error: {h}");
+            return Err(crate::error::EXIT_USAGE);
+        }
+        let _ = e.print();
+        return Err(crate::error::EXIT_OK);
+    }
     let name = P::command().get_name().to_string();
     crate::say!("{} (see {name} --help)", usage_line(&e, hint(&e, &args)));
     Err(crate::error::EXIT_USAGE)
@@ -919,7 +928,8 @@ const PGBENCH_FLAGS: &[(&[&str], &str)] = &[
 /// What to write instead, when the error is a habit of pgbench's (or
 /// psql's): an unknown flag pgbench has, `-f FILE` or `-b NAME` (here
 /// --fields-length and --batch-size, as in the original ysql-bench), a
-/// port after `-p` or a database name taken for a subcommand. `args` is
+/// port after `-p`, a host after `-h` (which is the help here) or a
+/// database name taken for a subcommand. `args` is
 /// the command line, the program first. Nothing for the subcommands'
 /// own errors (`ysql-bench show -T`).
 pub fn usage_hint(e: &clap::Error, args: &[String]) -> Option<String> {
@@ -940,6 +950,20 @@ pub fn usage_hint(e: &clap::Error, args: &[String]) -> Option<String> {
     }
     let not_a_number = |v: &str| v.trim().replace('_', "").parse::<u64>().is_err();
     match e.kind() {
+        // `-h HOST`: -h is the help (alone or before another flag it stays
+        // so); a value after it is a host of pgbench's or psql's.
+        ErrorKind::DisplayHelp => {
+            let flags = args
+                .iter()
+                .skip(1)
+                .take_while(|a| a.as_str() != "--")
+                .collect::<Vec<_>>();
+            let at = flags.iter().position(|a| a.as_str() == "-h")?;
+            let host = flags.get(at + 1).filter(|v| !v.starts_with('-'))?;
+            Some(format!(
+                "-h is the help here; the host goes in -u 'host={host} ...' (or PGHOST)"
+            ))
+        }
         ErrorKind::UnknownArgument => {
             let arg = text(ContextKind::InvalidArg)?;
             // `--client=4` as `--client`.

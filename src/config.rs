@@ -480,6 +480,7 @@ impl RunPlan {
             csv_dir: cli.csv_dir,
             copy_file_client: cli.copy_file_client,
             keys,
+            zipf_theta: cli.zipf_theta,
             oltp: OltpSettings {
                 tables: cli.tables,
                 range_size: cli.range_size,

@@ -110,6 +110,11 @@ fn pgbench_habits_fail_with_a_hint_of_the_equivalent() {
             "is --per-statement",
         ),
         (vec!["-o", "select", "--random-seed=42"], "is --seed N here"),
+        (
+            vec!["-h", "localhost", "-o", "select"],
+            "-h is the help here; the host goes in -u 'host=localhost ...' (or PGHOST)",
+        ),
+        (vec!["-o", "select", "-h", "db1"], "-u 'host=db1 ...'"),
     ];
     for (args, hint) in cases {
         let out = bin("ysql-bench", &args);
@@ -132,6 +137,18 @@ fn pgbench_habits_fail_with_a_hint_of_the_equivalent() {
         assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
         assert!(!stderr.contains("pgbench"), "{args:?}: {stderr}");
         assert!(!stderr.contains("--script"), "{args:?}: {stderr}");
+    }
+    // -h alone or before another flag stays the short help, and so does a
+    // subcommand's.
+    for args in [
+        &["-h"][..],
+        &["-h", "-o", "select"][..],
+        &["-o", "select", "-h"][..],
+        &["show", "-h"][..],
+    ] {
+        let out = bin("ysql-bench", args);
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        assert!(text(&out.stdout).contains("Usage:"), "{args:?}");
     }
 }
 

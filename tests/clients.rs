@@ -451,6 +451,37 @@ async fn compare_names_the_configuration_that_differs_before_the_figures() {
         t.starts_with("configuration: the same but for the seed"),
         "{t}"
     );
+
+    // A seed that differs along with another point is listed, and the head
+    // says so: the count and the lines below it agree.
+    let mut threads = reseeded.clone();
+    let more = base["config"]["threads"]
+        .as_u64()
+        .expect("threads in the config")
+        + 1;
+    threads["config"]["threads"] = serde_json::json!(more);
+    let r = dir.path().join("threads.json");
+    std::fs::write(&r, threads.to_string()).unwrap();
+    let out = bin(
+        "ysql-bench",
+        &["compare", p.to_str().unwrap(), r.to_str().unwrap()],
+    );
+    let t = text(&out.stdout);
+    let lines: Vec<&str> = t.lines().collect();
+    assert!(
+        lines[0].starts_with("configuration differs in 1 point (and the seed): "),
+        "{t}"
+    );
+    let listed: Vec<&str> = lines[1..]
+        .iter()
+        .take_while(|l| l.starts_with("  "))
+        .map(|l| l.split_whitespace().next().unwrap_or(""))
+        .collect();
+    assert_eq!(listed.len(), 2, "{t}");
+    assert!(
+        listed.contains(&"seed") && listed.contains(&"threads"),
+        "{t}"
+    );
 }
 
 /// A merged report the disk cannot hold is an error, not a cut JSON said

@@ -227,6 +227,8 @@ async fn a_rate_limited_ycsb_a_reports_each_type_in_every_format() {
             "3s",
             "--ycsb-field-length",
             "20",
+            "--zipf-theta",
+            "0.8",
             "--json",
             json.to_str().unwrap(),
             "--csv",
@@ -250,6 +252,10 @@ async fn a_rate_limited_ycsb_a_reports_each_type_in_every_format() {
     let doc: ysql_bench::report::json::JsonReport = serde_json::from_str(&text).unwrap();
     let raw: serde_json::Value = serde_json::from_str(&text).unwrap();
     let op = &doc.operations[0];
+    // --zipf-theta reaches the mix's own zipfian, and both reports say so.
+    let keys = "keys zipfian (scrambled, theta 0.8)";
+    assert!(op.workload.contains(keys), "{}", op.workload);
+    assert!(s.contains(keys), "{s}");
     let names: Vec<&str> = op.types.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(names, ["read", "update"]);
     let sum: u64 = op.types.iter().map(|t| t.figures.ops).sum();

@@ -4,9 +4,10 @@
 //! that talks to one of them measures one node. A libpq host list
 //! (`host=a,b,c port=p1,p2,p3`, or `-u` given several times) means
 //! *failover* to libpq: try the hosts in order, use the first that
-//! answers. That stays the meaning here unless `--load-balance` is given,
-//! which gives every host its own pool ([`ConnSource`]) and spreads the
-//! workers over them: round-robin (worker t on host t mod H, and with
+//! answers. That stays the meaning here (but a host that refuses the
+//! login is passed over too, where libpq stops at any error but "starting
+//! up") unless `--load-balance` is given, which gives every host its own
+//! pool ([`ConnSource`]) and spreads the workers over them: round-robin (worker t on host t mod H, and with
 //! `--reconnect` its n-th connection on host (t + n) mod H) or at random.
 //! `--yb-discover` asks the cluster itself for its nodes ([`parse_yb_servers`]).
 //!
@@ -167,8 +168,10 @@ impl PasswordNotes {
     }
 }
 
-/// Connects to the first of `hosts` that lets us in, in order, as libpq
-/// does with a host list; the last failure when none does.
+/// Connects to the first of `hosts` that lets us in, in order; the last
+/// failure when none does. Unlike libpq, which goes past a host that
+/// answers with an error only when it is starting up (57P03), any failure,
+/// a refused login too, moves on to the next host.
 pub async fn connect_hosts(
     hosts: &[Config],
     tls: &Tls,

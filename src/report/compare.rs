@@ -199,11 +199,14 @@ fn write_setup(w: &mut dyn Write, base: &JsonReport, new: &JsonReport) -> std::i
         };
         return writeln!(w, "configuration: the same{but}");
     }
+    // The count is of the points that matter; the seed, when it differs
+    // too, is listed below, so the head says it is there apart.
     writeln!(
         w,
-        "configuration differs in {} point{}: the changes below may come from {}, not only from what was meant to change",
+        "configuration differs in {} point{}{}: the changes below may come from {}, not only from what was meant to change",
         others.len(),
         if others.len() == 1 { "" } else { "s" },
+        if seed_differs { " (and the seed)" } else { "" },
         if others.len() == 1 { "it" } else { "them" }
     )?;
     let width = diffs

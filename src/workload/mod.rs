@@ -824,6 +824,9 @@ pub struct Settings {
     pub copy_file_client: bool,
     /// How query workloads pick keys; None: the workload's own default.
     pub keys: Option<keys::KeyDistribution>,
+    /// `--zipf-theta`, if given: the exponent of the zipfian and `latest`
+    /// of --key-distribution and of the YCSB mixes' own keys.
+    pub zipf_theta: Option<f64>,
     pub ycsb: ycsb::YcsbSettings,
     pub oltp: oltp::OltpSettings,
     pub booking: booking::BookingSettings,

@@ -12,7 +12,7 @@
 //!
 //! A mix draws, per unit, one transaction type with the mix's
 //! proportions, and a record with the key distribution (scrambled zipfian
-//! θ = 0.99 by default, `latest` for D): read (every field of one record),
+//! by default, `latest` for D, both of θ = 0.99 or `--zipf-theta`): read (every field of one record),
 //! update (one random field, or all with `--ycsb-write-all-fields`),
 //! insert (a new record), scan (`ycsb_key >= $1 order by ycsb_key limit
 //! $2`, length uniform in 1..=100) and read-modify-write (a read and an
@@ -119,8 +119,6 @@ struct MixDef {
     keys: KeyDistribution,
 }
 
-const ZIPF: KeyDistribution = KeyDistribution::Zipfian { theta: ZIPF_THETA };
-
 const fn mix_spec(name: &'static str, about: &'static str, writes: bool) -> Spec {
     Spec {
         name,
@@ -160,19 +158,33 @@ pub static F: Spec = mix_spec(
     true,
 );
 
-fn mix_def(name: &str) -> MixDef {
+/// Mix `name` as YCSB defines it, its zipfian (or `latest`) of exponent
+/// `theta`.
+fn mix_def(name: &str, theta: f64) -> MixDef {
+    let zipf = KeyDistribution::Zipfian { theta };
     let (mix, keys) = match name {
-        "ycsb-a" => ([0.5, 0.5, 0.0, 0.0, 0.0], ZIPF),
-        "ycsb-b" => ([0.95, 0.05, 0.0, 0.0, 0.0], ZIPF),
-        "ycsb-c" => ([1.0, 0.0, 0.0, 0.0, 0.0], ZIPF),
+        "ycsb-a" => ([0.5, 0.5, 0.0, 0.0, 0.0], zipf),
+        "ycsb-b" => ([0.95, 0.05, 0.0, 0.0, 0.0], zipf),
+        "ycsb-c" => ([1.0, 0.0, 0.0, 0.0, 0.0], zipf),
         "ycsb-d" => (
             [0.95, 0.0, 0.05, 0.0, 0.0],
-            KeyDistribution::Latest { theta: ZIPF_THETA },
+            KeyDistribution::Latest { theta },
         ),
-        "ycsb-e" => ([0.0, 0.0, 0.05, 0.95, 0.0], ZIPF),
-        _ => ([0.5, 0.0, 0.0, 0.0, 0.5], ZIPF),
+        "ycsb-e" => ([0.0, 0.0, 0.05, 0.95, 0.0], zipf),
+        _ => ([0.5, 0.0, 0.0, 0.0, 0.5], zipf),
     };
     MixDef { mix, keys }
+}
+
+/// Mix `name` as the flags make it: `--key-distribution` replaces its
+/// keys; else its own zipfian or `latest` takes `--zipf-theta` when given,
+/// as YCSB's `zipfian_constant` changes every mix.
+fn mix_of(name: &str, s: &Settings) -> MixDef {
+    let def = mix_def(name, s.zipf_theta.unwrap_or(ZIPF_THETA));
+    MixDef {
+        mix: s.ycsb.proportions.map_or(def.mix, |m| m.0),
+        keys: s.keys.unwrap_or(def.keys),
+    }
 }
 
 /// The key of record `n`, as YCSB names it.
@@ -384,9 +396,7 @@ fn build_mix(spec: &'static Spec, s: &Settings) -> Result<Box<dyn Workload>> {
             "--rows 0 leaves {spec} no record to read: give the records loaded by ycsb-load, e.g. -r 100000"
         )));
     }
-    let def = mix_def(spec.name);
-    let mix = s.ycsb.proportions.map_or(def.mix, |m| m.0);
-    let keys = s.keys.unwrap_or(def.keys);
+    let MixDef { mix, keys } = mix_of(spec.name, s);
     // The types that can happen, in TYPES order; a unit's type indexes it.
     let active: Vec<usize> = (0..TYPES.len()).filter(|&i| mix[i] > 0.0).collect();
     let mix_shares = mix;
@@ -1175,13 +1185,93 @@ mod tests {
 
     #[test]
     fn the_standard_mixes_have_ycsb_shares() {
-        assert_eq!(mix_def("ycsb-a").mix, [0.5, 0.5, 0.0, 0.0, 0.0]);
-        assert_eq!(mix_def("ycsb-e").mix, [0.0, 0.0, 0.05, 0.95, 0.0]);
+        assert_eq!(mix_def("ycsb-a", ZIPF_THETA).mix, [0.5, 0.5, 0.0, 0.0, 0.0]);
+        assert_eq!(
+            mix_def("ycsb-e", ZIPF_THETA).mix,
+            [0.0, 0.0, 0.05, 0.95, 0.0]
+        );
         assert!(matches!(
-            mix_def("ycsb-d").keys,
+            mix_def("ycsb-d", ZIPF_THETA).keys,
             KeyDistribution::Latest { .. }
         ));
-        assert_eq!(mix_def("ycsb-f").mix, [0.5, 0.0, 0.0, 0.0, 0.5]);
+        assert_eq!(mix_def("ycsb-f", ZIPF_THETA).mix, [0.5, 0.0, 0.0, 0.0, 0.5]);
+    }
+
+    /// The settings of a command line, as the run would get them.
+    fn settings_of(args: &[&str]) -> Settings {
+        use clap::Parser;
+        let mut all = vec!["ysql-bench", "--sandbox"];
+        all.extend_from_slice(args);
+        let cli = crate::cli::Cli::try_parse_from(all).expect("clap accepts the flags");
+        crate::config::RunPlan::from_cli(cli)
+            .expect("a valid command line")
+            .workload
+    }
+
+    /// --zipf-theta reaches the mixes' own zipfian and `latest`, and the
+    /// workload line (the summary's and the JSON's) says the theta used;
+    /// --key-distribution still replaces the mix's keys.
+    #[test]
+    fn the_mixes_keys_take_the_zipf_theta_given() {
+        for (args, keys) in [
+            (
+                &["-o", "ycsb-a", "-r", "10000"][..],
+                KeyDistribution::Zipfian { theta: 0.99 },
+            ),
+            (
+                &["-o", "ycsb-a", "-r", "10000", "--zipf-theta", "0.5"][..],
+                KeyDistribution::Zipfian { theta: 0.5 },
+            ),
+            (
+                &["-o", "ycsb-d", "-r", "10000", "--zipf-theta", "1.2"][..],
+                KeyDistribution::Latest { theta: 1.2 },
+            ),
+            (
+                &[
+                    "-o",
+                    "ycsb-c",
+                    "-r",
+                    "10000",
+                    "--key-distribution",
+                    "latest",
+                    "--zipf-theta",
+                    "0.7",
+                ][..],
+                KeyDistribution::Latest { theta: 0.7 },
+            ),
+            (
+                &[
+                    "-o",
+                    "ycsb-b",
+                    "-r",
+                    "10000",
+                    "--key-distribution",
+                    "uniform",
+                ][..],
+                KeyDistribution::Uniform,
+            ),
+        ] {
+            let s = settings_of(args);
+            let name = args[1];
+            assert_eq!(mix_of(name, &s).keys, keys, "{args:?}");
+            let spec = [&A, &B, &C, &D]
+                .into_iter()
+                .find(|spec| spec.name == name)
+                .expect("a mix");
+            let w = build_mix(spec, &s).expect("the mix builds");
+            assert!(
+                w.describe().contains(&describe_keys(keys)),
+                "{args:?}: {}",
+                w.describe()
+            );
+        }
+        let w = build_mix(&A, &settings_of(&["-o", "ycsb-a", "--zipf-theta", "0.5"]))
+            .expect("the mix builds");
+        assert!(
+            w.describe().contains("keys zipfian (scrambled, theta 0.5)"),
+            "{}",
+            w.describe()
+        );
     }
 
     #[test]
