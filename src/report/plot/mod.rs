@@ -52,7 +52,7 @@ const TARGET_COLOR: RGBColor = RGBColor(70, 70, 70);
 /// Series with more points than this get no marker on each point.
 const MARKERS_UP_TO: usize = 40;
 
-fn register_font() {
+pub(crate) fn register_font() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         // The bundled font is valid; if it were not, text would be missing

@@ -43,6 +43,64 @@ pub fn color_of(key: SeriesKey) -> RGBColor {
     }
 }
 
+/// The colours of the server's wait events in the band, by name, so that a
+/// wait looks the same in every picture whatever its share: pale fills,
+/// none equal to a series' colour. In the band's stacking order, from the
+/// bottom: waiting for the client, then idle, executing, locks, I/O.
+const WAIT_COLORS: [(&str, RGBColor); 13] = [
+    ("Client:ClientRead", RGBColor(185, 185, 185)),
+    ("idle", RGBColor(215, 215, 200)),
+    ("idle in transaction", RGBColor(225, 200, 160)),
+    ("CPU", RGBColor(150, 205, 140)),
+    ("Lock:transactionid", RGBColor(240, 140, 140)),
+    ("Lock:tuple", RGBColor(245, 185, 120)),
+    ("Lock:relation", RGBColor(230, 165, 200)),
+    ("IO:WALSync", RGBColor(140, 175, 235)),
+    ("IO:WALWrite", RGBColor(170, 200, 245)),
+    ("LWLock:WALWrite", RGBColor(120, 205, 215)),
+    ("IO:DataFileRead", RGBColor(200, 170, 230)),
+    ("IO:DataFileWrite", RGBColor(215, 195, 240)),
+    ("other", RGBColor(95, 95, 95)),
+];
+
+/// Pale colours for the waits not in [`WAIT_COLORS`], chosen by a hash of
+/// the name.
+const WAIT_PALE: [RGBColor; 8] = [
+    RGBColor(250, 210, 150),
+    RGBColor(190, 225, 170),
+    RGBColor(170, 215, 200),
+    RGBColor(205, 205, 130),
+    RGBColor(225, 180, 160),
+    RGBColor(180, 190, 225),
+    RGBColor(235, 205, 225),
+    RGBColor(200, 180, 150),
+];
+
+/// The colour of a wait event (or `other`), the same in every picture.
+pub fn wait_color(name: &str) -> RGBColor {
+    if let Some((_, c)) = WAIT_COLORS.iter().find(|(n, _)| *n == name) {
+        return *c;
+    }
+    // FNV-1a: fixed, unlike the standard library's randomly seeded hasher.
+    let h = name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    WAIT_PALE[(h % WAIT_PALE.len() as u64) as usize]
+}
+
+/// Where a wait event lies in the band's stack, lowest first: the named
+/// ones in [`WAIT_COLORS`]' order, then the rest by name, `other` on top.
+pub fn wait_order(a: &str, b: &str) -> std::cmp::Ordering {
+    let rank = |n: &str| match n {
+        "other" => WAIT_COLORS.len(),
+        _ => WAIT_COLORS
+            .iter()
+            .position(|(w, _)| *w == n)
+            .unwrap_or(WAIT_COLORS.len() - 1),
+    };
+    rank(a).cmp(&rank(b)).then_with(|| a.cmp(b))
+}
+
 /// Font sizes for a picture of `width` × `height` pixels.
 #[derive(Clone, Copy, Debug)]
 pub struct Sizes {
