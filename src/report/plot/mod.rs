@@ -46,7 +46,10 @@ const FONT: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans.ttf");
 const FAMILY: &str = "sans-serif";
 /// How much of a dot's colour shows over white: pale, so that the lines
 /// over the dots stay readable and where dots pile up it shows.
-const DOT_ALPHA: f64 = 0.3;
+const DOT_ALPHA: f64 = 0.25;
+/// The white edge each side of a latency line, in pixels: where the dots
+/// pile up they are nearly the line's colour, and the line would vanish.
+const HALO: u32 = 1;
 /// `--rate`'s target: a dashed line of no series' colour.
 const TARGET_COLOR: RGBColor = RGBColor(70, 70, 70);
 /// Series with more points than this get no marker on each point.
@@ -207,6 +210,29 @@ fn draw_line<DB: DrawingBackend>(
     stroke: Stroke,
 ) -> std::result::Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
     let style = style::stroke_style(color, stroke);
+    draw_stretches(chart, segments, style, stroke)
+}
+
+/// Draws a line with a white edge of [`HALO`] pixels each side under it, so
+/// that it stays visible where the dots under it are as dark as it is.
+fn draw_haloed_line<DB: DrawingBackend>(
+    chart: &mut ChartContext<'_, DB, Cartesian2d<Axis, Axis>>,
+    segments: Vec<Vec<(f64, f64)>>,
+    color: RGBColor,
+    stroke: Stroke,
+) -> std::result::Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let width = style::stroke_style(color, stroke).stroke_width;
+    let halo = WHITE.stroke_width(width + 2 * HALO);
+    draw_stretches(chart, segments.clone(), halo, stroke)?;
+    draw_line(chart, segments, color, stroke)
+}
+
+fn draw_stretches<DB: DrawingBackend>(
+    chart: &mut ChartContext<'_, DB, Cartesian2d<Axis, Axis>>,
+    segments: Vec<Vec<(f64, f64)>>,
+    style: ShapeStyle,
+    stroke: Stroke,
+) -> std::result::Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
     for pts in segments {
         match stroke {
             Stroke::Solid | Stroke::Thin => {
@@ -422,9 +448,11 @@ fn draw_latency(
                 }),
         )
         .map_err(&e)?;
+    // The lines over the dots, each with its white edge; p50 last, so
+    // that where the lines meet the dots' middle stays readable.
     for (_, stroke, bins, f) in lines.iter().rev() {
         let segments = line_segments(bins, &y, f);
-        draw_line(&mut chart, segments, ALL_COLOR, *stroke).map_err(&e)?;
+        draw_haloed_line(&mut chart, segments, ALL_COLOR, *stroke).map_err(&e)?;
     }
     let legend_h = legend.dim_in_pixel().1 as i32;
     let span = (sizes.margin as i32, legend_h);
@@ -849,6 +877,62 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// One operation of 30 s whose units take 1 to 4 ms, most near 1 ms:
+    /// its dots pile up thickly around the p50, as in a real run.
+    fn dense_op() -> OpResult {
+        let mut op = mix_op();
+        op.types.clear();
+        let mut scatter = Scatter::for_workers(1, 4);
+        op.timeline = crate::stats::Timeline::new(1);
+        for i in 0..60_000u64 {
+            let t = i * 500_000;
+            let r = (i * 7919 % 1000) as f64 / 1000.0;
+            let lat = 1_000_000 + (r.powi(4) * 3e6) as u64;
+            if i >= 1000 {
+                scatter.record(t, lat, (i % 4) as u32, 0);
+            }
+            op.timeline.record(t, 0, lat, 1);
+        }
+        op.scatter = vec![scatter];
+        op
+    }
+
+    #[test]
+    fn the_p50_line_stays_visible_where_the_dots_are_densest() {
+        let dir = tempfile::tempdir().unwrap();
+        let op = dense_op();
+        assert!(!op.is_mix());
+        let paths = draw(&op, &options(dir.path(), false), "t", "").unwrap();
+        let png = Png::read(&paths[0]);
+        let areas = png.plot_areas();
+        assert_eq!(areas.len(), 1);
+        let (x0, x1, y0, y1) = areas[0];
+        let line = [ALL_COLOR.0, ALL_COLOR.1, ALL_COLOR.2];
+        // In columns across the middle of the chart: the lowest pixel of
+        // the lines' colour is the p50's (the dots, pale, never reach it),
+        // and it has white right under it (its edge), not dots.
+        let columns: Vec<usize> = (0..20).map(|k| x0 + (x1 - x0) * (4 + k) / 28).collect();
+        let mut dark_under = Vec::new();
+        for &x in &columns {
+            let lowest = (y0..=y1).rev().find(|&y| png.at(x, y) == line);
+            let Some(y) = lowest else {
+                panic!("no line in column {x} of {:?}", areas[0]);
+            };
+            // The dots are thick there: the p50 lies in their middle.
+            let dotted = (y + 5..(y + 40).min(y1))
+                .filter(|&yy| png.at(x, yy) != [255, 255, 255])
+                .count();
+            assert!(dotted > 20, "few dots under the p50 in column {x}");
+            if !(y + 1..=(y + 2).min(y1)).any(|yy| png.at(x, yy) == [255, 255, 255]) {
+                dark_under.push((x, y, png.at(x, y + 1)));
+            }
+        }
+        assert!(
+            dark_under.len() <= 2,
+            "the p50 line runs straight into the dots: {dark_under:?}"
+        );
     }
 
     #[test]
