@@ -461,6 +461,21 @@ fn draw_latency(
     Ok(())
 }
 
+/// The throughput picture's legend column: as wide as the wider of the
+/// series' legend and the wait band's (the names of the waits it draws).
+fn throughput_legend_width(op: &OpResult, entries: &[Entry], sizes: Sizes, width: u32) -> u32 {
+    let series = style::legend_width(entries, sizes, width);
+    if !super::server::has_wait_band(op) {
+        return series;
+    }
+    let waits: Vec<Entry> = super::server::wait_band_names(op)
+        .into_iter()
+        .chain(["other".to_string()])
+        .map(|n| Entry::new(Mark::Block(WHITE.to_rgba()), n))
+        .collect();
+    series.max(style::legend_width(&waits, sizes, width))
+}
+
 fn draw_throughput(
     op: &OpResult,
     ts: &Timeseries,
@@ -546,18 +561,7 @@ fn draw_throughput(
         sizes,
     )
     .map_err(&e)?;
-    // The legend column is as wide as the wider of the two legends; the
-    // band's is only known once drawn, so its longest name is assumed.
-    let widest = [Entry::new(
-        Mark::Block(WHITE.to_rgba()),
-        "idle in transaction",
-    )];
-    let lw = if band {
-        style::legend_width(&entries, sizes, opts.width)
-            .max(style::legend_width(&widest, sizes, opts.width))
-    } else {
-        style::legend_width(&entries, sizes, opts.width)
-    };
+    let lw = throughput_legend_width(op, &entries, sizes, opts.width);
     let (charts, legend) = root.split_horizontally(opts.width.saturating_sub(lw));
     let x = time_axis(op, opts.width - lw, sizes);
     let height = charts.dim_in_pixel().1 as i32;
@@ -933,6 +937,34 @@ mod tests {
             dark_under.len() <= 2,
             "the p50 line runs straight into the dots: {dark_under:?}"
         );
+    }
+
+    #[test]
+    fn long_wait_names_are_not_cut_at_the_default_size() {
+        let mut op = mix_op();
+        let long = [
+            "LWLock:WALBufMapping",
+            "IPC:ParallelCreateIndexScan",
+            "LWLock:SerializablePredicateList",
+            "Client:ClientRead",
+        ];
+        for iv in &mut op.server.as_mut().unwrap().intervals {
+            let mut waits = WaitCounts::default();
+            waits.add_sample(long.iter().map(|n| (*n, 5)));
+            iv.waits = waits;
+        }
+        let sizes = Sizes::of(1024, 768);
+        let entries = [Entry::new(Mark::Series(ALL_COLOR), "all")];
+        let lw = throughput_legend_width(&op, &entries, sizes, 1024);
+        for name in long {
+            assert!(
+                style::legend_chars(lw, sizes) >= name.chars().count(),
+                "{name} cut in a legend {lw} px wide"
+            );
+        }
+        // And the picture is drawn with them.
+        let dir = tempfile::tempdir().unwrap();
+        draw(&op, &options(dir.path(), false), "t", "").unwrap();
     }
 
     #[test]

@@ -226,17 +226,28 @@ impl Entry {
 }
 
 /// Width of the legend column for these entries: the longest text at
-/// about 0.6 of the font size a character, with the mark, within a quarter
-/// of the picture.
+/// about 0.6 of the font size a character, with the mark, within a third
+/// of the picture: at 1024 pixels wide, room for 35 characters, enough for
+/// PostgreSQL's longest wait names (`LWLock:SerializablePredicateList`).
 pub fn legend_width(entries: &[Entry], sizes: Sizes, picture_width: u32) -> u32 {
     let chars = entries
         .iter()
         .map(|e| e.text.chars().count())
         .max()
         .unwrap_or(0) as u32;
-    let want = chars * sizes.text * 6 / 10 + sizes.text * 3;
-    want.clamp(sizes.text * 6, (picture_width / 4).max(sizes.text * 6))
+    let want = chars * sizes.text * 6 / 10 + sizes.text * 3 + 6;
+    want.clamp(sizes.text * 6, (picture_width / 3).max(sizes.text * 6))
 }
+
+/// How many characters of an entry's text a legend column `width` pixels
+/// wide shows before cutting it with an ellipsis.
+pub fn legend_chars(width: u32, sizes: Sizes) -> usize {
+    let mark_w = sizes.text as i32 * 2;
+    ((width as i32 - LEGEND_X0 - mark_w - 6).max(0) * 10 / (sizes.text as i32 * 6)) as usize
+}
+
+/// Where a legend's marks begin, from the column's left edge.
+const LEGEND_X0: i32 = 6;
 
 /// Draws a straight stretch of a line in a stroke (the legend's sample
 /// and the chart's lines share it).
@@ -272,9 +283,9 @@ pub fn draw_legend<DB: DrawingBackend>(
         entries.push(Entry::new(Mark::Note, format!("(and {left_out} more)")));
     }
     let mark_w = (sizes.text * 2) as i32;
-    let x0 = 6i32;
+    let x0 = LEGEND_X0;
     let font = (family, sizes.text).into_font().color(&BLACK);
-    let max_chars = ((w as i32 - x0 - mark_w - 6).max(0) * 10 / (sizes.text as i32 * 6)) as usize;
+    let max_chars = legend_chars(w, sizes);
     for (i, e) in entries.iter().enumerate() {
         let y = top + i as i32 * line + line / 2;
         let text_x = match e.mark {
