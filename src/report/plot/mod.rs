@@ -161,6 +161,19 @@ fn time_axis(op: &OpResult, chart_width: u32, sizes: Sizes) -> Axis {
     Axis::linear(0.0, end, Kind::Seconds, ticks)
 }
 
+/// The size of the mark where the max runs above the latency axis, in
+/// pixels.
+const CLIP_MARK: u32 = 4;
+
+/// Where a line runs above the axis: the middle of each bin whose value is
+/// over its top.
+fn clip_marks(bins: &[Bin], y: &Axis, value: impl Fn(&Bin) -> Option<f64>) -> Vec<f64> {
+    bins.iter()
+        .filter(|b| value(b).is_some_and(|v| v > y.hi()))
+        .map(Bin::mid)
+        .collect()
+}
+
 /// Lines of fewer points than this are drawn as steps.
 const STEPS_BELOW: usize = 20;
 
@@ -393,7 +406,7 @@ fn draw_latency(
     if clipped {
         entries.push(Entry::new(
             Mark::Note,
-            format!("max peaks at {}", ms_text(peak)),
+            format!("▲ max above, up to {}", ms_text(peak)),
         ));
     }
 
@@ -453,6 +466,16 @@ fn draw_latency(
     for (_, stroke, bins, f) in lines.iter().rev() {
         let segments = line_segments(bins, &y, f);
         draw_haloed_line(&mut chart, segments, ALL_COLOR, *stroke).map_err(&e)?;
+    }
+    // Where the max runs above the axis, a mark at the top edge: the line
+    // lies flat along it there, and would read as if the max were the top.
+    if let Some((_, _, bins, f)) = lines.iter().find(|l| l.0 == "max") {
+        chart
+            .draw_series(clip_marks(bins, &y, *f).into_iter().map(|t| {
+                EmptyElement::at((t, y.hi()))
+                    + TriangleMarker::new((0, CLIP_MARK as i32 + 2), CLIP_MARK, ALL_COLOR.filled())
+            }))
+            .map_err(&e)?;
     }
     let legend_h = legend.dim_in_pixel().1 as i32;
     let span = (sizes.margin as i32, legend_h);
@@ -965,6 +988,44 @@ mod tests {
         // And the picture is drawn with them.
         let dir = tempfile::tempdir().unwrap();
         draw(&op, &options(dir.path(), false), "t", "").unwrap();
+    }
+
+    #[test]
+    fn a_max_above_the_axis_is_marked_where_it_is_cut() {
+        let bin = |i: usize, v: f64| Bin {
+            t0: i as f64,
+            t1: i as f64 + 1.0,
+            units: 1,
+            rows: 0,
+            p50: Some(1.0),
+            p99: Some(2.0),
+            p999: Some(3.0),
+            max: Some(v),
+        };
+        let y = Axis::linear(0.0, 10.0, Kind::Millis, 5);
+        let bins = [bin(0, 4.0), bin(1, 50.0), bin(2, 9.0), bin(3, 11.0)];
+        assert_eq!(clip_marks(&bins, &y, |b| b.max), [1.5, 3.5]);
+        // In a picture: one unit 20 times the p99.9, marked at the
+        // top of the chart over that bin, with its peak in the legend.
+        let mut op = dense_op();
+        op.timeline.record(15_000_000_000, 0, 80_000_000, 1);
+        let dir = tempfile::tempdir().unwrap();
+        let paths = draw(&op, &options(dir.path(), false), "t", "").unwrap();
+        let png = Png::read(&paths[0]);
+        let (x0, x1, y0, _) = png.plot_areas()[0];
+        let blue = [ALL_COLOR.0, ALL_COLOR.1, ALL_COLOR.2];
+        // The mark hangs under the top edge, a filled triangle: rows 3 to 8
+        // under it hold far more blue than the thin max line crossing them,
+        // and only over the bin in the middle.
+        let blue_in = |xs: std::ops::RangeInclusive<usize>| {
+            xs.flat_map(|x| (y0 + 3..y0 + 9).map(move |y| (x, y)))
+                .filter(|&(x, y)| png.at(x, y) == blue)
+                .count()
+        };
+        let mid = (x0 + x1) / 2;
+        let near = blue_in(mid - 20..=mid + 20);
+        assert!(near >= 20, "no clip mark: {near} blue pixels under the top");
+        assert_eq!(blue_in(x0..=mid - 25) + blue_in(mid + 25..=x1), 0);
     }
 
     #[test]
