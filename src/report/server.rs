@@ -20,7 +20,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::plot::axis::{Axis, Kind};
-use super::plot::style::{Entry, Mark, Sizes};
+use super::plot::style::{self, Entry, Mark, Sizes};
 use super::summary::human;
 use crate::stats::OpResult;
 use crate::stats::server::{ServerFigures, WaitCounts};
@@ -527,9 +527,28 @@ pub fn has_wait_band(op: &OpResult) -> bool {
         .is_some_and(|s| s.intervals.iter().any(|i| i.waits.seen > 0))
 }
 
+/// The wait events the band draws, in its stacking order (bottom first):
+/// the largest overall, placed by name, not by share, so that a wait keeps
+/// its colour and its place in every picture; the rest are `other`.
+pub fn wait_band_names(op: &OpResult) -> Vec<String> {
+    let mut total = WaitCounts::default();
+    for iv in op.server.iter().flat_map(|s| &s.intervals) {
+        total.add(&iv.waits);
+    }
+    let mut names: Vec<String> = total
+        .shares()
+        .iter()
+        .take(EVENTS_DRAWN)
+        .map(|(n, _)| n.to_string())
+        .collect();
+    names.sort_by(|a, b| style::wait_order(a, b));
+    names
+}
+
 /// The stacked band of wait events per interval: each interval a column
 /// from 0 to 100% split by the share of each event, the largest events
-/// overall in the same colours throughout, the rest as `other`. Drawn on
+/// overall (see [`wait_band_names`]) each in its own colour by name, the
+/// rest as `other`. Drawn on
 /// the time axis of the charts above it, with their margins, so that the
 /// columns line up with them; returns its legend's entries, which the
 /// picture draws beside it. The colours are pale fills, apart from the
@@ -545,16 +564,7 @@ pub fn draw_wait_band<DB: DrawingBackend>(
         return Ok(Vec::new());
     };
     let e = |x: plotters::drawing::DrawingAreaErrorKind<DB::ErrorType>| x.to_string();
-    let mut total = WaitCounts::default();
-    for iv in &s.intervals {
-        total.add(&iv.waits);
-    }
-    let names: Vec<String> = total
-        .shares()
-        .iter()
-        .take(EVENTS_DRAWN)
-        .map(|(n, _)| n.to_string())
-        .collect();
+    let names = wait_band_names(op);
     let y = Axis::linear(0.0, 100.0, Kind::Percent, 4);
     let mut chart = ChartBuilder::on(area)
         .margin(sizes.margin)
@@ -575,20 +585,7 @@ pub fn draw_wait_band<DB: DrawingBackend>(
         .draw()
         .map_err(e)?;
     let color = |k: usize| -> RGBAColor {
-        const PALE: [RGBColor; 6] = [
-            RGBColor(250, 175, 100),
-            RGBColor(150, 175, 235),
-            RGBColor(235, 145, 195),
-            RGBColor(200, 200, 110),
-            RGBColor(140, 210, 210),
-            RGBColor(195, 160, 120),
-        ];
-        match names.get(k).map(String::as_str) {
-            Some("CPU") => RGBColor(150, 205, 140).to_rgba(),
-            Some("Client:ClientRead") => RGBColor(185, 185, 185).to_rgba(),
-            Some(_) => PALE[k % PALE.len()].to_rgba(),
-            None => RGBColor(95, 95, 95).to_rgba(),
-        }
+        style::wait_color(names.get(k).map_or("other", String::as_str)).to_rgba()
     };
     let mut entries = Vec::new();
     // Each layer: one event over every interval, stacked on the ones
@@ -655,6 +652,99 @@ mod tests {
         r.total = t;
         r.wallclock = Duration::from_secs(1);
         r
+    }
+
+    /// The band's legend (name and colour of each layer, bottom first) for
+    /// one run whose waits are `pairs` in each of 3 intervals.
+    fn band_of(pairs: &[(&str, u64)]) -> Vec<(String, (u8, u8, u8))> {
+        let mut r = select(10);
+        r.intervals = (0..3)
+            .map(|i| crate::stats::IntervalFigures {
+                index: i,
+                end_s: (i + 1) as f64,
+                seconds: 1.0,
+                ..Default::default()
+            })
+            .collect();
+        r.server = Some(ServerFigures {
+            intervals: (0..3)
+                .map(|i| ServerInterval {
+                    index: i,
+                    waits: waits(pairs),
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        });
+        super::super::plot::register_font();
+        let mut buf = vec![0u8; 400 * 200 * 3];
+        let area = BitMapBackend::with_buffer(&mut buf, (400, 200)).into_drawing_area();
+        let x = Axis::linear(0.0, 3.0, Kind::Seconds, 4);
+        draw_wait_band(&area, &r, &x, Sizes::of(400, 200), "sans-serif")
+            .unwrap()
+            .into_iter()
+            .map(|e| match e.mark {
+                Mark::Block(c) => (e.text, c.rgb()),
+                other => panic!("{other:?}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_wait_keeps_its_colour_and_place_whatever_its_rank() {
+        // LWLock:WALWrite first in one run, fourth in another, absent in a
+        // third; the same for IO:WALSync and idle.
+        let runs = [
+            band_of(&[
+                ("LWLock:WALWrite", 9),
+                ("IO:WALSync", 5),
+                ("CPU", 3),
+                ("Client:ClientRead", 1),
+            ]),
+            band_of(&[
+                ("Client:ClientRead", 9),
+                ("CPU", 7),
+                ("idle", 5),
+                ("LWLock:WALWrite", 3),
+                ("IO:WALSync", 1),
+            ]),
+            band_of(&[
+                ("IO:WALSync", 9),
+                ("idle", 8),
+                ("Lock:tuple", 4),
+                ("Client:ClientRead", 2),
+            ]),
+            band_of(&[
+                ("Timeout:VacuumDelay", 9),
+                ("Client:ClientRead", 2),
+                ("Extension:Foo", 1),
+            ]),
+        ];
+        let mut seen: std::collections::BTreeMap<String, (u8, u8, u8)> = Default::default();
+        for run in &runs {
+            // Waiting for the client at the bottom of the stack.
+            assert_eq!(run[0].0, "Client:ClientRead", "{run:?}");
+            assert_eq!(run[0].1, (185, 185, 185));
+            for (name, c) in run {
+                let first = seen.entry(name.clone()).or_insert(*c);
+                assert_eq!(first, c, "{name} changed colour: {runs:?}");
+                // No layer looks like a series of the charts above it.
+                for t in super::super::plot::TYPE_COLORS
+                    .iter()
+                    .chain([&super::super::plot::ALL_COLOR])
+                {
+                    assert_ne!(*c, t.rgb(), "{name}");
+                }
+            }
+            // The layers in one order in every run.
+            let mut sorted = run.clone();
+            sorted.sort_by(|a, b| style::wait_order(&a.0, &b.0));
+            assert_eq!(&sorted, run);
+        }
+        assert_eq!(seen["CPU"], (150, 205, 140));
+        // Two waits in one run never share a colour among the common ones.
+        assert_ne!(seen["LWLock:WALWrite"], seen["IO:WALSync"]);
+        assert_ne!(seen["idle"], seen["Client:ClientRead"]);
     }
 
     #[test]

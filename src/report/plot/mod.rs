@@ -46,13 +46,16 @@ const FONT: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans.ttf");
 const FAMILY: &str = "sans-serif";
 /// How much of a dot's colour shows over white: pale, so that the lines
 /// over the dots stay readable and where dots pile up it shows.
-const DOT_ALPHA: f64 = 0.3;
+const DOT_ALPHA: f64 = 0.25;
+/// The white edge each side of a latency line, in pixels: where the dots
+/// pile up they are nearly the line's colour, and the line would vanish.
+const HALO: u32 = 1;
 /// `--rate`'s target: a dashed line of no series' colour.
 const TARGET_COLOR: RGBColor = RGBColor(70, 70, 70);
 /// Series with more points than this get no marker on each point.
 const MARKERS_UP_TO: usize = 40;
 
-fn register_font() {
+pub(crate) fn register_font() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         // The bundled font is valid; if it were not, text would be missing
@@ -158,6 +161,19 @@ fn time_axis(op: &OpResult, chart_width: u32, sizes: Sizes) -> Axis {
     Axis::linear(0.0, end, Kind::Seconds, ticks)
 }
 
+/// The size of the mark where the max runs above the latency axis, in
+/// pixels.
+const CLIP_MARK: u32 = 4;
+
+/// Where a line runs above the axis: the middle of each bin whose value is
+/// over its top.
+fn clip_marks(bins: &[Bin], y: &Axis, value: impl Fn(&Bin) -> Option<f64>) -> Vec<f64> {
+    bins.iter()
+        .filter(|b| value(b).is_some_and(|v| v > y.hi()))
+        .map(Bin::mid)
+        .collect()
+}
+
 /// Lines of fewer points than this are drawn as steps.
 const STEPS_BELOW: usize = 20;
 
@@ -207,6 +223,29 @@ fn draw_line<DB: DrawingBackend>(
     stroke: Stroke,
 ) -> std::result::Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
     let style = style::stroke_style(color, stroke);
+    draw_stretches(chart, segments, style, stroke)
+}
+
+/// Draws a line with a white edge of [`HALO`] pixels each side under it, so
+/// that it stays visible where the dots under it are as dark as it is.
+fn draw_haloed_line<DB: DrawingBackend>(
+    chart: &mut ChartContext<'_, DB, Cartesian2d<Axis, Axis>>,
+    segments: Vec<Vec<(f64, f64)>>,
+    color: RGBColor,
+    stroke: Stroke,
+) -> std::result::Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let width = style::stroke_style(color, stroke).stroke_width;
+    let halo = WHITE.stroke_width(width + 2 * HALO);
+    draw_stretches(chart, segments.clone(), halo, stroke)?;
+    draw_line(chart, segments, color, stroke)
+}
+
+fn draw_stretches<DB: DrawingBackend>(
+    chart: &mut ChartContext<'_, DB, Cartesian2d<Axis, Axis>>,
+    segments: Vec<Vec<(f64, f64)>>,
+    style: ShapeStyle,
+    stroke: Stroke,
+) -> std::result::Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
     for pts in segments {
         match stroke {
             Stroke::Solid | Stroke::Thin => {
@@ -367,7 +406,7 @@ fn draw_latency(
     if clipped {
         entries.push(Entry::new(
             Mark::Note,
-            format!("max peaks at {}", ms_text(peak)),
+            format!("▲ max above, up to {}", ms_text(peak)),
         ));
     }
 
@@ -422,15 +461,42 @@ fn draw_latency(
                 }),
         )
         .map_err(&e)?;
+    // The lines over the dots, each with its white edge; p50 last, so
+    // that where the lines meet the dots' middle stays readable.
     for (_, stroke, bins, f) in lines.iter().rev() {
         let segments = line_segments(bins, &y, f);
-        draw_line(&mut chart, segments, ALL_COLOR, *stroke).map_err(&e)?;
+        draw_haloed_line(&mut chart, segments, ALL_COLOR, *stroke).map_err(&e)?;
+    }
+    // Where the max runs above the axis, a mark at the top edge: the line
+    // lies flat along it there, and would read as if the max were the top.
+    if let Some((_, _, bins, f)) = lines.iter().find(|l| l.0 == "max") {
+        chart
+            .draw_series(clip_marks(bins, &y, *f).into_iter().map(|t| {
+                EmptyElement::at((t, y.hi()))
+                    + TriangleMarker::new((0, CLIP_MARK as i32 + 2), CLIP_MARK, ALL_COLOR.filled())
+            }))
+            .map_err(&e)?;
     }
     let legend_h = legend.dim_in_pixel().1 as i32;
     let span = (sizes.margin as i32, legend_h);
     style::draw_legend(&legend, &entries, span, sizes, FAMILY).map_err(&e)?;
     root.present().map_err(&e)?;
     Ok(())
+}
+
+/// The throughput picture's legend column: as wide as the wider of the
+/// series' legend and the wait band's (the names of the waits it draws).
+fn throughput_legend_width(op: &OpResult, entries: &[Entry], sizes: Sizes, width: u32) -> u32 {
+    let series = style::legend_width(entries, sizes, width);
+    if !super::server::has_wait_band(op) {
+        return series;
+    }
+    let waits: Vec<Entry> = super::server::wait_band_names(op)
+        .into_iter()
+        .chain(["other".to_string()])
+        .map(|n| Entry::new(Mark::Block(WHITE.to_rgba()), n))
+        .collect();
+    series.max(style::legend_width(&waits, sizes, width))
 }
 
 fn draw_throughput(
@@ -518,18 +584,7 @@ fn draw_throughput(
         sizes,
     )
     .map_err(&e)?;
-    // The legend column is as wide as the wider of the two legends; the
-    // band's is only known once drawn, so its longest name is assumed.
-    let widest = [Entry::new(
-        Mark::Block(WHITE.to_rgba()),
-        "idle in transaction",
-    )];
-    let lw = if band {
-        style::legend_width(&entries, sizes, opts.width)
-            .max(style::legend_width(&widest, sizes, opts.width))
-    } else {
-        style::legend_width(&entries, sizes, opts.width)
-    };
+    let lw = throughput_legend_width(op, &entries, sizes, opts.width);
     let (charts, legend) = root.split_horizontally(opts.width.saturating_sub(lw));
     let x = time_axis(op, opts.width - lw, sizes);
     let height = charts.dim_in_pixel().1 as i32;
@@ -849,6 +904,128 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// One operation of 30 s whose units take 1 to 4 ms, most near 1 ms:
+    /// its dots pile up thickly around the p50, as in a real run.
+    fn dense_op() -> OpResult {
+        let mut op = mix_op();
+        op.types.clear();
+        let mut scatter = Scatter::for_workers(1, 4);
+        op.timeline = crate::stats::Timeline::new(1);
+        for i in 0..60_000u64 {
+            let t = i * 500_000;
+            let r = (i * 7919 % 1000) as f64 / 1000.0;
+            let lat = 1_000_000 + (r.powi(4) * 3e6) as u64;
+            if i >= 1000 {
+                scatter.record(t, lat, (i % 4) as u32, 0);
+            }
+            op.timeline.record(t, 0, lat, 1);
+        }
+        op.scatter = vec![scatter];
+        op
+    }
+
+    #[test]
+    fn the_p50_line_stays_visible_where_the_dots_are_densest() {
+        let dir = tempfile::tempdir().unwrap();
+        let op = dense_op();
+        assert!(!op.is_mix());
+        let paths = draw(&op, &options(dir.path(), false), "t", "").unwrap();
+        let png = Png::read(&paths[0]);
+        let areas = png.plot_areas();
+        assert_eq!(areas.len(), 1);
+        let (x0, x1, y0, y1) = areas[0];
+        let line = [ALL_COLOR.0, ALL_COLOR.1, ALL_COLOR.2];
+        // In columns across the middle of the chart: the lowest pixel of
+        // the lines' colour is the p50's (the dots, pale, never reach it),
+        // and it has white right under it (its edge), not dots.
+        let columns: Vec<usize> = (0..20).map(|k| x0 + (x1 - x0) * (4 + k) / 28).collect();
+        let mut dark_under = Vec::new();
+        for &x in &columns {
+            let lowest = (y0..=y1).rev().find(|&y| png.at(x, y) == line);
+            let Some(y) = lowest else {
+                panic!("no line in column {x} of {:?}", areas[0]);
+            };
+            // The dots are thick there: the p50 lies in their middle.
+            let dotted = (y + 5..(y + 40).min(y1))
+                .filter(|&yy| png.at(x, yy) != [255, 255, 255])
+                .count();
+            assert!(dotted > 20, "few dots under the p50 in column {x}");
+            if !(y + 1..=(y + 2).min(y1)).any(|yy| png.at(x, yy) == [255, 255, 255]) {
+                dark_under.push((x, y, png.at(x, y + 1)));
+            }
+        }
+        assert!(
+            dark_under.len() <= 2,
+            "the p50 line runs straight into the dots: {dark_under:?}"
+        );
+    }
+
+    #[test]
+    fn long_wait_names_are_not_cut_at_the_default_size() {
+        let mut op = mix_op();
+        let long = [
+            "LWLock:WALBufMapping",
+            "IPC:ParallelCreateIndexScan",
+            "LWLock:SerializablePredicateList",
+            "Client:ClientRead",
+        ];
+        for iv in &mut op.server.as_mut().unwrap().intervals {
+            let mut waits = WaitCounts::default();
+            waits.add_sample(long.iter().map(|n| (*n, 5)));
+            iv.waits = waits;
+        }
+        let sizes = Sizes::of(1024, 768);
+        let entries = [Entry::new(Mark::Series(ALL_COLOR), "all")];
+        let lw = throughput_legend_width(&op, &entries, sizes, 1024);
+        for name in long {
+            assert!(
+                style::legend_chars(lw, sizes) >= name.chars().count(),
+                "{name} cut in a legend {lw} px wide"
+            );
+        }
+        // And the picture is drawn with them.
+        let dir = tempfile::tempdir().unwrap();
+        draw(&op, &options(dir.path(), false), "t", "").unwrap();
+    }
+
+    #[test]
+    fn a_max_above_the_axis_is_marked_where_it_is_cut() {
+        let bin = |i: usize, v: f64| Bin {
+            t0: i as f64,
+            t1: i as f64 + 1.0,
+            units: 1,
+            rows: 0,
+            p50: Some(1.0),
+            p99: Some(2.0),
+            p999: Some(3.0),
+            max: Some(v),
+        };
+        let y = Axis::linear(0.0, 10.0, Kind::Millis, 5);
+        let bins = [bin(0, 4.0), bin(1, 50.0), bin(2, 9.0), bin(3, 11.0)];
+        assert_eq!(clip_marks(&bins, &y, |b| b.max), [1.5, 3.5]);
+        // In a picture: one unit 20 times the p99.9, marked at the
+        // top of the chart over that bin, with its peak in the legend.
+        let mut op = dense_op();
+        op.timeline.record(15_000_000_000, 0, 80_000_000, 1);
+        let dir = tempfile::tempdir().unwrap();
+        let paths = draw(&op, &options(dir.path(), false), "t", "").unwrap();
+        let png = Png::read(&paths[0]);
+        let (x0, x1, y0, _) = png.plot_areas()[0];
+        let blue = [ALL_COLOR.0, ALL_COLOR.1, ALL_COLOR.2];
+        // The mark hangs under the top edge, a filled triangle: rows 3 to 8
+        // under it hold far more blue than the thin max line crossing them,
+        // and only over the bin in the middle.
+        let blue_in = |xs: std::ops::RangeInclusive<usize>| {
+            xs.flat_map(|x| (y0 + 3..y0 + 9).map(move |y| (x, y)))
+                .filter(|&(x, y)| png.at(x, y) == blue)
+                .count()
+        };
+        let mid = (x0 + x1) / 2;
+        let near = blue_in(mid - 20..=mid + 20);
+        assert!(near >= 20, "no clip mark: {near} blue pixels under the top");
+        assert_eq!(blue_in(x0..=mid - 25) + blue_in(mid + 25..=x1), 0);
     }
 
     #[test]

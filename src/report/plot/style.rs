@@ -43,6 +43,64 @@ pub fn color_of(key: SeriesKey) -> RGBColor {
     }
 }
 
+/// The colours of the server's wait events in the band, by name, so that a
+/// wait looks the same in every picture whatever its share: pale fills,
+/// none equal to a series' colour. In the band's stacking order, from the
+/// bottom: waiting for the client, then idle, executing, locks, I/O.
+const WAIT_COLORS: [(&str, RGBColor); 13] = [
+    ("Client:ClientRead", RGBColor(185, 185, 185)),
+    ("idle", RGBColor(215, 215, 200)),
+    ("idle in transaction", RGBColor(225, 200, 160)),
+    ("CPU", RGBColor(150, 205, 140)),
+    ("Lock:transactionid", RGBColor(240, 140, 140)),
+    ("Lock:tuple", RGBColor(245, 185, 120)),
+    ("Lock:relation", RGBColor(230, 165, 200)),
+    ("IO:WALSync", RGBColor(140, 175, 235)),
+    ("IO:WALWrite", RGBColor(170, 200, 245)),
+    ("LWLock:WALWrite", RGBColor(120, 205, 215)),
+    ("IO:DataFileRead", RGBColor(200, 170, 230)),
+    ("IO:DataFileWrite", RGBColor(215, 195, 240)),
+    ("other", RGBColor(95, 95, 95)),
+];
+
+/// Pale colours for the waits not in [`WAIT_COLORS`], chosen by a hash of
+/// the name.
+const WAIT_PALE: [RGBColor; 8] = [
+    RGBColor(250, 210, 150),
+    RGBColor(190, 225, 170),
+    RGBColor(170, 215, 200),
+    RGBColor(205, 205, 130),
+    RGBColor(225, 180, 160),
+    RGBColor(180, 190, 225),
+    RGBColor(235, 205, 225),
+    RGBColor(200, 180, 150),
+];
+
+/// The colour of a wait event (or `other`), the same in every picture.
+pub fn wait_color(name: &str) -> RGBColor {
+    if let Some((_, c)) = WAIT_COLORS.iter().find(|(n, _)| *n == name) {
+        return *c;
+    }
+    // FNV-1a: fixed, unlike the standard library's randomly seeded hasher.
+    let h = name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    WAIT_PALE[(h % WAIT_PALE.len() as u64) as usize]
+}
+
+/// Where a wait event lies in the band's stack, lowest first: the named
+/// ones in [`WAIT_COLORS`]' order, then the rest by name, `other` on top.
+pub fn wait_order(a: &str, b: &str) -> std::cmp::Ordering {
+    let rank = |n: &str| match n {
+        "other" => WAIT_COLORS.len(),
+        _ => WAIT_COLORS
+            .iter()
+            .position(|(w, _)| *w == n)
+            .unwrap_or(WAIT_COLORS.len() - 1),
+    };
+    rank(a).cmp(&rank(b)).then_with(|| a.cmp(b))
+}
+
 /// Font sizes for a picture of `width` × `height` pixels.
 #[derive(Clone, Copy, Debug)]
 pub struct Sizes {
@@ -168,17 +226,28 @@ impl Entry {
 }
 
 /// Width of the legend column for these entries: the longest text at
-/// about 0.6 of the font size a character, with the mark, within a quarter
-/// of the picture.
+/// about 0.6 of the font size a character, with the mark, within a third
+/// of the picture: at 1024 pixels wide, room for 35 characters, enough for
+/// PostgreSQL's longest wait names (`LWLock:SerializablePredicateList`).
 pub fn legend_width(entries: &[Entry], sizes: Sizes, picture_width: u32) -> u32 {
     let chars = entries
         .iter()
         .map(|e| e.text.chars().count())
         .max()
         .unwrap_or(0) as u32;
-    let want = chars * sizes.text * 6 / 10 + sizes.text * 3;
-    want.clamp(sizes.text * 6, (picture_width / 4).max(sizes.text * 6))
+    let want = chars * sizes.text * 6 / 10 + sizes.text * 3 + 6;
+    want.clamp(sizes.text * 6, (picture_width / 3).max(sizes.text * 6))
 }
+
+/// How many characters of an entry's text a legend column `width` pixels
+/// wide shows before cutting it with an ellipsis.
+pub fn legend_chars(width: u32, sizes: Sizes) -> usize {
+    let mark_w = sizes.text as i32 * 2;
+    ((width as i32 - LEGEND_X0 - mark_w - 6).max(0) * 10 / (sizes.text as i32 * 6)) as usize
+}
+
+/// Where a legend's marks begin, from the column's left edge.
+const LEGEND_X0: i32 = 6;
 
 /// Draws a straight stretch of a line in a stroke (the legend's sample
 /// and the chart's lines share it).
@@ -214,9 +283,9 @@ pub fn draw_legend<DB: DrawingBackend>(
         entries.push(Entry::new(Mark::Note, format!("(and {left_out} more)")));
     }
     let mark_w = (sizes.text * 2) as i32;
-    let x0 = 6i32;
+    let x0 = LEGEND_X0;
     let font = (family, sizes.text).into_font().color(&BLACK);
-    let max_chars = ((w as i32 - x0 - mark_w - 6).max(0) * 10 / (sizes.text as i32 * 6)) as usize;
+    let max_chars = legend_chars(w, sizes);
     for (i, e) in entries.iter().enumerate() {
         let y = top + i as i32 * line + line / 2;
         let text_x = match e.mark {
