@@ -502,17 +502,7 @@ fn interrupt_with(
         .spawn()
         .unwrap();
     let stderr = child.stderr.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    let reader = std::thread::spawn(move || {
-        let mut all = String::new();
-        for line in BufReader::new(stderr).lines() {
-            let line = line.unwrap();
-            let _ = tx.send(line.clone());
-            all.push_str(&line);
-            all.push('\n');
-        }
-        all
-    });
+    let (rx, reader) = follow_lines(stderr);
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let line = rx

@@ -40,17 +40,7 @@ impl Running {
             .spawn()
             .unwrap();
         let stderr = child.stderr.take().unwrap();
-        let (tx, lines) = mpsc::channel();
-        let reader = std::thread::spawn(move || {
-            let mut all = String::new();
-            for line in BufReader::new(stderr).lines() {
-                let line = line.unwrap();
-                let _ = tx.send(line.clone());
-                all.push_str(&line);
-                all.push('\n');
-            }
-            all
-        });
+        let (lines, reader) = follow_lines(stderr);
         Running {
             child,
             lines,

@@ -404,3 +404,28 @@ pub fn run_pgbench(sb: &Sandbox, db: &str, args: &[&str]) -> String {
     assert!(out.status.success(), "pgbench {args:?}: {text}");
     text
 }
+
+/// Follows a child's stderr on a thread: each line as it comes, on the
+/// receiver (to wait for a marker), and the whole text when the thread is
+/// joined (for the assertions).
+#[allow(dead_code)]
+pub fn follow_lines(
+    stderr: std::process::ChildStderr,
+) -> (
+    std::sync::mpsc::Receiver<String>,
+    std::thread::JoinHandle<String>,
+) {
+    use std::io::{BufRead, BufReader};
+    let (tx, rx) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        let mut all = String::new();
+        for line in BufReader::new(stderr).lines() {
+            let line = line.unwrap();
+            let _ = tx.send(line.clone());
+            all.push_str(&line);
+            all.push('\n');
+        }
+        all
+    });
+    (rx, reader)
+}
