@@ -671,7 +671,7 @@ impl Workload for Clustered {
     fn histogram_note(&self) -> String {
         self.inner.histogram_note()
     }
-    fn table(&self) -> &crate::config::TableName {
+    fn table(&self) -> &crate::db::sql::TableName {
         self.inner.table()
     }
     fn load_rows(&self) -> Option<u64> {

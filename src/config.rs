@@ -16,90 +16,32 @@ use crate::cli::{
 };
 use crate::db::connect::ConnTarget;
 use crate::db::nodes::Balance;
+use crate::db::sql::{Isolation, TableName};
 use crate::db::tls::{TlsPlan, TlsSettings};
 use crate::error::{Error, Result};
 use crate::report::histogram::Scale;
 use crate::runner::schedule::Distribution;
-use crate::runner::settings::{Isolation, Lean};
+use crate::runner::settings::Lean;
 use crate::runner::{OnError, RunSettings};
 use crate::workload::booking::BookingSettings;
 use crate::workload::keys::KeyDistribution;
+use crate::workload::limits::check_table_shape;
 use crate::workload::oltp::OltpSettings;
 use crate::workload::script::ScriptSettings;
 use crate::workload::tpcc::TpccSettings;
 use crate::workload::ycsb::{YcsbSettings, ZIPF_THETA};
 use crate::workload::{Settings, Spec, Workload};
 
-/// PostgreSQL's limit on bind parameters in one statement (a 16-bit count).
-pub const MAX_BIND_PARAMS: usize = 65_535;
-/// Columns bound per row by the multi-row INSERT.
-pub const INSERT_COLUMNS: usize = 5;
-/// The largest batch one prepared multi-row INSERT can bind.
-pub const MAX_INSERT_BATCH: usize = MAX_BIND_PARAMS / INSERT_COLUMNS;
-/// ids are `int` (int4): the table holds at most 2^31 rows, ids 0..2^31-1.
-pub const MAX_ROWS: u64 = 1 << 31;
 /// The most workers a run may have: each is a connection, a task and an
 /// open file; far more than one client machine drives usefully.
 pub const MAX_THREADS: usize = 10_000;
-/// The longest field we generate (10 MiB); PostgreSQL's own limit is 1 GB.
-pub const MAX_FIELD_LEN: usize = 10 << 20;
 /// The most TPC-C warehouses `--warehouses` accepts.
 const MAX_WAREHOUSES: u32 = 1_000_000;
 
-/// The most memory one batch of generated rows may take in a worker.
-pub const MAX_BATCH_BYTES: usize = 256 << 20;
-/// PostgreSQL truncates identifiers to 63 bytes (NAMEDATALEN - 1).
-pub const MAX_IDENTIFIER_LEN: usize = 63;
 /// Rows in the table (records, rows per oltp table) unless -r says.
 pub const DEFAULT_ROWS: u64 = 100_000;
 /// The default run time of select and update.
 pub const DEFAULT_RUN_TIME: Duration = Duration::from_secs(60);
-
-/// A table name, validated; [`TableName::quoted`] is the only way it enters SQL.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TableName(String);
-
-impl TableName {
-    pub fn new(name: &str) -> Result<Self> {
-        if name.is_empty() {
-            return Err(Error::usage(
-                "--table-name is empty: give a table name, e.g. --table-name test_table",
-            ));
-        }
-        if name.len() > MAX_IDENTIFIER_LEN {
-            return Err(Error::usage(format!(
-                "--table-name is {} bytes long; PostgreSQL keeps only {MAX_IDENTIFIER_LEN}: use a shorter name",
-                name.len()
-            )));
-        }
-        if name.contains('\0') {
-            return Err(Error::usage(
-                "--table-name contains a NUL character: use printable characters",
-            ));
-        }
-        Ok(TableName(name.to_string()))
-    }
-
-    /// The name as written by the user.
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-
-    /// The name as a quoted SQL identifier: `"my ""odd"" table"`.
-    pub fn quoted(&self) -> String {
-        quote_ident(&self.0)
-    }
-}
-
-/// Quotes an SQL identifier, doubling embedded double quotes.
-pub fn quote_ident(name: &str) -> String {
-    format!("\"{}\"", name.replace('"', "\"\""))
-}
-
-/// Quotes an SQL string literal, doubling embedded single quotes.
-pub fn quote_literal(text: &str) -> String {
-    format!("'{}'", text.replace('\'', "''"))
-}
 
 /// Everything a run needs, validated. Each layer takes its own part:
 /// the workloads [`Settings`], the runner [`RunSettings`], the reports
@@ -962,22 +904,6 @@ fn cluster_plan(cli: &Cli, run_seed: u64) -> Result<Option<crate::cluster::Clust
     }))
 }
 
-/// A batch of generated rows must fit in a worker's memory: insert and
-/// copy-mem make `batch-size` rows of four `fields-length` fields.
-pub fn check_batch_bytes(s: &Settings) -> Result<()> {
-    let batch_bytes = s.batch_size.saturating_mul(s.field_len.saturating_mul(4));
-    if batch_bytes > MAX_BATCH_BYTES {
-        return Err(Error::usage(format!(
-            "--batch-size {} with --fields-length {} makes batches of {} MiB: keep batch-size x 4 x fields-length under {} MiB",
-            s.batch_size,
-            s.field_len,
-            batch_bytes >> 20,
-            MAX_BATCH_BYTES >> 20
-        )));
-    }
-    Ok(())
-}
-
 /// What the operations need of `--rows`: rows to load or to look up (a
 /// load of 0 rows would end "successfully" with a summary of zeros), and
 /// tables that no clean-up dropped before.
@@ -1039,23 +965,6 @@ fn check_drop(workloads: &[Box<dyn Workload>], settings: &Settings) -> Result<()
     Ok(())
 }
 
-/// The table's limits, the same for ysql-bench and for csv_generator,
-/// whose files must be loadable: ids are int, and a field is at most
-/// [`MAX_FIELD_LEN`] characters.
-pub fn check_table_shape(rows: u64, fields_length: usize) -> Result<()> {
-    if rows > MAX_ROWS {
-        return Err(Error::usage(format!(
-            "--rows {rows} is more than the table can hold: ids are int, so at most {MAX_ROWS} rows"
-        )));
-    }
-    if fields_length > MAX_FIELD_LEN {
-        return Err(Error::usage(format!(
-            "--fields-length {fields_length} is too large: the limit is {MAX_FIELD_LEN} characters"
-        )));
-    }
-    Ok(())
-}
-
 /// Two reports written to one file would leave only the last: refused.
 /// The same file under two spellings (`./a.json`, `a.json`) counts too.
 pub fn check_distinct_outputs(outputs: &[(&str, Option<&std::path::Path>)]) -> Result<()> {
@@ -1094,14 +1003,6 @@ mod tests {
             Err(Error::Usage(m)) => m,
             other => panic!("expected a usage error, got {other:?}"),
         }
-    }
-
-    #[test]
-    fn identifiers_and_literals_are_quoted() {
-        assert_eq!(quote_ident("test_table"), "\"test_table\"");
-        assert_eq!(quote_ident("a\"b; drop"), "\"a\"\"b; drop\"");
-        assert_eq!(quote_literal("/tmp/it's"), "'/tmp/it''s'");
-        assert_eq!(TableName::new("My Table").unwrap().quoted(), "\"My Table\"");
     }
 
     #[test]

@@ -28,13 +28,14 @@ pub enum Error {
         #[source]
         source: tokio_postgres::Error,
     },
-    /// A failure of the lean driver ([`crate::db::wire`]), phrased as the
-    /// same failure of tokio-postgres would be.
-    #[error("{context}: {source}")]
+    /// A failure of the lean driver (`db::wire`), phrased as the same
+    /// failure of tokio-postgres would be. The driver's own error type
+    /// lives with the driver; this layer sees it through [`DriverFailure`],
+    /// so that the error type imports nothing of the crate.
+    #[error("{context}: {failure}")]
     Wire {
         context: String,
-        #[source]
-        source: crate::db::wire::WireError,
+        failure: Box<dyn DriverFailure>,
     },
     /// A local I/O error (files, processes), with the path or action.
     #[error("{context}: {source}")]
@@ -78,10 +79,10 @@ impl Error {
         }
     }
 
-    pub fn wire(context: impl Into<String>, source: crate::db::wire::WireError) -> Self {
+    pub fn wire(context: impl Into<String>, source: impl DriverFailure) -> Self {
         Error::Wire {
             context: context.into(),
-            source,
+            failure: Box::new(source),
         }
     }
 
@@ -129,10 +130,12 @@ impl Error {
                         .code()
                         .is_some_and(|c| c.code().starts_with("57P0") || c.code().starts_with("08"))
             }
-            Error::Wire { source, .. } => {
+            Error::Wire {
+                failure: source, ..
+            } => {
                 source.is_closed()
                     || source
-                        .code()
+                        .sqlstate()
                         .is_some_and(|c| c.starts_with("57P0") || c.starts_with("08"))
             }
             _ => false,
@@ -143,13 +146,26 @@ impl Error {
     pub fn sqlstate(&self) -> Option<&str> {
         match self {
             Error::Db { source, .. } => source.code().map(|c| c.code()),
-            Error::Wire { source, .. } => source.code(),
+            Error::Wire {
+                failure: source, ..
+            } => source.sqlstate(),
             _ => None,
         }
     }
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// What the error type needs of a driver's own error: its SQLSTATE and
+/// whether the connection is gone. The lean driver's `WireError`
+/// implements it; a caller that needs the driver's own variants downcasts
+/// (`&dyn DriverFailure as &dyn Any`).
+pub trait DriverFailure: std::error::Error + Send + Sync + std::any::Any {
+    /// The SQLSTATE of a server error.
+    fn sqlstate(&self) -> Option<&str>;
+    /// Whether the connection is gone (closed, reset, broken).
+    fn is_closed(&self) -> bool;
+}
 
 /// SQLSTATE invalid_sql_statement_name: "prepared statement ... does not
 /// exist".
@@ -228,8 +244,8 @@ pub fn error_class(e: &tokio_postgres::Error) -> String {
 }
 
 /// [`error_class`] of a lean driver's error: the same keys.
-pub fn wire_error_class(e: &crate::db::wire::WireError) -> String {
-    if let Some(code) = e.code() {
+pub fn wire_error_class(e: &dyn DriverFailure) -> String {
+    if let Some(code) = e.sqlstate() {
         return code.to_string();
     }
     if e.is_closed() {

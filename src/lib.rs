@@ -6,19 +6,6 @@
 //! loop of [`runner`]; workers record into [`stats`]; [`report`] turns the
 //! stats into text and files.
 
-/// `eprintln!` that cannot panic: progress, warnings and errors go to
-/// stderr, and when stderr is a closed pipe (`2>&1 | head`) they are
-/// dropped rather than ending the run with a panic, so that the run still
-/// finishes, cleans up its sandbox and writes its reports. Lines starting
-/// `>>` say what the run is doing and are left out under `--quiet`
-/// ([`output`]).
-#[macro_export]
-macro_rules! say {
-    ($($arg:tt)*) => {{
-        $crate::output::say(::std::format_args!($($arg)*));
-    }};
-}
-
 pub mod app;
 pub mod cli;
 pub mod cluster;

@@ -12,6 +12,19 @@
 //! The setting is process-wide because stderr is: `main` sets it once,
 //! before the run starts.
 
+/// `eprintln!` that cannot panic: progress, warnings and errors go to
+/// stderr, and when stderr is a closed pipe (`2>&1 | head`) they are
+/// dropped rather than ending the run with a panic, so that the run still
+/// finishes, cleans up its sandbox and writes its reports. Lines starting
+/// `>>` say what the run is doing and are left out under `--quiet`
+/// (this module).
+#[macro_export]
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        $crate::output::say(::std::format_args!($($arg)*));
+    }};
+}
+
 use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 

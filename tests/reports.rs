@@ -237,7 +237,7 @@ async fn the_histogram_and_row_size_are_printed_as_asked() {
     // load 0 rows, so the table is emptied by hand).
     let c = client(&sb).await;
     c.batch_execute("truncate test_table").await.unwrap();
-    let table = ysql_bench::config::TableName::new("test_table").unwrap();
+    let table = ysql_bench::db::sql::TableName::new("test_table").unwrap();
     let size = ysql_bench::db::schema::average_row_size(&c, &table, 100)
         .await
         .unwrap();

@@ -14,8 +14,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use tokio_postgres::Client;
-use ysql_bench::config::TableName;
 use ysql_bench::db::dialect::Flavor;
+use ysql_bench::db::sql::TableName;
 use ysql_bench::workload::{
     BoxFuture, DynOperation, Operation, Outcome, Role, Settings, Spec, TableSet, TableUse, Workload,
 };

@@ -42,7 +42,7 @@ fn main() -> ExitCode {
         Err(code) => return ExitCode::from(code as u8),
     };
     // Files ysql-bench could not load are refused before a byte is written.
-    if let Err(e) = ysql_bench::config::check_table_shape(args.rows, args.fields_length) {
+    if let Err(e) = ysql_bench::workload::limits::check_table_shape(args.rows, args.fields_length) {
         ysql_bench::say!("error: {e}");
         return ExitCode::from(e.exit_code() as u8);
     }

@@ -6,7 +6,7 @@
 //! text generation, so it is unit-tested without a server (no YugabyteDB
 //! server can run in the test environment).
 
-use crate::config::TableName;
+use crate::db::sql::TableName;
 
 /// The kind of server, detected from `version()`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -145,7 +145,7 @@ pub fn procedure_call(
 ) -> String {
     format!(
         "call ysql_bench_load({}, {first_id}, {end_id}, {batch}, {len})",
-        crate::config::quote_literal(table.as_str())
+        crate::db::sql::quote_literal(table.as_str())
     )
 }
 

@@ -20,6 +20,7 @@ pub mod sandbox;
 pub mod schema;
 pub mod server_stats;
 pub mod server_watch;
+pub mod sql;
 pub mod tls;
 pub mod unnamed;
 pub mod wire;

@@ -12,7 +12,7 @@ use tokio_postgres::{Client, Row};
 
 use super::dialect::{self, Flavor, TABLE_MARK};
 use super::unnamed;
-use crate::config::{TableName, quote_ident};
+use crate::db::sql::{TableName, quote_ident};
 use crate::error::{Error, Result};
 
 /// What the run learned about the server.
@@ -266,7 +266,7 @@ async fn set_comment(client: &Client, table: &TableName, text: &str) -> Result<(
         .batch_execute(&format!(
             "comment on table {} is {}",
             table.quoted(),
-            crate::config::quote_literal(text)
+            crate::db::sql::quote_literal(text)
         ))
         .await
         .map_err(|e| Error::db(format!("cannot mark table {}", table.quoted()), e))
@@ -380,7 +380,7 @@ pub async fn require_privileges(
             let row = one_row(rows).map_err(|why| Error::run(format!("{}: {why}", what())))?;
             let (may, role): (bool, String) = (row.get(0), row.get(1));
             if !may {
-                let role = crate::config::quote_ident(&role);
+                let role = crate::db::sql::quote_ident(&role);
                 let p = privilege.to_lowercase();
                 return Err(Error::run(format!(
                     "role {role} has no {privilege} privilege on table {t}, so {load} could not load it (nothing was emptied): grant it with `grant {p} on {t} to {role}`, or connect as the table's owner"

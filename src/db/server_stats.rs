@@ -13,7 +13,7 @@
 //! round trip, so that each costs the server exactly one transaction,
 //! which the watcher counts and takes out of the figures.
 
-use crate::config::quote_literal;
+use crate::db::sql::quote_literal;
 use crate::stats::server::{DbCounters, TableCounters};
 
 /// `pg_stat_database` of the connection's database.
@@ -29,7 +29,7 @@ pub fn database_sql() -> String {
 pub fn tables_sql(tables: &[String]) -> String {
     let names: Vec<String> = tables
         .iter()
-        .map(|t| quote_literal(&crate::config::quote_ident(t)))
+        .map(|t| quote_literal(&crate::db::sql::quote_ident(t)))
         .collect();
     format!(
         "select relname::text, {} from pg_stat_user_tables where relid in (select to_regclass(n) from unnest(array[{}]::text[]) n)",

@@ -533,7 +533,7 @@ async fn probe(client: &Client, app: &str, limit: Duration) -> (Caps, Vec<String
         && let (Ok(schema), Ok(version_num)) = (r.try_get::<_, String>(0), r.try_get::<_, i32>(1))
     {
         let view = StatementsView {
-            schema: crate::config::quote_ident(&schema),
+            schema: crate::db::sql::quote_ident(&schema),
             version_num,
         };
         match run(format!("select calls from {}.pg_stat_statements limit 1", view.schema)).await {

@@ -121,6 +121,16 @@ pub enum WireError {
     Protocol(String),
 }
 
+impl crate::error::DriverFailure for WireError {
+    fn sqlstate(&self) -> Option<&str> {
+        self.code()
+    }
+
+    fn is_closed(&self) -> bool {
+        WireError::is_closed(self)
+    }
+}
+
 impl WireError {
     /// The SQLSTATE of a server error.
     pub fn code(&self) -> Option<&str> {

@@ -176,11 +176,11 @@ pub struct JsonOperation {
     pub statements: Vec<JsonStatement>,
     /// Consistency checks run after the operation.
     #[serde(default)]
-    pub checks: Vec<crate::workload::Check>,
+    pub checks: Vec<crate::stats::outcome::Check>,
     /// What an operation without units did: a clean-up's dropped and left
     /// tables, one `{label, text}` a line as the summary shows them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub findings: Vec<crate::workload::Finding>,
+    pub findings: Vec<crate::stats::outcome::Finding>,
     /// The workload's own figures by key (TPC-C: tpmc, efficiency).
     #[serde(default)]
     pub metrics: std::collections::BTreeMap<String, f64>,

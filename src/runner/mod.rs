@@ -111,7 +111,7 @@ pub struct RunCtx {
 pub async fn run_operation(ctx: &RunCtx, workload: &dyn Workload) -> OpResult {
     let spec = workload.spec();
     let s = &ctx.settings;
-    let mut result = OpResult::new(spec, s.threads);
+    let mut result = OpResult::new(spec.kind(), s.threads);
     result.batch_text = workload.batch_text();
     result.table = workload.table().as_str().to_string();
     result.workload = workload.describe();

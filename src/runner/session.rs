@@ -369,9 +369,9 @@ impl Session {
             let host = *host;
             match set_up_wire(conn, failed, &self.settings, op).await {
                 Err(Error::Wire {
-                    source: WireError::Unsupported(why),
-                    ..
-                }) if self.lean == Lean::Auto => {
+                    failure: source, ..
+                }) if self.lean == Lean::Auto && unsupported(source.as_ref()).is_some() => {
+                    let why = unsupported(source.as_ref()).unwrap_or_default();
                     crate::say!(
                         "warning: worker {}: the lean driver cannot run this statement ({why}); it goes on with tokio-postgres",
                         self.worker + 1
@@ -421,4 +421,12 @@ async fn set_up_wire<O: Operation>(
         failed.push(st.failed);
     }
     Ok(())
+}
+
+/// What the lean driver cannot encode, when that is the failure.
+fn unsupported(e: &dyn crate::error::DriverFailure) -> Option<&str> {
+    match (e as &dyn std::any::Any).downcast_ref::<WireError>() {
+        Some(WireError::Unsupported(why)) => Some(why),
+        _ => None,
+    }
 }

@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use super::schedule::Distribution;
+use crate::db::sql::Isolation;
 use crate::workload::Spec;
 
 /// What a worker does after a failed unit.
@@ -13,26 +14,6 @@ use crate::workload::Spec;
 pub enum OnError {
     Stop,
     Continue,
-}
-
-/// `--isolation`: the default isolation level of every worker session.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Isolation {
-    ReadCommitted,
-    RepeatableRead,
-    Serializable,
-}
-
-impl Isolation {
-    /// As SQL says it: `repeatable read`.
-    pub fn sql(self) -> &'static str {
-        match self {
-            Isolation::ReadCommitted => "read committed",
-            Isolation::RepeatableRead => "repeatable read",
-            Isolation::Serializable => "serializable",
-        }
-    }
 }
 
 /// Where the lean driver ([`crate::db::wire`]) is used, as `--driver`

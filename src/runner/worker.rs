@@ -619,7 +619,9 @@ fn log_record(
 fn error_class(e: &Error) -> String {
     match e {
         Error::Db { source, .. } => crate::error::error_class(source),
-        Error::Wire { source, .. } => crate::error::wire_error_class(source),
+        Error::Wire {
+            failure: source, ..
+        } => crate::error::wire_error_class(source.as_ref()),
         _ => "client".to_string(),
     }
 }

@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use hdrhistogram::Histogram;
 
+use super::outcome::Outcome;
 use super::{Percentiles, Timing, nanos, new_histogram, record_ns};
-use crate::workload::Outcome;
 
 /// What one or more workers measured in one interval.
 #[derive(Clone, Debug)]

@@ -22,10 +22,11 @@ use std::time::Duration;
 
 use hdrhistogram::Histogram;
 
-use crate::workload::{Outcome, Spec};
+use outcome::Outcome;
 
 pub mod conns;
 pub mod interval;
+pub mod outcome;
 pub mod scatter;
 pub mod server;
 pub mod timeline;
@@ -382,6 +383,35 @@ pub struct RateTarget {
     pub per_second: f64,
 }
 
+/// What the statistics know of the operation a result is of: its name and
+/// how its units are called, whether it loads and whether `--rate` paces
+/// it. The workload layer's registry entry gives it
+/// (`workload::Spec::kind`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OpKind {
+    /// The name in `-o` and in reports.
+    pub name: &'static str,
+    /// What one timed unit is, singular and plural.
+    pub unit: &'static str,
+    pub units: &'static str,
+    /// Whether it writes keys `0..rows` into emptied tables.
+    pub load: bool,
+    /// Whether `--rate` paces its units.
+    pub paced: bool,
+}
+
+impl OpKind {
+    pub fn is_load(&self) -> bool {
+        self.load
+    }
+}
+
+impl std::fmt::Display for OpKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name)
+    }
+}
+
 /// What was measured of one transaction type of an operation.
 #[derive(Clone, Debug)]
 pub struct TypeResult {
@@ -394,7 +424,7 @@ pub struct TypeResult {
 /// Everything measured about one operation of a run.
 #[derive(Clone, Debug)]
 pub struct OpResult {
-    pub spec: &'static Spec,
+    pub spec: OpKind,
     pub threads: usize,
     /// Rows the table was to hold (loads) or ids were drawn from (queries).
     pub table_rows: u64,
@@ -431,16 +461,16 @@ pub struct OpResult {
     pub types: Vec<TypeResult>,
     /// Per statement kind inside the units (transactions), when the
     /// workload keeps them.
-    pub statements: Vec<crate::workload::StatementStats>,
+    pub statements: Vec<outcome::StatementStats>,
     /// Consistency checks run after the operation.
-    pub checks: Vec<crate::workload::Check>,
+    pub checks: Vec<outcome::Check>,
     /// What an operation without units did (a clean-up's dropped and
     /// left tables).
-    pub findings: Vec<crate::workload::Finding>,
+    pub findings: Vec<outcome::Finding>,
     /// The workload's own figures (TPC-C's tpmC).
-    pub metrics: Vec<crate::workload::Metric>,
-    /// What the units that found rows missing are, in the summary (see
-    /// [`crate::workload::Workload::missing_label`]).
+    pub metrics: Vec<outcome::Metric>,
+    /// What the units that found rows missing are, in the summary (the
+    /// workload's `missing_label`).
     pub missing_label: &'static str,
     /// Rows done by each thread, in thread order.
     pub thread_rows: Vec<u64>,
@@ -469,7 +499,7 @@ pub struct OpResult {
 
 impl OpResult {
     /// An operation that has not run yet.
-    pub fn new(spec: &'static Spec, threads: usize) -> OpResult {
+    pub fn new(spec: OpKind, threads: usize) -> OpResult {
         OpResult {
             spec,
             batch_text: String::new(),

@@ -32,12 +32,12 @@ use super::{
     BoxFuture, Check, DynOperation, Operation, Outcome, Role, Settings, Spec, StatementStats,
     TableSet, Tables, Workload, worker_seed,
 };
-use crate::config::TableName;
 use crate::db::dialect::Flavor;
 use crate::db::schema::{self, TableDef};
+use crate::db::sql::Isolation;
+use crate::db::sql::TableName;
 use crate::db::unnamed;
 use crate::error::{Error, Result};
-use crate::runner::settings::Isolation;
 
 /// Flights in `schedule`, as in the original benchmark (about 15000).
 pub const FLIGHTS: u64 = 15_000;

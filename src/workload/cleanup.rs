@@ -36,12 +36,12 @@ use super::{
     BoxFuture, DynOperation, Finding, Role, Settings, Spec, TableSet, Tables, Workload, booking,
     oltp, pgbench_init, table, tpcc, ycsb,
 };
-use crate::config::TableName;
 use crate::db::dialect::{
     BARRIER_MARK, BARRIER_TABLE, Flavor, LOAD_PROCEDURE, LOAD_PROCEDURE_BODY, RANDOM_TEXT,
     RANDOM_TEXT_BODY, TABLE_MARK,
 };
 use crate::db::schema::{self, Relation, Routine, TableDef};
+use crate::db::sql::TableName;
 use crate::error::{Error, Result};
 
 /// Rows counted at most per dropped table: enough to say what went,

@@ -25,7 +25,7 @@ use super::insert::command_rows;
 
 use super::table::{self, TableOp, one_per_thread_note};
 use super::{BoxFuture, Operation, Outcome, Role, Settings, Spec};
-use crate::config::{TableName, quote_ident, quote_literal};
+use crate::db::sql::{TableName, quote_ident, quote_literal};
 use crate::error::{Error, Result};
 
 /// The file name for thread `n` (1-based) of `threads`, as csv_generator

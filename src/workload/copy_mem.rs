@@ -15,8 +15,9 @@ use super::partition::Batches;
 use super::rowgen::RowGen;
 use super::table::{self, TableOp};
 use super::{Operation, Outcome, Role, Settings, Spec};
-use crate::config::{TableName, check_batch_bytes};
+use crate::db::sql::TableName;
 use crate::error::{Error, PREPARED_STATEMENT_TAKEN, Result};
+use crate::workload::limits::check_batch_bytes;
 
 pub struct CopyMem {
     sql: String,

@@ -15,10 +15,9 @@ use super::partition::Batches;
 use super::rowgen::{FIELDS, RowGen};
 use super::table::{self, TableOp};
 use super::{Operation, Outcome, Role, Settings, Spec};
-use crate::config::{
-    INSERT_COLUMNS, MAX_BIND_PARAMS, MAX_INSERT_BATCH, TableName, check_batch_bytes,
-};
+use crate::db::sql::{MAX_BIND_PARAMS, TableName};
 use crate::error::{Error, Result};
+use crate::workload::limits::{INSERT_COLUMNS, MAX_INSERT_BATCH, check_batch_bytes};
 
 pub struct Insert {
     table: String,

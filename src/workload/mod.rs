@@ -37,9 +37,9 @@ use std::time::Duration;
 
 use tokio_postgres::Client;
 
-use crate::config::TableName;
 use crate::db::dialect::Flavor;
 use crate::db::schema::{self, TableDef};
+use crate::db::sql::TableName;
 use crate::error::Result;
 
 pub mod booking;
@@ -50,6 +50,7 @@ pub mod copy_mem;
 pub mod csv_gen;
 pub mod insert;
 pub mod keys;
+pub mod limits;
 pub mod oltp;
 pub mod partition;
 pub mod pgbench_init;
@@ -157,6 +158,17 @@ pub struct Spec {
 impl Spec {
     pub fn is_load(&self) -> bool {
         self.role == Role::Load
+    }
+
+    /// What the statistics keep of this workload.
+    pub fn kind(&self) -> crate::stats::OpKind {
+        crate::stats::OpKind {
+            name: self.name,
+            unit: self.unit,
+            units: self.units,
+            load: self.is_load(),
+            paced: self.paced,
+        }
     }
 }
 
@@ -421,81 +433,6 @@ impl Operation for NoUnits {
     }
 }
 
-/// One consistency condition checked after a workload ran.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Check {
-    pub name: String,
-    pub held: bool,
-    /// What was found, e.g. "0 of 15000 (schedule, day) pairs differ".
-    pub detail: String,
-}
-
-/// One line of what a workload without units did ([`Workload::findings`]),
-/// e.g. label "dropped", text "table \"public\".\"usertable\" (1000 rows)".
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Finding {
-    pub label: String,
-    pub text: String,
-}
-
-/// What [`Workload::metrics`] is given of one transaction type.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct TypeFigures {
-    /// Units that succeeded.
-    pub units: u64,
-    /// Of which found rows missing (TPC-C: New-Orders rolled back by rule).
-    pub missing: u64,
-    /// The 90th percentile of latency (with retries).
-    pub p90: std::time::Duration,
-}
-
-/// See [`Workload::interval_metrics`]: given the figures of one interval
-/// per type (in the order of [`Workload::types`]).
-pub type IntervalMetrics =
-    std::sync::Arc<dyn Fn(&[crate::stats::IntervalFigures]) -> Vec<Metric> + Send + Sync>;
-
-/// A figure a workload computes from what was measured (tpmC).
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct Metric {
-    /// Its key in the JSON report's `metrics`.
-    pub key: String,
-    /// Its label in the summary.
-    pub label: String,
-    pub value: f64,
-    /// The summary's text, with what it is made of.
-    pub text: String,
-}
-
-/// Time and count per statement kind inside a workload's units (the
-/// point selects, ranges, updates of a transaction), kept by each
-/// worker's operation and merged with `add`.
-#[derive(Clone, Debug)]
-pub struct StatementStats {
-    pub name: &'static str,
-    pub count: u64,
-    pub latency: hdrhistogram::Histogram<u64>,
-}
-
-impl StatementStats {
-    pub fn new(name: &'static str) -> Self {
-        StatementStats {
-            name,
-            count: 0,
-            latency: crate::stats::new_histogram(),
-        }
-    }
-
-    pub fn record(&mut self, took: std::time::Duration) {
-        self.count += 1;
-        crate::stats::record_ns(&mut self.latency, crate::stats::nanos(took));
-    }
-
-    pub fn add(&mut self, other: &StatementStats) {
-        self.count += other.count;
-        let _ = self.latency.add(&other.latency);
-    }
-}
-
 /// sysbench's query classes of a statement kind, by its name: `read`
 /// (selects and ranges), `other` (BEGIN, COMMIT, ROLLBACK) or `write`.
 pub fn query_class(name: &str) -> &'static str {
@@ -560,14 +497,9 @@ pub struct Pauses {
     pub after: std::time::Duration,
 }
 
-/// What one executed unit did.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Outcome {
-    /// Rows written or read.
-    pub rows: u64,
-    /// Rows the unit looked for and did not find (select and update).
-    pub missing: u64,
-}
+pub use crate::stats::outcome::{
+    Check, Finding, IntervalMetrics, Metric, Outcome, StatementStats, TypeFigures,
+};
 
 /// One worker's share of a workload, on its own connection.
 pub trait Operation: Send + 'static {
@@ -835,7 +767,7 @@ pub struct Settings {
     pub script: script::ScriptSettings,
     /// `--isolation`, for workloads that begin their transactions with
     /// an explicit level.
-    pub isolation: Option<crate::runner::settings::Isolation>,
+    pub isolation: Option<crate::db::sql::Isolation>,
     /// Which of several clients this is (`--clients`): loads take the
     /// share of the client's threads among all clients' threads.
     pub client: partition::ClientShare,

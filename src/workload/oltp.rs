@@ -41,9 +41,9 @@ use super::{
     BoxFuture, DynOperation, Operation, Outcome, Role, Settings, Spec, StatementStats, TableSet,
     Tables, WireStatement, WireUnit, Workload, worker_seed,
 };
-use crate::config::TableName;
 use crate::db::dialect::Flavor;
 use crate::db::schema::{self, TableDef};
+use crate::db::sql::TableName;
 use crate::db::unnamed;
 use crate::db::wire::{Answer, Param};
 use crate::error::{Error, Result};

@@ -25,9 +25,9 @@ use tokio_postgres::Client;
 use super::copy_load::{CopyLoad, Lines};
 use super::partition::thread_range;
 use super::{BoxFuture, DynOperation, Role, Settings, Spec, TableSet, Tables, Workload};
-use crate::config::TableName;
 use crate::db::dialect::Flavor;
 use crate::db::schema::{self, TableDef};
+use crate::db::sql::TableName;
 use crate::error::{Error, Result};
 
 /// Accounts per branch, as pgbench.

@@ -10,8 +10,8 @@ use tokio_postgres::Client;
 
 use super::table::{self, TableOp, one_per_thread_note};
 use super::{BoxFuture, Operation, Outcome, Role, Settings, Spec};
-use crate::config::TableName;
 use crate::db::dialect::{procedure_call, procedure_ddl, procedure_marks};
+use crate::db::sql::TableName;
 use crate::db::unnamed;
 use crate::error::{Error, Result};
 

@@ -6,7 +6,7 @@ use tokio_postgres::{Client, SimpleQueryMessage, Statement};
 use super::keys::KeyDistribution;
 use super::table::{self, TableOp};
 use super::{IdPicker, Operation, Outcome, Role, Settings, Spec, WireStatement, WireUnit};
-use crate::config::TableName;
+use crate::db::sql::TableName;
 use crate::db::wire::{Answer, Param};
 use crate::error::{Error, Result};
 

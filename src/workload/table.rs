@@ -12,9 +12,9 @@ use std::marker::PhantomData;
 use tokio_postgres::Client;
 
 use super::{BoxFuture, Operation, Role, Settings, Spec, TableSet, Tables, Workload};
-use crate::config::TableName;
 use crate::db::dialect::{self, COLUMNS};
 use crate::db::schema::{self, TableDef};
+use crate::db::sql::TableName;
 use crate::error::{Error, Result};
 
 /// The default name of the table.
@@ -86,7 +86,7 @@ pub trait TableOp: Operation + Sized {
 /// Builds the workload of `spec` for operation `O`: the `build` of each
 /// operation's [`Spec`].
 pub fn build<O: TableOp>(spec: &'static Spec, s: &Settings) -> Result<Box<dyn Workload>> {
-    crate::config::check_table_shape(s.rows, s.field_len)?;
+    crate::workload::limits::check_table_shape(s.rows, s.field_len)?;
     O::check(s)?;
     if spec.role == Role::Query && s.rows == 0 {
         return Err(Error::usage(format!(

@@ -10,7 +10,7 @@ use super::keys::KeyDistribution;
 use super::rowgen::{FIELDS, fill_alphanumeric};
 use super::table::{self, TableOp};
 use super::{IdPicker, Operation, Outcome, Role, Settings, Spec, WireStatement, WireUnit};
-use crate::config::TableName;
+use crate::db::sql::TableName;
 use crate::db::wire::{Answer, Param};
 use crate::error::{Error, Result};
 

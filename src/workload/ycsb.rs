@@ -38,9 +38,9 @@ use super::{
     BoxFuture, DynOperation, Operation, Outcome, Role, Settings, Spec, TableSet, Tables,
     WireStatement, WireUnit, Workload, worker_seed,
 };
-use crate::config::{TableName, quote_literal};
 use crate::db::dialect::Flavor;
 use crate::db::schema::{self, TableDef};
+use crate::db::sql::{TableName, quote_literal};
 use crate::db::unnamed;
 use crate::db::wire::{Answer, Param};
 use crate::error::{Error, Result};
@@ -204,11 +204,11 @@ fn check_shape(s: &Settings) -> Result<()> {
             y.field_count
         )));
     }
-    if y.field_length > crate::config::MAX_FIELD_LEN {
+    if y.field_length > crate::workload::limits::MAX_FIELD_LEN {
         return Err(Error::usage(format!(
             "--ycsb-field-length {} is too large: the limit is {} characters",
             y.field_length,
-            crate::config::MAX_FIELD_LEN
+            crate::workload::limits::MAX_FIELD_LEN
         )));
     }
     Ok(())
@@ -280,11 +280,11 @@ fn field_list(count: usize) -> String {
 fn build_load(spec: &'static Spec, s: &Settings) -> Result<Box<dyn Workload>> {
     check_shape(s)?;
     let row_bytes = s.ycsb.field_count * (s.ycsb.field_length + 1) + 32;
-    if s.batch_size.saturating_mul(row_bytes) > crate::config::MAX_BATCH_BYTES {
+    if s.batch_size.saturating_mul(row_bytes) > crate::workload::limits::MAX_BATCH_BYTES {
         return Err(Error::usage(format!(
             "--batch-size {} of YCSB records of {row_bytes} bytes makes batches over {} MiB: use a smaller -b",
             s.batch_size,
-            crate::config::MAX_BATCH_BYTES >> 20
+            crate::workload::limits::MAX_BATCH_BYTES >> 20
         )));
     }
     Ok(Box::new(Load {

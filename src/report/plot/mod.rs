@@ -714,7 +714,7 @@ mod tests {
     /// A YCSB-A-like mix of 30 s: steady rates and latencies, the server's
     /// waits, a scatter sample and a timeline.
     fn mix_op() -> OpResult {
-        let mut op = OpResult::new(&crate::workload::ycsb::A, 4);
+        let mut op = OpResult::new(crate::workload::ycsb::A.kind(), 4);
         op.wallclock = Duration::from_secs(30);
         op.scale = "100000 rows".to_string();
         let interval = |i: u64, ops: u64, p99_ms: u64| IntervalFigures {

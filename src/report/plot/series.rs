@@ -464,7 +464,7 @@ mod tests {
     }
 
     fn load_op(ms: u64, batch_every_us: u64) -> OpResult {
-        let mut op = OpResult::new(&crate::workload::copy_mem::SPEC, 2);
+        let mut op = OpResult::new(crate::workload::copy_mem::SPEC.kind(), 2);
         op.wallclock = Duration::from_millis(ms);
         op.timeline = Timeline::new(1);
         for t in (batch_every_us..ms * 1000).step_by(batch_every_us as usize) {
@@ -536,7 +536,7 @@ mod tests {
     #[test]
     fn a_mix_has_a_series_per_type_then_all_each_as_fine_as_its_units() {
         let mut op = load_op(1000, 1000);
-        op.spec = &crate::workload::ycsb::B;
+        op.spec = crate::workload::ycsb::B.kind();
         op.types = ["read", "update"]
             .iter()
             .map(|n| crate::stats::TypeResult {

@@ -392,7 +392,7 @@ mod tests {
 
     #[test]
     fn a_tpcc_title_names_its_warehouses_not_the_rows_of_r() {
-        let mut op = OpResult::new(&crate::workload::tpcc::RUN, 4);
+        let mut op = OpResult::new(crate::workload::tpcc::RUN.kind(), 4);
         op.table_rows = 100_000;
         op.scale = "2 warehouses".to_string();
         assert_eq!(
@@ -414,7 +414,7 @@ mod tests {
             "{big}"
         );
         assert!(!big.contains('%'), "{big}");
-        let mut op = OpResult::new(&crate::workload::tpcc::RUN, 4);
+        let mut op = OpResult::new(crate::workload::tpcc::RUN.kind(), 4);
         assert_eq!(figure_text(&op), None);
         op.metrics = vec![metric("tpmc", 56420.4), metric("efficiency", 2193.713)];
         assert_eq!(

@@ -42,8 +42,8 @@ use super::{
     BoxFuture, DynOperation, Operation, Outcome, Role, Settings, Spec, StatementStats, TableSet,
     Workload, worker_seed,
 };
-use crate::config::TableName;
 use crate::db::dialect::Flavor;
+use crate::db::sql::TableName;
 use crate::db::unnamed;
 use crate::error::{Error, Result};
 
@@ -296,7 +296,7 @@ fn guess_table(program: &Program, builtin_used: bool) -> String {
             w[1].trim_matches(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
                 .to_string()
         })
-        .filter(|t| !t.is_empty() && t.len() <= crate::config::MAX_IDENTIFIER_LEN)
+        .filter(|t| !t.is_empty() && t.len() <= crate::db::sql::MAX_IDENTIFIER_LEN)
         .unwrap_or_else(|| DEFAULT.to_string())
 }
 

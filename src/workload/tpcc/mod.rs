@@ -28,8 +28,8 @@ use tokio_postgres::Client;
 use super::{
     BoxFuture, Check, DynOperation, Metric, Role, Settings, Spec, TableSet, TypeFigures, Workload,
 };
-use crate::config::TableName;
 use crate::db::schema as db_schema;
+use crate::db::sql::TableName;
 use crate::db::unnamed;
 use crate::error::{Error, Result};
 

@@ -14,9 +14,9 @@
 //! b-trees in the same column order.
 
 use super::super::{Settings, Tables};
-use crate::config::TableName;
 use crate::db::dialect::Flavor;
 use crate::db::schema::TableDef;
+use crate::db::sql::TableName;
 use crate::error::Result;
 
 /// One table: its name, columns, primary key (first column the

@@ -1,0 +1,92 @@
+//! What a workload's units and checks produce, as plain data: the outcome
+//! of one unit, the time per statement kind inside units, the consistency
+//! checks, the findings of a clean-up, a workload's own figures (tpmC).
+//!
+//! These are statistics, not parts of the workload contract: the runner
+//! counts them, the report prints them and a saved report reads them back,
+//! so they live in the statistics layer, which imports nothing above it;
+//! the workload layer re-exports them for its implementations.
+
+/// What one executed unit did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Outcome {
+    /// Rows written or read.
+    pub rows: u64,
+    /// Rows the unit looked for and did not find (select and update).
+    pub missing: u64,
+}
+
+/// One consistency condition checked after a workload ran.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Check {
+    pub name: String,
+    pub held: bool,
+    /// What was found, e.g. "0 of 15000 (schedule, day) pairs differ".
+    pub detail: String,
+}
+
+/// One line of what a workload without units did (the workload's findings),
+/// e.g. label "dropped", text "table \"public\".\"usertable\" (1000 rows)".
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Finding {
+    pub label: String,
+    pub text: String,
+}
+
+/// What the workload's `metrics` is given of one transaction type.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TypeFigures {
+    /// Units that succeeded.
+    pub units: u64,
+    /// Of which found rows missing (TPC-C: New-Orders rolled back by rule).
+    pub missing: u64,
+    /// The 90th percentile of latency (with retries).
+    pub p90: std::time::Duration,
+}
+
+/// The workload's `interval_metrics`: given the figures of one interval
+/// per type (in the order of the workload's types).
+pub type IntervalMetrics =
+    std::sync::Arc<dyn Fn(&[crate::stats::IntervalFigures]) -> Vec<Metric> + Send + Sync>;
+
+/// A figure a workload computes from what was measured (tpmC).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Metric {
+    /// Its key in the JSON report's `metrics`.
+    pub key: String,
+    /// Its label in the summary.
+    pub label: String,
+    pub value: f64,
+    /// The summary's text, with what it is made of.
+    pub text: String,
+}
+
+/// Time and count per statement kind inside a workload's units (the
+/// point selects, ranges, updates of a transaction), kept by each
+/// worker's operation and merged with `add`.
+#[derive(Clone, Debug)]
+pub struct StatementStats {
+    pub name: &'static str,
+    pub count: u64,
+    pub latency: hdrhistogram::Histogram<u64>,
+}
+
+impl StatementStats {
+    pub fn new(name: &'static str) -> Self {
+        StatementStats {
+            name,
+            count: 0,
+            latency: super::new_histogram(),
+        }
+    }
+
+    pub fn record(&mut self, took: std::time::Duration) {
+        self.count += 1;
+        super::record_ns(&mut self.latency, super::nanos(took));
+    }
+
+    pub fn add(&mut self, other: &StatementStats) {
+        self.count += other.count;
+        let _ = self.latency.add(&other.latency);
+    }
+}
