@@ -777,7 +777,7 @@ fn parse_define(s: &str) -> Result<(String, String), String> {
     let (name, value) = s
         .split_once('=')
         .ok_or_else(|| format!("'{s}' is not NAME=VALUE: write e.g. -D scale=10"))?;
-    if !workload::script::valid_name(name) {
+    if !workload::pgbench::script::valid_name(name) {
         return Err(format!(
             "'{name}' is not a variable name: use letters, digits and _ (e.g. -D delta=5)"
         ));

@@ -24,10 +24,10 @@ use crate::runner::schedule::Distribution;
 use crate::runner::settings::Lean;
 use crate::runner::{OnError, RunSettings};
 use crate::workload::booking::BookingSettings;
-use crate::workload::keys::KeyDistribution;
-use crate::workload::limits::check_table_shape;
+use crate::workload::kit::keys::KeyDistribution;
+use crate::workload::kit::limits::check_table_shape;
 use crate::workload::oltp::OltpSettings;
-use crate::workload::script::ScriptSettings;
+use crate::workload::pgbench::script::ScriptSettings;
 use crate::workload::tpcc::TpccSettings;
 use crate::workload::ycsb::{YcsbSettings, ZIPF_THETA};
 use crate::workload::{Settings, Spec, Workload};
@@ -304,7 +304,7 @@ impl RunPlan {
         let (seed, client) = match &cluster {
             Some(c) => (
                 crate::workload::worker_seed(run_seed, c.index, 29),
-                crate::workload::partition::ClientShare {
+                crate::workload::kit::partition::ClientShare {
                     index: c.index,
                     clients: c.clients,
                 },
@@ -621,7 +621,7 @@ impl RunPlan {
 /// `--builtin` when `-o` is not given; scripts given without `-o script`
 /// in the list are refused, as a script that would not run.
 fn script_operations(cli: &Cli) -> Result<Vec<&'static Spec>> {
-    let script = &crate::workload::script::SPEC;
+    let script = &crate::workload::pgbench::script::SPEC;
     let given = !cli.script.is_empty() || !cli.builtin.is_empty();
     if cli.operations.is_empty() && given {
         return Ok(vec![script]);
@@ -644,7 +644,7 @@ fn pgbench_init_rows(
     rows: Option<u64>,
     scale: Option<u64>,
 ) -> Result<Option<u64>> {
-    use crate::workload::pgbench_init::{ACCOUNTS_PER_BRANCH, SPEC};
+    use crate::workload::pgbench::init::{ACCOUNTS_PER_BRANCH, SPEC};
     if !operations.contains(&&SPEC) {
         return Ok(rows);
     }
@@ -806,7 +806,8 @@ fn tpcc_settings(
                     c.clients, c.clients
                 )));
             }
-            let share = crate::workload::partition::thread_range(u64::from(w), c.clients, c.index);
+            let share =
+                crate::workload::kit::partition::thread_range(u64::from(w), c.clients, c.index);
             if share.is_empty() {
                 // A load of fewer warehouses than clients: its chunks go
                 // round all clients' threads; the homes are not used.

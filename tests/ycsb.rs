@@ -150,7 +150,9 @@ async fn ycsb_a_is_half_reads_half_updates_on_the_server_with_scrambled_zipfian_
         .get(0);
     let expect = format!(
         "user{}",
-        ysql_bench::workload::keys::fnv1a_64(ysql_bench::workload::keys::fnv1a_64(0) % RECORDS)
+        ysql_bench::workload::kit::keys::fnv1a_64(
+            ysql_bench::workload::kit::keys::fnv1a_64(0) % RECORDS
+        )
     );
     assert_eq!(key, expect, "{s}");
     // The summary reads per type, as YCSB's does.
@@ -415,7 +417,7 @@ async fn a_rerun_inserts_past_the_holes_failed_inserts_left() {
     // in flight would leave them.
     let last = RECORDS + inserted - 1;
     for hole in [last - 1, last - 2] {
-        let key = format!("user{}", ysql_bench::workload::keys::fnv1a_64(hole));
+        let key = format!("user{}", ysql_bench::workload::kit::keys::fnv1a_64(hole));
         let n = c
             .execute("delete from usertable where ycsb_key = $1", &[&key])
             .await

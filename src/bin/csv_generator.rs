@@ -9,7 +9,7 @@ use std::time::Instant;
 use clap::Parser;
 use ysql_bench::cli::{parse_count, parse_positive};
 use ysql_bench::error::EXIT_OK;
-use ysql_bench::workload::csv_gen::{CsvSpec, write_all};
+use ysql_bench::workload::basic::csv_gen::{CsvSpec, write_all};
 
 /// Write the CSV files for `ysql-bench -o copy-file`: one per thread,
 /// named like ysql_bench-t4-r1000000-f24--nr1.csv (threads, rows, field length, file 1..T).
@@ -42,7 +42,9 @@ fn main() -> ExitCode {
         Err(code) => return ExitCode::from(code as u8),
     };
     // Files ysql-bench could not load are refused before a byte is written.
-    if let Err(e) = ysql_bench::workload::limits::check_table_shape(args.rows, args.fields_length) {
+    if let Err(e) =
+        ysql_bench::workload::kit::limits::check_table_shape(args.rows, args.fields_length)
+    {
         ysql_bench::say!("error: {e}");
         return ExitCode::from(e.exit_code() as u8);
     }

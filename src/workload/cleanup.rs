@@ -32,9 +32,11 @@ use std::sync::Mutex;
 
 use tokio_postgres::Client;
 
+use super::basic::table;
+use super::pgbench::init as pgbench_init;
 use super::{
     BoxFuture, DynOperation, Finding, Role, Settings, Spec, TableSet, Tables, Workload, booking,
-    oltp, pgbench_init, table, tpcc, ycsb,
+    oltp, tpcc, ycsb,
 };
 use crate::db::dialect::{
     BARRIER_MARK, BARRIER_TABLE, Flavor, LOAD_PROCEDURE, LOAD_PROCEDURE_BODY, RANDOM_TEXT,
@@ -493,7 +495,7 @@ impl Workload for Cleanup {
     }
 
     fn worker(&self, _thread: usize) -> Box<dyn DynOperation> {
-        Box::new(super::NoUnits)
+        Box::new(crate::workload::NoUnits)
     }
 }
 

@@ -33,8 +33,8 @@ use super::{
     C_LOAD_LAST, CUSTOMERS, DISTRICTS, ITEMS, NEW_ORDERS_FROM, ORDERS, WarehouseRange, nurand,
 };
 use crate::error::Result;
-use crate::workload::copy_mem::copy_in;
-use crate::workload::partition::thread_range;
+use crate::workload::kit::copy_in::copy_in;
+use crate::workload::kit::partition::thread_range;
 use crate::workload::{Operation, Outcome, worker_seed};
 
 /// Rows of `item` or `stock` per COPY.

@@ -11,11 +11,11 @@ use std::marker::PhantomData;
 
 use tokio_postgres::Client;
 
-use super::{BoxFuture, Operation, Role, Settings, Spec, TableSet, Tables, Workload};
 use crate::db::dialect::{self, COLUMNS};
 use crate::db::schema::{self, TableDef};
 use crate::db::sql::TableName;
 use crate::error::{Error, Result};
+use crate::workload::{BoxFuture, Operation, Role, Settings, Spec, TableSet, Tables, Workload};
 
 /// The default name of the table.
 pub const DEFAULT_TABLE: &str = "test_table";
@@ -42,14 +42,14 @@ pub static TEST_TABLE: Tables = Tables {
         }])
     },
     left_empty: &[],
-    load_flags: super::rows_flag,
+    load_flags: crate::workload::rows_flag,
 };
 
 /// `-o table-cleanup`.
-pub static CLEANUP: Spec = super::cleanup::spec(
+pub static CLEANUP: Spec = crate::workload::cleanup::spec(
     "table-cleanup",
     "drop test_table (or --table-name) and the procedure's functions, if ysql-bench created them",
-    |spec, s| super::cleanup::build(spec, s, Some(&super::cleanup::TABLE)),
+    |spec, s| crate::workload::cleanup::build(spec, s, Some(&crate::workload::cleanup::TABLE)),
 );
 
 /// One operation on test_table, as [`OnTestTable`] needs it.
@@ -86,7 +86,7 @@ pub trait TableOp: Operation + Sized {
 /// Builds the workload of `spec` for operation `O`: the `build` of each
 /// operation's [`Spec`].
 pub fn build<O: TableOp>(spec: &'static Spec, s: &Settings) -> Result<Box<dyn Workload>> {
-    crate::workload::limits::check_table_shape(s.rows, s.field_len)?;
+    crate::workload::kit::limits::check_table_shape(s.rows, s.field_len)?;
     O::check(s)?;
     if spec.role == Role::Query && s.rows == 0 {
         return Err(Error::usage(format!(
@@ -182,7 +182,7 @@ impl<O: TableOp> Workload for OnTestTable<O> {
         &self.table
     }
 
-    fn worker(&self, thread: usize) -> Box<dyn super::DynOperation> {
+    fn worker(&self, thread: usize) -> Box<dyn crate::workload::DynOperation> {
         Box::new(O::new(&self.settings, &self.table, thread))
     }
 }

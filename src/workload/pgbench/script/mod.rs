@@ -19,7 +19,7 @@
 //! the interpreter, [`bind`] and [`decode`] how variables go to the server
 //! and come back. pgbench's built-in scripts are here as text, written
 //! from the transactions pgbench's documentation describes; `-o
-//! pgbench-init` makes their tables ([`super::pgbench_init`]).
+//! pgbench-init` makes their tables ([`super::init`]).
 //!
 //! A server's error fails the unit and is counted by SQLSTATE, as in any
 //! workload. A script's own error at run time (a variable not set yet, an
@@ -38,14 +38,14 @@ use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 use tokio_postgres::Client;
 
-use super::{
-    BoxFuture, DynOperation, Operation, Outcome, Role, Settings, Spec, StatementStats, TableSet,
-    Workload, worker_seed,
-};
 use crate::db::dialect::Flavor;
 use crate::db::sql::TableName;
 use crate::db::unnamed;
 use crate::error::{Error, Result};
+use crate::workload::{
+    BoxFuture, DynOperation, Operation, Outcome, Role, Settings, Spec, StatementStats, TableSet,
+    Workload, worker_seed,
+};
 
 pub mod bind;
 pub mod columns;
@@ -323,7 +323,7 @@ pub fn query_class(name: &str) -> Option<&'static str> {
 
 /// Scripts of the user's need no tables of the tool's: nothing to create
 /// or check (the tool cannot know what they read). The built-in ones read
-/// pgbench's tables ([`super::pgbench_init::PGBENCH_TABLES`]), which are
+/// pgbench's tables ([`super::init::PGBENCH_TABLES`]), which are
 /// checked, never created.
 pub struct NoTables;
 
@@ -343,7 +343,7 @@ impl TableSet for NoTables {
         _client: &'a Client,
         _settings: &'a Settings,
         _flavor: Flavor,
-        _how: super::TableUse,
+        _how: crate::workload::TableUse,
     ) -> BoxFuture<'a, Result<()>> {
         Box::pin(std::future::ready(Ok(())))
     }
@@ -380,7 +380,7 @@ impl Workload for ScriptRun {
 
     fn tables(&self) -> &'static dyn TableSet {
         if self.builtin_used {
-            &super::pgbench_init::PGBENCH_TABLES
+            &super::init::PGBENCH_TABLES
         } else {
             &NO_TABLES
         }
@@ -401,7 +401,7 @@ impl Workload for ScriptRun {
             // and loaded; this is for one emptied since.
             let load = format!(
                 "-o pgbench-init,script -s {}",
-                super::pgbench_init::scale(&self.settings)
+                super::init::scale(&self.settings)
             );
             let n: i64 = match unnamed::query_one(
                 client,

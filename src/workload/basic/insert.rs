@@ -9,15 +9,16 @@
 use std::fmt::Write as _;
 
 use tokio_postgres::types::ToSql;
-use tokio_postgres::{Client, SimpleQueryMessage, Statement};
+use tokio_postgres::{Client, Statement};
 
-use super::partition::Batches;
-use super::rowgen::{FIELDS, RowGen};
 use super::table::{self, TableOp};
-use super::{Operation, Outcome, Role, Settings, Spec};
 use crate::db::sql::{MAX_BIND_PARAMS, TableName};
 use crate::error::{Error, Result};
-use crate::workload::limits::{INSERT_COLUMNS, MAX_INSERT_BATCH, check_batch_bytes};
+use crate::workload::kit::limits::{INSERT_COLUMNS, MAX_INSERT_BATCH, check_batch_bytes};
+use crate::workload::kit::partition::Batches;
+use crate::workload::kit::rowgen::{FIELDS, RowGen};
+use crate::workload::kit::simple_query::command_rows;
+use crate::workload::{Operation, Outcome, Role, Settings, Spec};
 
 pub struct Insert {
     table: String,
@@ -227,18 +228,6 @@ impl Operation for Insert {
             missing: 0,
         })
     }
-}
-
-/// The row count of the last command in a simple-query response.
-pub fn command_rows(messages: &[SimpleQueryMessage]) -> u64 {
-    messages
-        .iter()
-        .rev()
-        .find_map(|m| match m {
-            SimpleQueryMessage::CommandComplete(n) => Some(*n),
-            _ => None,
-        })
-        .unwrap_or(0)
 }
 
 #[cfg(test)]

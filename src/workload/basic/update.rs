@@ -5,14 +5,16 @@
 
 use tokio_postgres::{Client, Statement};
 
-use super::insert::command_rows;
-use super::keys::KeyDistribution;
-use super::rowgen::{FIELDS, fill_alphanumeric};
 use super::table::{self, TableOp};
-use super::{IdPicker, Operation, Outcome, Role, Settings, Spec, WireStatement, WireUnit};
 use crate::db::sql::TableName;
 use crate::db::wire::{Answer, Param};
 use crate::error::{Error, Result};
+use crate::workload::kit::keys::KeyDistribution;
+use crate::workload::kit::rowgen::{FIELDS, fill_alphanumeric};
+use crate::workload::kit::simple_query::command_rows;
+use crate::workload::{
+    IdPicker, Operation, Outcome, Role, Settings, Spec, WireStatement, WireUnit,
+};
 
 pub struct Update {
     table: String,

@@ -22,13 +22,13 @@
 
 use tokio_postgres::Client;
 
-use super::copy_load::{CopyLoad, Lines};
-use super::partition::thread_range;
-use super::{BoxFuture, DynOperation, Role, Settings, Spec, TableSet, Tables, Workload};
 use crate::db::dialect::Flavor;
 use crate::db::schema::{self, TableDef};
 use crate::db::sql::TableName;
 use crate::error::{Error, Result};
+use crate::workload::kit::copy_load::{CopyLoad, Lines};
+use crate::workload::kit::partition::thread_range;
+use crate::workload::{BoxFuture, DynOperation, Role, Settings, Spec, TableSet, Tables, Workload};
 
 /// Accounts per branch, as pgbench.
 pub const ACCOUNTS_PER_BRANCH: u64 = 100_000;
@@ -56,10 +56,10 @@ pub static SPEC: Spec = Spec {
 };
 
 /// `-o pgbench-cleanup`.
-pub static CLEANUP: Spec = super::cleanup::spec(
+pub static CLEANUP: Spec = crate::workload::cleanup::spec(
     "pgbench-cleanup",
     "drop pgbench's four tables, those ysql-bench created (never those of pgbench -i)",
-    |spec, s| super::cleanup::build(spec, s, Some(&super::cleanup::PGBENCH)),
+    |spec, s| crate::workload::cleanup::build(spec, s, Some(&crate::workload::cleanup::PGBENCH)),
 );
 
 fn name(t: &str) -> TableName {

@@ -34,7 +34,7 @@ use super::eval::{Env, Value, VarError, eval, parse_text_value};
 use super::parse::{Command, Program, SleepAmount, Sql, TxnEffect};
 use crate::error::{Error, Result};
 use crate::workload::StatementStats;
-use crate::workload::keys::ZipfSampler;
+use crate::workload::kit::keys::ZipfSampler;
 
 /// A variable of one client.
 #[derive(Clone, Debug, PartialEq)]
@@ -397,7 +397,7 @@ impl Interp {
             }
         }
         let messages = client.simple_query(&self.sql_buf).await.map_err(fail)?;
-        let done = crate::workload::insert::command_rows(&messages);
+        let done = crate::workload::kit::simple_query::command_rows(&messages);
         let Some(into) = &sql.into else {
             return Ok(done);
         };

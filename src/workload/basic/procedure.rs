@@ -9,11 +9,11 @@
 use tokio_postgres::Client;
 
 use super::table::{self, TableOp, one_per_thread_note};
-use super::{BoxFuture, Operation, Outcome, Role, Settings, Spec};
 use crate::db::dialect::{procedure_call, procedure_ddl, procedure_marks};
 use crate::db::sql::TableName;
 use crate::db::unnamed;
 use crate::error::{Error, Result};
+use crate::workload::{BoxFuture, Operation, Outcome, Role, Settings, Spec};
 
 /// Creates or replaces the server-side generator, marked as the tool's
 /// (so that a clean-up drops it, and nothing else of that name).

@@ -2,7 +2,7 @@
 //!
 //! This module is the example of the workload seam: everything YCSB is
 //! here (its table, its loader, its mixes and their defaults), plugged in
-//! by seven lines of [`super::REGISTRY`].
+//! by seven lines of [`crate::workload::REGISTRY`].
 //!
 //! The data follows YCSB's core workload: table `usertable` with
 //! `ycsb_key varchar(255) primary key` and `field0..field9 text` of 100
@@ -30,20 +30,20 @@ use rand::{RngExt, SeedableRng};
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, SimpleQueryMessage, Statement};
 
-use super::copy_load::{CopyLoad, Lines};
-use super::insert::command_rows;
-use super::keys::{KeyDistribution, KeyPicker, fnv1a_64};
-use super::rowgen::fill_alphanumeric;
-use super::{
-    BoxFuture, DynOperation, Operation, Outcome, Role, Settings, Spec, TableSet, Tables,
-    WireStatement, WireUnit, Workload, worker_seed,
-};
 use crate::db::dialect::Flavor;
 use crate::db::schema::{self, TableDef};
 use crate::db::sql::{TableName, quote_literal};
 use crate::db::unnamed;
 use crate::db::wire::{Answer, Param};
 use crate::error::{Error, Result};
+use crate::workload::kit::copy_load::{CopyLoad, Lines};
+use crate::workload::kit::keys::{KeyDistribution, KeyPicker, fnv1a_64};
+use crate::workload::kit::rowgen::fill_alphanumeric;
+use crate::workload::kit::simple_query::command_rows;
+use crate::workload::{
+    BoxFuture, DynOperation, Operation, Outcome, Role, Settings, Spec, TableSet, Tables,
+    WireStatement, WireUnit, Workload, worker_seed,
+};
 
 /// The table's default name, as in YCSB.
 pub const DEFAULT_TABLE: &str = "usertable";
@@ -204,21 +204,21 @@ fn check_shape(s: &Settings) -> Result<()> {
             y.field_count
         )));
     }
-    if y.field_length > crate::workload::limits::MAX_FIELD_LEN {
+    if y.field_length > crate::workload::kit::limits::MAX_FIELD_LEN {
         return Err(Error::usage(format!(
             "--ycsb-field-length {} is too large: the limit is {} characters",
             y.field_length,
-            crate::workload::limits::MAX_FIELD_LEN
+            crate::workload::kit::limits::MAX_FIELD_LEN
         )));
     }
     Ok(())
 }
 
 /// `-o ycsb-cleanup`.
-pub static CLEANUP: Spec = super::cleanup::spec(
+pub static CLEANUP: Spec = crate::workload::cleanup::spec(
     "ycsb-cleanup",
     "YCSB: drop usertable (or --table-name) if ysql-bench created it",
-    |spec, s| super::cleanup::build(spec, s, Some(&super::cleanup::YCSB)),
+    |spec, s| crate::workload::cleanup::build(spec, s, Some(&crate::workload::cleanup::YCSB)),
 );
 
 /// usertable, YCSB's one table.
@@ -237,7 +237,7 @@ pub static USERTABLE: Tables = Tables {
         }])
     },
     left_empty: &[],
-    load_flags: super::rows_flag,
+    load_flags: crate::workload::rows_flag,
 };
 
 /// `CREATE TABLE` of usertable: the key hash-sharded on YugabyteDB.
@@ -280,11 +280,11 @@ fn field_list(count: usize) -> String {
 fn build_load(spec: &'static Spec, s: &Settings) -> Result<Box<dyn Workload>> {
     check_shape(s)?;
     let row_bytes = s.ycsb.field_count * (s.ycsb.field_length + 1) + 32;
-    if s.batch_size.saturating_mul(row_bytes) > crate::workload::limits::MAX_BATCH_BYTES {
+    if s.batch_size.saturating_mul(row_bytes) > crate::workload::kit::limits::MAX_BATCH_BYTES {
         return Err(Error::usage(format!(
             "--batch-size {} of YCSB records of {row_bytes} bytes makes batches over {} MiB: use a smaller -b",
             s.batch_size,
-            crate::workload::limits::MAX_BATCH_BYTES >> 20
+            crate::workload::kit::limits::MAX_BATCH_BYTES >> 20
         )));
     }
     Ok(Box::new(Load {
@@ -708,7 +708,7 @@ struct MixOp {
     /// Where this mix's inserts began; the client's record numbers are
     /// interleaved with the other clients' from there.
     insert_base: u64,
-    client: super::partition::ClientShare,
+    client: crate::workload::kit::partition::ClientShare,
     st: Option<Statements>,
     staged: Staged,
     /// The staged values: every field's for an insert or a full update,

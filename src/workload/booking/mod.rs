@@ -26,18 +26,18 @@ use rand::{RngExt, SeedableRng};
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, Statement};
 
-use super::copy_load::{CopyLoad, Lines};
-use super::keys::{KeyDistribution, KeyPicker};
-use super::{
-    BoxFuture, Check, DynOperation, Operation, Outcome, Role, Settings, Spec, StatementStats,
-    TableSet, Tables, Workload, worker_seed,
-};
 use crate::db::dialect::Flavor;
 use crate::db::schema::{self, TableDef};
 use crate::db::sql::Isolation;
 use crate::db::sql::TableName;
 use crate::db::unnamed;
 use crate::error::{Error, Result};
+use crate::workload::kit::copy_load::{CopyLoad, Lines};
+use crate::workload::kit::keys::{KeyDistribution, KeyPicker};
+use crate::workload::{
+    BoxFuture, Check, DynOperation, Operation, Outcome, Role, Settings, Spec, StatementStats,
+    TableSet, Tables, Workload, worker_seed,
+};
 
 /// Flights in `schedule`, as in the original benchmark (about 15000).
 pub const FLIGHTS: u64 = 15_000;
@@ -189,10 +189,10 @@ pub static BOOKING_TABLES: Tables = Tables {
 };
 
 /// `-o booking-cleanup`.
-pub static CLEANUP: Spec = super::cleanup::spec(
+pub static CLEANUP: Spec = crate::workload::cleanup::spec(
     "booking-cleanup",
     "flight booking: drop its five tables, those ysql-bench created",
-    |spec, s| super::cleanup::build(spec, s, Some(&super::cleanup::BOOKING)),
+    |spec, s| crate::workload::cleanup::build(spec, s, Some(&crate::workload::cleanup::BOOKING)),
 );
 
 /// `-o booking-load`.
@@ -451,7 +451,7 @@ impl Workload for CheckOnly {
     }
 
     fn worker(&self, _thread: usize) -> Box<dyn DynOperation> {
-        Box::new(super::NoUnits)
+        Box::new(crate::workload::NoUnits)
     }
 }
 

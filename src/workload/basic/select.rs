@@ -3,12 +3,14 @@
 
 use tokio_postgres::{Client, SimpleQueryMessage, Statement};
 
-use super::keys::KeyDistribution;
 use super::table::{self, TableOp};
-use super::{IdPicker, Operation, Outcome, Role, Settings, Spec, WireStatement, WireUnit};
 use crate::db::sql::TableName;
 use crate::db::wire::{Answer, Param};
 use crate::error::{Error, Result};
+use crate::workload::kit::keys::KeyDistribution;
+use crate::workload::{
+    IdPicker, Operation, Outcome, Role, Settings, Spec, WireStatement, WireUnit,
+};
 
 pub struct Select {
     table: String,

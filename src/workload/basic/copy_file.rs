@@ -20,13 +20,13 @@ use bytes::{Bytes, BytesMut};
 use tokio::io::AsyncReadExt;
 use tokio_postgres::{Client, Statement};
 
-use super::copy_mem::copy_in;
-use super::insert::command_rows;
+use crate::workload::kit::copy_in::copy_in;
+use crate::workload::kit::simple_query::command_rows;
 
 use super::table::{self, TableOp, one_per_thread_note};
-use super::{BoxFuture, Operation, Outcome, Role, Settings, Spec};
 use crate::db::sql::{TableName, quote_ident, quote_literal};
 use crate::error::{Error, Result};
+use crate::workload::{BoxFuture, Operation, Outcome, Role, Settings, Spec};
 
 /// The file name for thread `n` (1-based) of `threads`, as csv_generator
 /// writes it: `ysql_bench-t{T}-r{R}-f{F}--nr{n}.csv`.

@@ -10,7 +10,7 @@
 //! sequence is moved past them, so that sysbench's own inserts go on
 //! after). `oltp-prepare` loads them with COPY over the threads;
 //! `oltp-cleanup` drops them (only the tool's, or with `--force` those of
-//! sysbench's shape; see [`super::cleanup`]).
+//! sysbench's shape; see [`crate::workload::cleanup`]).
 //!
 //! One unit is one sysbench *event*: for the transactional scripts a
 //! BEGIN … COMMIT holding the groups of statements of `oltp_common.lua`
@@ -33,20 +33,20 @@ use rand::{RngExt, SeedableRng};
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, Statement};
 
-use super::copy_mem::copy_in;
-use super::insert::command_rows;
-use super::keys::{KeyDistribution, KeyPicker};
+use crate::workload::kit::copy_in::copy_in;
+use crate::workload::kit::keys::{KeyDistribution, KeyPicker};
+use crate::workload::kit::simple_query::command_rows;
 
-use super::{
-    BoxFuture, DynOperation, Operation, Outcome, Role, Settings, Spec, StatementStats, TableSet,
-    Tables, WireStatement, WireUnit, Workload, worker_seed,
-};
 use crate::db::dialect::Flavor;
 use crate::db::schema::{self, TableDef};
 use crate::db::sql::TableName;
 use crate::db::unnamed;
 use crate::db::wire::{Answer, Param};
 use crate::error::{Error, Result};
+use crate::workload::{
+    BoxFuture, DynOperation, Operation, Outcome, Role, Settings, Spec, StatementStats, TableSet,
+    Tables, WireStatement, WireUnit, Workload, worker_seed,
+};
 
 /// sysbench's knobs.
 #[derive(Clone, Debug)]
@@ -204,10 +204,10 @@ pub static PREPARE: Spec = Spec {
     build: build_prepare,
 };
 /// `-o oltp-cleanup`.
-pub static CLEANUP: Spec = super::cleanup::spec(
+pub static CLEANUP: Spec = crate::workload::cleanup::spec(
     "oltp-cleanup",
     "sysbench OLTP: drop sbtest1..--tables and every other sbtestN, those ysql-bench created",
-    |spec, s| super::cleanup::build(spec, s, Some(&super::cleanup::OLTP)),
+    |spec, s| crate::workload::cleanup::build(spec, s, Some(&crate::workload::cleanup::OLTP)),
 );
 pub static READ_WRITE: Spec = run_spec(
     "oltp-read-write",

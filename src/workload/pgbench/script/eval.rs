@@ -21,7 +21,7 @@ use rand::rngs::SmallRng;
 use rand::{Rng, RngExt};
 
 use super::expr::{BinOp, Expr, Func, IsTest};
-use crate::workload::keys::ZipfSampler;
+use crate::workload::kit::keys::ZipfSampler;
 
 /// A value of pgbench's expression language.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -764,8 +764,8 @@ fn trim_zeros(s: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::script::exec::Var;
-    use crate::workload::script::expr::parse_expr;
+    use crate::workload::pgbench::script::exec::Var;
+    use crate::workload::pgbench::script::expr::parse_expr;
     use rand::SeedableRng;
 
     /// Evaluates `text` with the variables `:x` = 5, `:s` = "abc" and
@@ -1115,7 +1115,7 @@ mod tests {
                 ones += u64::from(v == 1);
             }
             let theta: f64 = s.parse().unwrap();
-            let want = 1.0 / crate::workload::keys::zeta(1000, theta);
+            let want = 1.0 / crate::workload::kit::keys::zeta(1000, theta);
             let got = ones as f64 / draws as f64;
             assert!(
                 (got - want).abs() < 0.1 * want + 0.002,

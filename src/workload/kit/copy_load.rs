@@ -12,10 +12,10 @@ use std::ops::Range;
 use bytes::Bytes;
 use tokio_postgres::{Client, Statement};
 
-use super::copy_mem::copy_in;
+use super::copy_in::copy_in;
 use super::partition::Batches;
-use super::{Operation, Outcome};
 use crate::error::{Error, Result};
+use crate::workload::{Operation, Outcome};
 
 /// What a loader writes: line `n` of its table, in COPY text format.
 pub trait Lines: Send + 'static {

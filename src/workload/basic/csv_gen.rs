@@ -11,9 +11,9 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use super::copy_file::csv_path;
-use super::partition::thread_range;
-use super::rowgen::RowGen;
 use crate::error::{Error, Result};
+use crate::workload::kit::partition::thread_range;
+use crate::workload::kit::rowgen::RowGen;
 
 /// Bytes generated before each write.
 const CHUNK: usize = 1 << 20;

@@ -1,0 +1,7 @@
+//! pgbench's family: `pgbench-init` (its four tables, as `pgbench -i`
+//! makes them), `pgbench-cleanup`, and `-o script`, the interpreter of
+//! pgbench's script language that runs custom scripts and the built-in
+//! ones on those tables.
+
+pub mod init;
+pub mod script;
