@@ -11,6 +11,9 @@ use std::time::Duration;
 
 use clap::{ArgAction, Parser, Subcommand, ValueEnum};
 
+use crate::workload::kit::args::{NODES, WORKLOAD};
+pub use crate::workload::kit::args::{parse_count, parse_positive};
+use crate::workload::registry::{IMPLY_OPERATIONS, WorkloadArgs};
 use crate::workload::{self, Spec};
 
 /// One name of `-o`, spaces around it allowed (`-o 'copy-mem, select'`):
@@ -119,10 +122,8 @@ pub const VERSION: &str = concat!(
 
 // The headings of --help, in the order a user meets the questions.
 const CONNECTION: &str = "Connection";
-const WORKLOAD: &str = "Workload";
 const PACING: &str = "Pacing";
 const REPORTS: &str = "Reports";
-const NODES: &str = "Several nodes";
 const SAFETY: &str = "Safety";
 const CLIENTS: &str = "Several clients";
 
@@ -218,7 +219,7 @@ pub struct Cli {
         value_parser = OperationParser,
         hide_possible_values = true,
         long_help = operations_help(),
-        required_unless_present_any = ["script", "builtin"],
+        required_unless_present_any = IMPLY_OPERATIONS,
         help_heading = WORKLOAD
     )]
     pub operations: Vec<&'static Spec>,
@@ -454,13 +455,6 @@ pub struct Cli {
     #[arg(long, value_name = "FILE", help_heading = CONNECTION)]
     pub cacert: Option<PathBuf>,
 
-    /// copy-file: read the CSV files here and stream them, instead of the server reading them.
-    ///
-    /// COPY FROM STDIN, like psql's \copy: works through haproxy and PgBouncer, where a
-    /// connection may land on any node, and needs no server file access.
-    #[arg(long, help_heading = NODES)]
-    pub copy_file_client: bool,
-
     /// How select, update and the YCSB mixes pick keys (default: uniform for select and update, each YCSB mix its own).
     #[arg(long, value_name = "KIND", help_heading = WORKLOAD)]
     pub key_distribution: Option<KeyDistributionArg>,
@@ -476,82 +470,6 @@ pub struct Cli {
     /// --key-distribution hotspot: the share of the operations that go to the hot keys (0 to 1, default 0.8).
     #[arg(long, value_name = "SHARE", default_value = "0.8", value_parser = parse_share, help_heading = WORKLOAD)]
     pub hotspot_ops: f64,
-
-    /// YCSB: fields per record (field0..fieldN-1).
-    #[arg(long, value_name = "N", default_value = "10", value_parser = parse_positive::<usize>, help_heading = WORKLOAD)]
-    pub ycsb_field_count: usize,
-
-    /// YCSB: characters per field.
-    #[arg(long, value_name = "N", default_value = "100", value_parser = parse_positive::<usize>, help_heading = WORKLOAD)]
-    pub ycsb_field_length: usize,
-
-    /// YCSB: an update writes every field, not one chosen at random.
-    #[arg(long, help_heading = WORKLOAD)]
-    pub ycsb_write_all_fields: bool,
-
-    /// YCSB: read-modify-write runs its read and update in one transaction.
-    #[arg(long, help_heading = WORKLOAD)]
-    pub ycsb_rmw_txn: bool,
-
-    /// YCSB: a custom mix replacing the workload's, e.g. read=0.9,update=0.1 (types: read, update, insert, scan, read-modify-write).
-    #[arg(long, value_name = "TYPE=SHARE,...", value_parser = parse_proportions, help_heading = WORKLOAD)]
-    pub ycsb_proportions: Option<workload::ycsb::Mix>,
-
-    /// oltp-*: tables sbtest1..N, each of -r rows.
-    #[arg(long, value_name = "N", default_value = "1", value_parser = parse_positive::<usize>, help_heading = WORKLOAD)]
-    pub tables: usize,
-
-    /// oltp-*: rows per table, as sysbench's --table-size (the same as -r).
-    #[arg(long, value_name = "N", value_parser = parse_count::<u64>, help_heading = WORKLOAD)]
-    pub table_size: Option<u64>,
-
-    /// oltp-*: rows of each range select.
-    #[arg(long, value_name = "N", default_value = "100", value_parser = parse_positive::<u64>, help_heading = WORKLOAD)]
-    pub range_size: u64,
-
-    /// oltp-*: point selects per transaction (oltp-point-select: 1).
-    #[arg(long, value_name = "N", value_parser = parse_count::<u32>, help_heading = WORKLOAD)]
-    pub point_selects: Option<u32>,
-
-    /// oltp-*: simple range selects per transaction.
-    #[arg(long, value_name = "N", default_value = "1", value_parser = parse_count::<u32>, help_heading = WORKLOAD)]
-    pub simple_ranges: u32,
-
-    /// oltp-*: SUM() range selects per transaction.
-    #[arg(long, value_name = "N", default_value = "1", value_parser = parse_count::<u32>, help_heading = WORKLOAD)]
-    pub sum_ranges: u32,
-
-    /// oltp-*: ORDER BY range selects per transaction.
-    #[arg(long, value_name = "N", default_value = "1", value_parser = parse_count::<u32>, help_heading = WORKLOAD)]
-    pub order_ranges: u32,
-
-    /// oltp-*: DISTINCT range selects per transaction.
-    #[arg(long, value_name = "N", default_value = "1", value_parser = parse_count::<u32>, help_heading = WORKLOAD)]
-    pub distinct_ranges: u32,
-
-    /// oltp-*: index updates (k = k + 1) per transaction.
-    #[arg(long, value_name = "N", default_value = "1", value_parser = parse_count::<u32>, help_heading = WORKLOAD)]
-    pub index_updates: u32,
-
-    /// oltp-*: non-index updates (c = ...) per transaction.
-    #[arg(long, value_name = "N", default_value = "1", value_parser = parse_count::<u32>, help_heading = WORKLOAD)]
-    pub non_index_updates: u32,
-
-    /// oltp-*: DELETE and INSERT pairs of one id per transaction.
-    #[arg(long, value_name = "N", default_value = "1", value_parser = parse_count::<u32>, help_heading = WORKLOAD)]
-    pub delete_inserts: u32,
-
-    /// oltp-*: run the range selects (on, as sysbench's --range-selects).
-    #[arg(long, value_name = "BOOL", default_value = "on", value_parser = parse_on_off, action = ArgAction::Set, help_heading = WORKLOAD)]
-    pub range_selects: bool,
-
-    /// oltp-*: no BEGIN/COMMIT: every statement autocommits.
-    #[arg(long, help_heading = WORKLOAD)]
-    pub skip_trx: bool,
-
-    /// booking: the days a flight is booked on (fewer days, hotter audit rows).
-    #[arg(long, value_name = "DAYS", default_value = "30", value_parser = parse_positive::<u32>, help_heading = WORKLOAD)]
-    pub day_range: u32,
 
     /// Print the latency of each statement kind inside a transaction (always in --json).
     #[arg(long, help_heading = REPORTS)]
@@ -591,56 +509,9 @@ pub struct Cli {
     #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration, help_heading = CLIENTS)]
     pub barrier_timeout: Duration,
 
-    /// tpcc-*: warehouses, the TPC-C scale (about 500k rows, 70 MB each, plus 100k items once).
-    #[arg(long, value_name = "W", default_value = "1", value_parser = parse_positive::<u32>, help_heading = WORKLOAD)]
-    pub warehouses: u32,
-
-    /// tpcc: the mix in percent, e.g. new-order=50,payment=50 (default: the standard 45/43/4/4/4).
-    #[arg(long, value_name = "TYPE=PERCENT,...", value_parser = parse_tpcc_mix, help_heading = WORKLOAD)]
-    pub tpcc_mix: Option<workload::tpcc::txn::Mix>,
-
-    /// tpcc: keying and think times as the specification defines them (clause 5.2.5).
-    ///
-    /// Each terminal waits a keying time before each transaction (18 s for New-Order, 3 s for
-    /// Payment, 2 s for the others) and a think time after it (negative exponential, mean 12 s,
-    /// 12 s, 10 s, 5 s, 5 s, at most ten times the mean). The waits are in no latency. Ten
-    /// terminals per warehouse (-t 10×W) then reach about 100% efficiency. Not with --rate.
-    #[arg(long, help_heading = WORKLOAD)]
-    pub tpcc_wait: bool,
-
-    /// tpcc, tpcc-load: this client's warehouses, START..END (inclusive, 1-based, within --warehouses).
-    ///
-    /// tpcc: the terminals' home warehouses, spread evenly over the range; remote order lines
-    /// and payments still go to any of the --warehouses. tpcc-load: empties and loads these
-    /// warehouses alone, and the item table only when the range starts at 1. So clients on
-    /// several machines drive (or load) disjoint warehouses of one database. With --clients,
-    /// tpcc's default is each client's share of 1..W.
-    #[arg(long, value_name = "START..END", value_parser = parse_warehouse_range, help_heading = WORKLOAD)]
-    pub warehouse_range: Option<workload::tpcc::WarehouseRange>,
-
-    /// A pgbench script to run, FILE[@WEIGHT] (pgbench -f); repeatable; implies -o script.
-    ///
-    /// Each unit (transaction) runs one script, drawn by weight (default 1); each script is
-    /// reported as a transaction type of its own. pgbench's script language: SQL commands,
-    /// :variables, \set with pgbench's expressions, \sleep, \if/\elif/\else/\endif,
-    /// \gset and \aset. See the README's section on pgbench scripts.
-    #[arg(long = "script", value_name = "FILE[@WEIGHT]", action = ArgAction::Append, help_heading = WORKLOAD)]
-    pub script: Vec<String>,
-
-    /// One of pgbench's built-in scripts, NAME[@WEIGHT] (pgbench -b): tpcb-like, simple-update, select-only; implies -o script.
-    ///
-    /// They need pgbench's tables (-o pgbench-init -s SCALE, or pgbench -i); :scale is read from
-    /// pgbench_branches, as pgbench does. `--builtin list` lists them.
-    #[arg(long = "builtin", value_name = "NAME[@WEIGHT]", action = ArgAction::Append, help_heading = WORKLOAD)]
-    pub builtin: Vec<String>,
-
-    /// A variable of the scripts, NAME=VALUE (pgbench -D); repeatable.
-    #[arg(short = 'D', long = "define", value_name = "NAME=VALUE", action = ArgAction::Append, value_parser = parse_define, help_heading = WORKLOAD)]
-    pub define: Vec<(String, String)>,
-
-    /// pgbench's scale factor: -o pgbench-init loads SCALE × 100000 accounts; :scale of custom scripts (default 1).
-    #[arg(short = 's', long = "scale", value_name = "SCALE", value_parser = parse_positive::<u64>, help_heading = WORKLOAD)]
-    pub scale: Option<u64>,
+    /// Each family's flags, under the headings above.
+    #[command(flatten)]
+    pub workloads: WorkloadArgs,
 
     /// Generated files instead of a run: shell completions, the man page.
     #[command(subcommand)]
@@ -747,14 +618,6 @@ fn parse_sqlstate(s: &str) -> Result<String, String> {
     }
 }
 
-fn parse_on_off(s: &str) -> Result<bool, String> {
-    match s.trim().to_ascii_lowercase().as_str() {
-        "on" | "true" | "yes" | "1" => Ok(true),
-        "off" | "false" | "no" | "0" => Ok(false),
-        _ => Err(format!("'{s}' is not on or off")),
-    }
-}
-
 fn parse_share(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
         Ok(v) if v > 0.0 && v < 1.0 => Ok(v),
@@ -762,31 +625,6 @@ fn parse_share(s: &str) -> Result<f64, String> {
             "'{s}' is not a share: give a number between 0 and 1 (exclusive), e.g. 0.2 for --hotspot-fraction or 0.8 for --hotspot-ops"
         )),
     }
-}
-
-fn parse_tpcc_mix(s: &str) -> Result<workload::tpcc::txn::Mix, String> {
-    workload::tpcc::txn::Mix::parse(s)
-}
-
-fn parse_warehouse_range(s: &str) -> Result<workload::tpcc::WarehouseRange, String> {
-    workload::tpcc::WarehouseRange::parse(s)
-}
-
-/// `-D NAME=VALUE`: the name as given, the value as text.
-fn parse_define(s: &str) -> Result<(String, String), String> {
-    let (name, value) = s
-        .split_once('=')
-        .ok_or_else(|| format!("'{s}' is not NAME=VALUE: write e.g. -D scale=10"))?;
-    if !workload::pgbench::script::valid_name(name) {
-        return Err(format!(
-            "'{name}' is not a variable name: use letters, digits and _ (e.g. -D delta=5)"
-        ));
-    }
-    Ok((name.to_string(), value.to_string()))
-}
-
-fn parse_proportions(s: &str) -> Result<workload::ycsb::Mix, String> {
-    workload::ycsb::Mix::parse(s)
 }
 
 /// Parses the command line of `P`. Help and version go to stdout as clap
@@ -1069,28 +907,6 @@ fn parse_size(s: &str) -> Result<(u32, u32), String> {
     Ok((w, h))
 }
 
-/// A whole number of at least 1, with a message that says so.
-pub fn parse_positive<T>(s: &str) -> Result<T, String>
-where
-    T: std::str::FromStr + PartialOrd + From<u8>,
-{
-    let v = parse_count::<T>(s)?;
-    if v < T::from(1u8) {
-        return Err("must be 1 or more".to_string());
-    }
-    Ok(v)
-}
-
-/// A whole number of at least 0, with a message that says so.
-pub fn parse_count<T: std::str::FromStr>(s: &str) -> Result<T, String> {
-    let t = s.trim().replace('_', "");
-    if t.starts_with('-') {
-        return Err(format!("'{s}' is negative: write digits, e.g. 1000"));
-    }
-    t.parse::<T>()
-        .map_err(|_| format!("'{s}' is not a whole number (write digits, e.g. 1000)"))
-}
-
 /// A duration such as `30s`, `5m`, `1h30m` or a plain number of seconds.
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
     let t = s.trim();
@@ -1130,28 +946,6 @@ fn seconds(secs: f64) -> Option<Duration> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn numbers_refuse_negative_zero_and_text() {
-        assert_eq!(parse_positive::<usize>("4"), Ok(4));
-        assert_eq!(parse_positive::<usize>("1_000"), Ok(1000));
-        assert!(
-            parse_positive::<usize>("0")
-                .unwrap_err()
-                .contains("1 or more")
-        );
-        assert!(
-            parse_positive::<usize>("-3")
-                .unwrap_err()
-                .contains("negative")
-        );
-        assert!(
-            parse_positive::<usize>("ten")
-                .unwrap_err()
-                .contains("whole number")
-        );
-        assert_eq!(parse_count::<u64>("0"), Ok(0));
-    }
 
     #[test]
     fn durations_take_units_or_seconds() {

@@ -23,20 +23,15 @@ use crate::report::histogram::Scale;
 use crate::runner::schedule::Distribution;
 use crate::runner::settings::Lean;
 use crate::runner::{OnError, RunSettings};
-use crate::workload::booking::BookingSettings;
-use crate::workload::kit::keys::KeyDistribution;
+use crate::workload::kit::keys::{KeyDistribution, ZIPF_THETA};
 use crate::workload::kit::limits::check_table_shape;
-use crate::workload::oltp::OltpSettings;
-use crate::workload::pgbench::script::ScriptSettings;
-use crate::workload::tpcc::TpccSettings;
-use crate::workload::ycsb::{YcsbSettings, ZIPF_THETA};
-use crate::workload::{Settings, Spec, Workload};
+use crate::workload::kit::partition::ClientShare;
+use crate::workload::registry::{SharedFlags, WorkloadArgs};
+use crate::workload::{RunFacts, Settings, Spec, Workload};
 
 /// The most workers a run may have: each is a connection, a task and an
 /// open file; far more than one client machine drives usefully.
 pub const MAX_THREADS: usize = 10_000;
-/// The most TPC-C warehouses `--warehouses` accepts.
-const MAX_WAREHOUSES: u32 = 1_000_000;
 
 /// Rows in the table (records, rows per oltp table) unless -r says.
 pub const DEFAULT_ROWS: u64 = 100_000;
@@ -71,6 +66,9 @@ pub struct RunPlan {
     pub server_stats: bool,
     /// `--clients` above 1: this client's place in a run of several.
     pub cluster: Option<crate::cluster::ClusterPlan>,
+    /// Each family's flags, for the warnings about those the run leaves
+    /// unread.
+    pub workload_args: WorkloadArgs,
 }
 
 /// What the run writes besides the summary.
@@ -246,57 +244,29 @@ impl RunPlan {
     /// Validates the command line into a plan. Reads the environment for
     /// the connection when no URL is given.
     pub fn from_cli(cli: Cli) -> Result<Self> {
-        if cli.connect_timeout.is_some_and(|d| d.is_zero()) {
-            return Err(Error::usage(
-                "--connect-timeout 0 would wait for nothing: give a duration such as 10s",
-            ));
-        }
-        let (target, url_tls) = if cli.sandbox {
-            (ConnTarget::Sandbox, TlsSettings::default())
-        } else {
-            let (mut t, tls) = ConnTarget::resolve(&cli.url)?;
-            if let (ConnTarget::Server(s), Some(d)) = (&mut t, cli.connect_timeout) {
-                s.config.connect_timeout(d);
-            }
-            (t, tls)
-        };
-        let operations = script_operations(&cli)?;
+        let (target, url_tls) = connection(&cli)?;
+        let operations = cli.workloads.operations(cli.operations.clone())?;
         // Checked here, so that a bad name is a usage error; each table
         // set applies its own default when none is given.
         let table_name = match &cli.table_name {
             Some(t) => Some(TableName::new(t)?.as_str().to_string()),
             None => None,
         };
-
         if cli.threads > MAX_THREADS {
             return Err(Error::usage(format!(
                 "--threads {} is more than {MAX_THREADS}: each thread is a connection; use fewer, or spread the load over several client machines",
                 cli.threads
             )));
         }
-        // sysbench's --table-size is -r by another name.
-        let rows = match (cli.rows, cli.table_size) {
-            (Some(r), Some(t)) if r != t => {
-                return Err(Error::usage(format!(
-                    "--table-size {t} and -r {r} disagree: they are the same setting, give one"
-                )));
-            }
-            (r, t) => r.or(t),
-        };
-        let rows = pgbench_init_rows(&operations, rows, cli.scale)?.unwrap_or(DEFAULT_ROWS);
+        let rows = cli
+            .workloads
+            .rows(&operations, cli.rows)?
+            .unwrap_or(DEFAULT_ROWS);
         check_operations(&operations, rows)?;
         // The id range of test_table is its workloads' business (YCSB
         // records and sbtest ids have their own); the field length is
         // everyone's.
         check_table_shape(0, cli.fields_length)?;
-        let prepared = !cli.no_prepared;
-        let given_time = cli.time.or(cli.runtime_select);
-        let run_time = given_time.unwrap_or(DEFAULT_RUN_TIME);
-        if run_time.is_zero() {
-            return Err(Error::usage(
-                "--time 0 would run nothing: give a duration such as 10s or 5m",
-            ));
-        }
         let run_seed = cli.seed.unwrap_or_else(rand::random::<u64>);
         let cluster = cluster_plan(&cli, run_seed)?;
         // Each client of several draws its own keys and data, reproducibly
@@ -304,232 +274,76 @@ impl RunPlan {
         let (seed, client) = match &cluster {
             Some(c) => (
                 crate::workload::worker_seed(run_seed, c.index, 29),
-                crate::workload::kit::partition::ClientShare {
+                ClientShare {
                     index: c.index,
                     clients: c.clients,
                 },
             ),
-            None => (run_seed, Default::default()),
+            None => (run_seed, ClientShare::default()),
         };
         let balance = match (cli.load_balance, cli.yb_discover) {
             (Some(LoadBalanceArg::RoundRobin), _) | (None, true) => Balance::RoundRobin,
             (Some(LoadBalanceArg::Random), _) => Balance::Random,
             (None, false) => Balance::Failover,
         };
-        if cli.copy_file_client && !operations.iter().any(|o| o.name == "copy-file") {
-            return Err(Error::usage(
-                "--copy-file-client changes how copy-file reads its files, and copy-file is not among the operations: add it (-o copy-file) or leave the flag out",
-            ));
-        }
-        let tls = {
-            let mut t = url_tls;
-            if let Some(ca) = &cli.cacert {
-                t.root_cert = Some(ca.clone());
-            }
-            let plan = TlsPlan::new(t, cli.cacert.is_some())?;
-            // Reads the CA and client certificate now, so that a bad file
-            // is a usage error.
-            plan.connector()?;
-            plan
-        };
-        if cli
-            .report_interval
-            .is_some_and(|d| d < Duration::from_millis(10))
-        {
-            return Err(Error::usage(
-                "--report-interval must be at least 0.01 s: write e.g. -P 5 for every 5 seconds",
-            ));
-        }
-        check_distinct_outputs(&[
-            ("--json", cli.json.as_deref()),
-            ("--csv", cli.csv.as_deref()),
-            ("--latency-log", cli.latency_log.as_deref()),
-        ])?;
-        // `--json -` is stdout, as for merge.
-        if let Some(p) = cli.json.as_deref().filter(|p| p.as_os_str() != "-") {
-            check_output_file(p, "--json", crate::report::json::is_ours)?;
-        }
-        if let Some(p) = &cli.csv {
-            check_output_file(p, "--csv", crate::report::csv::is_ours)?;
-        }
-        if let Some(p) = &cli.latency_log {
-            check_output_file(p, "--latency-log", |head: &str| {
-                // Also a log of a version before the `type` column.
-                head.starts_with(crate::runner::latency_log::OLD_HEADER)
-            })?;
-        }
-        let graph = if cli.graph {
-            if cli.graph_dir.exists() && !cli.graph_dir.is_dir() {
-                return Err(Error::usage(format!(
-                    "--graph-dir {} is a file: give a directory (it is created if missing)",
-                    cli.graph_dir.display()
-                )));
-            }
-            // Tried, not made: the directory is created with the first
-            // picture, so that a run that draws none leaves none.
-            check_graph_dir(&cli.graph_dir)?;
-            Some(GraphOptions {
-                dir: cli.graph_dir.clone(),
-                width: cli.graph_size.0,
-                height: cli.graph_size.1,
-                log_y: cli.graph_log_y,
-                interval_given: cli.report_interval.is_some(),
-            })
-        } else {
-            None
-        };
-
-        let theta = cli.zipf_theta.unwrap_or(ZIPF_THETA);
-        let hotspot_given = cli.hotspot_fraction != 0.2 || cli.hotspot_ops != 0.8;
-        let keys = cli.key_distribution.map(|k| match k {
-            KeyDistributionArg::Uniform => KeyDistribution::Uniform,
-            KeyDistributionArg::Zipfian => KeyDistribution::Zipfian { theta },
-            KeyDistributionArg::Latest => KeyDistribution::Latest { theta },
-            KeyDistributionArg::Hotspot => KeyDistribution::Hotspot {
-                fraction: cli.hotspot_fraction,
-                ops: cli.hotspot_ops,
-            },
-            KeyDistributionArg::Sequential => KeyDistribution::Sequential,
-        });
-        if let Some(k) = &keys {
-            k.validate().map_err(Error::usage)?;
-        }
-        // Warehouse ids are int columns, and 10^6 warehouses (70 TB) is past
-        // any machine this runs against.
-        if cli.warehouses > MAX_WAREHOUSES {
-            return Err(Error::usage(format!(
-                "--warehouses {} is more than {MAX_WAREHOUSES}: each warehouse is about 70 MB; give fewer",
-                cli.warehouses
-            )));
-        }
-        let tpcc = tpcc_settings(&cli, &operations, cluster.as_ref(), run_seed)?;
-        let isolation = cli.isolation.map(|i| match i {
-            IsolationArg::ReadCommitted => Isolation::ReadCommitted,
-            IsolationArg::RepeatableRead => Isolation::RepeatableRead,
-            IsolationArg::Serializable => Isolation::Serializable,
-        });
+        let tls = tls_plan(&cli, url_tls)?;
+        let output = output_options(&cli)?;
+        let families = cli.workloads.settings(&RunFacts {
+            operations: &operations,
+            run_seed,
+            seed_given: cli.seed.is_some(),
+            rate_given: cli.rate.is_some(),
+            clients: cluster.as_ref().map(|_| client),
+        })?;
         let workload = Settings {
             threads: cli.threads,
             rows,
             batch_size: cli.batch_size,
             field_len: cli.fields_length,
-            prepared,
+            prepared: !cli.no_prepared,
             table_name,
             tablets: cli.tablets,
             drop: cli.drop,
             force: cli.force,
             seed,
-            csv_dir: cli.csv_dir,
-            copy_file_client: cli.copy_file_client,
-            keys,
+            csv_dir: cli.csv_dir.clone(),
+            keys: key_distribution(&cli)?,
             zipf_theta: cli.zipf_theta,
-            oltp: OltpSettings {
-                tables: cli.tables,
-                range_size: cli.range_size,
-                point_selects: cli.point_selects,
-                simple_ranges: cli.simple_ranges,
-                sum_ranges: cli.sum_ranges,
-                order_ranges: cli.order_ranges,
-                distinct_ranges: cli.distinct_ranges,
-                index_updates: cli.index_updates,
-                non_index_updates: cli.non_index_updates,
-                delete_inserts: cli.delete_inserts,
-                range_selects: cli.range_selects,
-                skip_trx: cli.skip_trx,
-            },
-            booking: BookingSettings {
-                day_range: cli.day_range,
-            },
-            tpcc,
-            isolation,
-            script: ScriptSettings {
-                scripts: cli.script.clone(),
-                builtins: cli.builtin.clone(),
-                defines: cli.define.clone(),
-                scale: cli.scale,
-            },
-            ycsb: YcsbSettings {
-                field_count: cli.ycsb_field_count,
-                field_length: cli.ycsb_field_length,
-                write_all_fields: cli.ycsb_write_all_fields,
-                rmw_txn: cli.ycsb_rmw_txn,
-                proportions: cli.ycsb_proportions,
-            },
+            isolation: cli.isolation.map(isolation),
             client,
+            families,
         };
-        let run = RunSettings {
-            threads: cli.threads,
-            rows,
-            seed,
-            run_time,
-            // The original tool's --runtime-select is about select and
-            // update only: an old command line must still load every row.
-            load_time: cli.time,
-            warmup: cli.warmup.filter(|d| !d.is_zero()),
-            // --rate is the whole run's: each client takes its share.
-            rate: cli.rate.map(|r| r / client.clients as f64),
-            rate_distribution: match cli.rate_distribution {
-                RateDistributionArg::Fixed => Distribution::Fixed,
-                RateDistributionArg::Poisson => Distribution::Poisson,
-            },
-            latency_limit: cli.latency_limit,
-            report_interval: cli.report_interval,
-            max_tries: cli.max_tries,
-            retry_on: cli.retry_on,
-            isolation,
-            on_error: cli.on_error.map(|o| match o {
-                OnErrorArg::Stop => OnError::Stop,
-                OnErrorArg::Continue => OnError::Continue,
-            }),
-            statement_timeout: cli.statement_timeout.filter(|d| !d.is_zero()),
-            nontransactional: cli.nontransactional,
-            reconnect: cli.reconnect,
-            lean: match (cli.driver, prepared) {
-                (DriverArg::TokioPostgres, _) | (DriverArg::Auto, false) => Lean::Never,
-                (DriverArg::Auto, true) => Lean::Auto,
-                (DriverArg::Lean, true) => Lean::Always,
-                (DriverArg::Lean, false) => {
-                    return Err(Error::usage(
-                        "--driver lean sends prepared statements, and --no-prepared asks for none (as PgBouncer in transaction mode needs): leave out one of them",
-                    ));
-                }
-            },
-        };
+        let run = run_settings(&cli, &workload)?;
         let plan = RunPlan {
             target,
             operations,
             workload,
             run,
-            output: OutputOptions {
-                print_histogram: cli.print_histogram,
-                per_statement: cli.per_statement,
-                histogram_buckets: cli.histogram_buckets,
-                histogram_scale: match cli.histogram_scale {
-                    HistogramScaleArg::Linear => Scale::Linear,
-                    HistogramScaleArg::Log => Scale::Log,
-                },
-                graph,
-                json: cli.json,
-                csv: cli.csv,
-                latency_log: cli.latency_log,
-            },
+            output,
             show_rowsize: cli.show_rowsize,
             seed_given: cli.seed.is_some(),
             zipf_theta_given: cli.zipf_theta.is_some(),
-            hotspot_given,
+            hotspot_given: cli.hotspot_fraction != 0.2 || cli.hotspot_ops != 0.8,
             balance,
             yb_discover: cli.yb_discover,
             tls,
             server_stats: !cli.no_server_stats,
             cluster,
+            workload_args: cli.workloads,
         };
-        // Each workload checks the flags it cares about, now, before any
-        // connection is made.
-        let workloads = plan.workloads()?;
-        if plan.workload.drop {
-            check_drop(&workloads, &plan.workload)?;
+        plan.check_workloads()?;
+        Ok(plan)
+    }
+
+    /// Builds the workloads of the run, so that each checks the flags it
+    /// cares about now, before any connection is made; then what needs
+    /// them all: `--drop` before a query, `--driver lean`.
+    fn check_workloads(&self) -> Result<()> {
+        let workloads = self.workloads()?;
+        if self.workload.drop {
+            check_drop(&workloads, &self.workload)?;
         }
-        if plan.run.lean == Lean::Always {
+        if self.run.lean == Lean::Always {
             for w in &workloads {
                 let spec = w.spec();
                 if !spec.is_load() && w.has_units() && w.worker(0).wire_dyn().is_none() {
@@ -539,8 +353,179 @@ impl RunPlan {
                 }
             }
         }
-        Ok(plan)
+        Ok(())
     }
+}
+
+/// Where to connect, and the TLS settings of the URL: a sandbox, or the
+/// server(s) of `-u` (or the environment), with `--connect-timeout`.
+fn connection(cli: &Cli) -> Result<(ConnTarget, TlsSettings)> {
+    if cli.connect_timeout.is_some_and(|d| d.is_zero()) {
+        return Err(Error::usage(
+            "--connect-timeout 0 would wait for nothing: give a duration such as 10s",
+        ));
+    }
+    if cli.sandbox {
+        return Ok((ConnTarget::Sandbox, TlsSettings::default()));
+    }
+    let (mut t, tls) = ConnTarget::resolve(&cli.url)?;
+    if let (ConnTarget::Server(s), Some(d)) = (&mut t, cli.connect_timeout) {
+        s.config.connect_timeout(d);
+    }
+    Ok((t, tls))
+}
+
+/// The TLS plan: the URL's settings with `--cacert`. Reads the CA and
+/// client certificate now, so that a bad file is a usage error.
+fn tls_plan(cli: &Cli, url_tls: TlsSettings) -> Result<TlsPlan> {
+    let mut t = url_tls;
+    if let Some(ca) = &cli.cacert {
+        t.root_cert = Some(ca.clone());
+    }
+    let plan = TlsPlan::new(t, cli.cacert.is_some())?;
+    plan.connector()?;
+    Ok(plan)
+}
+
+/// The reports besides the summary, each file tried now: one that could
+/// not be written is known before the run, not after it.
+fn output_options(cli: &Cli) -> Result<OutputOptions> {
+    if cli
+        .report_interval
+        .is_some_and(|d| d < Duration::from_millis(10))
+    {
+        return Err(Error::usage(
+            "--report-interval must be at least 0.01 s: write e.g. -P 5 for every 5 seconds",
+        ));
+    }
+    check_distinct_outputs(&[
+        ("--json", cli.json.as_deref()),
+        ("--csv", cli.csv.as_deref()),
+        ("--latency-log", cli.latency_log.as_deref()),
+    ])?;
+    // `--json -` is stdout, as for merge.
+    if let Some(p) = cli.json.as_deref().filter(|p| p.as_os_str() != "-") {
+        check_output_file(p, "--json", crate::report::json::is_ours)?;
+    }
+    if let Some(p) = &cli.csv {
+        check_output_file(p, "--csv", crate::report::csv::is_ours)?;
+    }
+    if let Some(p) = &cli.latency_log {
+        check_output_file(p, "--latency-log", |head: &str| {
+            // Also a log of a version before the `type` column.
+            head.starts_with(crate::runner::latency_log::OLD_HEADER)
+        })?;
+    }
+    Ok(OutputOptions {
+        print_histogram: cli.print_histogram,
+        per_statement: cli.per_statement,
+        histogram_buckets: cli.histogram_buckets,
+        histogram_scale: match cli.histogram_scale {
+            HistogramScaleArg::Linear => Scale::Linear,
+            HistogramScaleArg::Log => Scale::Log,
+        },
+        graph: graph_options(cli)?,
+        json: cli.json.clone(),
+        csv: cli.csv.clone(),
+        latency_log: cli.latency_log.clone(),
+    })
+}
+
+/// `--graph`: the pictures' directory, tried, not made: it is created
+/// with the first picture, so that a run that draws none leaves none.
+fn graph_options(cli: &Cli) -> Result<Option<GraphOptions>> {
+    if !cli.graph {
+        return Ok(None);
+    }
+    if cli.graph_dir.exists() && !cli.graph_dir.is_dir() {
+        return Err(Error::usage(format!(
+            "--graph-dir {} is a file: give a directory (it is created if missing)",
+            cli.graph_dir.display()
+        )));
+    }
+    check_graph_dir(&cli.graph_dir)?;
+    Ok(Some(GraphOptions {
+        dir: cli.graph_dir.clone(),
+        width: cli.graph_size.0,
+        height: cli.graph_size.1,
+        log_y: cli.graph_log_y,
+        interval_given: cli.report_interval.is_some(),
+    }))
+}
+
+/// `--key-distribution`, with `--zipf-theta` and the hotspot's shares.
+fn key_distribution(cli: &Cli) -> Result<Option<KeyDistribution>> {
+    let theta = cli.zipf_theta.unwrap_or(ZIPF_THETA);
+    let keys = cli.key_distribution.map(|k| match k {
+        KeyDistributionArg::Uniform => KeyDistribution::Uniform,
+        KeyDistributionArg::Zipfian => KeyDistribution::Zipfian { theta },
+        KeyDistributionArg::Latest => KeyDistribution::Latest { theta },
+        KeyDistributionArg::Hotspot => KeyDistribution::Hotspot {
+            fraction: cli.hotspot_fraction,
+            ops: cli.hotspot_ops,
+        },
+        KeyDistributionArg::Sequential => KeyDistribution::Sequential,
+    });
+    if let Some(k) = &keys {
+        k.validate().map_err(Error::usage)?;
+    }
+    Ok(keys)
+}
+
+fn isolation(i: IsolationArg) -> Isolation {
+    match i {
+        IsolationArg::ReadCommitted => Isolation::ReadCommitted,
+        IsolationArg::RepeatableRead => Isolation::RepeatableRead,
+        IsolationArg::Serializable => Isolation::Serializable,
+    }
+}
+
+/// The runner's part: how long, how fast, what to retry, which driver.
+fn run_settings(cli: &Cli, w: &Settings) -> Result<RunSettings> {
+    let run_time = cli.time.or(cli.runtime_select).unwrap_or(DEFAULT_RUN_TIME);
+    if run_time.is_zero() {
+        return Err(Error::usage(
+            "--time 0 would run nothing: give a duration such as 10s or 5m",
+        ));
+    }
+    Ok(RunSettings {
+        threads: cli.threads,
+        rows: w.rows,
+        seed: w.seed,
+        run_time,
+        // The original tool's --runtime-select is about select and
+        // update only: an old command line must still load every row.
+        load_time: cli.time,
+        warmup: cli.warmup.filter(|d| !d.is_zero()),
+        // --rate is the whole run's: each client takes its share.
+        rate: cli.rate.map(|r| r / w.client.clients as f64),
+        rate_distribution: match cli.rate_distribution {
+            RateDistributionArg::Fixed => Distribution::Fixed,
+            RateDistributionArg::Poisson => Distribution::Poisson,
+        },
+        latency_limit: cli.latency_limit,
+        report_interval: cli.report_interval,
+        max_tries: cli.max_tries,
+        retry_on: cli.retry_on.clone(),
+        isolation: w.isolation,
+        on_error: cli.on_error.map(|o| match o {
+            OnErrorArg::Stop => OnError::Stop,
+            OnErrorArg::Continue => OnError::Continue,
+        }),
+        statement_timeout: cli.statement_timeout.filter(|d| !d.is_zero()),
+        nontransactional: cli.nontransactional,
+        reconnect: cli.reconnect,
+        lean: match (cli.driver, w.prepared) {
+            (DriverArg::TokioPostgres, _) | (DriverArg::Auto, false) => Lean::Never,
+            (DriverArg::Auto, true) => Lean::Auto,
+            (DriverArg::Lean, true) => Lean::Always,
+            (DriverArg::Lean, false) => {
+                return Err(Error::usage(
+                    "--driver lean sends prepared statements, and --no-prepared asks for none (as PgBouncer in transaction mode needs): leave out one of them",
+                ));
+            }
+        },
+    })
 }
 
 impl RunPlan {
@@ -567,7 +552,14 @@ impl RunPlan {
                 "warning: --rate paces queries and the batches of insert and copy-mem; it does not apply to {unpaced} (one statement per thread)"
             ));
         }
-        w.extend(self.unused_workload_flags());
+        w.extend(self.workload_args.warnings(
+            &self.operations,
+            &self.workload,
+            SharedFlags {
+                zipf_theta_given: self.zipf_theta_given,
+                hotspot_given: self.hotspot_given,
+            },
+        ));
         if let ConnTarget::Server(s) = &self.target {
             w.extend(s.warnings());
         }
@@ -578,34 +570,10 @@ impl RunPlan {
                     .to_string(),
             );
         }
-        if self.workload.force
-            && self
-                .operations
-                .iter()
-                .all(|o| *o == &crate::workload::cleanup::SPEC)
-        {
-            w.push(
-                "warning: --force does not make cleanup drop a table ysql-bench did not create; a family's clean-up (e.g. pgbench-cleanup --force) drops one of the family's columns"
-                    .to_string(),
-            );
-        }
         if self.show_rowsize && self.operations.last().is_some_and(|o| o.drops) {
             w.push(format!(
                 "warning: --show-rowsize measures the last operation's table, and {} drops it",
                 self.operations.last().map_or("", |o| o.name)
-            ));
-        }
-        let t = &self.workload.tpcc;
-        if self.operations.contains(&&crate::workload::tpcc::RUN)
-            && (self.workload.threads as u64) < u64::from(t.homes.len())
-        {
-            w.push(format!(
-                "warning: {} terminals (-t) for the {} home warehouses {}: {} of them get no terminal, yet efficiency counts them all (give -t {} or more)",
-                self.workload.threads,
-                t.homes.len(),
-                t.homes,
-                u64::from(t.homes.len()) - self.workload.threads as u64,
-                t.homes.len()
             ));
         }
         if self.run.latency_limit.is_some() && !unpaced.is_empty() {
@@ -615,232 +583,6 @@ impl RunPlan {
         }
         w
     }
-}
-
-/// The operations of `-o`, with `-o script` implied by `--script` or
-/// `--builtin` when `-o` is not given; scripts given without `-o script`
-/// in the list are refused, as a script that would not run.
-fn script_operations(cli: &Cli) -> Result<Vec<&'static Spec>> {
-    let script = &crate::workload::pgbench::script::SPEC;
-    let given = !cli.script.is_empty() || !cli.builtin.is_empty();
-    if cli.operations.is_empty() && given {
-        return Ok(vec![script]);
-    }
-    if given && !cli.operations.contains(&script) {
-        let list: Vec<&str> = cli.operations.iter().map(|o| o.name).collect();
-        return Err(Error::usage(format!(
-            "--script and --builtin run with -o script, which -o {} leaves out: add it, e.g. -o {},script",
-            list.join(","),
-            list.join(",")
-        )));
-    }
-    Ok(cli.operations.clone())
-}
-
-/// The rows of a run with `-o pgbench-init`: its accounts, scale ×
-/// 100000, unless `-r` says the same.
-fn pgbench_init_rows(
-    operations: &[&'static Spec],
-    rows: Option<u64>,
-    scale: Option<u64>,
-) -> Result<Option<u64>> {
-    use crate::workload::pgbench::init::{ACCOUNTS_PER_BRANCH, SPEC};
-    if !operations.contains(&&SPEC) {
-        return Ok(rows);
-    }
-    let accounts = scale.unwrap_or(1).saturating_mul(ACCOUNTS_PER_BRANCH);
-    match rows {
-        Some(r) if r != accounts => Err(Error::usage(format!(
-            "-r {r} and pgbench-init's -s {} ({accounts} accounts) disagree: leave -r out, pgbench-init loads -s × 100000 accounts",
-            scale.unwrap_or(1)
-        ))),
-        _ => Ok(Some(accounts)),
-    }
-}
-
-impl RunPlan {
-    /// Workload flags given that no workload of the run reads.
-    fn unused_workload_flags(&self) -> Vec<String> {
-        let ops: Vec<&str> = self.operations.iter().map(|o| o.name).collect();
-        let ycsb = ops.iter().any(|o| o.starts_with("ycsb-"));
-        let ycsb_mix = ops
-            .iter()
-            .any(|o| o.starts_with("ycsb-") && *o != "ycsb-load");
-        // Workloads that draw keys: the queries (not the loads, not the
-        // checks and cleanups).
-        let keyed = self.operations.iter().any(|o| !o.is_load() && o.paced);
-        let w = &self.workload;
-        let y = &w.ycsb;
-        let mut unused = Vec::new();
-        let mut note = |flag: &str, applies: &str| {
-            unused.push(format!(
-                "warning: {flag} applies to {applies}; no workload of this run uses it"
-            ))
-        };
-        if !ycsb_mix {
-            if y.proportions.is_some() {
-                note("--ycsb-proportions", "the YCSB mixes (ycsb-a … ycsb-f)");
-            }
-            if y.rmw_txn {
-                note("--ycsb-rmw-txn", "the YCSB mixes' read-modify-write");
-            }
-            if y.write_all_fields {
-                note("--ycsb-write-all-fields", "the YCSB mixes' updates");
-            }
-        }
-        if !ycsb && (y.field_count != 10 || y.field_length != 100) {
-            note(
-                "--ycsb-field-count/--ycsb-field-length",
-                "the YCSB workloads",
-            );
-        }
-        if w.keys.is_some() && !keyed {
-            note(
-                "--key-distribution",
-                "workloads that pick keys (select, update, the YCSB mixes, oltp-*, booking), not loads",
-            );
-        }
-        let zipf = match w.keys {
-            Some(KeyDistribution::Zipfian { .. } | KeyDistribution::Latest { .. }) => true,
-            None => ycsb_mix,
-            _ => false,
-        };
-        if self.zipf_theta_given && !zipf {
-            note(
-                "--zipf-theta",
-                "--key-distribution zipfian and latest (and the YCSB mixes' defaults)",
-            );
-        }
-        let oltp_run = ops
-            .iter()
-            .any(|o| o.starts_with("oltp-") && *o != "oltp-prepare" && *o != "oltp-cleanup");
-        let d = OltpSettings::default();
-        let o = &w.oltp;
-        let knobs = o.range_size != d.range_size
-            || o.point_selects.is_some()
-            || o.simple_ranges != d.simple_ranges
-            || o.sum_ranges != d.sum_ranges
-            || o.order_ranges != d.order_ranges
-            || o.distinct_ranges != d.distinct_ranges
-            || o.index_updates != d.index_updates
-            || o.non_index_updates != d.non_index_updates
-            || o.delete_inserts != d.delete_inserts
-            || o.range_selects != d.range_selects
-            || o.skip_trx;
-        if knobs && !oltp_run {
-            note(
-                "the oltp statement counts (--point-selects, --range-size, ...)",
-                "the oltp-* runs",
-            );
-        }
-        if o.tables != d.tables && !ops.iter().any(|o| o.starts_with("oltp-")) {
-            note("--tables", "the oltp-* workloads");
-        }
-        if w.drop && !self.operations.iter().any(|o| o.is_load()) {
-            note("--drop", "the tables that the loads of the run fill");
-        }
-        if w.booking.day_range != 30 && !ops.contains(&"booking") {
-            note("--day-range", "booking");
-        }
-        if w.tpcc.wait && !ops.contains(&"tpcc") {
-            note("--tpcc-wait", "tpcc");
-        }
-        if w.tpcc.partial && !ops.contains(&"tpcc") && !ops.contains(&"tpcc-load") {
-            note("--warehouse-range", "tpcc and tpcc-load");
-        }
-        let scripts = ops.contains(&"script");
-        if !w.script.defines.is_empty() && !scripts {
-            note("-D", "the scripts of -o script (--script, --builtin)");
-        }
-        if w.script.scale.is_some() && !scripts && !ops.contains(&"pgbench-init") {
-            note("-s", "pgbench-init and the scripts of -o script");
-        }
-        if self.hotspot_given && !matches!(w.keys, Some(KeyDistribution::Hotspot { .. })) {
-            note(
-                "--hotspot-fraction/--hotspot-ops",
-                "--key-distribution hotspot",
-            );
-        }
-        unused
-    }
-}
-
-/// The TPC-C flags, checked against each other and `--clients`: the
-/// terminals' home warehouses (`--warehouse-range`, else this client's
-/// share of 1..W, else all), and `--tpcc-wait`, which sets the terminals'
-/// pace and so cannot go with `--rate`.
-fn tpcc_settings(
-    cli: &Cli,
-    operations: &[&'static Spec],
-    cluster: Option<&crate::cluster::ClusterPlan>,
-    run_seed: u64,
-) -> Result<TpccSettings> {
-    use crate::workload::tpcc::{self, WarehouseRange};
-    let w = cli.warehouses;
-    let runs = operations.contains(&&tpcc::RUN);
-    let loads = operations.contains(&&tpcc::LOAD);
-    if cli.tpcc_wait && runs && cli.rate.is_some() {
-        return Err(Error::usage(
-            "--tpcc-wait and --rate both set the terminals' pace (the keying and think times, or a fixed arrival rate): give one",
-        ));
-    }
-    let homes = match (cli.warehouse_range, cluster) {
-        (Some(r), _) if r.last > w => {
-            return Err(Error::usage(format!(
-                "--warehouse-range {r} ends past --warehouses {w}: give --warehouses with all the database's warehouses (at least {}), or a range within 1..{w}",
-                r.last
-            )));
-        }
-        (Some(r), Some(c)) if loads => {
-            return Err(Error::usage(format!(
-                "--warehouse-range {r} and --clients {} both split tpcc-load's warehouses: leave out --warehouse-range (the clients share 1..{w} out), or --clients (each machine loads its range on its own)",
-                c.clients
-            )));
-        }
-        (Some(r), _) => r,
-        (None, Some(c)) => {
-            // Every client checks, so that all of them refuse alike.
-            if runs && (w as usize) < c.clients {
-                return Err(Error::usage(format!(
-                    "--clients {} drive disjoint warehouses in tpcc and --warehouses {w} has fewer: give at least {} warehouses, or --warehouse-range on each client",
-                    c.clients, c.clients
-                )));
-            }
-            let share =
-                crate::workload::kit::partition::thread_range(u64::from(w), c.clients, c.index);
-            if share.is_empty() {
-                // A load of fewer warehouses than clients: its chunks go
-                // round all clients' threads; the homes are not used.
-                WarehouseRange::all(w)
-            } else {
-                WarehouseRange {
-                    first: share.start as u32 + 1,
-                    last: share.end as u32,
-                }
-            }
-        }
-        (None, None) => WarehouseRange::all(w),
-    };
-    // Without --seed each client draws its own run seed: the clients of
-    // one load would write a district's orders and its order lines from
-    // different seeds (o_ol_cnt no longer the lines' count: conditions 4
-    // and 6 broken), and the clients of one run would draw different
-    // NURand constants, where clause 2.1.6 wants one for all terminals.
-    if let (Some(c), None, true) = (cluster, cli.seed, runs || loads) {
-        return Err(Error::usage(format!(
-            "--clients {} with {}: give --seed N, the same on every client, so that they load the same data and draw the same NURand constants",
-            c.clients,
-            if loads { "tpcc-load" } else { "tpcc" }
-        )));
-    }
-    Ok(TpccSettings {
-        warehouses: w,
-        mix: cli.tpcc_mix.unwrap_or(tpcc::txn::MIX),
-        homes,
-        partial: cli.warehouse_range.is_some(),
-        wait: cli.tpcc_wait,
-        seed: run_seed,
-    })
 }
 
 /// `--clients`, `--client-index`, `--run-id`: None for a run of one
@@ -1109,120 +851,6 @@ mod tests {
                 .unwrap()
                 .warnings()
                 .is_empty()
-        );
-    }
-
-    #[test]
-    fn tpcc_flags_that_cannot_work_are_refused_with_what_to_do() {
-        let e = usage_message(&["-o", "tpcc", "--tpcc-wait", "--rate", "100"]);
-        assert!(e.contains("--tpcc-wait and --rate both set"), "{e}");
-        let e = usage_message(&[
-            "-o",
-            "tpcc",
-            "--warehouses",
-            "4",
-            "--warehouse-range",
-            "3..5",
-        ]);
-        assert!(
-            e.contains("--warehouse-range 3..5 ends past --warehouses 4")
-                && e.contains("at least 5"),
-            "{e}"
-        );
-        // A bad range is clap's usage error (exit 2), saying the form.
-        let bad = |r: &str| {
-            Cli::try_parse_from(["ysql-bench", "-o", "tpcc", "--warehouse-range", r])
-                .unwrap_err()
-                .to_string()
-        };
-        assert!(bad("5..3").contains("START must not be above END"));
-        assert!(bad("0..3").contains("count from 1"));
-        assert!(bad("3").contains("give START..END"));
-        assert!(bad("a..b").contains("not a warehouse number"));
-        let clients = |extra: &[&str]| {
-            let mut all = vec![
-                "ysql-bench",
-                "-u",
-                "host=localhost",
-                "--clients",
-                "3",
-                "--client-index",
-                "1",
-            ];
-            all.extend_from_slice(extra);
-            RunPlan::from_cli(Cli::try_parse_from(all).expect("clap accepts the flags"))
-        };
-        match clients(&[
-            "-o",
-            "tpcc-load",
-            "--warehouses",
-            "6",
-            "--warehouse-range",
-            "1..2",
-        ]) {
-            Err(Error::Usage(m)) => assert!(m.contains("both split tpcc-load"), "{m}"),
-            other => panic!("{other:?}"),
-        }
-        match clients(&["-o", "tpcc", "--warehouses", "2"]) {
-            Err(Error::Usage(m)) => assert!(m.contains("give at least 3 warehouses"), "{m}"),
-            other => panic!("{other:?}"),
-        }
-        // Without --seed the clients would load different data and draw
-        // different NURand constants.
-        for op in ["tpcc", "tpcc-load"] {
-            match clients(&["-o", op, "--warehouses", "7"]) {
-                Err(Error::Usage(m)) => assert!(m.contains("give --seed N"), "{m}"),
-                other => panic!("{other:?}"),
-            }
-        }
-        // The default under --clients: this client's share of 1..W.
-        let p = clients(&["-o", "tpcc", "--warehouses", "7", "--seed", "1"]).unwrap();
-        assert_eq!(p.workload.tpcc.homes.to_string(), "4..5");
-        assert!(!p.workload.tpcc.partial);
-        // A range given wins, and the load of all clients splits 1..W.
-        let p = clients(&[
-            "-o",
-            "tpcc",
-            "--warehouses",
-            "7",
-            "--warehouse-range",
-            "6..7",
-            "--seed",
-            "1",
-        ])
-        .unwrap();
-        assert_eq!(p.workload.tpcc.homes.to_string(), "6..7");
-        assert!(clients(&["-o", "tpcc-load", "--warehouses", "2", "--seed", "1"]).is_ok());
-        // The run's seed, not the client's, makes the data and constants.
-        let p = clients(&["-o", "tpcc", "--warehouses", "7", "--seed", "5"]).unwrap();
-        assert_eq!(p.workload.tpcc.seed, 5);
-        assert_ne!(p.workload.seed, 5);
-        // Fewer terminals than home warehouses: some drive none.
-        let p = plan(&["-o", "tpcc", "--warehouses", "4", "-t", "3"]).unwrap();
-        let w = p.warnings().join("\n");
-        assert!(
-            w.contains(
-                "3 terminals (-t) for the 4 home warehouses 1..4: 1 of them get no terminal"
-            ),
-            "{w}"
-        );
-        let p = plan(&["-o", "tpcc", "--warehouses", "4", "-t", "4"]).unwrap();
-        assert!(!p.warnings().join("\n").contains("terminals"));
-        let p = plan(&["-o", "select", "--tpcc-wait", "--warehouse-range", "1..1"]).unwrap();
-        let w = p.warnings().join("\n");
-        assert!(w.contains("--tpcc-wait applies to tpcc"), "{w}");
-        assert!(
-            w.contains("--warehouse-range applies to tpcc and tpcc-load"),
-            "{w}"
-        );
-    }
-
-    #[test]
-    fn too_many_warehouses_are_refused() {
-        let e = usage_message(&["-o", "tpcc-load", "--warehouses", "2000000"]);
-        assert!(
-            e.contains("--warehouses 2000000 is more than 1000000"),
-            "{e}"
         );
     }
 

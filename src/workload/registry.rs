@@ -1,8 +1,19 @@
 //! The one list of workloads: every name `-o` accepts, in the order
-//! `--help` lists them.
+//! `--help` lists them, and every family's flag group ([`WorkloadArgs`]),
+//! which the command line flattens into its own flags.
+//!
+//! A family is plugged in here and nowhere else: its specs in
+//! [`REGISTRY`], its flag group in [`WorkloadArgs`] and
+//! [`WorkloadArgs::families`]. The run plan asks the groups through
+//! [`FamilyArgs`] to imply workloads, say the rows, check their flags,
+//! build their settings and warn about flags the run leaves unread.
 
-use super::Spec;
+use clap::Args;
+
+use super::kit::keys::KeyDistribution;
+use super::{FamilyArgs, FamilySettings, RunFacts, Settings, Spec, Unread};
 use super::{basic, booking, cleanup, oltp, pgbench, tpcc, ycsb};
+use crate::error::Result;
 
 /// Every workload, in the order `--help` lists them.
 pub static REGISTRY: &[&Spec] = &[
@@ -56,6 +67,151 @@ pub fn lookup(name: &str) -> Option<&'static Spec> {
 /// The names `-o` accepts, for messages and `--help`.
 pub fn names() -> Vec<&'static str> {
     REGISTRY.iter().map(|s| s.name).collect()
+}
+
+/// The flags that make `-o` needless (a run of scripts), as clap names
+/// them.
+pub const IMPLY_OPERATIONS: [&str; 2] = pgbench::args::IMPLY_OPERATIONS;
+
+/// Every family's flags, in the order `--help` lists them under their
+/// headings.
+#[derive(Args, Debug, Clone)]
+pub struct WorkloadArgs {
+    #[command(flatten)]
+    pub basic: basic::args::BasicArgs,
+    #[command(flatten)]
+    pub ycsb: ycsb::args::YcsbArgs,
+    #[command(flatten)]
+    pub oltp: oltp::args::OltpArgs,
+    #[command(flatten)]
+    pub booking: booking::args::BookingArgs,
+    #[command(flatten)]
+    pub tpcc: tpcc::args::TpccArgs,
+    #[command(flatten)]
+    pub pgbench: pgbench::args::PgbenchArgs,
+}
+
+/// The flags every family may read, given or not, for the warnings about
+/// those no workload of the run reads.
+#[derive(Clone, Copy, Debug)]
+pub struct SharedFlags {
+    pub zipf_theta_given: bool,
+    pub hotspot_given: bool,
+}
+
+impl WorkloadArgs {
+    /// Each family's group, in the order of the registry.
+    pub fn families(&self) -> [&dyn FamilyArgs; 6] {
+        [
+            &self.basic,
+            &self.ycsb,
+            &self.oltp,
+            &self.booking,
+            &self.tpcc,
+            &self.pgbench,
+        ]
+    }
+
+    /// The workloads of the run, from those of `-o` (see
+    /// [`FamilyArgs::operations`]).
+    pub fn operations(&self, given: Vec<&'static Spec>) -> Result<Vec<&'static Spec>> {
+        self.families()
+            .iter()
+            .try_fold(given, |ops, f| f.operations(ops))
+    }
+
+    /// The rows of the run, from `-r` (see [`FamilyArgs::rows`]).
+    pub fn rows(&self, operations: &[&'static Spec], rows: Option<u64>) -> Result<Option<u64>> {
+        self.families()
+            .iter()
+            .try_fold(rows, |rows, f| f.rows(operations, rows))
+    }
+
+    /// Every family's settings, checked.
+    pub fn settings(&self, run: &RunFacts<'_>) -> Result<FamilySettings> {
+        let mut families = FamilySettings::default();
+        for f in self.families() {
+            f.settings(run, &mut families)?;
+        }
+        Ok(families)
+    }
+
+    /// The warnings about workload flags in this run: each family's flags
+    /// that no workload reads and its other warnings, then the shared
+    /// flags that none reads, then `--force` with `cleanup` alone.
+    pub fn warnings(
+        &self,
+        operations: &[&'static Spec],
+        settings: &Settings,
+        shared: SharedFlags,
+    ) -> Vec<String> {
+        let families = self.families();
+        let mut unread: Vec<Unread> = families.iter().flat_map(|f| f.unread(operations)).collect();
+        let draws_zipfian = families.iter().any(|f| f.draws_zipfian(operations));
+        unread.extend(unread_shared(operations, settings, shared, draws_zipfian));
+        let mut w: Vec<String> = unread
+            .iter()
+            .map(|u| {
+                format!(
+                    "warning: {} applies to {}; no workload of this run uses it",
+                    u.flag, u.applies
+                )
+            })
+            .collect();
+        w.extend(
+            families
+                .iter()
+                .flat_map(|f| f.warnings(operations, settings)),
+        );
+        if settings.force && operations.iter().all(|o| *o == &cleanup::SPEC) {
+            w.push(
+                "warning: --force does not make cleanup drop a table ysql-bench did not create; a family's clean-up (e.g. pgbench-cleanup --force) drops one of the family's columns"
+                    .to_string(),
+            );
+        }
+        w
+    }
+}
+
+/// The shared workload flags given that no workload of the run reads.
+fn unread_shared(
+    operations: &[&'static Spec],
+    s: &Settings,
+    shared: SharedFlags,
+    draws_zipfian: bool,
+) -> Vec<Unread> {
+    let mut unread = Vec::new();
+    let mut note = |flag, applies| unread.push(Unread { flag, applies });
+    // Workloads that draw keys: the queries (not the loads, not the
+    // checks and cleanups).
+    let keyed = operations.iter().any(|o| !o.is_load() && o.paced);
+    if s.keys.is_some() && !keyed {
+        note(
+            "--key-distribution",
+            "workloads that pick keys (select, update, the YCSB mixes, oltp-*, booking), not loads",
+        );
+    }
+    let zipf = match s.keys {
+        Some(KeyDistribution::Zipfian { .. } | KeyDistribution::Latest { .. }) => true,
+        None => draws_zipfian,
+        _ => false,
+    };
+    if shared.zipf_theta_given && !zipf {
+        note(
+            "--zipf-theta",
+            "--key-distribution zipfian and latest (and the YCSB mixes' defaults)",
+        );
+    }
+    if s.drop && !operations.iter().any(|o| o.is_load()) {
+        note("--drop", "the tables that the loads of the run fill");
+    }
+    if shared.hotspot_given && !matches!(s.keys, Some(KeyDistribution::Hotspot { .. })) {
+        note(
+            "--hotspot-fraction/--hotspot-ops",
+            "--key-distribution hotspot",
+        );
+    }
+    unread
 }
 
 #[cfg(test)]

@@ -42,6 +42,14 @@ pub fn csv_path(dir: &Path, threads: usize, rows: u64, field_len: usize, n: usiz
 /// Bytes read from a local file per message with --copy-file-client.
 const READ_CHUNK: usize = 1 << 20;
 
+/// copy-file's own settings.
+#[derive(Clone, Debug, Default)]
+pub struct CopyFileSettings {
+    /// `--copy-file-client`: the files are read on this machine and
+    /// streamed (COPY FROM STDIN).
+    pub client: bool,
+}
+
 pub struct CopyFile {
     table: String,
     path: PathBuf,
@@ -94,7 +102,7 @@ impl TableOp for CopyFile {
                 plan.field_len,
                 plan.csv_dir.display()
             ),
-            client_side: plan.copy_file_client,
+            client_side: plan.family::<CopyFileSettings>().client,
             prepared: plan.prepared,
             statement: None,
             role: None,
@@ -250,7 +258,7 @@ impl Operation for CopyFile {
 /// will read it ([`CopyFile::probe`]), which needs nothing the load itself
 /// does not (superuser or pg_read_server_files, and INSERT on the table).
 pub async fn check_files(s: &Settings, table: &TableName, client: &Client) -> Result<()> {
-    let role = match s.copy_file_client {
+    let role = match s.family::<CopyFileSettings>().client {
         true => None,
         false => client
             .query_typed("select current_user::text", &[])

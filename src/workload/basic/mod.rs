@@ -7,6 +7,7 @@
 //! operation's unit. [`csv_gen`] makes copy-file's files, for
 //! `csv_generator` too.
 
+pub mod args;
 pub mod copy_file;
 pub mod copy_mem;
 pub mod csv_gen;

@@ -18,6 +18,8 @@
 //! the seats of each flight and day equal its audit counter, and each
 //! seat has exactly one payment. A broken check fails the run.
 
+pub mod args;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 
@@ -516,7 +518,7 @@ impl Workload for Booking {
         let s = &self.settings;
         format!(
             "{FLIGHTS} flights over {} day(s); isolation {}; keys {}",
-            s.booking.day_range,
+            s.family::<BookingSettings>().day_range,
             s.isolation.unwrap_or(Isolation::RepeatableRead).sql(),
             s.keys.unwrap_or(KeyDistribution::Uniform).name()
         )
@@ -553,7 +555,7 @@ impl Workload for Booking {
         Box::new(BookingOp {
             rng: SmallRng::seed_from_u64(worker_seed(s.seed, thread, 23)),
             keys: KeyPicker::new(keys, FLIGHTS, start),
-            day_range: s.booking.day_range,
+            day_range: s.family::<BookingSettings>().day_range,
             begin: format!("begin isolation level {}", isolation.sql()),
             next_user: self.next_user.clone(),
             prepared: s.prepared,

@@ -15,13 +15,15 @@ use tokio_postgres::Client;
 use crate::db::sql::TableName;
 use crate::error::Result;
 
+pub mod args;
 mod operation;
 mod settings;
 mod tables;
 mod wire;
 
+pub use args::{FamilyArgs, RunFacts, Unread};
 pub use operation::{AnyOperation, DynOperation, NoUnits, Operation, Pauses};
-pub use settings::Settings;
+pub use settings::{FamilySetting, FamilySettings, Settings};
 pub use tables::{ReadTable, TableSet, TableUse, Tables, rows_flag};
 pub use wire::{WireStatement, WireUnit};
 

@@ -37,6 +37,10 @@
 
 use rand::{Rng, RngExt};
 
+/// YCSB's zipfian constant, the default of `--zipf-theta` for every
+/// zipfian and `latest` key distribution.
+pub const ZIPF_THETA: f64 = 0.99;
+
 /// How many items YCSB's scrambled zipfian draws ranks from before hashing
 /// them into the key space (its `ScrambledZipfianGenerator.ITEM_COUNT`, the
 /// count its precomputed ζ = 26.46902820178302 for θ = 0.99 belongs to).

@@ -3,6 +3,7 @@
 //! workers and clients, COPY and the loader built on it, the table's
 //! limits, seeds.
 
+pub mod args;
 pub mod copy_in;
 pub mod copy_load;
 pub mod ids;

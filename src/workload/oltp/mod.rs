@@ -24,6 +24,8 @@
 //! with `--per-statement` and always in JSON, and the summary counts
 //! queries as sysbench does (read, write, other).
 
+pub mod args;
+
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
@@ -135,7 +137,7 @@ pub fn create_sql(flavor: Flavor, i: usize, tablets: Option<u32>) -> String {
 
 /// The tables sbtest1..N, as sysbench makes them.
 fn sbtest_defs(s: &Settings, flavor: Flavor) -> Result<Vec<TableDef>> {
-    Ok((1..=s.oltp.tables)
+    Ok((1..=s.family::<OltpSettings>().tables)
         .map(|i| TableDef {
             name: table(i),
             columns: COLUMNS
@@ -156,7 +158,7 @@ pub static SBTABLES: Tables = Tables {
     left_empty: &[],
     load_flags: |s| {
         vec![
-            format!("--tables {}", s.oltp.tables),
+            format!("--tables {}", s.family::<OltpSettings>().tables),
             format!("-r {}", s.rows),
         ]
     },
@@ -307,7 +309,9 @@ impl Workload for Prepare {
 
     fn set_up<'a>(&'a self, client: &'a Client) -> BoxFuture<'a, Result<()>> {
         Box::pin(async move {
-            let tables: Vec<TableName> = (1..=self.settings.oltp.tables).map(table).collect();
+            let tables: Vec<TableName> = (1..=self.settings.family::<OltpSettings>().tables)
+                .map(table)
+                .collect();
             schema::require_privileges(client, &tables, &["INSERT"], self.spec.name).await?;
             // One statement: all of them emptied, or none.
             let list: Vec<String> = tables.iter().map(TableName::quoted).collect();
@@ -328,7 +332,7 @@ impl Workload for Prepare {
     fn finish_load<'a>(&'a self, client: &'a Client, _rows: u64) -> BoxFuture<'a, Result<()>> {
         Box::pin(async move {
             let rows = self.settings.rows;
-            for i in 1..=self.settings.oltp.tables {
+            for i in 1..=self.settings.family::<OltpSettings>().tables {
                 let t = table(i);
                 // sysbench's own inserts (oltp_insert) take ids from the
                 // sequence: past the loaded ones.
@@ -359,7 +363,7 @@ impl Workload for Prepare {
 
     fn worker(&self, thread: usize) -> Box<dyn DynOperation> {
         let s = &self.settings;
-        let total = s.rows * s.oltp.tables as u64;
+        let total = s.rows * s.family::<OltpSettings>().tables as u64;
         Box::new(PrepareOp {
             share: s.share(total, thread),
             rows: s.rows,
@@ -613,7 +617,7 @@ fn transactional(script: Script, o: &OltpSettings) -> bool {
 fn build_run(spec: &'static Spec, s: &Settings) -> Result<Box<dyn Workload>> {
     check_rows(spec, s)?;
     let script = script_of(spec.name);
-    if groups(script, &s.oltp).is_empty() {
+    if groups(script, &s.family::<OltpSettings>()).is_empty() {
         return Err(Error::usage(format!(
             "{spec} has no statement left to run with these counts: give at least one of its statements a count above 0"
         )));
@@ -659,7 +663,7 @@ impl Workload for OltpRun {
 
     fn check_loaded<'a>(&'a self, client: &'a Client) -> BoxFuture<'a, Result<Option<String>>> {
         Box::pin(async move {
-            for i in 1..=self.settings.oltp.tables {
+            for i in 1..=self.settings.family::<OltpSettings>().tables {
                 let t = table(i);
                 match schema::load_state(client, &t).await? {
                     schema::LoadState::Incomplete => {
@@ -716,7 +720,7 @@ impl Workload for OltpRun {
 
     fn describe(&self) -> String {
         let s = &self.settings;
-        let o = &s.oltp;
+        let o = &*s.family::<OltpSettings>();
         let per: Vec<String> = groups(self.script, o)
             .iter()
             .map(|(k, n)| format!("{n} {}", k.name()))
@@ -737,7 +741,7 @@ impl Workload for OltpRun {
     }
 
     fn stat_tables(&self) -> Vec<String> {
-        (1..=self.settings.oltp.tables)
+        (1..=self.settings.family::<OltpSettings>().tables)
             .map(|i| format!("sbtest{i}"))
             .collect()
     }
@@ -746,9 +750,9 @@ impl Workload for OltpRun {
         let s = &self.settings;
         let keys = s.keys.unwrap_or(KeyDistribution::Uniform);
         let start = (s.rows as u128 * thread as u128 / s.threads.max(1) as u128) as u64;
-        let groups = groups(self.script, &s.oltp);
+        let groups = groups(self.script, &s.family::<OltpSettings>());
         let mut stats: Vec<StatementStats> = Vec::new();
-        let txn = transactional(self.script, &s.oltp);
+        let txn = transactional(self.script, &s.family::<OltpSettings>());
         for k in KINDS {
             let used = groups.iter().any(|(g, _)| *g == k)
                 || (k == Kind::Insert
@@ -762,7 +766,7 @@ impl Workload for OltpRun {
         // The lean driver's statements, in the order they are prepared:
         // each used kind per table, then BEGIN and COMMIT once.
         let mut wire = Vec::new();
-        for t in 1..=s.oltp.tables {
+        for t in 1..=s.family::<OltpSettings>().tables {
             for k in KINDS {
                 if !matches!(k, Kind::Begin | Kind::Commit)
                     && stats.iter().any(|st| st.name == k.name())
@@ -776,7 +780,7 @@ impl Workload for OltpRun {
             wire.push((1, Kind::Commit));
         }
         let at = |t: usize, k: Kind| wire.iter().position(|&w| w == (t, k));
-        let wire_slots = (1..=s.oltp.tables)
+        let wire_slots = (1..=s.family::<OltpSettings>().tables)
             .map(|t| {
                 KINDS
                     .iter()
@@ -793,9 +797,9 @@ impl Workload for OltpRun {
             wire_slots,
             stat_slots,
             done: Outcome::default(),
-            tables: s.oltp.tables,
+            tables: s.family::<OltpSettings>().tables,
             rows: s.rows,
-            range: s.oltp.range_size,
+            range: s.family::<OltpSettings>().range_size,
             groups,
             txn,
             serial_insert: self.script == Script::Insert,

@@ -22,6 +22,7 @@
 
 use tokio_postgres::Client;
 
+use super::script::ScriptSettings;
 use crate::db::dialect::Flavor;
 use crate::db::schema::{self, TableDef};
 use crate::db::sql::TableName;
@@ -165,7 +166,7 @@ pub static PGBENCH_TABLES: Tables = Tables {
 
 /// The scale of the run: `-s`, 1 when not given.
 pub fn scale(s: &Settings) -> u64 {
-    s.script.scale.unwrap_or(1)
+    s.family::<ScriptSettings>().scale.unwrap_or(1)
 }
 
 fn build(spec: &'static Spec, s: &Settings) -> Result<Box<dyn Workload>> {

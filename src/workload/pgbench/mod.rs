@@ -3,5 +3,6 @@
 //! pgbench's script language that runs custom scripts and the built-in
 //! ones on those tables.
 
+pub mod args;
 pub mod init;
 pub mod script;

@@ -21,6 +21,8 @@
 //! transactions, [`wait`] the keying and think times, [`check`] the
 //! consistency conditions.
 
+pub mod args;
+
 use rand::RngExt;
 use rand::rngs::SmallRng;
 use tokio_postgres::Client;
@@ -231,7 +233,7 @@ impl Workload for Load {
     /// ranges of one database do not empty each other's rows.
     fn set_up<'a>(&'a self, client: &'a Client) -> BoxFuture<'a, Result<()>> {
         Box::pin(async move {
-            let t = &self.settings.tpcc;
+            let t = &*self.settings.family::<TpccSettings>();
             // A range is emptied by one DELETE per table: each must be
             // allowed before the first runs.
             let privileges: &[&str] = if t.partial {
@@ -292,7 +294,7 @@ impl Workload for Load {
     }
 
     fn describe(&self) -> String {
-        let t = &self.settings.tpcc;
+        let t = &*self.settings.family::<TpccSettings>();
         if t.partial {
             format!(
                 "warehouses {} of {} (--warehouse-range), {}",
@@ -314,7 +316,7 @@ impl Workload for Load {
     }
 
     fn scale(&self) -> Option<String> {
-        let t = &self.settings.tpcc;
+        let t = &*self.settings.family::<TpccSettings>();
         Some(warehouses_text(t))
     }
 
@@ -323,7 +325,7 @@ impl Workload for Load {
     }
 
     fn load_rows(&self) -> Option<u64> {
-        let seed = self.settings.tpcc.seed;
+        let seed = self.settings.family::<TpccSettings>().seed;
         Some(
             (0..self.settings.threads.max(1))
                 .flat_map(|t| self.chunks(t))
@@ -340,7 +342,7 @@ impl Workload for Load {
             .to_string();
         Box::new(load::LoadOp::new(
             self.chunks(thread),
-            self.settings.tpcc.seed,
+            self.settings.family::<TpccSettings>().seed,
             now,
             self.sent.clone(),
         ))
@@ -382,7 +384,7 @@ impl Load {
     /// one client with all their threads would deal it.
     fn chunks(&self, thread: usize) -> std::collections::VecDeque<load::Chunk> {
         let s = &self.settings;
-        let t = &s.tpcc;
+        let t = &*s.family::<TpccSettings>();
         if t.partial {
             load::worker_chunks(t.homes, t.homes.first == 1, s.threads, thread)
         } else {
@@ -433,7 +435,7 @@ fn build_run(spec: &'static Spec, s: &Settings) -> Result<Box<dyn Workload>> {
         spec,
         settings: s.clone(),
         table: name("warehouse"),
-        constants: txn::Constants::for_run(s.tpcc.seed, C_LOAD_LAST),
+        constants: txn::Constants::for_run(s.family::<TpccSettings>().seed, C_LOAD_LAST),
     }))
 }
 
@@ -466,12 +468,12 @@ impl Workload for Run {
                 client,
                 "select (select count(*) from warehouse where w_id between 1 and $1), \
                  (select count(*) from item)",
-                &[&(self.settings.tpcc.warehouses as i32)],
+                &[&(self.settings.family::<TpccSettings>().warehouses as i32)],
             )
             .await
             .map_err(|e| Error::db("cannot count the warehouses and items", e))?;
             let (w, items): (i64, i64) = (row.get(0), row.get(1));
-            let want = i64::from(self.settings.tpcc.warehouses);
+            let want = i64::from(self.settings.family::<TpccSettings>().warehouses);
             let short = if w < want {
                 Some(format!("{w} of warehouses 1..{want}"))
             } else if items != i64::from(ITEMS) {
@@ -510,12 +512,12 @@ impl Workload for Run {
     }
 
     fn metrics(&self, types: &[TypeFigures], wallclock: std::time::Duration) -> Vec<Metric> {
-        let t = &self.settings.tpcc;
+        let t = &*self.settings.family::<TpccSettings>();
         tpmc_metrics(types, wallclock, t.homes.len(), t.wait)
     }
 
     fn interval_metrics(&self) -> Option<super::IntervalMetrics> {
-        let warehouses = self.settings.tpcc.homes.len();
+        let warehouses = self.settings.family::<TpccSettings>().homes.len();
         Some(std::sync::Arc::new(move |types| {
             interval_tpmc(types, warehouses)
         }))
@@ -523,7 +525,7 @@ impl Workload for Run {
 
     fn describe(&self) -> String {
         let k = self.constants;
-        let t = &self.settings.tpcc;
+        let t = &*self.settings.family::<TpccSettings>();
         let homes = if t.homes == WarehouseRange::all(t.warehouses) {
             String::new()
         } else {
@@ -551,7 +553,7 @@ impl Workload for Run {
     }
 
     fn scale(&self) -> Option<String> {
-        Some(warehouses_text(&self.settings.tpcc))
+        Some(warehouses_text(&self.settings.family::<TpccSettings>()))
     }
 
     fn table(&self) -> &TableName {
@@ -569,13 +571,13 @@ impl Workload for Run {
                 s.seed,
                 thread,
                 txn::Homes {
-                    homes: s.tpcc.homes,
-                    warehouses: s.tpcc.warehouses,
+                    homes: s.family::<TpccSettings>().homes,
+                    warehouses: s.family::<TpccSettings>().warehouses,
                 },
-                s.tpcc.mix,
+                s.family::<TpccSettings>().mix,
                 self.constants,
                 begin,
-                s.tpcc.wait,
+                s.family::<TpccSettings>().wait,
             )
             .prepared(s.prepared),
         )

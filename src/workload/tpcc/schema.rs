@@ -318,7 +318,12 @@ pub static TPCC_TABLES: Tables = Tables {
     defs,
     // The load fills all nine, history and new_order included.
     left_empty: &[],
-    load_flags: |s| vec![format!("--warehouses {}", s.tpcc.warehouses)],
+    load_flags: |s| {
+        vec![format!(
+            "--warehouses {}",
+            s.family::<super::TpccSettings>().warehouses
+        )]
+    },
 };
 
 fn defs(s: &Settings, flavor: Flavor) -> Result<Vec<TableDef>> {

@@ -22,6 +22,8 @@
 //! shared by the workers, so that no two workers and no rerun insert the
 //! same key.
 
+pub mod args;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -49,8 +51,8 @@ use crate::workload::{
 pub const DEFAULT_TABLE: &str = "usertable";
 /// The longest scan, as YCSB's `maxscanlength`.
 pub const MAX_SCAN: i64 = 100;
-/// YCSB's default zipfian constant.
-pub const ZIPF_THETA: f64 = 0.99;
+/// YCSB's default zipfian constant, every zipfian's default.
+pub use crate::workload::kit::keys::ZIPF_THETA;
 
 /// The YCSB flags.
 #[derive(Clone, Debug)]
@@ -182,7 +184,10 @@ fn mix_def(name: &str, theta: f64) -> MixDef {
 fn mix_of(name: &str, s: &Settings) -> MixDef {
     let def = mix_def(name, s.zipf_theta.unwrap_or(ZIPF_THETA));
     MixDef {
-        mix: s.ycsb.proportions.map_or(def.mix, |m| m.0),
+        mix: s
+            .family::<YcsbSettings>()
+            .proportions
+            .map_or(def.mix, |m| m.0),
         keys: s.keys.unwrap_or(def.keys),
     }
 }
@@ -197,7 +202,7 @@ fn table_name(s: &Settings) -> Result<TableName> {
 }
 
 fn check_shape(s: &Settings) -> Result<()> {
-    let y = &s.ycsb;
+    let y = s.family::<YcsbSettings>();
     if y.field_count == 0 || y.field_count > 1000 {
         return Err(Error::usage(format!(
             "--ycsb-field-count {} is out of range: give 1 to 1000 (YCSB's default is 10)",
@@ -228,9 +233,17 @@ pub static USERTABLE: Tables = Tables {
     defs: |s, flavor| {
         let name = table_name(s)?;
         let mut columns = vec![("ycsb_key".to_string(), "character varying(255)".to_string())];
-        columns.extend((0..s.ycsb.field_count).map(|i| (format!("field{i}"), "text".to_string())));
+        columns.extend(
+            (0..s.family::<YcsbSettings>().field_count)
+                .map(|i| (format!("field{i}"), "text".to_string())),
+        );
         Ok(vec![TableDef {
-            ddl: create_sql(flavor, &name, s.ycsb.field_count, s.tablets),
+            ddl: create_sql(
+                flavor,
+                &name,
+                s.family::<YcsbSettings>().field_count,
+                s.tablets,
+            ),
             name,
             columns,
             shape: "ycsb_key varchar(255), field0..fieldN text",
@@ -279,7 +292,8 @@ fn field_list(count: usize) -> String {
 
 fn build_load(spec: &'static Spec, s: &Settings) -> Result<Box<dyn Workload>> {
     check_shape(s)?;
-    let row_bytes = s.ycsb.field_count * (s.ycsb.field_length + 1) + 32;
+    let row_bytes =
+        s.family::<YcsbSettings>().field_count * (s.family::<YcsbSettings>().field_length + 1) + 32;
     if s.batch_size.saturating_mul(row_bytes) > crate::workload::kit::limits::MAX_BATCH_BYTES {
         return Err(Error::usage(format!(
             "--batch-size {} of YCSB records of {row_bytes} bytes makes batches over {} MiB: use a smaller -b",
@@ -340,14 +354,14 @@ impl Workload for Load {
             format!(
                 "copy {} (ycsb_key, {}) from stdin",
                 self.table.quoted(),
-                field_list(s.ycsb.field_count)
+                field_list(s.family::<YcsbSettings>().field_count)
             ),
             s.share(s.rows, thread),
             s.batch_size,
             Records {
                 seed: s.seed,
-                fields: s.ycsb.field_count,
-                field_len: s.ycsb.field_length,
+                fields: s.family::<YcsbSettings>().field_count,
+                field_len: s.family::<YcsbSettings>().field_length,
             },
             s.prepared,
         ))
@@ -554,7 +568,7 @@ impl Workload for YcsbMix {
             .iter()
             .map(|&i| format!("{}={}", TYPES[i], self.mix[i] / total))
             .collect();
-        let custom = if self.settings.ycsb.proportions.is_some() {
+        let custom = if self.settings.family::<YcsbSettings>().proportions.is_some() {
             " (custom mix, --ycsb-proportions)"
         } else {
             ""
@@ -563,14 +577,14 @@ impl Workload for YcsbMix {
             "{}{custom}; keys {}; {} fields of {} characters{}{}",
             shares.join(","),
             describe_keys(self.keys),
-            self.settings.ycsb.field_count,
-            self.settings.ycsb.field_length,
-            if self.settings.ycsb.write_all_fields {
+            self.settings.family::<YcsbSettings>().field_count,
+            self.settings.family::<YcsbSettings>().field_length,
+            if self.settings.family::<YcsbSettings>().write_all_fields {
                 "; updates write all fields"
             } else {
                 ""
             },
-            if self.settings.ycsb.rmw_txn {
+            if self.settings.family::<YcsbSettings>().rmw_txn {
                 "; read-modify-write in one transaction"
             } else {
                 ""
@@ -643,10 +657,10 @@ impl Workload for YcsbMix {
             pending_ack: None,
             active: self.active.clone(),
             cumulative: self.cumulative.clone(),
-            fields: s.ycsb.field_count,
-            field_len: s.ycsb.field_length,
-            write_all: s.ycsb.write_all_fields,
-            rmw_txn: s.ycsb.rmw_txn,
+            fields: s.family::<YcsbSettings>().field_count,
+            field_len: s.family::<YcsbSettings>().field_length,
+            write_all: s.family::<YcsbSettings>().write_all_fields,
+            rmw_txn: s.family::<YcsbSettings>().rmw_txn,
             prepared: s.prepared,
             next_insert: self.next_insert.clone(),
             insert_base: self.insert_base.load(Ordering::Relaxed),

@@ -248,7 +248,7 @@ fn compile(s: &ScriptSettings) -> Result<(Program, bool)> {
 }
 
 fn build(spec: &'static Spec, s: &Settings) -> Result<Box<dyn Workload>> {
-    let (program, builtin_used) = compile(&s.script)?;
+    let (program, builtin_used) = compile(&s.family::<ScriptSettings>())?;
     let table = TableName::new(&guess_table(&program, builtin_used))?;
     let mut cumulative = Vec::with_capacity(program.scripts.len());
     let mut acc = 0u64;
@@ -263,7 +263,9 @@ fn build(spec: &'static Spec, s: &Settings) -> Result<Box<dyn Workload>> {
         cumulative: cumulative.into(),
         builtin_used,
         settings: s.clone(),
-        scale: Arc::new(AtomicI64::new(s.script.scale.unwrap_or(1) as i64)),
+        scale: Arc::new(AtomicI64::new(
+            s.family::<ScriptSettings>().scale.unwrap_or(1) as i64,
+        )),
         table,
         shown: FirstErrors::default(),
     }))
@@ -365,7 +367,11 @@ struct ScriptRun {
 
 impl ScriptRun {
     fn defined(&self, name: &str) -> bool {
-        self.settings.script.defines.iter().any(|(n, _)| n == name)
+        self.settings
+            .family::<ScriptSettings>()
+            .defines
+            .iter()
+            .any(|(n, _)| n == name)
     }
 }
 
@@ -423,7 +429,7 @@ impl Workload for ScriptRun {
                     "pgbench_branches is empty, so the built-in scripts have no scale: load it first, e.g. {load} (or pgbench -i)"
                 )));
             }
-            if let Some(given) = self.settings.script.scale
+            if let Some(given) = self.settings.family::<ScriptSettings>().scale
                 && given as i64 != n
             {
                 crate::say!(
@@ -442,7 +448,7 @@ impl Workload for ScriptRun {
     /// `:scale` as the set-up read it (pgbench's scale factor), when a
     /// built-in script or `-s` gives it a meaning; `-r` is not used.
     fn scale(&self) -> Option<String> {
-        let meant = self.builtin_used || self.settings.script.scale.is_some();
+        let meant = self.builtin_used || self.settings.family::<ScriptSettings>().scale.is_some();
         Some(if meant {
             format!("scale {}", self.scale.load(Ordering::Relaxed))
         } else {
@@ -466,7 +472,7 @@ impl Workload for ScriptRun {
     fn worker(&self, thread: usize) -> Box<dyn DynOperation> {
         let p = &self.program;
         let mut vars = vec![Var::Unset; p.names.len()];
-        for (name, value) in &self.settings.script.defines {
+        for (name, value) in &self.settings.family::<ScriptSettings>().defines {
             if let Some(v) = p.slot(name).and_then(|slot| vars.get_mut(slot)) {
                 *v = Var::Text(value.clone());
             }
