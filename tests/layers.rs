@@ -38,11 +38,8 @@ const LAYERS: &[(&str, &[&str])] = &[
     ),
     // Reports read statistics only: a saved run is the same record.
     ("report", &["error", "output", "stats"]),
-    // The several-client gate: a barrier of the runner, kept in the database.
-    (
-        "cluster",
-        &["error", "output", "stats", "db", "workload", "runner"],
-    ),
+    // The several-client gate: the runner's barrier, kept in the database.
+    ("cluster", &["error", "output", "db", "runner"]),
     // Flags: each layer's flag group, flattened.
     (
         "cli",
