@@ -1,0 +1,434 @@
+//! One worker of a mix: its statements, the unit it stages (a type and a
+//! record) and how it sends it on tokio-postgres.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use rand::RngExt;
+use rand::rngs::SmallRng;
+use tokio_postgres::types::ToSql;
+use tokio_postgres::{Client, SimpleQueryMessage, Statement};
+
+use super::MAX_SCAN;
+use super::mix::TYPES;
+use super::run::Acknowledged;
+use super::schema::{field_list, key_of};
+use crate::db::sql::quote_literal;
+use crate::error::{Error, Result};
+use crate::workload::kit::keys::KeyPicker;
+use crate::workload::kit::rowgen::fill_alphanumeric;
+use crate::workload::kit::simple_query::command_rows;
+use crate::workload::{Operation, Outcome, WireUnit};
+
+pub(super) const READ: usize = 0;
+pub(super) const UPDATE: usize = 1;
+pub(super) const INSERT: usize = 2;
+pub(super) const SCAN: usize = 3;
+const RMW: usize = 4;
+
+/// The prepared statements of a mix worker.
+pub(super) struct Statements {
+    pub(super) read: Option<Statement>,
+    /// One per field: `update … set fieldK = $2 where ycsb_key = $1`.
+    pub(super) update_one: Vec<Statement>,
+    pub(super) update_all: Option<Statement>,
+    pub(super) insert: Option<Statement>,
+    pub(super) scan: Option<Statement>,
+}
+
+#[derive(Default)]
+pub(super) struct Staged {
+    /// Index into `active`.
+    pub(super) slot: usize,
+    pub(super) key: String,
+    /// The field an update writes (when not all).
+    pub(super) field: usize,
+    pub(super) scan_len: i64,
+    /// The record number of an insert (it counts for `latest` once done).
+    pub(super) insert_n: u64,
+}
+
+pub(super) struct MixOp {
+    pub(super) table: String,
+    pub(super) rng: SmallRng,
+    pub(super) keys: KeyPicker,
+    pub(super) latest: bool,
+    /// Inserts done without a gap: `latest` draws below it.
+    pub(super) acked: Arc<Acknowledged>,
+    /// An insert staged and not yet acknowledged (a failed one is
+    /// acknowledged when the next unit is staged, so that the count does
+    /// not wait for it for ever).
+    pub(super) pending_ack: Option<u64>,
+    pub(super) active: Vec<usize>,
+    pub(super) cumulative: Vec<f64>,
+    pub(super) fields: usize,
+    pub(super) field_len: usize,
+    pub(super) write_all: bool,
+    pub(super) rmw_txn: bool,
+    pub(super) prepared: bool,
+    pub(super) next_insert: Arc<AtomicU64>,
+    /// Where this mix's inserts began; the client's record numbers are
+    /// interleaved with the other clients' from there.
+    pub(super) insert_base: u64,
+    pub(super) client: crate::workload::kit::partition::ClientShare,
+    pub(super) st: Option<Statements>,
+    pub(super) staged: Staged,
+    /// The staged values: every field's for an insert or a full update,
+    /// one field's otherwise, each `field_len` bytes.
+    pub(super) values: Vec<u8>,
+}
+
+impl MixOp {
+    pub(super) fn kind(&self) -> usize {
+        self.active[self.staged.slot]
+    }
+
+    fn value(&self, i: usize) -> Result<&str> {
+        std::str::from_utf8(&self.values[i * self.field_len..(i + 1) * self.field_len])
+            .map_err(|_| Error::run("generated fields are not UTF-8"))
+    }
+
+    fn read_sql(&self) -> String {
+        format!(
+            "select ycsb_key, {} from {} where ycsb_key = $1",
+            field_list(self.fields),
+            self.table
+        )
+    }
+
+    fn insert_sql(&self) -> String {
+        let params: Vec<String> = (1..=self.fields + 1).map(|i| format!("${i}")).collect();
+        format!(
+            "insert into {} (ycsb_key, {}) values ({})",
+            self.table,
+            field_list(self.fields),
+            params.join(", ")
+        )
+    }
+
+    fn scan_sql(&self) -> String {
+        format!(
+            "select ycsb_key, {} from {} where ycsb_key >= $1 order by ycsb_key limit $2",
+            field_list(self.fields),
+            self.table
+        )
+    }
+
+    /// The statements this mix draws, in the order both drivers prepare
+    /// them: read, the update(s), insert, scan.
+    pub(super) fn statement_sqls(&self) -> Vec<(usize, String)> {
+        let has = |t: usize| self.active.contains(&t);
+        let mut out = Vec::new();
+        if has(READ) || has(RMW) {
+            out.push((READ, self.read_sql()));
+        }
+        if has(UPDATE) || has(RMW) {
+            if self.write_all {
+                out.push((UPDATE, self.update_sql_all()));
+            } else {
+                out.extend((0..self.fields).map(|f| (UPDATE, self.update_sql_one(f))));
+            }
+        }
+        if has(INSERT) {
+            out.push((INSERT, self.insert_sql()));
+        }
+        if has(SCAN) {
+            out.push((SCAN, self.scan_sql()));
+        }
+        out
+    }
+
+    fn update_sql_one(&self, field: usize) -> String {
+        format!(
+            "update {} set field{field} = $2 where ycsb_key = $1",
+            self.table
+        )
+    }
+
+    fn update_sql_all(&self) -> String {
+        let sets: Vec<String> = (0..self.fields)
+            .map(|i| format!("field{i} = ${}", i + 2))
+            .collect();
+        format!(
+            "update {} set {} where ycsb_key = $1",
+            self.table,
+            sets.join(", ")
+        )
+    }
+
+    async fn read(&self, client: &Client) -> Result<u64> {
+        match self.st.as_ref().and_then(|st| st.read.as_ref()) {
+            Some(read) => Ok(client
+                .query(read, &[&self.staged.key])
+                .await
+                .map_err(|e| Error::db("YCSB read failed", e))?
+                .len() as u64),
+            None => {
+                let sql = format!(
+                    "select ycsb_key, {} from {} where ycsb_key = {}",
+                    field_list(self.fields),
+                    self.table,
+                    quote_literal(&self.staged.key)
+                );
+                simple_rows(client, &sql, "YCSB read failed").await
+            }
+        }
+    }
+
+    async fn update(&self, client: &Client) -> Result<u64> {
+        let key = &self.staged.key;
+        let prepared = self
+            .st
+            .as_ref()
+            .filter(|st| st.update_all.is_some() || !st.update_one.is_empty());
+        if let Some(st) = prepared {
+            let n = if let Some(all) = &st.update_all {
+                let vals: Vec<&str> = (0..self.fields)
+                    .map(|i| self.value(i))
+                    .collect::<Result<_>>()?;
+                let mut params: Vec<&(dyn ToSql + Sync)> = Vec::with_capacity(self.fields + 1);
+                params.push(key);
+                params.extend(vals.iter().map(|v| v as &(dyn ToSql + Sync)));
+                client.execute(all, &params).await
+            } else {
+                let v = self.value(0)?;
+                client
+                    .execute(&st.update_one[self.staged.field], &[key, &v])
+                    .await
+            };
+            return n.map_err(|e| Error::db("YCSB update failed", e));
+        }
+        let sets: Vec<String> = if self.write_all {
+            (0..self.fields)
+                .map(|i| Ok(format!("field{i} = {}", quote_literal(self.value(i)?))))
+                .collect::<Result<_>>()?
+        } else {
+            vec![format!(
+                "field{} = {}",
+                self.staged.field,
+                quote_literal(self.value(0)?)
+            )]
+        };
+        let sql = format!(
+            "update {} set {} where ycsb_key = {}",
+            self.table,
+            sets.join(", "),
+            quote_literal(key)
+        );
+        Ok(command_rows(
+            &client
+                .simple_query(&sql)
+                .await
+                .map_err(|e| Error::db("YCSB update failed", e))?,
+        ))
+    }
+
+    async fn insert(&self, client: &Client) -> Result<u64> {
+        let key = &self.staged.key;
+        let vals: Vec<&str> = (0..self.fields)
+            .map(|i| self.value(i))
+            .collect::<Result<_>>()?;
+        if let Some(insert) = self.st.as_ref().and_then(|st| st.insert.as_ref()) {
+            let mut params: Vec<&(dyn ToSql + Sync)> = Vec::with_capacity(self.fields + 1);
+            params.push(key);
+            params.extend(vals.iter().map(|v| v as &(dyn ToSql + Sync)));
+            return client
+                .execute(insert, &params)
+                .await
+                .map_err(|e| Error::db("YCSB insert failed", e));
+        }
+        let lits: Vec<String> = vals.iter().map(|v| quote_literal(v)).collect();
+        let sql = format!(
+            "insert into {} (ycsb_key, {}) values ({}, {})",
+            self.table,
+            field_list(self.fields),
+            quote_literal(key),
+            lits.join(", ")
+        );
+        Ok(command_rows(
+            &client
+                .simple_query(&sql)
+                .await
+                .map_err(|e| Error::db("YCSB insert failed", e))?,
+        ))
+    }
+
+    async fn scan(&self, client: &Client) -> Result<u64> {
+        match self.st.as_ref().and_then(|st| st.scan.as_ref()) {
+            Some(scan) => Ok(client
+                .query(scan, &[&self.staged.key, &self.staged.scan_len])
+                .await
+                .map_err(|e| Error::db("YCSB scan failed", e))?
+                .len() as u64),
+            None => {
+                let sql = format!(
+                    "select ycsb_key, {} from {} where ycsb_key >= {} order by ycsb_key limit {}",
+                    field_list(self.fields),
+                    self.table,
+                    quote_literal(&self.staged.key),
+                    self.staged.scan_len
+                );
+                simple_rows(client, &sql, "YCSB scan failed").await
+            }
+        }
+    }
+
+    async fn read_modify_write(&self, client: &Client) -> Result<u64> {
+        if !self.rmw_txn {
+            let found = self.read(client).await?;
+            let _ = self.update(client).await?;
+            return Ok(found);
+        }
+        let fail = |e| Error::db("YCSB read-modify-write transaction failed", e);
+        client.batch_execute("begin").await.map_err(fail)?;
+        let done = async {
+            let found = self.read(client).await?;
+            self.update(client).await?;
+            Ok::<_, Error>(found)
+        }
+        .await;
+        match done {
+            Ok(found) => {
+                client.batch_execute("commit").await.map_err(fail)?;
+                Ok(found)
+            }
+            Err(e) => {
+                // The error is the unit's; a failed rollback on a lost
+                // connection adds nothing to it.
+                let _ = client.batch_execute("rollback").await;
+                Err(e)
+            }
+        }
+    }
+}
+
+async fn simple_rows(client: &Client, sql: &str, what: &'static str) -> Result<u64> {
+    Ok(client
+        .simple_query(sql)
+        .await
+        .map_err(|e| Error::db(what, e))?
+        .iter()
+        .filter(|m| matches!(m, SimpleQueryMessage::Row(_)))
+        .count() as u64)
+}
+
+impl Operation for MixOp {
+    async fn prepare(&mut self, client: &Client) -> Result<()> {
+        if !self.prepared {
+            return Ok(());
+        }
+        let mut st = Statements {
+            read: None,
+            update_one: Vec::new(),
+            update_all: None,
+            insert: None,
+            scan: None,
+        };
+        // Only the statements of the types this mix draws: with -C they
+        // are made again on every connection.
+        for (kind, sql) in self.statement_sqls() {
+            let s = client
+                .prepare(&sql)
+                .await
+                .map_err(|e| Error::db(format!("cannot prepare '{sql}'"), e))?;
+            match kind {
+                READ => st.read = Some(s),
+                UPDATE if self.write_all => st.update_all = Some(s),
+                UPDATE => st.update_one.push(s),
+                INSERT => st.insert = Some(s),
+                _ => st.scan = Some(s),
+            }
+        }
+        self.st = Some(st);
+        Ok(())
+    }
+    fn stage(&mut self) -> bool {
+        if let Some(n) = self.pending_ack.take() {
+            self.acked.ack(n);
+        }
+        let u: f64 = self.rng.random();
+        let slot = self
+            .cumulative
+            .iter()
+            .position(|&c| u < c)
+            .unwrap_or(self.cumulative.len() - 1);
+        self.staged.slot = slot;
+        let kind = self.active[slot];
+        let n = if kind == INSERT {
+            // The client's own count, from the common base; the record
+            // number is interleaved with the other clients' (--clients).
+            let local = self.next_insert.fetch_add(1, Ordering::Relaxed);
+            let n = self.client.interleave(self.insert_base, local);
+            self.staged.insert_n = n;
+            self.pending_ack = Some(local);
+            n
+        } else if self.latest {
+            self.keys.next_latest(
+                &mut self.rng,
+                self.client.spread(self.insert_base, self.acked.upto()),
+            )
+        } else {
+            self.keys.next(&mut self.rng)
+        };
+        self.staged.key = key_of(n);
+        self.values.clear();
+        match kind {
+            INSERT => fill_alphanumeric(
+                &mut self.rng,
+                &mut self.values,
+                self.fields * self.field_len,
+            ),
+            UPDATE | RMW if self.write_all => fill_alphanumeric(
+                &mut self.rng,
+                &mut self.values,
+                self.fields * self.field_len,
+            ),
+            UPDATE | RMW => {
+                self.staged.field = self.rng.random_range(0..self.fields);
+                fill_alphanumeric(&mut self.rng, &mut self.values, self.field_len);
+            }
+            SCAN => self.staged.scan_len = self.rng.random_range(1..=MAX_SCAN),
+            _ => {}
+        }
+        true
+    }
+
+    fn unit_type(&self) -> usize {
+        self.staged.slot
+    }
+
+    fn unit_label(&self) -> Option<String> {
+        Some(format!("{} of {}", TYPES[self.kind()], self.staged.key))
+    }
+
+    async fn execute(&mut self, client: &Client) -> Result<Outcome> {
+        let kind = self.kind();
+        let rows = match kind {
+            READ => self.read(client).await?,
+            UPDATE => self.update(client).await?,
+            INSERT => {
+                let n = self.insert(client).await?;
+                if let Some(k) = self.pending_ack.take() {
+                    self.acked.ack(k);
+                }
+                n
+            }
+            SCAN => self.scan(client).await?,
+            _ => self.read_modify_write(client).await?,
+        };
+        // A read, update or read-modify-write that found no record; a
+        // scan past the last key may rightly find none.
+        let missing = u64::from(rows == 0 && kind != SCAN);
+        Ok(Outcome { rows, missing })
+    }
+
+    /// On the lean driver unless the mix has read-modify-write, whose
+    /// unit is two statements (or a transaction).
+    fn wire(&mut self) -> Option<&mut dyn WireUnit> {
+        if self.prepared && !self.active.contains(&RMW) {
+            Some(self)
+        } else {
+            None
+        }
+    }
+}
