@@ -1,0 +1,203 @@
+//! `oltp-prepare`: every table's rows by COPY, split over the workers,
+//! and each table's sequence moved past them.
+
+use std::fmt::Write as _;
+
+use bytes::Bytes;
+use rand::rngs::SmallRng;
+use rand::{RngExt, SeedableRng};
+use tokio_postgres::{Client, Statement};
+
+use super::OltpSettings;
+use super::schema::{C_GROUPS, PAD_GROUPS, SBTABLES, check_rows, digits_value, table};
+use crate::db::schema;
+use crate::db::sql::TableName;
+use crate::error::{Error, Result};
+use crate::workload::kit::copy_in::copy_in;
+use crate::workload::{
+    BoxFuture, DynOperation, Operation, Outcome, Settings, Spec, TableSet, Workload, worker_seed,
+};
+
+pub(super) fn build_prepare(spec: &'static Spec, s: &Settings) -> Result<Box<dyn Workload>> {
+    check_rows(spec, s)?;
+    Ok(Box::new(Prepare {
+        spec,
+        settings: s.clone(),
+        oltp: s.family::<OltpSettings>().into_owned(),
+        first: table(1),
+    }))
+}
+
+struct Prepare {
+    spec: &'static Spec,
+    settings: Settings,
+    /// The sysbench flags it was built with.
+    oltp: OltpSettings,
+    first: TableName,
+}
+
+impl Workload for Prepare {
+    fn spec(&self) -> &'static Spec {
+        self.spec
+    }
+
+    fn tables(&self) -> &'static dyn TableSet {
+        &SBTABLES
+    }
+
+    fn set_up<'a>(&'a self, client: &'a Client) -> BoxFuture<'a, Result<()>> {
+        Box::pin(async move {
+            let tables: Vec<TableName> = (1..=self.oltp.tables).map(table).collect();
+            schema::require_privileges(client, &tables, &["INSERT"], self.spec.name).await?;
+            // One statement: all of them emptied, or none.
+            let list: Vec<String> = tables.iter().map(TableName::quoted).collect();
+            client
+                .batch_execute(&format!(
+                    "truncate table {} restart identity",
+                    list.join(", ")
+                ))
+                .await
+                .map_err(|e| Error::db(format!("cannot truncate tables {}", list.join(", ")), e))?;
+            for t in &tables {
+                schema::mark_loading(client, t).await?;
+            }
+            Ok(())
+        })
+    }
+
+    fn finish_load<'a>(&'a self, client: &'a Client, _rows: u64) -> BoxFuture<'a, Result<()>> {
+        Box::pin(async move {
+            let rows = self.settings.rows;
+            for i in 1..=self.oltp.tables {
+                let t = table(i);
+                // sysbench's own inserts (oltp_insert) take ids from the
+                // sequence: past the loaded ones.
+                client
+                    .batch_execute(&format!(
+                        "select setval(pg_get_serial_sequence('{0}', 'id'), {rows}); analyze {0}",
+                        t.quoted()
+                    ))
+                    .await
+                    .map_err(|e| Error::db(format!("cannot finish table {}", t.quoted()), e))?;
+                schema::mark_loaded(client, &t, rows).await?;
+            }
+            Ok(())
+        })
+    }
+
+    fn batch_text(&self) -> String {
+        format!("{} rows per COPY", self.settings.batch_size)
+    }
+
+    fn histogram_note(&self) -> String {
+        format!("batch ({} rows)", self.settings.batch_size)
+    }
+
+    fn table(&self) -> &TableName {
+        &self.first
+    }
+
+    fn worker(&self, thread: usize) -> Box<dyn DynOperation> {
+        let s = &self.settings;
+        let total = s.rows * self.oltp.tables as u64;
+        Box::new(PrepareOp {
+            share: s.share(total, thread),
+            rows: s.rows,
+            batch: s.batch_size as u64,
+            seed: s.seed,
+            prepared: s.prepared,
+            statements: Vec::new(),
+            data: Bytes::new(),
+            staged_table: 0,
+            staged: 0..0,
+        })
+    }
+}
+
+/// A worker's share of all tables' rows, numbered 0..tables×rows: row g
+/// is id g mod rows + 1 of table g / rows + 1. A batch never spans two
+/// tables (one COPY goes to one table).
+struct PrepareOp {
+    share: std::ops::Range<u64>,
+    rows: u64,
+    batch: u64,
+    seed: u64,
+    prepared: bool,
+    /// The prepared COPY of each table, made as tables are met.
+    statements: Vec<Option<Statement>>,
+    data: Bytes,
+    staged_table: usize,
+    staged: std::ops::Range<u64>,
+}
+
+impl PrepareOp {
+    fn copy_sql(i: usize) -> String {
+        format!("copy {} (id, k, c, pad) from stdin", table(i).quoted())
+    }
+}
+
+impl Operation for PrepareOp {
+    async fn prepare(&mut self, _client: &Client) -> Result<()> {
+        // Statements are prepared per table on first use (a reconnect
+        // forgets them all).
+        self.statements.clear();
+        Ok(())
+    }
+
+    fn stage(&mut self) -> bool {
+        if self.share.start >= self.share.end {
+            return false;
+        }
+        let g = self.share.start;
+        let table_end = (g / self.rows + 1) * self.rows;
+        let end = (g + self.batch).min(self.share.end).min(table_end);
+        self.share.start = end;
+        self.staged_table = (g / self.rows) as usize + 1;
+        let mut buf = String::with_capacity(((end - g) * 200) as usize);
+        for row in g..end {
+            let id = row % self.rows + 1;
+            let mut rng = SmallRng::seed_from_u64(worker_seed(self.seed, row as usize, 13));
+            let k = rng.random_range(1..=self.rows);
+            let _ = write!(buf, "{id}\t{k}\t");
+            digits_value(&mut rng, C_GROUPS, &mut buf);
+            buf.push('\t');
+            digits_value(&mut rng, PAD_GROUPS, &mut buf);
+            buf.push('\n');
+        }
+        self.data = Bytes::from(buf);
+        self.staged = g % self.rows + 1..(end - 1) % self.rows + 2;
+        true
+    }
+
+    fn unit_label(&self) -> Option<String> {
+        Some(format!(
+            "sbtest{} ids {}..{}",
+            self.staged_table, self.staged.start, self.staged.end
+        ))
+    }
+
+    async fn execute(&mut self, client: &Client) -> Result<Outcome> {
+        let i = self.staged_table;
+        let sql = Self::copy_sql(i);
+        if self.prepared {
+            if self.statements.len() < i {
+                self.statements.resize(i, None);
+            }
+            if self.statements[i - 1].is_none() {
+                self.statements[i - 1] = Some(
+                    client
+                        .prepare(&sql)
+                        .await
+                        .map_err(|e| Error::db("cannot prepare the COPY of an sbtest table", e))?,
+                );
+            }
+        }
+        let statement = self
+            .statements
+            .get(i.wrapping_sub(1))
+            .and_then(|s| s.as_ref());
+        let chunk = futures_util::stream::iter([Ok(self.data.clone())]);
+        let rows = copy_in(client, statement, &sql, chunk).await?;
+        Ok(Outcome { rows, missing: 0 })
+    }
+}

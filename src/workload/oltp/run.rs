@@ -1,0 +1,223 @@
+//! A transaction script as a [`Workload`]: its types, description and
+//! per-statement figures, and the workers it makes.
+
+use rand::SeedableRng;
+use rand::rngs::SmallRng;
+use tokio_postgres::Client;
+
+use super::schema::{SBTABLES, check_rows, table};
+use super::statements::{KINDS, Kind, groups, transactional};
+use super::unit::OltpOp;
+use super::{OltpSettings, Script, script_of};
+use crate::db::schema;
+use crate::db::sql::TableName;
+use crate::db::unnamed;
+use crate::error::{Error, Result};
+use crate::workload::kit::keys::{KeyDistribution, KeyPicker};
+use crate::workload::{
+    BoxFuture, DynOperation, Outcome, Settings, Spec, StatementStats, TableSet, Workload,
+    worker_seed,
+};
+
+pub(super) fn build_run(spec: &'static Spec, s: &Settings) -> Result<Box<dyn Workload>> {
+    check_rows(spec, s)?;
+    let script = script_of(spec.name);
+    if groups(script, &s.family::<OltpSettings>()).is_empty() {
+        return Err(Error::usage(format!(
+            "{spec} has no statement left to run with these counts: give at least one of its statements a count above 0"
+        )));
+    }
+    Ok(Box::new(OltpRun {
+        spec,
+        script,
+        settings: s.clone(),
+        oltp: s.family::<OltpSettings>().into_owned(),
+        first: table(1),
+    }))
+}
+
+struct OltpRun {
+    spec: &'static Spec,
+    script: Script,
+    settings: Settings,
+    /// The sysbench flags it was built with.
+    oltp: OltpSettings,
+    first: TableName,
+}
+
+impl Workload for OltpRun {
+    fn spec(&self) -> &'static Spec {
+        self.spec
+    }
+
+    fn tables(&self) -> &'static dyn TableSet {
+        &SBTABLES
+    }
+
+    fn set_up<'a>(&'a self, _client: &'a Client) -> BoxFuture<'a, Result<()>> {
+        Box::pin(std::future::ready(Ok(())))
+    }
+
+    fn retry_on(&self) -> &'static [&'static str] {
+        // sysbench's PostgreSQL driver also re-runs an event on a unique
+        // violation (two transactions re-inserting one deleted id).
+        &["40001", "40P01", "23505"]
+    }
+
+    fn default_max_tries(&self) -> u32 {
+        // As sysbench: an "ignored error" re-runs the event, without limit.
+        0
+    }
+
+    fn check_loaded<'a>(&'a self, client: &'a Client) -> BoxFuture<'a, Result<Option<String>>> {
+        Box::pin(async move {
+            for i in 1..=self.oltp.tables {
+                let t = table(i);
+                match schema::load_state(client, &t).await? {
+                    schema::LoadState::Incomplete => {
+                        return Ok(Some(format!(
+                            "the last oltp-prepare of {} did not finish: rows are missing",
+                            t.quoted()
+                        )));
+                    }
+                    schema::LoadState::Loaded(n) if n != self.settings.rows => {
+                        return Ok(Some(format!(
+                            "{} was prepared with {n} rows but -r is {}: ids will be missed or only part of the table used",
+                            t.quoted(),
+                            self.settings.rows
+                        )));
+                    }
+                    schema::LoadState::Unknown => {
+                        // A table sysbench prepared carries no mark: its
+                        // highest id says its size.
+                        let max: Option<i32> = unnamed::query_one(
+                            client,
+                            &format!("select max(id) from {}", t.quoted()),
+                            &[],
+                        )
+                        .await
+                        .map_err(|e| Error::db(format!("cannot read {}", t.quoted()), e))?
+                        .get(0);
+                        let max = max.unwrap_or(0) as u64;
+                        // An empty table was refused before the run (this
+                        // is one emptied since): no -r would help.
+                        if max == 0 {
+                            return Ok(Some(format!(
+                                "{} is empty: every id will be missing",
+                                t.quoted()
+                            )));
+                        }
+                        if max != self.settings.rows {
+                            return Ok(Some(format!(
+                                "{} holds ids up to {max} but -r is {} (sysbench's --table-size is 10000 by default): give -r {max}",
+                                t.quoted(),
+                                self.settings.rows
+                            )));
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            Ok(None)
+        })
+    }
+
+    fn table(&self) -> &TableName {
+        &self.first
+    }
+
+    fn describe(&self) -> String {
+        let s = &self.settings;
+        let o = &self.oltp;
+        let per: Vec<String> = groups(self.script, o)
+            .iter()
+            .map(|(k, n)| format!("{n} {}", k.name()))
+            .collect();
+        format!(
+            "{} table(s) of {} rows; per event: {}{}; range size {}; keys {}",
+            o.tables,
+            s.rows,
+            per.join(", "),
+            if transactional(self.script, o) {
+                " in BEGIN/COMMIT"
+            } else {
+                ""
+            },
+            o.range_size,
+            s.keys.unwrap_or(KeyDistribution::Uniform).name()
+        )
+    }
+
+    fn stat_tables(&self) -> Vec<String> {
+        (1..=self.oltp.tables)
+            .map(|i| format!("sbtest{i}"))
+            .collect()
+    }
+
+    fn worker(&self, thread: usize) -> Box<dyn DynOperation> {
+        let s = &self.settings;
+        let keys = s.keys.unwrap_or(KeyDistribution::Uniform);
+        let start = (s.rows as u128 * thread as u128 / s.threads.max(1) as u128) as u64;
+        let groups = groups(self.script, &self.oltp);
+        let mut stats: Vec<StatementStats> = Vec::new();
+        let txn = transactional(self.script, &self.oltp);
+        for k in KINDS {
+            let used = groups.iter().any(|(g, _)| *g == k)
+                || (k == Kind::Insert
+                    && groups.iter().any(|(g, _)| *g == Kind::Delete)
+                    && self.script != Script::Insert)
+                || (txn && matches!(k, Kind::Begin | Kind::Commit));
+            if used {
+                stats.push(StatementStats::new(k.name()));
+            }
+        }
+        // The lean driver's statements, in the order they are prepared:
+        // each used kind per table, then BEGIN and COMMIT once.
+        let mut wire = Vec::new();
+        for t in 1..=self.oltp.tables {
+            for k in KINDS {
+                if !matches!(k, Kind::Begin | Kind::Commit)
+                    && stats.iter().any(|st| st.name == k.name())
+                {
+                    wire.push((t, k));
+                }
+            }
+        }
+        if txn {
+            wire.push((1, Kind::Begin));
+            wire.push((1, Kind::Commit));
+        }
+        let at = |t: usize, k: Kind| wire.iter().position(|&w| w == (t, k));
+        let wire_slots = (1..=self.oltp.tables)
+            .map(|t| {
+                KINDS
+                    .iter()
+                    .map(|&k| match k {
+                        Kind::Begin | Kind::Commit => at(1, k),
+                        _ => at(t, k),
+                    })
+                    .collect()
+            })
+            .collect();
+        let stat_slots = KINDS.map(|k| stats.iter().position(|st| st.name == k.name()));
+        Box::new(OltpOp {
+            wire,
+            wire_slots,
+            stat_slots,
+            done: Outcome::default(),
+            tables: self.oltp.tables,
+            rows: s.rows,
+            range: self.oltp.range_size,
+            groups,
+            txn,
+            serial_insert: self.script == Script::Insert,
+            prepared: s.prepared,
+            rng: SmallRng::seed_from_u64(worker_seed(s.seed, thread, 17)),
+            keys: KeyPicker::new(keys, s.rows, start),
+            statements: Vec::new(),
+            steps: Vec::new(),
+            failed_at: None,
+            stats,
+        })
+    }
+}

@@ -1,0 +1,326 @@
+//! One worker of a script: the event it stages (a list of statements with
+//! their ids) and how it sends it on tokio-postgres.
+
+use std::time::{Duration, Instant};
+
+use rand::RngExt;
+use rand::rngs::SmallRng;
+use tokio_postgres::types::ToSql;
+use tokio_postgres::{Client, Statement};
+
+use super::schema::{C_GROUPS, PAD_GROUPS, digits_value, table};
+use super::statements::{KINDS, Kind};
+use crate::error::{Error, Result};
+use crate::workload::kit::keys::KeyPicker;
+use crate::workload::kit::simple_query::command_rows;
+use crate::workload::{Operation, Outcome, StatementStats, WireUnit};
+
+/// One statement of a staged transaction.
+pub(super) struct Step {
+    pub(super) kind: Kind,
+    pub(super) table: usize,
+    pub(super) id: i32,
+    /// The end of a range, or an insert's k.
+    pub(super) other: i32,
+    /// The new c of a non-index update or an insert.
+    pub(super) c: String,
+    pub(super) pad: String,
+}
+
+pub(super) struct OltpOp {
+    /// The lean driver's statements: (table, kind) in the order prepared.
+    pub(super) wire: Vec<(usize, Kind)>,
+    /// Where (table, kind) is in `wire` (index table-1, then as in KINDS).
+    pub(super) wire_slots: Vec<Vec<Option<usize>>>,
+    /// Where each kind's figures are in `stats` (as in KINDS).
+    pub(super) stat_slots: [Option<usize>; KINDS.len()],
+    /// What the staged unit's statements did so far (lean driver).
+    pub(super) done: Outcome,
+    pub(super) tables: usize,
+    pub(super) rows: u64,
+    pub(super) range: u64,
+    pub(super) groups: Vec<(Kind, u32)>,
+    pub(super) txn: bool,
+    /// oltp-insert: the id comes from the table's sequence.
+    pub(super) serial_insert: bool,
+    pub(super) prepared: bool,
+    pub(super) rng: SmallRng,
+    pub(super) keys: KeyPicker,
+    /// Prepared statements per table (index table-1) and kind (index in
+    /// KINDS).
+    pub(super) statements: Vec<Vec<Option<Statement>>>,
+    /// The staged event.
+    pub(super) steps: Vec<Step>,
+    /// The step that failed last, for the failed unit's label.
+    pub(super) failed_at: Option<usize>,
+    pub(super) stats: Vec<StatementStats>,
+}
+
+impl OltpOp {
+    fn id(&mut self) -> i32 {
+        // Keys 1..rows, as sysbench's ids; rows fits an int (checked).
+        (self.keys.next(&mut self.rng) + 1) as i32
+    }
+
+    pub(super) fn kind_index(k: Kind) -> usize {
+        KINDS.iter().position(|x| *x == k).unwrap_or(0)
+    }
+
+    fn record(&mut self, kind: Kind, began: Instant) {
+        self.record_took(kind, began.elapsed());
+    }
+
+    pub(super) fn record_took(&mut self, kind: Kind, took: Duration) {
+        if let Some(i) = self.stat_slots[Self::kind_index(kind)]
+            && let Some(s) = self.stats.get_mut(i)
+        {
+            s.record(took);
+        }
+    }
+
+    /// Runs one statement; returns the rows it read or wrote.
+    async fn run(&mut self, client: &Client, i: usize) -> Result<u64> {
+        let step = &self.steps[i];
+        let kind = step.kind;
+        let began = Instant::now();
+        let fail = |e| Error::db(format!("oltp {} failed", kind.name()), e);
+        let n = if let Some(st) = self
+            .statements
+            .get(step.table - 1)
+            .and_then(|t| t[Self::kind_index(kind)].as_ref())
+        {
+            match kind {
+                Kind::PointSelect => {
+                    client.query(st, &[&step.id]).await.map_err(fail)?.len() as u64
+                }
+                Kind::SimpleRange | Kind::SumRange | Kind::OrderRange | Kind::DistinctRange => {
+                    client
+                        .query(st, &[&step.id, &step.other])
+                        .await
+                        .map_err(fail)?
+                        .len() as u64
+                }
+                Kind::IndexUpdate | Kind::Delete => {
+                    client.execute(st, &[&step.id]).await.map_err(fail)?
+                }
+                Kind::NonIndexUpdate => client
+                    .execute(st, &[&step.id, &step.c])
+                    .await
+                    .map_err(fail)?,
+                Kind::Insert if self.serial_insert => {
+                    let p: [&(dyn ToSql + Sync); 3] = [&step.other, &step.c, &step.pad];
+                    client.execute(st, &p).await.map_err(fail)?
+                }
+                Kind::Insert => {
+                    let p: [&(dyn ToSql + Sync); 4] = [&step.id, &step.other, &step.c, &step.pad];
+                    client.execute(st, &p).await.map_err(fail)?
+                }
+                Kind::Begin | Kind::Commit => {
+                    client.execute(st, &[]).await.map_err(fail)?;
+                    0
+                }
+            }
+        } else {
+            let sql = self.literal_sql(step);
+            let msgs = client.simple_query(&sql).await.map_err(fail)?;
+            let rows = msgs
+                .iter()
+                .filter(|m| matches!(m, tokio_postgres::SimpleQueryMessage::Row(_)))
+                .count() as u64;
+            if kind.is_read() {
+                rows
+            } else {
+                command_rows(&msgs)
+            }
+        };
+        self.record(kind, began);
+        Ok(n)
+    }
+
+    /// `--no-prepared`: the statement with its values as literals (ids are
+    /// integers, c and pad digits and dashes: nothing to escape).
+    fn literal_sql(&self, s: &Step) -> String {
+        let t = table(s.table).quoted();
+        match s.kind {
+            Kind::PointSelect => format!("SELECT c FROM {t} WHERE id={}", s.id),
+            Kind::SimpleRange => {
+                format!(
+                    "SELECT c FROM {t} WHERE id BETWEEN {} AND {}",
+                    s.id, s.other
+                )
+            }
+            Kind::SumRange => format!(
+                "SELECT SUM(k) FROM {t} WHERE id BETWEEN {} AND {}",
+                s.id, s.other
+            ),
+            Kind::OrderRange => format!(
+                "SELECT c FROM {t} WHERE id BETWEEN {} AND {} ORDER BY c",
+                s.id, s.other
+            ),
+            Kind::DistinctRange => format!(
+                "SELECT DISTINCT c FROM {t} WHERE id BETWEEN {} AND {} ORDER BY c",
+                s.id, s.other
+            ),
+            Kind::IndexUpdate => format!("UPDATE {t} SET k=k+1 WHERE id={}", s.id),
+            Kind::NonIndexUpdate => format!("UPDATE {t} SET c='{}' WHERE id={}", s.c, s.id),
+            Kind::Delete => format!("DELETE FROM {t} WHERE id={}", s.id),
+            Kind::Insert if self.serial_insert => format!(
+                "INSERT INTO {t} (k, c, pad) VALUES ({}, '{}', '{}')",
+                s.other, s.c, s.pad
+            ),
+            Kind::Insert => format!(
+                "INSERT INTO {t} (id, k, c, pad) VALUES ({}, {}, '{}', '{}')",
+                s.id, s.other, s.c, s.pad
+            ),
+            Kind::Begin => "BEGIN".to_string(),
+            Kind::Commit => "COMMIT".to_string(),
+        }
+    }
+
+    fn step(&self, kind: Kind, table: usize, id: i32, other: i32) -> Step {
+        Step {
+            kind,
+            table,
+            id,
+            other,
+            c: String::new(),
+            pad: String::new(),
+        }
+    }
+}
+
+impl Operation for OltpOp {
+    async fn prepare(&mut self, client: &Client) -> Result<()> {
+        self.statements.clear();
+        if !self.prepared {
+            return Ok(());
+        }
+        for i in 1..=self.tables {
+            let t = table(i).quoted();
+            let mut per_kind = vec![None; KINDS.len()];
+            for (k, slot) in KINDS.iter().zip(per_kind.iter_mut()) {
+                let used = self
+                    .stats
+                    .iter()
+                    .any(|s| s.name == k.name() && !matches!(k, Kind::Begin | Kind::Commit));
+                if used {
+                    let sql = k.sql(&t, self.serial_insert);
+                    *slot = Some(
+                        client
+                            .prepare(&sql)
+                            .await
+                            .map_err(|e| Error::db(format!("cannot prepare '{sql}'"), e))?,
+                    );
+                }
+            }
+            if self.txn {
+                for k in [Kind::Begin, Kind::Commit] {
+                    per_kind[Self::kind_index(k)] = Some(
+                        client
+                            .prepare(k.sql("", false).as_str())
+                            .await
+                            .map_err(|e| Error::db(format!("cannot prepare {}", k.name()), e))?,
+                    );
+                }
+            }
+            self.statements.push(per_kind);
+        }
+        Ok(())
+    }
+
+    fn stage(&mut self) -> bool {
+        self.steps.clear();
+        self.failed_at = None;
+        if self.txn {
+            let s = self.step(Kind::Begin, 1, 0, 0);
+            self.steps.push(s);
+        }
+        let groups = self.groups.clone();
+        for (kind, n) in groups {
+            let t = self.rng.random_range(1..=self.tables);
+            for _ in 0..n {
+                let id = self.id();
+                match kind {
+                    Kind::SimpleRange | Kind::SumRange | Kind::OrderRange | Kind::DistinctRange => {
+                        let end = (id as u64 + self.range - 1).min(i32::MAX as u64) as i32;
+                        let s = self.step(kind, t, id, end);
+                        self.steps.push(s);
+                    }
+                    Kind::NonIndexUpdate => {
+                        let mut s = self.step(kind, t, id, 0);
+                        digits_value(&mut self.rng, C_GROUPS, &mut s.c);
+                        self.steps.push(s);
+                    }
+                    Kind::Delete => {
+                        self.steps.push(self.step(Kind::Delete, t, id, 0));
+                        let k = self.id();
+                        let mut s = self.step(Kind::Insert, t, id, k);
+                        digits_value(&mut self.rng, C_GROUPS, &mut s.c);
+                        digits_value(&mut self.rng, PAD_GROUPS, &mut s.pad);
+                        self.steps.push(s);
+                    }
+                    Kind::Insert => {
+                        let k = (self.rng.random_range(1..=self.rows)) as i32;
+                        let mut s = self.step(Kind::Insert, t, 0, k);
+                        digits_value(&mut self.rng, C_GROUPS, &mut s.c);
+                        digits_value(&mut self.rng, PAD_GROUPS, &mut s.pad);
+                        self.steps.push(s);
+                    }
+                    _ => {
+                        let s = self.step(kind, t, id, 0);
+                        self.steps.push(s);
+                    }
+                }
+            }
+        }
+        if self.txn {
+            let s = self.step(Kind::Commit, 1, 0, 0);
+            self.steps.push(s);
+        }
+        true
+    }
+
+    fn unit_label(&self) -> Option<String> {
+        let step = match self.failed_at {
+            Some(i) => self.steps.get(i)?,
+            None => self.steps.iter().find(|s| s.kind != Kind::Begin)?,
+        };
+        Some(format!("{} on sbtest{}", step.kind.name(), step.table))
+    }
+
+    async fn execute(&mut self, client: &Client) -> Result<Outcome> {
+        let mut rows = 0;
+        let mut missing = 0;
+        for i in 0..self.steps.len() {
+            match self.run(client, i).await {
+                Ok(n) => {
+                    rows += n;
+                    missing += u64::from(n == 0 && self.steps[i].kind == Kind::PointSelect);
+                }
+                Err(e) => {
+                    self.failed_at = Some(i);
+                    if self.txn {
+                        // The error is the unit's; a failed rollback on a
+                        // lost connection adds nothing to it.
+                        let _ = client.batch_execute("ROLLBACK").await;
+                    }
+                    return Err(e);
+                }
+            }
+        }
+        Ok(Outcome { rows, missing })
+    }
+
+    fn take_statements(&mut self) -> Vec<StatementStats> {
+        self.stats
+            .iter_mut()
+            .map(|s| std::mem::replace(s, StatementStats::new(s.name)))
+            .collect()
+    }
+
+    /// On the lean driver whenever statements are prepared: a unit is
+    /// its statements one after another, as [`OltpOp::run`] sends them.
+    fn wire(&mut self) -> Option<&mut dyn WireUnit> {
+        if self.prepared { Some(self) } else { None }
+    }
+}
