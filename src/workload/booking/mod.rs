@@ -34,6 +34,7 @@ use crate::db::sql::Isolation;
 use crate::db::sql::TableName;
 use crate::db::unnamed;
 use crate::error::{Error, Result};
+use crate::workload::kit::check_only::CheckOnly;
 use crate::workload::kit::copy_load::{CopyLoad, Lines};
 use crate::workload::kit::keys::{KeyDistribution, KeyPicker};
 use crate::workload::{
@@ -418,43 +419,10 @@ pub async fn run_checks(client: &Client) -> Result<Vec<Check>> {
 fn build_check(spec: &'static Spec, _s: &Settings) -> Result<Box<dyn Workload>> {
     Ok(Box::new(CheckOnly {
         spec,
+        tables: &BOOKING_TABLES,
         table: name("schedule"),
+        checks: |client| Box::pin(run_checks(client)),
     }))
-}
-
-struct CheckOnly {
-    spec: &'static Spec,
-    table: TableName,
-}
-
-impl Workload for CheckOnly {
-    fn spec(&self) -> &'static Spec {
-        self.spec
-    }
-
-    fn tables(&self) -> &'static dyn TableSet {
-        &BOOKING_TABLES
-    }
-
-    fn set_up<'a>(&'a self, _client: &'a Client) -> BoxFuture<'a, Result<()>> {
-        Box::pin(std::future::ready(Ok(())))
-    }
-
-    fn has_units(&self) -> bool {
-        false
-    }
-
-    fn checks<'a>(&'a self, client: &'a Client) -> BoxFuture<'a, Result<Vec<Check>>> {
-        Box::pin(run_checks(client))
-    }
-
-    fn table(&self) -> &TableName {
-        &self.table
-    }
-
-    fn worker(&self, _thread: usize) -> Box<dyn DynOperation> {
-        Box::new(crate::workload::NoUnits)
-    }
 }
 
 // ---------------------------------------------------------------- booking

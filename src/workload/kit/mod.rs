@@ -4,6 +4,7 @@
 //! limits, seeds.
 
 pub mod args;
+pub mod check_only;
 pub mod copy_in;
 pub mod copy_load;
 pub mod ids;

@@ -34,6 +34,7 @@ use crate::db::schema as db_schema;
 use crate::db::sql::TableName;
 use crate::db::unnamed;
 use crate::error::{Error, Result};
+use crate::workload::kit::check_only::CheckOnly;
 
 pub mod check;
 pub mod load;
@@ -722,45 +723,10 @@ pub fn interval_tpmc(types: &[crate::stats::IntervalFigures], warehouses: u32) -
 fn build_check(spec: &'static Spec, _s: &Settings) -> Result<Box<dyn Workload>> {
     Ok(Box::new(CheckOnly {
         spec,
+        tables: &schema::TPCC_TABLES,
         table: name("warehouse"),
+        checks: |client| Box::pin(check::run_checks(client)),
     }))
-}
-
-struct CheckOnly {
-    spec: &'static Spec,
-    table: TableName,
-}
-
-impl Workload for CheckOnly {
-    fn spec(&self) -> &'static Spec {
-        self.spec
-    }
-
-    fn tables(&self) -> &'static dyn TableSet {
-        &schema::TPCC_TABLES
-    }
-
-    fn set_up<'a>(&'a self, _client: &'a Client) -> BoxFuture<'a, Result<()>> {
-        Box::pin(std::future::ready(Ok(())))
-    }
-
-    /// Its work is its checks: the summary says what they found, not a
-    /// count of zero timed units.
-    fn has_units(&self) -> bool {
-        false
-    }
-
-    fn checks<'a>(&'a self, client: &'a Client) -> BoxFuture<'a, Result<Vec<Check>>> {
-        Box::pin(check::run_checks(client))
-    }
-
-    fn table(&self) -> &TableName {
-        &self.table
-    }
-
-    fn worker(&self, _thread: usize) -> Box<dyn DynOperation> {
-        Box::new(super::NoUnits)
-    }
 }
 
 #[cfg(test)]
