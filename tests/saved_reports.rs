@@ -126,7 +126,10 @@ fn old_client_reports_merge_to_the_same_figures() {
     }
     let close = |a: &serde_json::Value, b: &serde_json::Value, what: &str| {
         let (a, b) = (a.as_f64().unwrap(), b.as_f64().unwrap());
-        assert!((a - b).abs() <= 1e-9 * b.abs().max(1.0), "{what}: {a} vs {b}");
+        assert!(
+            (a - b).abs() <= 1e-9 * b.abs().max(1.0),
+            "{what}: {a} vs {b}"
+        );
     };
     let old_metrics = o["metrics"].as_object().unwrap();
     assert_eq!(
@@ -173,7 +176,10 @@ fn old_client_reports_merge_to_the_same_figures() {
         .collect();
     assert_eq!(counts, old_counts);
     // tpmC per merged interval, as the old merge wrote it.
-    let tpmc: Vec<&str> = all_rows.iter().map(|l| l.split(',').nth(22).unwrap()).collect();
+    let tpmc: Vec<&str> = all_rows
+        .iter()
+        .map(|l| l.split(',').nth(22).unwrap())
+        .collect();
     let old_tpmc: Vec<String> = fixture_text("v0.2.0/merged-tpcc.csv")
         .lines()
         .skip(1)

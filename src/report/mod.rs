@@ -1,22 +1,29 @@
-//! Presentation: turns measurements into what people and tools read.
+//! Presentation: turns the run's record into what people and tools read.
 //!
-//! Nothing here measures or talks to the server. Text writers take any
-//! `Write`, so each format is tested on a buffer; the pictures are tested by
-//! decoding the PNGs they write. `saved` and `compare` read `--json`
-//! reports back (`ysql-bench merge`, `show`, `compare`). A report file is
-//! written whole under [`writing`], so that quitting at once (a second
-//! Ctrl-C) waits for it rather than leave half a JSON behind.
+//! Nothing here measures or talks to the server, and nothing here knows a
+//! workload: the report reads the statistics layer alone, the record of a
+//! run ([`crate::stats::record`]) and, for the pictures, the live run's
+//! samples. One printer for a live run and a saved one: [`text`] writes
+//! an operation's summary, statements and histograms as it ends, and the
+//! same for `show` and `merge` from a saved record; [`files`] writes the
+//! JSON and CSV of either. `saved` reads reports back, `compare` puts two
+//! side by side. Text writers take any `Write`, so each format is tested
+//! on a buffer; the pictures are tested by decoding the PNGs they write.
+//! A report file is written whole under [`writing`], so that quitting at
+//! once (a second Ctrl-C) waits for it rather than leave half a JSON
+//! behind.
 
 pub mod compare;
 pub mod conns;
 pub mod csv;
-pub mod exact_u64;
+pub mod files;
 pub mod histogram;
 pub mod json;
 pub mod plot;
 pub mod saved;
 pub mod server;
 pub mod summary;
+pub mod text;
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};

@@ -197,30 +197,13 @@ fn absorb_late_set(f: &mut SetFigures, piece: &IntervalSet) {
 }
 
 /// Adds a piece that arrived after its interval `f` was finished, whose
-/// histogram is no longer kept: counts, rates, min and max are exact.
+/// histogram is no longer kept, by the one rule interval figures add up
+/// by (`AddAssign` of [`IntervalFigures`]): counts, rates, min, mean and
+/// max are exact, the percentiles stay those the interval was printed
+/// with.
 fn absorb_late(f: &mut IntervalFigures, piece: &IntervalStats) {
-    let ops_before = f.ops;
-    f.ops += piece.ops;
-    f.rows += piece.rows;
-    f.errors += piece.errors;
-    f.skipped += piece.skipped;
-    f.retries += piece.retries;
-    f.ops_per_s = f.ops as f64 / f.seconds;
-    f.rows_per_s = f.rows as f64 / f.seconds;
-    if piece.ops > 0 {
-        let p = crate::stats::Percentiles::of(&piece.latency);
-        f.latency.min = if ops_before == 0 {
-            p.min
-        } else {
-            f.latency.min.min(p.min)
-        };
-        f.latency.max = f.latency.max.max(p.max);
-        f.latency.mean =
-            (f.latency.mean * ops_before as f64 + p.mean * piece.ops as f64) / f.ops as f64;
-        let lag_total = f.lag_avg_ns as u128 * ops_before as u128 + nanos(piece.lag_total) as u128;
-        f.lag_avg_ns = (lag_total / f.ops as u128) as u64;
-        f.lag_max_ns = f.lag_max_ns.max(nanos(piece.lag_max));
-    }
+    let len = std::time::Duration::from_secs_f64(f.seconds.max(0.0));
+    *f += &piece.figures(f.index, len);
 }
 
 /// Merges the recorders' pieces until every recorder is gone; returns the

@@ -34,13 +34,26 @@ use plotters::prelude::*;
 use plotters::style::FontStyle;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use crate::config::GraphOptions;
 use crate::error::{Error, Result};
 use crate::stats::OpResult;
 use axis::{Axis, Kind};
 use series::{Bin, P99, RATE, Timeseries};
 pub use style::{ALL_COLOR, SeriesKey, TYPE_COLORS, color_of};
 use style::{Entry, Mark, Sizes, Stroke};
+
+/// The PNG pictures: the report's own options, which the run plan builds
+/// from `--graph*` and `-P`.
+#[derive(Clone, Debug)]
+pub struct GraphOptions {
+    pub dir: PathBuf,
+    pub width: u32,
+    pub height: u32,
+    pub log_y: bool,
+    /// `-P` was given: the pictures draw its intervals, as the progress
+    /// lines and the CSV have them, instead of choosing their own from the
+    /// run's length.
+    pub interval_given: bool,
+}
 
 const FONT: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans.ttf");
 const FAMILY: &str = "sans-serif";
