@@ -2,9 +2,13 @@
 //!
 //! The clients meet at a barrier kept in the database itself, in a small
 //! table of the tool's (`ysql_bench_barrier`), so that no service other
-//! than the database under test is needed. Client 0 (the leader) alone
-//! creates, drops, truncates and marks tables; the others (followers) wait
-//! for it at each step and never write before it says so:
+//! than the database under test is needed. [`Gate`] is the runner's
+//! [`StartBarrier`]: the runner calls it at each step of an operation's
+//! life. Client 0 (the leader) alone creates, drops and truncates tables
+//! and marks a load as begun; the others (followers) wait for it at each
+//! step and never write before it says so. No client marks a load as
+//! finished: each knows only its share, so the table stays marked as
+//! being loaded (a later run warns) rather than marked wrongly.
 //!
 //! 1. **open**: the leader deletes the run id's rows of an earlier attempt
 //!    and writes an `open` row with a fresh random generation. A follower
@@ -35,12 +39,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use deadpool_postgres::Pool;
+use futures_util::future::BoxFuture;
 use tokio_postgres::Client;
 
 use crate::db::nodes::Endpoint;
 use crate::db::{connect, unnamed};
 use crate::error::{Error, Result};
-use crate::workload::{BoxFuture, Check, DynOperation, Spec, TableSet, Workload};
+use crate::runner::barrier::StartBarrier;
 
 use crate::db::dialect::BARRIER_MARK;
 /// The barrier table.
@@ -289,7 +294,7 @@ impl Gate {
     /// the common start; records when that was and how far off this
     /// client was. Called by the runner's coordinator while the workers
     /// connect.
-    pub async fn start(&self, spec: &'static Spec) -> Result<()> {
+    pub async fn start(&self, operation: &'static str) -> Result<()> {
         let n = self.started.fetch_add(1, Ordering::Relaxed);
         let step = format!("start:{n}");
         let client = connect::get(&self.pool, &self.target).await?;
@@ -318,7 +323,7 @@ impl Gate {
         let skew_ms = (at_wake - at_s) * 1e3;
         if let Ok(mut s) = self.starts.lock() {
             s.push(StartRecord {
-                operation: spec.name,
+                operation,
                 at_s,
                 skew_ms,
             });
@@ -596,111 +601,23 @@ async fn upsert(
     insert(client, run_id, who, phase, generation, 0.0, None).await
 }
 
-/// A workload as one client of several runs it: only the leader empties
-/// or drops tables (a load's or a clean-up's set-up) and marks them; every
-/// client meets the others before the set-up, so that nobody reads the
-/// tables (a mix's first free key) while another still writes them.
-pub struct Clustered {
-    pub inner: Box<dyn Workload>,
-    pub gate: std::sync::Arc<Gate>,
-    /// The operation's place in `-o`: names its steps.
-    pub position: usize,
-}
-
-impl Workload for Clustered {
-    fn spec(&self) -> &'static Spec {
-        self.inner.spec()
+/// The runner's view of the gate: the steps it meets at around each
+/// operation; the leader's release lets the followers past at once.
+impl StartBarrier for Gate {
+    fn leads(&self) -> bool {
+        self.plan.leader()
     }
-    fn types(&self) -> Vec<&'static str> {
-        self.inner.types()
+    fn meet<'a>(&'a self, step: &'a str) -> BoxFuture<'a, Result<()>> {
+        Box::pin(async move { Gate::meet(self, step).await.map(|_| ()) })
     }
-    fn tables(&self) -> &'static dyn TableSet {
-        self.inner.tables()
+    fn release<'a>(&'a self, step: &'a str) -> BoxFuture<'a, Result<()>> {
+        Box::pin(Gate::release(self, step, 0.0))
     }
-    fn set_up<'a>(&'a self, client: &'a Client) -> BoxFuture<'a, Result<()>> {
-        Box::pin(async move {
-            let step = format!("prep:{}", self.position);
-            self.gate.meet(&step).await?;
-            // Loads empty their tables, a clean-up drops them: the
-            // leader's alone. A mix's set-up only reads (the first free
-            // key), and every client needs it.
-            let writes_tables = self.inner.spec().is_load() || !self.inner.needs_tables();
-            if self.gate.plan.leader() {
-                let done = self.inner.set_up(client).await;
-                if let Err(e) = &done {
-                    self.gate.fail(&e.to_string()).await;
-                }
-                done?;
-                self.gate.release(&step, 0.0).await
-            } else if writes_tables {
-                Ok(())
-            } else {
-                self.inner.set_up(client).await
-            }
-        })
+    fn fail<'a>(&'a self, why: &'a str) -> BoxFuture<'a, ()> {
+        Box::pin(Gate::fail(self, why))
     }
-    fn check_loaded<'a>(&'a self, client: &'a Client) -> BoxFuture<'a, Result<Option<String>>> {
-        self.inner.check_loaded(client)
-    }
-    fn finish_load<'a>(&'a self, _client: &'a Client, _rows: u64) -> BoxFuture<'a, Result<()>> {
-        // One client knows only its share: the table stays marked as
-        // being loaded (a later run warns), rather than marked wrongly.
-        Box::pin(std::future::ready(Ok(())))
-    }
-    fn retry_on(&self) -> &'static [&'static str] {
-        self.inner.retry_on()
-    }
-    fn default_max_tries(&self) -> u32 {
-        self.inner.default_max_tries()
-    }
-    fn checks<'a>(&'a self, client: &'a Client) -> BoxFuture<'a, Result<Vec<Check>>> {
-        self.inner.checks(client)
-    }
-    fn writes(&self) -> bool {
-        self.inner.writes()
-    }
-    fn needs_tables(&self) -> bool {
-        self.inner.needs_tables()
-    }
-    fn describe(&self) -> String {
-        self.inner.describe()
-    }
-    fn batch_text(&self) -> String {
-        self.inner.batch_text()
-    }
-    fn histogram_note(&self) -> String {
-        self.inner.histogram_note()
-    }
-    fn table(&self) -> &crate::db::sql::TableName {
-        self.inner.table()
-    }
-    fn load_rows(&self) -> Option<u64> {
-        self.inner.load_rows()
-    }
-    fn has_units(&self) -> bool {
-        self.inner.has_units()
-    }
-    fn findings(&self) -> Vec<crate::workload::Finding> {
-        self.inner.findings()
-    }
-    fn metrics(
-        &self,
-        types: &[crate::workload::TypeFigures],
-        wallclock: std::time::Duration,
-    ) -> Vec<crate::workload::Metric> {
-        self.inner.metrics(types, wallclock)
-    }
-    fn missing_label(&self) -> &'static str {
-        self.inner.missing_label()
-    }
-    fn interval_metrics(&self) -> Option<crate::workload::IntervalMetrics> {
-        self.inner.interval_metrics()
-    }
-    fn stat_tables(&self) -> Vec<String> {
-        self.inner.stat_tables()
-    }
-    fn worker(&self, thread: usize) -> Box<dyn DynOperation> {
-        self.inner.worker(thread)
+    fn start<'a>(&'a self, operation: &'static str) -> BoxFuture<'a, Result<()>> {
+        Box::pin(Gate::start(self, operation))
     }
 }
 

@@ -38,11 +38,8 @@ const LAYERS: &[(&str, &[&str])] = &[
     ),
     // Reports read statistics only: a saved run is the same record.
     ("report", &["error", "output", "stats"]),
-    // The several-client gate: a barrier of the runner, kept in the database.
-    (
-        "cluster",
-        &["error", "output", "stats", "db", "workload", "runner"],
-    ),
+    // The several-client gate: the runner's barrier, kept in the database.
+    ("cluster", &["error", "output", "db", "runner"]),
     // Flags: each layer's flag group, flattened.
     (
         "cli",
@@ -590,4 +587,113 @@ fn the_reader_sees_what_it_must() {
         resolve(&from, &found[3], false),
         Some(vec!["workload".into(), "oltp".into(), "X".into()])
     );
+}
+
+/// The folders and files whose functions must stay short: orchestration,
+/// the run plan, the runner and the reports, where a long function is a
+/// sign of two ideas in one place (issue 23).
+const SHORT_FUNCTIONS: &[&str] = &["app", "config", "runner", "report"];
+
+/// The longest function allowed there, in lines from `fn` to its `}`.
+const MAX_FUNCTION_LINES: usize = 120;
+
+/// Each function of a piece of code: its name, first line and length.
+fn functions(code: &str) -> Vec<(String, usize, usize)> {
+    let b = code.as_bytes();
+    let is_ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    let mut found = Vec::new();
+    let mut i = 0;
+    while let Some(at) = code[i..].find("fn ") {
+        let start = i + at;
+        i = start + 3;
+        if start > 0 && is_ident(b[start - 1]) {
+            continue;
+        }
+        let name: String = code[i..]
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        if name.is_empty() {
+            continue;
+        }
+        // The body starts at the first `{` before any `;` (a declaration
+        // without a body ends at `;`).
+        let mut k = i;
+        let mut paren = 0i32;
+        while k < b.len() {
+            match b[k] {
+                b'(' | b'[' => paren += 1,
+                b')' | b']' => paren -= 1,
+                b'{' if paren == 0 => break,
+                b';' if paren == 0 => break,
+                _ => {}
+            }
+            k += 1;
+        }
+        if k >= b.len() || b[k] != b'{' {
+            continue;
+        }
+        let mut depth = 0;
+        let mut end = k;
+        while end < b.len() {
+            match b[end] {
+                b'{' => depth += 1,
+                b'}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        break;
+                    }
+                }
+                _ => {}
+            }
+            end += 1;
+        }
+        let first = code[..start].matches('\n').count() + 1;
+        let lines = code[start..end.min(b.len())].matches('\n').count() + 1;
+        found.push((name, first, lines));
+    }
+    found
+}
+
+#[test]
+fn no_long_functions_in_orchestration_plan_runner_and_reports() {
+    let mut files = Vec::new();
+    rust_files(&src(), &mut files);
+    let mut long = Vec::new();
+    let mut seen = 0;
+    for file in files {
+        let module = module_of(&file);
+        if !SHORT_FUNCTIONS.contains(&module[0].as_str()) {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).expect("read source");
+        let code = without_tests(&code_only(&text));
+        for (name, line, lines) in functions(&code) {
+            seen += 1;
+            if lines > MAX_FUNCTION_LINES {
+                let path = file
+                    .strip_prefix(src())
+                    .unwrap_or(&file)
+                    .display()
+                    .to_string();
+                long.push(format!("{path}:{line}: fn {name} is {lines} lines"));
+            }
+        }
+    }
+    assert!(
+        seen > 50,
+        "found only {seen} functions: is the reader broken?"
+    );
+    assert!(
+        long.is_empty(),
+        "functions over {MAX_FUNCTION_LINES} lines (split them by idea):\n{}",
+        long.join("\n")
+    );
+}
+
+#[test]
+fn the_function_reader_measures_bodies() {
+    let code = "fn a() {\n    x;\n}\ntrait T { fn b(&self); }\nfn c(v: [u8; 2]) -> u8 {\n    if y { z }\n    w\n}\n";
+    let found = functions(code);
+    assert_eq!(found, [("a".to_string(), 1, 3), ("c".to_string(), 5, 4)]);
 }

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::SystemTime;
 
-use crate::cluster::{ClusterRecord, Clustered, Gate};
+use crate::cluster::{ClusterRecord, Gate};
 use crate::config::RunPlan;
 use crate::db::connect::{self, ConnTarget};
 use crate::db::dialect::Flavor;
@@ -24,7 +24,7 @@ use crate::error::{Error, Result};
 use crate::report::files::FileTargets;
 use crate::report::{plot, text};
 use crate::runner::settings::Lean;
-use crate::runner::{self, RunCtx, latency_log};
+use crate::runner::{self, RunCtx, StartBarrier, latency_log};
 use crate::stats::OpResult;
 use crate::stats::record::OpRecord;
 use crate::workload::{TableSet, TableUse, Workload};
@@ -333,20 +333,6 @@ pub async fn run_workloads(
         None
     };
     drop(client);
-    let workloads: Vec<Box<dyn Workload>> = match &gate {
-        Some(g) => workloads
-            .into_iter()
-            .enumerate()
-            .map(|(position, inner)| {
-                Box::new(Clustered {
-                    inner,
-                    gate: g.clone(),
-                    position,
-                }) as Box<dyn Workload>
-            })
-            .collect(),
-        None => workloads,
-    };
     if plan.balance != Balance::Failover {
         let labels: Vec<&str> = endpoints.iter().map(|e| e.label.as_str()).collect();
         crate::say!(
@@ -383,7 +369,7 @@ pub async fn run_workloads(
         latency_log: log_sink,
         conns,
         server: watch,
-        start_gate: gate.clone(),
+        barrier: gate.clone().map(|g| g as Arc<dyn StartBarrier>),
     };
     let mut report = RunReport {
         started_at,
@@ -419,7 +405,7 @@ pub async fn run_workloads(
     let _ = text::write_run_header(&mut summary, plan.seed());
     // Each operation's record, as its text was written: the JSON's.
     let mut records: Vec<OpRecord> = Vec::new();
-    for workload in &workloads {
+    for (position, workload) in workloads.iter().enumerate() {
         let kind = workload.spec();
         if control.interrupted.load(Ordering::Relaxed) {
             report.interrupted = true;
@@ -451,7 +437,7 @@ pub async fn run_workloads(
             control.check(SETUP)?;
         }
         control.started.store(true, Ordering::Relaxed);
-        let mut result = runner::run_operation(&ctx, workload.as_ref()).await;
+        let mut result = runner::run_operation(&ctx, workload.as_ref(), position).await;
         if !never_started(&result) && !result.interrupted {
             run_checks(&ctx, workload.as_ref(), &mut result).await;
         }
@@ -838,10 +824,14 @@ async fn check_query_tables(
     )))
 }
 
-/// Marks the table as completely loaded; a failure only costs the mark,
 /// Marks the tables as completely loaded; a failure only costs the mark,
-/// so it is a warning, not the end of the run.
+/// so it is a warning, not the end of the run. A client of several knows
+/// only its share: the tables stay marked as being loaded (a later run
+/// warns), rather than marked wrongly.
 async fn mark_loaded(ctx: &RunCtx, workload: &dyn Workload, rows: u64) {
+    if ctx.barrier.is_some() {
+        return;
+    }
     let marked = async {
         let client = connect::get(&ctx.pool, &ctx.target).await?;
         workload.finish_load(&client, rows).await

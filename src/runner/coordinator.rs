@@ -172,8 +172,8 @@ where
     // Several clients (--clients): meet the others while the workers
     // connect, and start at the instant they share. A client missing is
     // the operation's failure; the workers stop before their first unit.
-    let gate_failure = match &ctx.start_gate {
-        Some(gate) => gate.start(spec).await.err().map(|e| {
+    let gate_failure = match &ctx.barrier {
+        Some(barrier) => barrier.start(spec.name).await.err().map(|e| {
             ctx.stop.store(true, std::sync::atomic::Ordering::Relaxed);
             e.to_string()
         }),

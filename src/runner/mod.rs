@@ -38,6 +38,7 @@ use crate::error::Result;
 use crate::stats::{OpResult, RateTarget, Stats, Timeline, TypeResult, TypedStats};
 use crate::workload::{AnyOperation, StatementStats, Workload};
 
+pub mod barrier;
 mod coordinator;
 mod ending;
 pub mod intervals;
@@ -51,6 +52,7 @@ pub mod settings;
 pub mod threads;
 mod worker;
 
+pub use barrier::StartBarrier;
 pub use settings::{OnError, RunSettings};
 
 use coordinator::run_workers;
@@ -100,15 +102,16 @@ pub struct RunCtx {
     /// The server's side of each operation, unless --no-server-stats
     /// (see [`crate::db::server_watch`]).
     pub server: Option<Arc<ServerWatch>>,
-    /// `--clients`: where the clients meet before each operation's first
-    /// unit, to start at one instant.
-    pub start_gate: Option<Arc<crate::cluster::Gate>>,
+    /// `--clients`: where the clients meet around each operation's
+    /// set-up and before its first unit, to start at one instant.
+    pub barrier: Option<Arc<dyn StartBarrier>>,
 }
 
-/// Runs one operation to its end and returns what it measured. Failures of
-/// the set-up (truncate, procedure) or of the workers are reported in
-/// [`OpResult::failure`], with whatever was measured until then.
-pub async fn run_operation(ctx: &RunCtx, workload: &dyn Workload) -> OpResult {
+/// Runs one operation, the `position`th of `-o`, to its end and returns
+/// what it measured. Failures of the set-up (truncate, procedure) or of
+/// the workers are reported in [`OpResult::failure`], with whatever was
+/// measured until then.
+pub async fn run_operation(ctx: &RunCtx, workload: &dyn Workload, position: usize) -> OpResult {
     let spec = workload.spec();
     let s = &ctx.settings;
     let mut result = OpResult::new(spec.kind(), s.threads);
@@ -143,7 +146,7 @@ pub async fn run_operation(ctx: &RunCtx, workload: &dyn Workload) -> OpResult {
             intervals: Vec::new(),
         })
         .collect();
-    let done = set_up(ctx, workload).await;
+    let done = set_up(ctx, workload, position).await;
     result.findings = workload.findings();
     if let Err(e) = done {
         result.failure = Some(e.to_string());
@@ -272,9 +275,32 @@ fn merge_statements(all: &mut Vec<StatementStats>, worker: Vec<StatementStats>) 
 
 /// The workload's own set-up (a load empties its tables), on one
 /// connection before the workers start.
-async fn set_up(ctx: &RunCtx, workload: &dyn Workload) -> Result<()> {
+///
+/// With several clients, every client meets the others first (step
+/// `prep:N`), so that nobody reads the tables (a mix's first free key)
+/// while another still writes them. A load empties its tables and a
+/// clean-up drops them: the leader's part alone, after which it lets the
+/// others past. A mix's set-up only reads, and every client needs it.
+async fn set_up(ctx: &RunCtx, workload: &dyn Workload, position: usize) -> Result<()> {
     let client = connect::get(&ctx.pool, &ctx.target).await?;
-    workload.set_up(&client).await
+    let Some(barrier) = &ctx.barrier else {
+        return workload.set_up(&client).await;
+    };
+    let step = format!("prep:{position}");
+    barrier.meet(&step).await?;
+    let writes_tables = workload.spec().is_load() || !workload.needs_tables();
+    if barrier.leads() {
+        let done = workload.set_up(&client).await;
+        if let Err(e) = &done {
+            barrier.fail(&e.to_string()).await;
+        }
+        done?;
+        barrier.release(&step).await
+    } else if writes_tables {
+        Ok(())
+    } else {
+        workload.set_up(&client).await
+    }
 }
 
 /// Attempts at counting what a long unit committed on a spare connection
