@@ -1,4 +1,5 @@
-//! The text summary of an operation, in the original tool's layout.
+//! The text summary of an operation, in the original tool's layout, from
+//! its record: the same for a live run and a saved one.
 //!
 //! [`Figures`] holds the arithmetic (pure, unit-tested); [`write_summary`]
 //! lays it out. Loads report per row (`wallclock tm/row`, `db tm/row`,
@@ -246,34 +247,14 @@ fn write_checks(w: &mut dyn Write, r: &OpRecord) -> io::Result<()> {
 
 /// Writes the summary of one operation.
 pub fn write_summary(w: &mut dyn Write, r: &OpRecord) -> io::Result<()> {
-    let f = Figures::of(r);
     writeln!(w, "== {} ==", r.operation)?;
     if !r.workload.is_empty() {
         line(w, "workload", &r.workload)?;
     }
     if !r.measured {
-        // A cleanup or a check: what it found, nothing timed.
-        if !r.checks.is_empty() {
-            let held = r.checks.iter().filter(|c| c.held).count();
-            line(
-                w,
-                "checks",
-                format!(
-                    "{} run, {held} held, {} broken",
-                    r.checks.len(),
-                    r.checks.len() - held
-                ),
-            )?;
-        }
-        write_checks(w, r)?;
-        for f in &r.findings {
-            line(w, &f.label, &f.text)?;
-        }
-        if let Some(why) = &r.failure {
-            line(w, "FAILED", why)?;
-        }
-        return Ok(());
+        return write_unmeasured(w, r);
     }
+    let f = Figures::of(r);
     line(w, "wallclock time", human(f.wallclock))?;
     line(
         w,
@@ -281,50 +262,106 @@ pub fn write_summary(w: &mut dyn Write, r: &OpRecord) -> io::Result<()> {
         format!("{} ({:.1}% of wallclock)", human(f.db_time), f.db_pct),
     )?;
     if r.load {
-        let spread = if f.per_thread_min == f.per_thread_max {
-            String::new()
-        } else {
-            format!(" ({}..{})", f.per_thread_min, f.per_thread_max)
-        };
-        line(
-            w,
-            "rows per thread",
-            format!("{}{spread}", per_thread(f.per_thread_avg)),
-        )?;
-        line(w, "threads", r.threads)?;
-        line(w, "batch", &r.batch)?;
-        line(w, "total rows", f.rows)?;
-        line(w, "nontransactional", r.nontransactional)?;
-        line(w, "wallclock tm/row", human(f.wallclock_per_item))?;
-        line(w, "db tm/row", human(f.db_per_item))?;
-        line(w, "rows/s", format!("{:.1}", f.rate))?;
-        line(w, &r.units(), f.units)?;
+        write_load_figures(w, r, &f)?;
     } else {
-        // A query workload's unit is a query, or an operation of a mix.
-        let (one, many) = (r.unit.as_str(), r.units());
-        line(w, "threads", r.threads)?;
-        if !r.driver.is_empty() {
-            line(w, "driver", &r.driver)?;
-        }
-        line(w, &format!("nr {many}"), f.units)?;
-        line(
-            w,
-            &format!("{many} per thread"),
-            per_thread(f.per_thread_avg),
-        )?;
-        line(
-            w,
-            &format!("avg wallclock/{one}"),
-            human(f.wallclock_per_item),
-        )?;
-        line(w, &format!("avg db time/{one}"), human(f.db_per_item))?;
-        line(w, &format!("{many}/s"), format!("{:.1}", f.rate))?;
-        let label = match r.missing_label() {
-            "missing" => "missing rows",
-            other => other,
-        };
-        line(w, label, r.figures.missing)?;
+        write_query_figures(w, r, &f)?;
     }
+    write_latencies(w, r)?;
+    if r.is_mix() {
+        write_types(w, r)?;
+    }
+    write_queries(w, r)?;
+    write_pacing(w, r, &f)?;
+    write_ending(w, r)?;
+    super::conns::write_conn_lines(w, r)?;
+    write_failures(w, r)?;
+    for m in r.metric_lines() {
+        line(w, &m.label, &m.text)?;
+    }
+    write_checks(w, r)?;
+    if let Some(why) = &r.failure {
+        line(w, "FAILED", why)?;
+    }
+    super::server::write_server(w, r)
+}
+
+/// A clean-up or a check: what it found, nothing timed.
+fn write_unmeasured(w: &mut dyn Write, r: &OpRecord) -> io::Result<()> {
+    if !r.checks.is_empty() {
+        let held = r.checks.iter().filter(|c| c.held).count();
+        line(
+            w,
+            "checks",
+            format!(
+                "{} run, {held} held, {} broken",
+                r.checks.len(),
+                r.checks.len() - held
+            ),
+        )?;
+    }
+    write_checks(w, r)?;
+    for f in &r.findings {
+        line(w, &f.label, &f.text)?;
+    }
+    if let Some(why) = &r.failure {
+        line(w, "FAILED", why)?;
+    }
+    Ok(())
+}
+
+/// A load's figures: per row, as the original tool gave them.
+fn write_load_figures(w: &mut dyn Write, r: &OpRecord, f: &Figures) -> io::Result<()> {
+    let spread = if f.per_thread_min == f.per_thread_max {
+        String::new()
+    } else {
+        format!(" ({}..{})", f.per_thread_min, f.per_thread_max)
+    };
+    line(
+        w,
+        "rows per thread",
+        format!("{}{spread}", per_thread(f.per_thread_avg)),
+    )?;
+    line(w, "threads", r.threads)?;
+    line(w, "batch", &r.batch)?;
+    line(w, "total rows", f.rows)?;
+    line(w, "nontransactional", r.nontransactional)?;
+    line(w, "wallclock tm/row", human(f.wallclock_per_item))?;
+    line(w, "db tm/row", human(f.db_per_item))?;
+    line(w, "rows/s", format!("{:.1}", f.rate))?;
+    line(w, &r.units(), f.units)
+}
+
+/// A query workload's figures: per unit, a query or an operation of a
+/// mix.
+fn write_query_figures(w: &mut dyn Write, r: &OpRecord, f: &Figures) -> io::Result<()> {
+    let (one, many) = (r.unit.as_str(), r.units());
+    line(w, "threads", r.threads)?;
+    if !r.driver.is_empty() {
+        line(w, "driver", &r.driver)?;
+    }
+    line(w, &format!("nr {many}"), f.units)?;
+    line(
+        w,
+        &format!("{many} per thread"),
+        per_thread(f.per_thread_avg),
+    )?;
+    line(
+        w,
+        &format!("avg wallclock/{one}"),
+        human(f.wallclock_per_item),
+    )?;
+    line(w, &format!("avg db time/{one}"), human(f.db_per_item))?;
+    line(w, &format!("{many}/s"), format!("{:.1}", f.rate))?;
+    let label = match r.missing_label() {
+        "missing" => "missing rows",
+        other => other,
+    };
+    line(w, label, r.figures.missing)
+}
+
+/// The percentile lines: latency, service time under a rate, per row of
+/// a load, the successful try of retried units.
+fn write_latencies(w: &mut dyn Write, r: &OpRecord) -> io::Result<()> {
     let t = &r.figures;
     let unit = r.unit.as_str();
     if t.ops > 0 {
@@ -351,10 +388,13 @@ pub fn write_summary(w: &mut dyn Write, r: &OpRecord) -> io::Result<()> {
             percentile_line(&t.attempt()),
         )?;
     }
-    if r.is_mix() {
-        write_types(w, r)?;
-    }
-    write_queries(w, r)?;
+    Ok(())
+}
+
+/// `--rate` and `--latency-limit`: the target against what was achieved,
+/// the schedule lag, the late units.
+fn write_pacing(w: &mut dyn Write, r: &OpRecord, f: &Figures) -> io::Result<()> {
+    let t = &r.figures;
     if let Some(target) = r.rate_target {
         line(
             w,
@@ -393,6 +433,12 @@ pub fn write_summary(w: &mut dyn Write, r: &OpRecord) -> io::Result<()> {
             ),
         )?;
     }
+    Ok(())
+}
+
+/// How measurement began and ended when not as planned: a warmup first,
+/// a load cut by `--time`, an interrupt.
+fn write_ending(w: &mut dyn Write, r: &OpRecord) -> io::Result<()> {
     if let Some(wu) = r.warmup() {
         let what = if r.warmup_interrupted {
             format!("stopped after {}: nothing was measured", human(wu))
@@ -405,7 +451,7 @@ pub fn write_summary(w: &mut dyn Write, r: &OpRecord) -> io::Result<()> {
         line(
             w,
             "stopped by --time",
-            format!("{} of {} rows loaded", t.rows, r.table_rows),
+            format!("{} of {} rows loaded", r.figures.rows, r.table_rows),
         )?;
     }
     if r.interrupted {
@@ -415,7 +461,13 @@ pub fn write_summary(w: &mut dyn Write, r: &OpRecord) -> io::Result<()> {
             "yes: these figures cover the run until the interrupt",
         )?;
     }
-    super::conns::write_conn_lines(w, r)?;
+    Ok(())
+}
+
+/// Failed units by error class, retries, reconnects, and which units
+/// failed.
+fn write_failures(w: &mut dyn Write, r: &OpRecord) -> io::Result<()> {
+    let t = &r.figures;
     let failed = t.failed();
     if failed > 0 {
         let by_code: Vec<String> = t.errors.iter().map(|(k, v)| format!("{k}: {v}")).collect();
@@ -448,14 +500,7 @@ pub fn write_summary(w: &mut dyn Write, r: &OpRecord) -> io::Result<()> {
             format!("{}{more}", t.failed_units.join(", ")),
         )?;
     }
-    for m in r.metric_lines() {
-        line(w, &m.label, &m.text)?;
-    }
-    write_checks(w, r)?;
-    if let Some(why) = &r.failure {
-        line(w, "FAILED", why)?;
-    }
-    super::server::write_server(w, r)
+    Ok(())
 }
 
 #[cfg(test)]
