@@ -22,7 +22,7 @@ use crate::db::server_watch::ServerWatch;
 use crate::db::tls::{SslMode, Tls};
 use crate::error::{Error, Result};
 use crate::report::files::FileTargets;
-use crate::report::{plot, text};
+use crate::report::{self, Pictures, text};
 use crate::runner::settings::Lean;
 use crate::runner::{self, RunCtx, StartBarrier, latency_log};
 use crate::stats::OpResult;
@@ -403,6 +403,7 @@ pub async fn run_workloads(
     // before the next (its set-up may truncate).
     control.check("while the tables were prepared")?;
     let _ = text::write_run_header(&mut summary, plan.seed());
+    let text_options = record::text_options(&plan);
     // Each operation's record, as its text was written: the JSON's.
     let mut records: Vec<OpRecord> = Vec::new();
     for (position, workload) in workloads.iter().enumerate() {
@@ -445,7 +446,12 @@ pub async fn run_workloads(
         // pictures and the report files are written all the same.
         let mut record = OpRecord::of(&result);
         record.histogram_of = workload.histogram_note();
-        let _ = report_operation(&mut summary, &plan, &record, &result, &stamp, &server_name);
+        let pictures = plan.output.graph.as_ref().map(|options| Pictures {
+            options,
+            stamp: &stamp,
+            server: &server_name,
+        });
+        let _ = report::operation(&mut summary, &text_options, pictures, &record, &result);
         records.push(record);
         say_why_it_failed(&result);
         if kind.is_load() && result.succeeded() && !result.timed_out && !result.interrupted {
@@ -646,41 +652,6 @@ fn ensure_open_files(threads: usize) -> Result<()> {
         )));
     }
     Ok(())
-}
-
-/// The text of one operation, as the plan asks, and its pictures. The
-/// pictures are drawn whatever became of the text.
-fn report_operation(
-    out: &mut (dyn Write + Send),
-    plan: &RunPlan,
-    record: &OpRecord,
-    result: &OpResult,
-    stamp: &str,
-    server_name: &str,
-) -> std::io::Result<()> {
-    let written = text::write_operation(out, &record::text_options(plan), record);
-    draw_operation(plan, result, stamp, server_name);
-    written
-}
-
-/// The pictures of [`report_operation`].
-fn draw_operation(plan: &RunPlan, result: &OpResult, stamp: &str, server_name: &str) {
-    let kind = result.spec;
-    if let Some(g) = &plan.output.graph {
-        if result.total.ops == 0 {
-            // Empty axes would only puzzle whoever opens them.
-            crate::say!(">> no graph for {kind}: nothing was measured");
-            return;
-        }
-        match crate::report::writing(|| plot::draw(result, g, stamp, server_name)) {
-            Ok(paths) => {
-                for p in paths {
-                    crate::say!(">> wrote {}", p.display());
-                }
-            }
-            Err(e) => crate::say!("warning: {e}"),
-        }
-    }
 }
 
 /// Whether an operation failed before its first unit was sent: its set-up

@@ -11,7 +11,9 @@
 //! back, which the server sees as backends waiting for the client. The
 //! figures themselves
 //! come from [`crate::db::server_watch`] as plain data
-//! ([`crate::stats::server`]); nothing here talks to the server.
+//! ([`crate::stats::server`]); nothing here talks to the server. The
+//! block and the CSV columns read the run's record, so that a saved run
+//! shows them as the live one did; the band is drawn from the live run.
 
 use std::io::{self, Write};
 use std::time::Duration;

@@ -22,8 +22,10 @@
 //! and JSON reports keep are those of the units that really ended in each
 //! interval. The histograms of the last [`KEEP_FINISHED`] finished
 //! intervals are kept so that a late piece is merged exactly; an older
-//! interval gets its counts, rates, min and max updated, its percentiles
-//! staying as they were. Only the progress line, printed when the interval
+//! interval gets its counts, rates, min, mean and max updated by the one
+//! rule interval figures add up by (`AddAssign` of
+//! [`IntervalFigures`], which `merge` uses too), its percentiles staying
+//! as they were. Only the progress line, printed when the interval
 //! was finished, shows what was known then.
 
 use std::collections::BTreeMap;

@@ -6,6 +6,9 @@
 //! interval; the runner merges the pieces of an interval and turns them
 //! into [`IntervalFigures`], dropping the histogram. So the memory kept for
 //! a long run is a few numbers per interval, not a histogram per interval.
+//! Figures without their histogram add up by one rule, `AddAssign`: a
+//! late piece into a finished interval, the clients' intervals of a
+//! merge.
 
 use std::time::Duration;
 

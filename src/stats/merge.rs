@@ -370,7 +370,11 @@ fn merged_metrics(ops: &[&OpRecord], types: &[TypeRecord]) -> Vec<Metric> {
         if m.merge.is_none() || out.iter().any(|o| o.key == m.key) {
             continue;
         }
+        // Made again by its rule, a figure is its value alone: the words
+        // the workload wrote beside one client's no longer hold. It is
+        // shown by its key, as the JSON has it.
         out.push(Metric {
+            label: m.key.clone(),
             value: 0.0,
             text: String::new(),
             ..m.clone()
