@@ -5,8 +5,10 @@
 //! Every line of the live summary is compared, histograms included,
 //! except where the two cannot be the same:
 //! - `show` begins with where and when the run was made (`report of`,
-//!   `target`, `server`): a live run says those on stderr as it connects,
-//!   so they are taken off `show`'s output before the comparison;
+//!   `target`, `server`), and names each operation before its block
+//!   (`operation : NAME`): a live run says those on stderr as it connects
+//!   and as each operation starts (`>> NAME`), so they are taken off
+//!   `show`'s output before the comparison;
 //! - `--per-statement` is a flag of the run that `show` does not have, so
 //!   the run here does not ask for it.
 
@@ -43,8 +45,12 @@ async fn same_text(args: &[&str], show_args: &[&str]) {
         "{shown}"
     );
     let body = format!("seed {body}");
-    let (live_lines, shown_lines): (Vec<&str>, Vec<&str>) =
-        (live.lines().collect(), body.lines().collect());
+    let (live_lines, shown_lines): (Vec<&str>, Vec<&str>) = (
+        live.lines().collect(),
+        body.lines()
+            .filter(|l| !l.starts_with("operation             : "))
+            .collect(),
+    );
     for (i, (a, b)) in live_lines.iter().zip(&shown_lines).enumerate() {
         assert_eq!(a, b, "line {i} differs; live:\n{live}\nshown:\n{body}");
     }

@@ -4,9 +4,10 @@
 //! ([`write_operation`], after [`write_run_header`]); `ysql-bench show`
 //! and `merge` write the same text from a saved record ([`write_show`]),
 //! so that showing a report prints what its run printed. What the live
-//! run said on stderr as it connected (where, which server) `show` says
-//! first, and for a run of several clients each operation's start skew
-//! and clients after it.
+//! run said on stderr (where, which server as it connected, each
+//! operation's name as it started) `show` says on its own lines, and for
+//! a run of several clients each operation's start skew and clients
+//! after it.
 
 use std::io::{self, Write};
 
@@ -90,6 +91,8 @@ pub fn write_show(out: &mut dyn Write, opts: &TextOptions, r: &RunRecord) -> io:
     }
     write_run_header(out, r.config.seed)?;
     for op in &r.operations {
+        // A live run says it on stderr as the operation starts (`>> NAME`).
+        writeln!(out, "{:<W$}: {}", "operation", op.operation)?;
         write_operation(out, opts, op)?;
         write_clients(out, op)?;
     }
