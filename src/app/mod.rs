@@ -4,6 +4,9 @@
 //! This is the library's entry point; `main` only parses flags, builds the
 //! runtime, turns signals into a [`Control`] and maps the result to an exit
 //! code. Tests call [`run`] in process against their own sandbox servers.
+//! The reports are written by [`crate::report`] from the run's record,
+//! which `record` fills from the plan and what ran; [`saved`] holds the
+//! saved-report commands (`show`, `merge`, `compare`).
 
 use std::io::Write;
 use std::sync::Arc;
