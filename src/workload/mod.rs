@@ -43,7 +43,7 @@ pub mod ycsb;
 
 pub use contract::*;
 pub use kit::ids::{IdPicker, worker_seed};
-pub use registry::{REGISTRY, lookup, names};
+pub use registry::{REGISTRY, figure_rules, lookup, names};
 
 // The basic operations that other layers' unit tests take as fixtures,
 // at the paths they had before the families became folders.

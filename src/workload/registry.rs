@@ -11,7 +11,7 @@
 use clap::Args;
 
 use super::kit::keys::KeyDistribution;
-use super::{FamilyArgs, FamilySettings, RunFacts, Settings, Spec, Unread};
+use super::{FamilyArgs, FamilySettings, Metric, RunFacts, Settings, Spec, Unread};
 use super::{basic, booking, cleanup, oltp, pgbench, tpcc, ycsb};
 use crate::error::Result;
 
@@ -67,6 +67,17 @@ pub fn lookup(name: &str) -> Option<&'static Spec> {
 /// The names `-o` accepts, for messages and `--help`.
 pub fn names() -> Vec<&'static str> {
     REGISTRY.iter().map(|s| s.name).collect()
+}
+
+/// The figures the workload named `operation` puts on its record, with
+/// the rules by which a merge makes them again: for a report written
+/// before the record kept the rules (only TPC-C's have figures).
+pub fn figure_rules(operation: &str) -> Vec<Metric> {
+    if [tpcc::LOAD.name, tpcc::RUN.name].contains(&operation) {
+        tpcc::figure_rules()
+    } else {
+        Vec::new()
+    }
 }
 
 /// The flags that make `-o` needless (a run of scripts), as clap names

@@ -246,5 +246,5 @@ pub trait Workload: Send + Sync {
 }
 
 pub use crate::stats::outcome::{
-    Check, Finding, IntervalMetrics, Metric, Outcome, StatementStats, TypeFigures,
+    Check, Finding, IntervalMetrics, Metric, Outcome, Rule, StatementStats, TypeFigures,
 };

@@ -146,7 +146,13 @@ impl<O: Operation> DynOperation for O {
         Box::pin(self.committed_rows(client))
     }
     fn take_statements_dyn(&mut self) -> Vec<StatementStats> {
-        self.take_statements()
+        // The query class goes on the statistics here, once for every
+        // workload, so that the report reads it instead of asking us.
+        let mut taken = self.take_statements();
+        for s in taken.iter_mut().filter(|s| s.class.is_empty()) {
+            s.class = crate::workload::query_class(s.name);
+        }
+        taken
     }
     fn wire_dyn(&mut self) -> Option<&mut dyn WireUnit> {
         self.wire()
