@@ -21,7 +21,8 @@ use crate::cluster::{ClusterPlan, ClusterRecord, Gate};
 use crate::config::RunPlan;
 use crate::db::connect::{self, ConnTarget};
 use crate::db::dialect::Flavor;
-use crate::db::nodes::{self, Balance, ConnSource, Endpoint};
+use crate::db::endpoint::{self, Endpoint};
+use crate::db::nodes::{self, Balance, ConnSource};
 use crate::db::passfile::PassFile;
 use crate::db::sandbox::{Sandbox, SandboxOptions};
 use crate::db::schema::{self, ServerInfo};
@@ -495,7 +496,7 @@ async fn prepare_run(
     } else if plan.balance == Balance::Failover {
         vec![setup.whole.clone()]
     } else {
-        nodes::split_hosts(&setup.config, setup.passfile.as_ref())
+        endpoint::split_hosts(&setup.config, setup.passfile.as_ref())
     };
     let gate = match &plan.cluster {
         Some(c) => Some(open_gate(c, control, setup).await?),

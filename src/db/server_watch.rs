@@ -45,7 +45,8 @@ use deadpool_postgres::Pool;
 use tokio_postgres::{Client, Row};
 
 use super::connect::connect_timeout;
-use super::nodes::{ConnSource, Endpoint, connect_hosts};
+use super::endpoint::{Endpoint, connect_hosts};
+use super::nodes::ConnSource;
 use super::server_stats::{self as sql, StatementsView};
 use super::tls::Tls;
 use crate::error::{Error, Result};

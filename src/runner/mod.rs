@@ -38,7 +38,8 @@ use std::time::Duration;
 
 use deadpool_postgres::Pool;
 
-use crate::db::nodes::{ConnSource, Endpoint};
+use crate::db::endpoint::Endpoint;
+use crate::db::nodes::ConnSource;
 use crate::db::server_watch::ServerWatch;
 use crate::db::tls::Tls;
 

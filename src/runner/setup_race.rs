@@ -15,7 +15,7 @@ use tokio_postgres::{CancelToken, Client};
 
 use super::ending::ending;
 use crate::db::connect;
-use crate::db::nodes::Endpoint;
+use crate::db::endpoint::Endpoint;
 use crate::db::tls::Tls;
 use crate::error::{Error, Result};
 
