@@ -87,18 +87,8 @@ pub struct OutputOptions {
     pub latency_log: Option<PathBuf>,
 }
 
-/// The PNG pictures.
-#[derive(Clone, Debug)]
-pub struct GraphOptions {
-    pub dir: PathBuf,
-    pub width: u32,
-    pub height: u32,
-    pub log_y: bool,
-    /// `-P` was given: the pictures draw its intervals, as the progress
-    /// lines and the CSV have them, instead of choosing their own from the
-    /// run's length.
-    pub interval_given: bool,
-}
+/// The PNG pictures: the report's own options.
+pub use crate::report::plot::GraphOptions;
 
 impl RunPlan {
     /// The seed actually used (drawn at random when not given), so that a

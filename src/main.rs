@@ -31,7 +31,7 @@ fn main() -> ExitCode {
         command @ (Command::Merge { .. } | Command::Show { .. } | Command::Compare { .. }),
     ) = &cli.command
     {
-        let code = ysql_bench::report::saved::run_command(command, &mut std::io::stdout().lock());
+        let code = ysql_bench::app::saved::run_command(command, &mut std::io::stdout().lock());
         return ExitCode::from(code as u8);
     }
     if let Some(command) = &cli.command {

@@ -3,7 +3,8 @@
 
 mod common;
 use common::*;
-use ysql_bench::report::json::{JsonReport, decode_histogram};
+use ysql_bench::stats::record::RunRecord as JsonReport;
+use ysql_bench::stats::saved::decode_histogram;
 
 fn decode_png(path: &std::path::Path) -> (u32, u32, Vec<u8>, png::ColorType) {
     let decoder = png::Decoder::new(std::fs::File::open(path).expect("png opens"));

@@ -11,7 +11,7 @@ use common::*;
 use std::time::Duration;
 
 use ysql_bench::db::sandbox::Sandbox;
-use ysql_bench::report::json::JsonReport;
+use ysql_bench::stats::record::RunRecord as JsonReport;
 use ysql_bench::stats::server::ServerFigures;
 
 async fn load(sb: &Sandbox, rows: &str) {

@@ -249,7 +249,7 @@ async fn a_rate_limited_ycsb_a_reports_each_type_in_every_format() {
     }
     // JSON: types[] with the figures and histograms of each.
     let text = std::fs::read_to_string(&json).unwrap();
-    let doc: ysql_bench::report::json::JsonReport = serde_json::from_str(&text).unwrap();
+    let doc: ysql_bench::stats::record::RunRecord = serde_json::from_str(&text).unwrap();
     let raw: serde_json::Value = serde_json::from_str(&text).unwrap();
     let op = &doc.operations[0];
     // --zipf-theta reaches the mix's own zipfian, and both reports say so.
@@ -266,7 +266,7 @@ async fn a_rate_limited_ycsb_a_reports_each_type_in_every_format() {
         assert_eq!(w["units"].as_u64(), Some(t.figures.ops), "{w}");
         assert!(t.figures.ops > 100, "{t:?}");
         assert!(w["latency_ns"]["p99"].as_u64() >= w["latency_ns"]["p50"].as_u64());
-        let h = ysql_bench::report::json::decode_histogram(
+        let h = ysql_bench::stats::saved::decode_histogram(
             w["histograms"]["latency"].as_str().unwrap(),
         )
         .unwrap();

@@ -7,9 +7,11 @@
 //! This is the library's entry point; `main` only parses flags, builds the
 //! runtime, turns signals into a [`Control`] and maps the result to an exit
 //! code. Tests call [`run`] in process against their own sandbox servers.
+//! The reports are written by [`crate::report`] from the run's record,
+//! which `record` fills from the plan and what ran; [`saved`] holds the
+//! saved-report commands (`show`, `merge`, `compare`).
 
-use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::SystemTime;
@@ -30,16 +32,19 @@ use crate::db::server_stats;
 use crate::db::server_watch::ServerWatch;
 use crate::db::tls::{SslMode, Tls};
 use crate::error::{Error, Result};
-use crate::report::histogram::write_histogram;
-use crate::report::summary::write_summary;
-use crate::report::{csv as csv_report, json, plot};
+use crate::report::files::FileTargets;
+use crate::report::{self, Pictures, text};
 use crate::runner::settings::Lean;
 use crate::runner::setup_race::{self, SETUP, SetUpConn};
 use crate::runner::{self, RunCtx, StartBarrier, latency_log};
 use crate::stats::OpResult;
+use crate::stats::record::OpRecord;
 use crate::workload::Workload;
 
 pub use crate::runner::never_started;
+
+mod record;
+pub mod saved;
 
 /// How a run is told from outside to stop.
 #[derive(Clone, Debug, Default)]
@@ -248,23 +253,21 @@ pub async fn run_workloads(
     // tables were made ends the run here, one between two operations
     // before the next (its set-up may truncate).
     control.check("while the tables were prepared")?;
-    let _ = write_run_header(&mut summary, &plan);
+    let _ = text::write_run_header(&mut summary, plan.seed());
     let steps = Steps {
         ctx: &ctx,
         control: &control,
         plan: &plan,
+        text_options: record::text_options(&plan),
         titles: &titles,
     };
-    run_operations(&steps, &workloads, &mut report, &mut summary).await?;
+    // Each operation's record, as its text was written: the JSON's.
+    let records = run_operations(&steps, &workloads, &mut report, &mut summary).await?;
     if plan.show_rowsize && !report.interrupted && summary.failed.is_none() {
         write_row_size(&ctx, &workloads, &mut summary).await;
     }
     if let Some(g) = &gate {
-        g.close().await;
-        report.cluster = Some(ClusterRecord {
-            plan: g.plan.clone(),
-            starts: g.starts(),
-        });
+        report.cluster = Some(close_gate(g).await);
     }
     // The workers' log writers are gone; the sink in ctx is the last one.
     drop(ctx);
@@ -276,8 +279,35 @@ pub async fn run_workloads(
         .collect();
     let _ = summary.flush();
     let stdout_failed = summary.finish();
-    failed.extend(write_files(&plan, &target, &report, out));
+    failed.extend(write_report_files(&plan, &target, &report, records, out));
     end_of_run(report, failed, stdout_failed, json_to_stdout)
+}
+
+/// The JSON and CSV reports, written from the run's record; their
+/// failures.
+fn write_report_files(
+    plan: &RunPlan,
+    target: &str,
+    report: &RunReport,
+    records: Vec<OpRecord>,
+    out: &mut (dyn Write + Send),
+) -> Vec<Error> {
+    let run = record::run_record(plan, target, report, records);
+    let to = FileTargets {
+        json: plan.output.json.as_deref(),
+        csv: plan.output.csv.as_deref(),
+    };
+    crate::report::files::write_files(&run, to, out)
+}
+
+/// The leader ends the run at the barrier; this client's part in the run,
+/// for the report.
+async fn close_gate(gate: &Gate) -> ClusterRecord {
+    gate.close().await;
+    ClusterRecord {
+        plan: gate.plan.clone(),
+        starts: gate.starts(),
+    }
 }
 
 /// Says where the workers go, unless to the host list's failover.
@@ -589,24 +619,29 @@ struct Steps<'a> {
     ctx: &'a RunCtx,
     control: &'a Control,
     plan: &'a RunPlan,
+    /// How the summaries are written, from the plan.
+    text_options: report::text::TextOptions,
     titles: &'a Titles,
 }
 
 /// The operations in order, each reported as soon as it ends, until the
 /// last, an interrupt, a summary nobody reads any more, or a load that
-/// failed. Errs only on a stop before the first operation started.
+/// failed; returns each operation's record, as its text was written.
+/// Errs only on a stop before the first operation started.
 async fn run_operations(
     steps: &Steps<'_>,
     workloads: &[Box<dyn Workload>],
     report: &mut RunReport,
     summary: &mut Summary<'_>,
-) -> Result<()> {
+) -> Result<Vec<OpRecord>> {
     let Steps {
         ctx,
         control,
         plan,
+        ref text_options,
         titles,
     } = *steps;
+    let mut records: Vec<OpRecord> = Vec::new();
     for (position, workload) in workloads.iter().enumerate() {
         let kind = workload.spec();
         if control.interrupted.load(Ordering::Relaxed) {
@@ -635,14 +670,15 @@ async fn run_operations(
         let result = runner::run_operation(ctx, workload.as_ref(), position).await;
         // A failed write is kept in `out` and the rest skipped; the
         // pictures and the report files are written all the same.
-        let _ = report_operation(
-            summary,
-            plan,
-            workload.as_ref(),
-            &result,
-            &titles.stamp,
-            &titles.server_name,
-        );
+        let mut record = OpRecord::of(&result);
+        record.histogram_of = workload.histogram_note();
+        let pictures = plan.output.graph.as_ref().map(|options| Pictures {
+            options,
+            stamp: &titles.stamp,
+            server: &titles.server_name,
+        });
+        let _ = report::operation(summary, text_options, pictures, &record, &result);
+        records.push(record);
         say_why_it_failed(&result);
         runner::mark_loaded(ctx, workload.as_ref(), &result).await;
         let ok = result.succeeded();
@@ -665,7 +701,7 @@ async fn run_operations(
             break;
         }
     }
-    Ok(())
+    Ok(records)
 }
 
 /// The names of the operations not run yet.
@@ -780,88 +816,6 @@ fn ensure_open_files(threads: usize) -> Result<()> {
     Ok(())
 }
 
-/// The summary of one operation, its histogram and its pictures, as the
-/// plan asks. The pictures are drawn whatever became of the text.
-fn report_operation(
-    out: &mut (dyn Write + Send),
-    plan: &RunPlan,
-    workload: &dyn Workload,
-    result: &OpResult,
-    stamp: &str,
-    server_name: &str,
-) -> std::io::Result<()> {
-    let written = write_operation(out, plan, workload, result);
-    draw_operation(plan, result, stamp, server_name);
-    written
-}
-
-/// The text of [`report_operation`].
-fn write_operation(
-    out: &mut (dyn Write + Send),
-    plan: &RunPlan,
-    workload: &dyn Workload,
-    result: &OpResult,
-) -> std::io::Result<()> {
-    // Nothing ran: a block of zeros would only hide the error, which
-    // goes to stderr (say_why_it_failed).
-    let started = !never_started(result);
-    if started {
-        write_summary(out, result)?;
-        if plan.output.per_statement && !result.statements.is_empty() {
-            writeln!(out, "latency per statement:")?;
-            crate::report::summary::write_statements(out, result)?;
-        }
-    }
-    if plan.output.print_histogram && started {
-        writeln!(out, "histogram is per {}", workload.histogram_note())?;
-        write_histogram(
-            out,
-            &result.total.latency,
-            plan.output.histogram_buckets,
-            plan.output.histogram_scale,
-        )?;
-        // A mix: each type's own histogram after the operation's.
-        for ty in result.types.iter().filter(|_| result.is_mix()) {
-            if ty.stats.ops == 0 {
-                continue;
-            }
-            writeln!(out, "histogram of [{}]", ty.name)?;
-            write_histogram(
-                out,
-                &ty.stats.latency,
-                plan.output.histogram_buckets,
-                plan.output.histogram_scale,
-            )?;
-        }
-        // The workload's figures (TPC-C: tpmC, efficiency, the p90 limits)
-        // with the histograms they go with.
-        for m in &result.metrics {
-            writeln!(out, "{}: {}", m.label, m.text)?;
-        }
-    }
-    Ok(())
-}
-
-/// The pictures of [`report_operation`].
-fn draw_operation(plan: &RunPlan, result: &OpResult, stamp: &str, server_name: &str) {
-    let kind = result.spec;
-    if let Some(g) = &plan.output.graph {
-        if result.total.ops == 0 {
-            // Empty axes would only puzzle whoever opens them.
-            crate::say!(">> no graph for {kind}: nothing was measured");
-            return;
-        }
-        match crate::report::writing(|| plot::draw(result, g, stamp, server_name)) {
-            Ok(paths) => {
-                for p in paths {
-                    crate::say!(">> wrote {}", p.display());
-                }
-            }
-            Err(e) => crate::say!("warning: {e}"),
-        }
-    }
-}
-
 /// A failed operation's reason on stderr too: with the summary sent to a
 /// file (`> results.txt`), the terminal would otherwise show only the
 /// exit code.
@@ -896,69 +850,6 @@ fn say_why_it_failed(result: &OpResult) {
             by_code.join(", ")
         );
     }
-}
-
-/// The lines before the first operation's summary: what it takes to
-/// repeat the run, the seed first (drawn at random unless --seed was
-/// given, and otherwise known only from the JSON report).
-fn write_run_header(out: &mut (dyn Write + Send), plan: &RunPlan) -> std::io::Result<()> {
-    writeln!(out, "{:<22}: {}", "seed", plan.seed())
-}
-
-/// Writes the JSON and CSV reports, each whole under
-/// [`crate::report::writing`], each whatever became of the other; returns
-/// the failures.
-///
-/// `--json -` goes to `stdout`. A path that is no regular file (a FIFO,
-/// `>(…)`, `/dev/stdout`, `/dev/null`) is opened to write without being
-/// truncated: truncating /dev/stdout where stdout is a file would cut
-/// the summary written there.
-fn write_files(
-    plan: &RunPlan,
-    target: &str,
-    report: &RunReport,
-    stdout: &mut (dyn Write + Send),
-) -> Vec<Error> {
-    let write = |p: &std::path::Path, body: &dyn Fn(&mut BufWriter<File>) -> Result<()>| {
-        crate::report::writing(|| {
-            let stream = std::fs::metadata(p).is_ok_and(|m| !m.is_file());
-            let opened = if stream {
-                std::fs::OpenOptions::new().write(true).open(p)
-            } else {
-                File::create(p)
-            };
-            let mut w = opened
-                .map(BufWriter::new)
-                .map_err(|e| Error::io(format!("cannot create {}", p.display()), e))?;
-            body(&mut w)?;
-            // Flushed here, not on drop, where an error (a full disk)
-            // would go unseen and leave a cut report.
-            w.flush()
-                .map_err(|e| Error::io(format!("cannot write {}", p.display()), e))
-        })
-        .map(|()| crate::say!(">> wrote {}", p.display()))
-    };
-    let mut failed = Vec::new();
-    if let Some(p) = &plan.output.json {
-        let written = json::build(plan, target, report).and_then(|doc| {
-            if p.as_os_str() == "-" {
-                crate::report::writing(|| {
-                    json::write_json(&mut *stdout, &doc)?;
-                    writeln!(stdout)
-                        .and_then(|()| stdout.flush())
-                        .map_err(|e| Error::io("cannot write the JSON to stdout", e))
-                })
-            } else {
-                write(p, &|w| json::write_json(w, &doc))
-            }
-        });
-        failed.extend(written.err());
-    }
-    if let Some(p) = &plan.output.csv {
-        let written = write(p, &|w| csv_report::write_csv(w, &report.operations));
-        failed.extend(written.err());
-    }
-    failed
 }
 
 /// "15.19" out of "PostgreSQL 15.19 (Debian ...) on x86_64 ...", or

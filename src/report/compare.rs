@@ -17,9 +17,8 @@
 
 use std::io::Write;
 
-use super::json::{JsonReport, Rates};
-use super::saved::ns;
 use crate::error::{Error, Result};
+use crate::stats::record::{Rates, RunRecord, plural};
 use crate::stats::{IntervalFigures, Percentiles};
 
 /// Whether a throughput change is larger than the noise of the intervals.
@@ -86,18 +85,15 @@ fn change(a: f64, b: f64) -> String {
     }
 }
 
-/// The plural of a unit's name as reports keep it (`query`, `batch`,
-/// `txn`): the reports keep the singular only.
-pub fn plural(unit: &str) -> String {
-    let consonant_y = unit.len() > 1
-        && unit.ends_with('y')
-        && !unit[..unit.len() - 1].ends_with(['a', 'e', 'i', 'o', 'u']);
-    if consonant_y {
-        format!("{}ies", &unit[..unit.len() - 1])
-    } else if unit.ends_with("ch") || unit.ends_with("sh") || unit.ends_with(['s', 'x']) {
-        format!("{unit}es")
+/// Nanoseconds as the comparison shows them.
+pub fn ns(v: u64) -> String {
+    let v = v as f64;
+    if v >= 1e9 {
+        format!("{:.3} s", v / 1e9)
+    } else if v >= 1e6 {
+        format!("{:.3} ms", v / 1e6)
     } else {
-        format!("{unit}s")
+        format!("{:.3} us", v / 1e3)
     }
 }
 
@@ -121,7 +117,7 @@ fn shown(v: Option<&serde_json::Value>) -> String {
 /// What differs between the set-ups of the two runs, as (what, base, new):
 /// the configuration keys in the reports' order, then the server, the
 /// tool's version and, per operation in both, its driver and workload.
-pub fn setup_differences(base: &JsonReport, new: &JsonReport) -> Vec<(String, String, String)> {
+pub fn setup_differences(base: &RunRecord, new: &RunRecord) -> Vec<(String, String, String)> {
     let mut out = Vec::new();
     let (vb, vn) = (
         serde_json::to_value(&base.config).unwrap_or_default(),
@@ -186,7 +182,7 @@ pub fn setup_differences(base: &JsonReport, new: &JsonReport) -> Vec<(String, St
 /// The seed alone is said apart: each run draws its own unless --seed is
 /// given, so it differs between most runs and changes only which ids and
 /// values are drawn.
-fn write_setup(w: &mut dyn Write, base: &JsonReport, new: &JsonReport) -> std::io::Result<()> {
+fn write_setup(w: &mut dyn Write, base: &RunRecord, new: &RunRecord) -> std::io::Result<()> {
     let diffs = setup_differences(base, new);
     let others: Vec<&(String, String, String)> =
         diffs.iter().filter(|(k, _, _)| k != "seed").collect();
@@ -222,7 +218,7 @@ fn write_setup(w: &mut dyn Write, base: &JsonReport, new: &JsonReport) -> std::i
 }
 
 /// Writes the comparison of `base` and `new`.
-pub fn write_compare(w: &mut dyn Write, base: &JsonReport, new: &JsonReport) -> Result<()> {
+pub fn write_compare(w: &mut dyn Write, base: &RunRecord, new: &RunRecord) -> Result<()> {
     let io = |e| Error::io("cannot write the comparison", e);
     if base
         .operations
@@ -333,25 +329,6 @@ mod tests {
             latency: Default::default(),
             lag_avg_ns: 0,
             lag_max_ns: 0,
-        }
-    }
-
-    #[test]
-    fn units_are_made_plural_as_english_does() {
-        for (one, many) in [
-            ("query", "queries"),
-            ("batch", "batches"),
-            ("txn", "txns"),
-            ("op", "ops"),
-            ("transaction", "transactions"),
-            ("booking", "bookings"),
-            ("day", "days"),
-        ] {
-            assert_eq!(plural(one), many);
-        }
-        // Every workload's own plural is what the reports would make.
-        for s in crate::workload::REGISTRY {
-            assert_eq!(plural(s.unit), s.units, "{}", s.name);
         }
     }
 

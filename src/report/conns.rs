@@ -3,116 +3,68 @@
 //! the throughput with and without it.
 //!
 //! "Without" follows pgbench: the connect time of an average worker
-//! (all workers' connect time / threads) is taken out of the wallclock.
+//! (all workers' connect time / threads) is taken out of the wallclock
+//! (see [`crate::stats::record::connect`]).
 
 use std::io::{self, Write};
 use std::time::Duration;
 
 use super::summary::human;
-use crate::stats::{OpResult, Percentiles, nanos};
+use crate::stats::OpResult;
+use crate::stats::record::OpRecord;
 
 const W: usize = 22;
 
 /// Throughput with the connect time of an average worker taken out of the
 /// wallclock; None when nothing was connected under --reconnect.
 pub fn rate_without_connect(r: &OpResult) -> Option<f64> {
-    let c = &r.total.conns;
-    if c.timed() == 0 {
-        return None;
-    }
-    let items = r.items();
-    let per_worker = c.connect_total.as_secs_f64() / r.threads.max(1) as f64;
-    let wall = (r.wallclock.as_secs_f64() - per_worker).max(0.0);
-    Some(if wall > 0.0 { items as f64 / wall } else { 0.0 })
+    let c = crate::stats::record::connect(r)?;
+    Some(if r.spec.is_load() {
+        c.rows_per_s_without_connect
+    } else {
+        c.units_per_s_without_connect
+    })
 }
 
 /// Writes the connection lines, if there is anything to say.
-pub fn write_conn_lines(w: &mut dyn Write, r: &OpResult) -> io::Result<()> {
-    let c = &r.total.conns;
-    if c.timed() > 0 {
-        let avg = Duration::from_secs_f64(c.connect_total.as_secs_f64() / c.timed() as f64);
-        let p99 = Duration::from_nanos(c.connect.value_at_quantile(0.99));
+pub fn write_conn_lines(w: &mut dyn Write, r: &OpRecord) -> io::Result<()> {
+    if let Some(c) = &r.connect {
+        let avg = Duration::from_nanos(c.avg_ns);
+        let p99 = Duration::from_nanos(c.connect_ns.p99);
         writeln!(
             w,
             "{:<W$}: {} new (--reconnect), avg {}, p99 {}",
             "connections",
-            c.timed(),
+            c.connections,
             human(avg),
             human(p99)
         )?;
-        if let Some(rate) = rate_without_connect(r) {
-            let label = if r.spec.is_load() {
-                "rows/s w/o connect".to_string()
-            } else {
-                format!("{}/s w/o connect", r.spec.units)
-            };
-            writeln!(w, "{label:<W$}: {rate:.1}")?;
-        }
+        let (label, rate) = if r.load {
+            (
+                "rows/s w/o connect".to_string(),
+                c.rows_per_s_without_connect,
+            )
+        } else {
+            (
+                format!("{}/s w/o connect", r.units()),
+                c.units_per_s_without_connect,
+            )
+        };
+        writeln!(w, "{label:<W$}: {rate:.1}")?;
     }
-    if r.hosts.len() > 1 || c.timed() > 0 {
-        for (i, host) in r.hosts.iter().enumerate() {
-            let opened = c.opened.get(i).copied().unwrap_or(0);
-            let ops = c.ops.get(i).copied().unwrap_or(0);
+    if r.hosts.len() > 1 || r.connect.is_some() {
+        for h in &r.hosts {
             writeln!(
                 w,
-                "{:<W$}: {opened} connections, {ops} {}",
-                format!("host {host}"),
-                r.spec.units
+                "{:<W$}: {} connections, {} {}",
+                format!("host {}", h.host),
+                h.connections,
+                h.units,
+                r.units()
             )?;
         }
     }
     Ok(())
-}
-
-/// One host in the JSON report.
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct JsonHost {
-    pub host: String,
-    pub connections: u64,
-    pub units: u64,
-}
-
-/// The connect figures of --reconnect in the JSON report.
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct JsonConnect {
-    pub connections: u64,
-    pub avg_ns: u64,
-    pub connect_ns: Percentiles,
-    /// Throughput with an average worker's connect time taken out.
-    pub units_per_s_without_connect: f64,
-    pub rows_per_s_without_connect: f64,
-}
-
-/// Connections and units per host, for the JSON report.
-pub fn json_hosts(r: &OpResult) -> Vec<JsonHost> {
-    let c = &r.total.conns;
-    r.hosts
-        .iter()
-        .enumerate()
-        .map(|(i, host)| JsonHost {
-            host: host.clone(),
-            connections: c.opened.get(i).copied().unwrap_or(0),
-            units: c.ops.get(i).copied().unwrap_or(0),
-        })
-        .collect()
-}
-
-/// The --reconnect figures, for the JSON report; None without --reconnect.
-pub fn json_connect(r: &OpResult) -> Option<JsonConnect> {
-    let c = &r.total.conns;
-    if c.timed() == 0 {
-        return None;
-    }
-    let per_worker = c.connect_total.as_secs_f64() / r.threads.max(1) as f64;
-    let wall = (r.wallclock.as_secs_f64() - per_worker).max(0.0);
-    let per_s = |n: u64| if wall > 0.0 { n as f64 / wall } else { 0.0 };
-    Some(JsonConnect {
-        connections: c.timed(),
-        avg_ns: nanos(c.connect_total) / c.timed(),
-        connect_ns: Percentiles::of(&c.connect),
-        units_per_s_without_connect: per_s(r.total.ops),
-        rows_per_s_without_connect: per_s(r.total.rows),
-    })
 }
 
 #[cfg(test)]
@@ -147,7 +99,7 @@ mod tests {
         }
         assert!((rate_without_connect(&r).unwrap() - 125.0).abs() < 1e-9);
         let mut out = Vec::new();
-        write_conn_lines(&mut out, &r).unwrap();
+        write_conn_lines(&mut out, &OpRecord::of(&r)).unwrap();
         let text = String::from_utf8(out).unwrap();
         assert!(
             text.contains("connections           : 100 new (--reconnect), avg 4.000 ms, p99 4."),
@@ -169,7 +121,7 @@ mod tests {
         let mut r = select(1, 1000, &["a:1"]);
         r.total.conns.opened(0, None);
         let mut out = Vec::new();
-        write_conn_lines(&mut out, &r).unwrap();
+        write_conn_lines(&mut out, &OpRecord::of(&r)).unwrap();
         assert!(out.is_empty());
         assert_eq!(rate_without_connect(&r), None);
     }

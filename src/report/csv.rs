@@ -1,11 +1,13 @@
-//! `--csv FILE`: one row per interval per operation, for spreadsheets and
-//! plotting tools. Latencies are in microseconds, measured from when each
-//! unit was due.
+//! `--csv FILE` and `merge --csv FILE`: one row per interval per
+//! operation, for spreadsheets and plotting tools. Latencies are in
+//! microseconds, measured from when each unit was due. A merged report
+//! has the same columns: its intervals' percentiles are not known (0) and
+//! it has no server columns (each client's server figures overlap).
 
 use std::io::Write;
 
 use crate::error::{Error, Result};
-use crate::stats::OpResult;
+use crate::stats::record::OpRecord;
 
 /// The header row; also how the tool recognises its own file. `type` is
 /// the transaction type, `all` for the operation as a whole; it, `retries`
@@ -13,9 +15,9 @@ use crate::stats::OpResult;
 /// versions keep their places. The server's columns (commits, rollbacks and wait events
 /// of the interval, see [`super::server::csv_columns`]) are filled on the
 /// `all` rows only: the server does not know the transaction types.
-/// `tpmc` and `efficiency` are TPC-C's per interval (committed New-Orders
-/// per minute, see [`crate::workload::tpcc::interval_tpmc`]), on the `all`
-/// rows of a tpcc run, empty otherwise.
+/// `tpmc` and `efficiency` are the workload's figures of those keys per
+/// interval (TPC-C's New-Orders per minute and its efficiency), on the
+/// `all` rows, empty for a workload without them.
 pub const HEADER: [&str; 24] = [
     "operation",
     "elapsed_s",
@@ -55,7 +57,7 @@ fn us(ns: u64) -> String {
 
 /// Writes the intervals of every operation: per interval one row for the
 /// operation (`all`), and for a mix one per transaction type before it.
-pub fn write_csv<W: Write>(w: W, ops: &[OpResult]) -> Result<()> {
+pub fn write_csv<W: Write>(w: W, ops: &[OpRecord]) -> Result<()> {
     let fail = |e: csv::Error| Error::run(format!("cannot write the CSV report: {e}"));
     let mut out = csv::Writer::from_writer(w);
     out.write_record(HEADER).map_err(fail)?;
@@ -65,15 +67,15 @@ pub fn write_csv<W: Write>(w: W, ops: &[OpResult]) -> Result<()> {
                 .types
                 .iter()
                 .filter(|_| op.is_mix())
-                .filter_map(|t| t.intervals.get(i).map(|f| (t.name, f)));
+                .filter_map(|t| t.intervals.get(i).map(|f| (t.name.as_str(), f)));
             for (ty, f) in types {
-                out.write_record(row(op.spec.name, ty, f, Default::default(), [None; 2]))
+                out.write_record(row(&op.operation, ty, f, Default::default(), [None; 2]))
                     .map_err(fail)?;
             }
             let server = super::server::csv_columns(op, i);
             let workload = ["tpmc", "efficiency"]
                 .map(|k| op.interval_metrics.get(k).and_then(|v| v.get(i)).copied());
-            out.write_record(row(op.spec.name, "all", all, server, workload))
+            out.write_record(row(&op.operation, "all", all, server, workload))
                 .map_err(fail)?;
         }
     }

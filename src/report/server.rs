@@ -11,7 +11,9 @@
 //! back, which the server sees as backends waiting for the client. The
 //! figures themselves
 //! come from [`crate::db::server_watch`] as plain data
-//! ([`crate::stats::server`]); nothing here talks to the server.
+//! ([`crate::stats::server`]); nothing here talks to the server. The
+//! block and the CSV columns read the run's record, so that a saved run
+//! shows them as the live one did; the band is drawn from the live run.
 
 use std::io::{self, Write};
 use std::time::Duration;
@@ -23,6 +25,7 @@ use super::plot::axis::{Axis, Kind};
 use super::plot::style::{self, Entry, Mark, Sizes};
 use super::summary::human;
 use crate::stats::OpResult;
+use crate::stats::record::OpRecord;
 use crate::stats::server::{ServerFigures, WaitCounts};
 
 const W: usize = 22;
@@ -129,40 +132,41 @@ pub struct Pacing {
 /// The pacing of an operation: `--rate`, or the workload's pauses
 /// (TPC-C's keying and think times); none when it ran as fast as it could.
 /// The share is the workers' waits for it over all the workers' time.
-pub fn pacing(r: &OpResult) -> Option<Pacing> {
-    let t = &r.total;
+pub fn pacing(r: &OpRecord) -> Option<Pacing> {
+    let t = &r.figures;
     let paused = !t.pause_wait.is_zero();
-    if r.rate.is_none() && !paused {
+    if r.rate_target.is_none() && !paused {
         return None;
     }
-    let what = match (r.rate, paused) {
-        (Some(rate), false) => format!("their --rate schedule ({}/s)", rate.per_second),
-        (Some(rate), true) => format!(
-            "their --rate schedule ({}/s) and the keying and think times (--tpcc-wait)",
-            rate.per_second
-        ),
+    let what = match (r.rate_target, paused) {
+        (Some(rate), false) => format!("their --rate schedule ({rate}/s)"),
+        (Some(rate), true) => {
+            format!("their --rate schedule ({rate}/s) and the keying and think times (--tpcc-wait)")
+        }
         (None, _) => "the keying and think times (--tpcc-wait)".to_string(),
     };
-    let worker_time = r.threads as f64 * r.wallclock.as_secs_f64();
+    let worker_time = r.threads as f64 * r.wallclock_s;
     let waited = (t.schedule_wait + t.pause_wait).as_secs_f64();
     let share = if worker_time > 0.0 {
         (waited / worker_time).clamp(0.0, 1.0)
     } else {
         0.0
     };
-    let behind = if r.rate.is_none() {
+    let behind = if r.rate_target.is_none() {
         None
     } else if let Some(note) = super::summary::keep_up_note(r) {
         Some(note)
     } else if t.skipped > 0 {
         Some(format!(
             "{} {} were skipped, already later than --latency-limit when due",
-            t.skipped, r.spec.units
+            t.skipped,
+            r.units()
         ))
     } else if t.late > 0 {
         Some(format!(
             "{} {} ended later than --latency-limit after their due time",
-            t.late, r.spec.units
+            t.late,
+            r.units()
         ))
     } else {
         None
@@ -170,7 +174,7 @@ pub fn pacing(r: &OpResult) -> Option<Pacing> {
     Some(Pacing {
         what,
         share,
-        scheduled: r.rate.is_some(),
+        scheduled: r.rate_target.is_some(),
         behind,
     })
 }
@@ -262,7 +266,7 @@ fn one_line(text: &str, max: usize) -> String {
 
 /// The summary's server block, after the tool's own figures; nothing
 /// when the server was not watched.
-pub fn write_server(w: &mut dyn Write, r: &OpResult) -> io::Result<()> {
+pub fn write_server(w: &mut dyn Write, r: &OpRecord) -> io::Result<()> {
     let Some(s) = &r.server else {
         return Ok(());
     };
@@ -288,12 +292,12 @@ pub fn write_server(w: &mut dyn Write, r: &OpResult) -> io::Result<()> {
     Ok(())
 }
 
-fn write_counts(w: &mut dyn Write, r: &OpResult, s: &ServerFigures) -> io::Result<()> {
+fn write_counts(w: &mut dyn Write, r: &OpRecord, s: &ServerFigures) -> io::Result<()> {
     let (Some(d), Some((commits, rollbacks))) = (s.database, s.commits_without_own()) else {
         return Ok(());
     };
-    let t = &r.total;
-    let units = r.spec.units;
+    let t = &r.figures;
+    let units = r.units();
     line(
         w,
         "server commits",
@@ -303,12 +307,12 @@ fn write_counts(w: &mut dyn Write, r: &OpResult, s: &ServerFigures) -> io::Resul
         ),
     )?;
     let diff = commits - t.ops as i64;
-    let conns: u64 = t.conns.opened.iter().sum();
+    let conns: u64 = r.hosts.iter().map(|h| h.connections).sum();
     let mut why = vec![format!(
         "the workers' {conns} connection{}, whose start and prepares commit too",
         if conns == 1 { "" } else { "s" }
     )];
-    if r.warmup.is_some() {
+    if r.warmup_s.is_some() {
         why.push("the warmup".to_string());
     }
     why.push("units of several transactions".to_string());
@@ -340,7 +344,7 @@ fn write_counts(w: &mut dyn Write, r: &OpResult, s: &ServerFigures) -> io::Resul
         let per = |n: i64| n as f64 / t.ops as f64;
         line(
             w,
-            &format!("tuples per {}", r.spec.unit),
+            &format!("tuples per {}", r.unit),
             format!(
                 "{:.2} returned, {:.2} fetched, {:.2} inserted, {:.2} updated, {:.2} deleted",
                 per(d.tup_returned),
@@ -382,11 +386,11 @@ fn write_counts(w: &mut dyn Write, r: &OpResult, s: &ServerFigures) -> io::Resul
     Ok(())
 }
 
-fn write_statements(w: &mut dyn Write, r: &OpResult, s: &ServerFigures) -> io::Result<()> {
+fn write_statements(w: &mut dyn Write, r: &OpRecord, s: &ServerFigures) -> io::Result<()> {
     let Some(stmts) = &s.statements else {
         return Ok(());
     };
-    let t = &r.total;
+    let t = &r.figures;
     let client_mean = (t.ops > 0).then(|| t.busy / t.ops.min(u32::MAX as u64) as u32);
     for st in stmts.iter().take(STATEMENTS_SHOWN) {
         let mut text = format!(
@@ -416,7 +420,7 @@ fn write_statements(w: &mut dyn Write, r: &OpResult, s: &ServerFigures) -> io::R
                 "{} over {calls} calls, fewer than the tool's {} {}: not compared with the tool's db time",
                 human(exec),
                 t.ops,
-                r.spec.units
+                r.units()
             )
         } else {
             format!(
@@ -431,7 +435,7 @@ fn write_statements(w: &mut dyn Write, r: &OpResult, s: &ServerFigures) -> io::R
     Ok(())
 }
 
-fn write_waits(w: &mut dyn Write, r: &OpResult, s: &ServerFigures) -> io::Result<()> {
+fn write_waits(w: &mut dyn Write, r: &OpRecord, s: &ServerFigures) -> io::Result<()> {
     let Some(waits) = &s.waits else {
         return Ok(());
     };
@@ -462,8 +466,7 @@ fn write_waits(w: &mut dyn Write, r: &OpResult, s: &ServerFigures) -> io::Result
     )?;
     let per = waits.per_sample();
     let threads = r.threads as f64;
-    let odd_count =
-        r.total.conns.timed() == 0 && (per > threads * 1.5 + 0.5 || per < threads * 0.5);
+    let odd_count = r.connect.is_none() && (per > threads * 1.5 + 0.5 || per < threads * 0.5);
     if odd_count {
         line(
             w,
@@ -483,10 +486,10 @@ fn write_waits(w: &mut dyn Write, r: &OpResult, s: &ServerFigures) -> io::Result
         line(w, "reading the waits", text)?;
     }
     if let Some(c) = &s.sampler {
-        let share = if r.wallclock.is_zero() {
+        let share = if r.wallclock().is_zero() {
             0.0
         } else {
-            c.samples as f64 * c.mean_us / 1e6 / r.wallclock.as_secs_f64() * 100.0
+            c.samples as f64 * c.mean_us / 1e6 / r.wallclock_s * 100.0
         };
         line(
             w,
@@ -505,7 +508,7 @@ fn write_waits(w: &mut dyn Write, r: &OpResult, s: &ServerFigures) -> io::Result
 
 /// The CSV columns of interval `i`: the server's commits and rollbacks
 /// in it and its waits as `event=percent;...` (empty when unknown).
-pub fn csv_columns(op: &OpResult, i: usize) -> [String; 3] {
+pub fn csv_columns(op: &OpRecord, i: usize) -> [String; 3] {
     let Some(iv) = op.server.as_ref().and_then(|s| s.intervals.get(i)) else {
         return Default::default();
     };
@@ -635,6 +638,10 @@ mod tests {
         w
     }
 
+    fn rec(r: &OpResult) -> OpRecord {
+        OpRecord::of(r)
+    }
+
     fn select(ops: u64) -> OpResult {
         let mut r = OpResult::new(crate::workload::select::SPEC.kind(), 2);
         let mut t = Stats::default();
@@ -650,6 +657,7 @@ mod tests {
         t.conns.opened(0, None);
         t.conns.opened(0, None);
         r.total = t;
+        r.hosts = vec!["127.0.0.1:5432".into()];
         r.wallclock = Duration::from_secs(1);
         r
     }
@@ -864,22 +872,22 @@ mod tests {
     #[test]
     fn the_pacing_share_is_the_workers_waits_over_their_time() {
         let mut r = select(2000);
-        assert_eq!(pacing(&r), None);
+        assert_eq!(pacing(&rec(&r)), None);
         r.rate = Some(crate::stats::RateTarget { per_second: 2000.0 });
         // 2 workers over 1 s, 1.8 s of it waiting for their due times.
         r.total.schedule_wait = Duration::from_millis(1800);
-        let p = pacing(&r).unwrap();
+        let p = pacing(&rec(&r)).unwrap();
         assert!((p.share - 0.9).abs() < 1e-9, "{p:?}");
         assert_eq!(p.what, "their --rate schedule (2000/s)");
         assert!(p.scheduled && p.behind.is_none(), "{p:?}");
         r.total.skipped = 3;
-        let p = pacing(&r).unwrap();
+        let p = pacing(&rec(&r)).unwrap();
         assert!(p.behind.unwrap().contains("3 queries were skipped"));
         // Half the target achieved: behind, whatever else.
         let mut r = select(1000);
         r.rate = Some(crate::stats::RateTarget { per_second: 2000.0 });
         assert!(
-            pacing(&r)
+            pacing(&rec(&r))
                 .unwrap()
                 .behind
                 .unwrap()
@@ -888,7 +896,7 @@ mod tests {
         // TPC-C's pauses alone.
         let mut r = select(10);
         r.total.pause_wait = Duration::from_millis(1000);
-        let p = pacing(&r).unwrap();
+        let p = pacing(&rec(&r)).unwrap();
         assert!(!p.scheduled && p.behind.is_none() && (p.share - 0.5).abs() < 1e-9);
     }
 
@@ -927,7 +935,7 @@ mod tests {
             ..Default::default()
         });
         let mut out = Vec::new();
-        write_server(&mut out, &r).unwrap();
+        write_server(&mut out, &rec(&r)).unwrap();
         let text = String::from_utf8(out).unwrap();
         for want in [
             "server commits        : 1004, rollbacks 0 (the tool's own 20 statistics queries taken out)",
@@ -947,14 +955,14 @@ mod tests {
         // No statements without the extension; nothing at all unwatched.
         r.server.as_mut().unwrap().statements = None;
         let mut out = Vec::new();
-        write_server(&mut out, &r).unwrap();
+        write_server(&mut out, &rec(&r)).unwrap();
         let text = String::from_utf8(out).unwrap();
         assert!(!text.contains("statement             :"), "{text}");
         assert!(!text.contains("server exec time"), "{text}");
         assert!(!text.contains("pooler"), "{text}");
         r.server = None;
         let mut out = Vec::new();
-        write_server(&mut out, &r).unwrap();
+        write_server(&mut out, &rec(&r)).unwrap();
         assert!(out.is_empty());
     }
 
@@ -962,7 +970,7 @@ mod tests {
     fn csv_columns_hold_the_intervals_counts_and_waits() {
         let mut r = select(10);
         assert_eq!(
-            csv_columns(&r, 0),
+            csv_columns(&rec(&r), 0),
             [String::new(), String::new(), String::new()]
         );
         r.server = Some(ServerFigures {
@@ -975,14 +983,14 @@ mod tests {
             ..Default::default()
         });
         assert_eq!(
-            csv_columns(&r, 0),
+            csv_columns(&rec(&r), 0),
             [
                 "12".to_string(),
                 "0".to_string(),
                 "CPU=75.0;Lock:relation=25.0".to_string()
             ]
         );
-        assert_eq!(csv_columns(&r, 1)[0], "");
+        assert_eq!(csv_columns(&rec(&r), 1)[0], "");
         assert!(has_wait_band(&r));
     }
 }

@@ -1,4 +1,5 @@
-//! The text summary of an operation, in the original tool's layout.
+//! The text summary of an operation, in the original tool's layout, from
+//! its record: the same for a live run and a saved one.
 //!
 //! [`Figures`] holds the arithmetic (pure, unit-tested); [`write_summary`]
 //! lays it out. Loads report per row (`wallclock tm/row`, `db tm/row`,
@@ -10,7 +11,8 @@
 use std::io::{self, Write};
 use std::time::Duration;
 
-use crate::stats::{OpResult, Percentiles};
+use crate::stats::Percentiles;
+use crate::stats::record::OpRecord;
 
 /// The derived numbers of an operation's summary.
 #[derive(Clone, Debug, PartialEq)]
@@ -34,31 +36,31 @@ pub struct Figures {
 }
 
 impl Figures {
-    pub fn of(r: &OpResult) -> Figures {
+    pub fn of(r: &OpRecord) -> Figures {
         let items = r.items();
-        let per_thread: Vec<u64> = if r.spec.is_load() {
+        let per_thread: Vec<u64> = if r.load {
             r.thread_rows.clone()
         } else {
             // Queries per thread are not kept per thread; spread evenly.
             vec![]
         };
         let threads = r.threads.max(1) as f64;
-        let wall = r.wallclock.as_secs_f64();
+        let wall = r.wallclock_s;
         Figures {
-            wallclock: r.wallclock,
-            db_time: r.total.busy,
+            wallclock: r.wallclock(),
+            db_time: r.figures.busy,
             db_pct: if wall > 0.0 {
-                100.0 * r.total.busy.as_secs_f64() / wall
+                100.0 * r.figures.busy.as_secs_f64() / wall
             } else {
                 0.0
             },
-            units: r.total.ops,
-            rows: r.total.rows,
+            units: r.figures.ops,
+            rows: r.figures.rows,
             per_thread_avg: items as f64 / threads,
             per_thread_min: per_thread.iter().copied().min().unwrap_or(0),
             per_thread_max: per_thread.iter().copied().max().unwrap_or(0),
-            wallclock_per_item: per(r.wallclock, items),
-            db_per_item: per(r.total.busy, items),
+            wallclock_per_item: per(r.wallclock(), items),
+            db_per_item: per(r.figures.busy, items),
             rate: if wall > 0.0 { items as f64 / wall } else { 0.0 },
         }
     }
@@ -108,20 +110,20 @@ pub fn percentile_line(h: &hdrhistogram::Histogram<u64>) -> String {
 
 /// A warning when a rate-limited operation fell clearly short of its
 /// target or ran well behind its schedule.
-pub fn keep_up_note(r: &OpResult) -> Option<String> {
-    let target = r.rate?.per_second;
-    let wall = r.wallclock.as_secs_f64();
+pub fn keep_up_note(r: &OpRecord) -> Option<String> {
+    let target = r.rate_target?;
+    let wall = r.wallclock_s;
     if wall <= 0.0 {
         return None;
     }
-    let achieved = r.total.ops as f64 / wall;
+    let achieved = r.figures.ops as f64 / wall;
     let pct = 100.0 * achieved / target;
-    let lag = human(r.total.lag_max);
+    let lag = human(r.figures.lag_max);
     if achieved < 0.95 * target {
         Some(format!(
             "the server (or client) did not keep up with the rate: {pct:.0}% of the target achieved, schedule lag up to {lag}"
         ))
-    } else if r.total.lag_max > Duration::from_secs(1) {
+    } else if r.figures.lag_max > Duration::from_secs(1) {
         Some(format!(
             "the units fell behind their schedule by up to {lag} at some point (a stall?), then caught up: {pct:.0}% of the target achieved"
         ))
@@ -142,7 +144,7 @@ fn per_thread(avg: f64) -> String {
 /// The per-type block of a mix, in the manner of YCSB's `[READ],
 /// Operations` and latency lines: each type's count and share, rate,
 /// failures and HDR percentiles.
-fn write_types(w: &mut dyn Write, r: &OpResult) -> io::Result<()> {
+fn write_types(w: &mut dyn Write, r: &OpRecord) -> io::Result<()> {
     // Labels as wide as the longest type's ("[read-modify-write] latency"),
     // so that the block stays aligned.
     let width = r
@@ -155,10 +157,10 @@ fn write_types(w: &mut dyn Write, r: &OpResult) -> io::Result<()> {
     let line = |w: &mut dyn Write, label: &str, value: String| -> io::Result<()> {
         writeln!(w, "{label:<width$}: {value}")
     };
-    let wall = r.wallclock.as_secs_f64();
-    let all = r.total.ops.max(1) as f64;
+    let wall = r.wallclock_s;
+    let all = r.figures.ops.max(1) as f64;
     for ty in &r.types {
-        let s = &ty.stats;
+        let s = &ty.figures;
         let rate = if wall > 0.0 { s.ops as f64 / wall } else { 0.0 };
         let mut text = format!(
             "{} ({:.1}%), {rate:.1}/s",
@@ -169,7 +171,7 @@ fn write_types(w: &mut dyn Write, r: &OpResult) -> io::Result<()> {
             text.push_str(&format!(", {} failed", s.failed()));
         }
         if s.missing > 0 {
-            text.push_str(&format!(", {} {}", s.missing, r.missing_label));
+            text.push_str(&format!(", {} {}", s.missing, r.missing_label()));
         }
         line(w, &format!("[{}]", ty.name), text)?;
         if s.ops > 0 {
@@ -178,7 +180,7 @@ fn write_types(w: &mut dyn Write, r: &OpResult) -> io::Result<()> {
                 &format!("[{}] latency", ty.name),
                 percentile_line(&s.latency),
             )?;
-            if r.rate.is_some() {
+            if r.rate_target.is_some() {
                 line(
                     w,
                     &format!("[{}] service", ty.name),
@@ -192,13 +194,13 @@ fn write_types(w: &mut dyn Write, r: &OpResult) -> io::Result<()> {
 
 /// For workloads that keep statements (transactions): queries in all and
 /// per second, split as sysbench splits them (read, write, other).
-fn write_queries(w: &mut dyn Write, r: &OpResult) -> io::Result<()> {
+fn write_queries(w: &mut dyn Write, r: &OpRecord) -> io::Result<()> {
     if r.statements.is_empty() {
         return Ok(());
     }
     let mut by_class = [0u64; 3];
     for s in &r.statements {
-        let i = match crate::workload::query_class(s.name) {
+        let i = match s.class.as_str() {
             "read" => 0,
             "write" => 1,
             _ => 2,
@@ -206,7 +208,7 @@ fn write_queries(w: &mut dyn Write, r: &OpResult) -> io::Result<()> {
         by_class[i] += s.count;
     }
     let all: u64 = by_class.iter().sum();
-    let wall = r.wallclock.as_secs_f64();
+    let wall = r.wallclock_s;
     let rate = if wall > 0.0 { all as f64 / wall } else { 0.0 };
     line(
         w,
@@ -220,7 +222,7 @@ fn write_queries(w: &mut dyn Write, r: &OpResult) -> io::Result<()> {
 
 /// `--per-statement`: the latency of each statement kind inside the
 /// units, as pgbench's `-r` gives averages, here with percentiles.
-pub fn write_statements(w: &mut dyn Write, r: &OpResult) -> io::Result<()> {
+pub fn write_statements(w: &mut dyn Write, r: &OpRecord) -> io::Result<()> {
     for s in &r.statements {
         if s.count == 0 {
             continue;
@@ -235,7 +237,7 @@ pub fn write_statements(w: &mut dyn Write, r: &OpResult) -> io::Result<()> {
 }
 
 /// The consistency checks run after the operation.
-fn write_checks(w: &mut dyn Write, r: &OpResult) -> io::Result<()> {
+fn write_checks(w: &mut dyn Write, r: &OpRecord) -> io::Result<()> {
     for c in &r.checks {
         let state = if c.held { "held" } else { "BROKEN" };
         line(w, "check", format!("{state}: {} ({})", c.name, c.detail))?;
@@ -244,102 +246,138 @@ fn write_checks(w: &mut dyn Write, r: &OpResult) -> io::Result<()> {
 }
 
 /// Writes the summary of one operation.
-pub fn write_summary(w: &mut dyn Write, r: &OpResult) -> io::Result<()> {
-    let f = Figures::of(r);
-    writeln!(w, "== {} ==", r.spec)?;
+pub fn write_summary(w: &mut dyn Write, r: &OpRecord) -> io::Result<()> {
+    writeln!(w, "== {} ==", r.operation)?;
     if !r.workload.is_empty() {
         line(w, "workload", &r.workload)?;
     }
     if !r.measured {
-        // A cleanup or a check: what it found, nothing timed.
-        if !r.checks.is_empty() {
-            let held = r.checks.iter().filter(|c| c.held).count();
-            line(
-                w,
-                "checks",
-                format!(
-                    "{} run, {held} held, {} broken",
-                    r.checks.len(),
-                    r.checks.len() - held
-                ),
-            )?;
-        }
-        write_checks(w, r)?;
-        for f in &r.findings {
-            line(w, &f.label, &f.text)?;
-        }
-        if let Some(why) = &r.failure {
-            line(w, "FAILED", why)?;
-        }
-        return Ok(());
+        return write_unmeasured(w, r);
     }
+    let f = Figures::of(r);
     line(w, "wallclock time", human(f.wallclock))?;
     line(
         w,
         "tot db time",
         format!("{} ({:.1}% of wallclock)", human(f.db_time), f.db_pct),
     )?;
-    if r.spec.is_load() {
-        let spread = if f.per_thread_min == f.per_thread_max {
-            String::new()
-        } else {
-            format!(" ({}..{})", f.per_thread_min, f.per_thread_max)
-        };
-        line(
-            w,
-            "rows per thread",
-            format!("{}{spread}", per_thread(f.per_thread_avg)),
-        )?;
-        line(w, "threads", r.threads)?;
-        line(w, "batch", &r.batch_text)?;
-        line(w, "total rows", f.rows)?;
-        line(w, "nontransactional", r.nontransactional)?;
-        line(w, "wallclock tm/row", human(f.wallclock_per_item))?;
-        line(w, "db tm/row", human(f.db_per_item))?;
-        line(w, "rows/s", format!("{:.1}", f.rate))?;
-        line(w, r.spec.units, f.units)?;
+    if r.load {
+        write_load_figures(w, r, &f)?;
     } else {
-        // A query workload's unit is a query, or an operation of a mix.
-        let (one, many) = (r.spec.unit, r.spec.units);
-        line(w, "threads", r.threads)?;
-        if !r.driver.is_empty() {
-            line(w, "driver", &r.driver)?;
-        }
-        line(w, &format!("nr {many}"), f.units)?;
-        line(
-            w,
-            &format!("{many} per thread"),
-            per_thread(f.per_thread_avg),
-        )?;
-        line(
-            w,
-            &format!("avg wallclock/{one}"),
-            human(f.wallclock_per_item),
-        )?;
-        line(w, &format!("avg db time/{one}"), human(f.db_per_item))?;
-        line(w, &format!("{many}/s"), format!("{:.1}", f.rate))?;
-        let label = match r.missing_label {
-            "missing" => "missing rows",
-            other => other,
-        };
-        line(w, label, r.total.missing)?;
+        write_query_figures(w, r, &f)?;
     }
-    let t = &r.total;
-    let unit = r.spec.unit;
+    write_latencies(w, r)?;
+    if r.is_mix() {
+        write_types(w, r)?;
+    }
+    write_queries(w, r)?;
+    write_pacing(w, r, &f)?;
+    write_ending(w, r)?;
+    super::conns::write_conn_lines(w, r)?;
+    write_failures(w, r)?;
+    for m in r.metric_lines() {
+        line(w, &m.label, &m.text)?;
+    }
+    write_checks(w, r)?;
+    if let Some(why) = &r.failure {
+        line(w, "FAILED", why)?;
+    }
+    super::server::write_server(w, r)
+}
+
+/// A clean-up or a check: what it found, nothing timed.
+fn write_unmeasured(w: &mut dyn Write, r: &OpRecord) -> io::Result<()> {
+    if !r.checks.is_empty() {
+        let held = r.checks.iter().filter(|c| c.held).count();
+        line(
+            w,
+            "checks",
+            format!(
+                "{} run, {held} held, {} broken",
+                r.checks.len(),
+                r.checks.len() - held
+            ),
+        )?;
+    }
+    write_checks(w, r)?;
+    for f in &r.findings {
+        line(w, &f.label, &f.text)?;
+    }
+    if let Some(why) = &r.failure {
+        line(w, "FAILED", why)?;
+    }
+    Ok(())
+}
+
+/// A load's figures: per row, as the original tool gave them.
+fn write_load_figures(w: &mut dyn Write, r: &OpRecord, f: &Figures) -> io::Result<()> {
+    let spread = if f.per_thread_min == f.per_thread_max {
+        String::new()
+    } else {
+        format!(" ({}..{})", f.per_thread_min, f.per_thread_max)
+    };
+    line(
+        w,
+        "rows per thread",
+        format!("{}{spread}", per_thread(f.per_thread_avg)),
+    )?;
+    line(w, "threads", r.threads)?;
+    line(w, "batch", &r.batch)?;
+    line(w, "total rows", f.rows)?;
+    line(w, "nontransactional", r.nontransactional)?;
+    line(w, "wallclock tm/row", human(f.wallclock_per_item))?;
+    line(w, "db tm/row", human(f.db_per_item))?;
+    line(w, "rows/s", format!("{:.1}", f.rate))?;
+    line(w, &r.units(), f.units)
+}
+
+/// A query workload's figures: per unit, a query or an operation of a
+/// mix.
+fn write_query_figures(w: &mut dyn Write, r: &OpRecord, f: &Figures) -> io::Result<()> {
+    let (one, many) = (r.unit.as_str(), r.units());
+    line(w, "threads", r.threads)?;
+    if !r.driver.is_empty() {
+        line(w, "driver", &r.driver)?;
+    }
+    line(w, &format!("nr {many}"), f.units)?;
+    line(
+        w,
+        &format!("{many} per thread"),
+        per_thread(f.per_thread_avg),
+    )?;
+    line(
+        w,
+        &format!("avg wallclock/{one}"),
+        human(f.wallclock_per_item),
+    )?;
+    line(w, &format!("avg db time/{one}"), human(f.db_per_item))?;
+    line(w, &format!("{many}/s"), format!("{:.1}", f.rate))?;
+    let label = match r.missing_label() {
+        "missing" => "missing rows",
+        other => other,
+    };
+    line(w, label, r.figures.missing)
+}
+
+/// The percentile lines: latency, service time under a rate, per row of
+/// a load, the successful try of retried units.
+fn write_latencies(w: &mut dyn Write, r: &OpRecord) -> io::Result<()> {
+    let t = &r.figures;
+    let unit = r.unit.as_str();
     if t.ops > 0 {
         line(
             w,
             &format!("latency per {unit}"),
             percentile_line(&t.latency),
         )?;
-        if r.rate.is_some() {
+        if r.rate_target.is_some() {
             line(
                 w,
                 &format!("service per {unit}"),
                 percentile_line(&t.service),
             )?;
         }
-        if r.spec.is_load() {
+        if r.load {
             line(w, "latency per row", percentile_line(&t.row_latency))?;
         }
     }
@@ -350,19 +388,22 @@ pub fn write_summary(w: &mut dyn Write, r: &OpResult) -> io::Result<()> {
             percentile_line(&t.attempt()),
         )?;
     }
-    if r.is_mix() {
-        write_types(w, r)?;
-    }
-    write_queries(w, r)?;
-    if let Some(target) = r.rate {
+    Ok(())
+}
+
+/// `--rate` and `--latency-limit`: the target against what was achieved,
+/// the schedule lag, the late units.
+fn write_pacing(w: &mut dyn Write, r: &OpRecord, f: &Figures) -> io::Result<()> {
+    let t = &r.figures;
+    if let Some(target) = r.rate_target {
         line(
             w,
             "rate",
             format!(
                 "target {:.1} {}/s, achieved {:.1}/s",
-                target.per_second,
-                r.spec.units,
-                f.units as f64 / r.wallclock.as_secs_f64().max(1e-9)
+                target,
+                r.units(),
+                f.units as f64 / r.wallclock_s.max(1e-9)
             ),
         )?;
         let lag_avg = if t.ops > 0 {
@@ -379,18 +420,27 @@ pub fn write_summary(w: &mut dyn Write, r: &OpResult) -> io::Result<()> {
             line(w, "note", note)?;
         }
     }
-    if let Some(limit) = r.latency_limit {
+    if let Some(limit) = r.latency_limit() {
         line(
             w,
             &format!("late (> {})", human(limit)),
             format!(
                 "{} of {} {}, skipped {}",
-                t.late, t.ops, r.spec.units, t.skipped
+                t.late,
+                t.ops,
+                r.units(),
+                t.skipped
             ),
         )?;
     }
-    if let Some(wu) = r.warmup {
-        let what = if r.warmup_cut {
+    Ok(())
+}
+
+/// How measurement began and ended when not as planned: a warmup first,
+/// a load cut by `--time`, an interrupt.
+fn write_ending(w: &mut dyn Write, r: &OpRecord) -> io::Result<()> {
+    if let Some(wu) = r.warmup() {
+        let what = if r.warmup_interrupted {
             format!("stopped after {}: nothing was measured", human(wu))
         } else {
             format!("{} ran first, not measured", human(wu))
@@ -401,7 +451,7 @@ pub fn write_summary(w: &mut dyn Write, r: &OpResult) -> io::Result<()> {
         line(
             w,
             "stopped by --time",
-            format!("{} of {} rows loaded", t.rows, r.table_rows),
+            format!("{} of {} rows loaded", r.figures.rows, r.table_rows),
         )?;
     }
     if r.interrupted {
@@ -411,15 +461,16 @@ pub fn write_summary(w: &mut dyn Write, r: &OpResult) -> io::Result<()> {
             "yes: these figures cover the run until the interrupt",
         )?;
     }
-    super::conns::write_conn_lines(w, r)?;
-    let failed = r.total.failed();
+    Ok(())
+}
+
+/// Failed units by error class, retries, reconnects, and which units
+/// failed.
+fn write_failures(w: &mut dyn Write, r: &OpRecord) -> io::Result<()> {
+    let t = &r.figures;
+    let failed = t.failed();
     if failed > 0 {
-        let by_code: Vec<String> = r
-            .total
-            .errors
-            .iter()
-            .map(|(k, v)| format!("{k}: {v}"))
-            .collect();
+        let by_code: Vec<String> = t.errors.iter().map(|(k, v)| format!("{k}: {v}")).collect();
         line(w, "failed", format!("{failed} ({})", by_code.join(", ")))?;
     }
     if t.retries > 0 {
@@ -428,7 +479,9 @@ pub fn write_summary(w: &mut dyn Write, r: &OpResult) -> io::Result<()> {
             "retries",
             format!(
                 "{} {} retried, {} retries in all",
-                t.retried, r.spec.units, t.retries
+                t.retried,
+                r.units(),
+                t.retries
             ),
         )?;
     }
@@ -443,23 +496,17 @@ pub fn write_summary(w: &mut dyn Write, r: &OpResult) -> io::Result<()> {
         };
         line(
             w,
-            &format!("failed {}", r.spec.units),
+            &format!("failed {}", r.units()),
             format!("{}{more}", t.failed_units.join(", ")),
         )?;
     }
-    for m in &r.metrics {
-        line(w, &m.label, &m.text)?;
-    }
-    write_checks(w, r)?;
-    if let Some(why) = &r.failure {
-        line(w, "FAILED", why)?;
-    }
-    super::server::write_server(w, r)
+    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stats::OpResult;
     use crate::stats::Stats;
     use crate::workload::Outcome;
 
@@ -487,7 +534,7 @@ mod tests {
     fn load_figures_are_per_row() {
         // 1001 rows in 6 batches of 10 ms each, 3 threads, 25 ms wallclock.
         let r = load(&[200, 134, 200, 134, 200, 133], 3, 25);
-        let f = Figures::of(&r);
+        let f = Figures::of(&OpRecord::of(&r));
         assert_eq!(f.rows, 1001);
         assert_eq!(f.units, 6);
         assert_eq!(f.db_time, Duration::from_millis(60));
@@ -504,7 +551,7 @@ mod tests {
         let mut r = load(&[1, 1, 1, 0], 2, 100);
         r.spec = crate::workload::select::SPEC.kind();
         r.total.missing = 1;
-        let f = Figures::of(&r);
+        let f = Figures::of(&OpRecord::of(&r));
         assert_eq!(f.units, 4);
         assert!((f.rate - 40.0).abs() < 1e-9);
         assert_eq!(f.db_per_item, Duration::from_millis(10));
@@ -514,7 +561,7 @@ mod tests {
     #[test]
     fn nothing_done_gives_zeros_not_nan() {
         let r = load(&[], 1, 0);
-        let f = Figures::of(&r);
+        let f = Figures::of(&OpRecord::of(&r));
         assert_eq!(f.rate, 0.0);
         assert_eq!(f.db_pct, 0.0);
         assert_eq!(f.wallclock_per_item, Duration::ZERO);
@@ -524,7 +571,7 @@ mod tests {
     fn the_summary_has_the_original_labels() {
         let r = load(&[200, 134, 200, 134, 200, 133], 3, 25);
         let mut out = Vec::new();
-        write_summary(&mut out, &r).unwrap();
+        write_summary(&mut out, &OpRecord::of(&r)).unwrap();
         let text = String::from_utf8(out).unwrap();
         for label in [
             "wallclock time",
@@ -560,18 +607,18 @@ mod tests {
         let mut r = load(&[1; 50], 1, 1000);
         r.spec = crate::workload::select::SPEC.kind();
         r.rate = Some(crate::stats::RateTarget { per_second: 100.0 });
-        let note = keep_up_note(&r).unwrap();
+        let note = keep_up_note(&OpRecord::of(&r)).unwrap();
         assert!(note.contains("50% of the target"), "{note}");
         r.rate = Some(crate::stats::RateTarget { per_second: 50.0 });
-        assert_eq!(keep_up_note(&r), None);
+        assert_eq!(keep_up_note(&OpRecord::of(&r)), None);
         // A stall the schedule caught up from is not "did not keep up".
         r.total.lag_max = std::time::Duration::from_millis(1500);
-        let note = keep_up_note(&r).unwrap();
+        let note = keep_up_note(&OpRecord::of(&r)).unwrap();
         assert!(note.contains("caught up: 100% of the target"), "{note}");
         assert!(!note.contains("did not keep up"), "{note}");
         r.total.lag_max = std::time::Duration::ZERO;
         let mut out = Vec::new();
-        write_summary(&mut out, &r).unwrap();
+        write_summary(&mut out, &OpRecord::of(&r)).unwrap();
         let text = String::from_utf8(out).unwrap();
         assert!(
             text.contains("rate                  : target 50.0 queries/s, achieved 50.0/s"),

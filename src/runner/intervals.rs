@@ -22,8 +22,10 @@
 //! and JSON reports keep are those of the units that really ended in each
 //! interval. The histograms of the last [`KEEP_FINISHED`] finished
 //! intervals are kept so that a late piece is merged exactly; an older
-//! interval gets its counts, rates, min and max updated, its percentiles
-//! staying as they were. Only the progress line, printed when the interval
+//! interval gets its counts, rates, min, mean and max updated by the one
+//! rule interval figures add up by (`AddAssign` of
+//! [`IntervalFigures`], which `merge` uses too), its percentiles staying
+//! as they were. Only the progress line, printed when the interval
 //! was finished, shows what was known then.
 
 use std::collections::BTreeMap;
@@ -197,29 +199,130 @@ fn absorb_late_set(f: &mut SetFigures, piece: &IntervalSet) {
 }
 
 /// Adds a piece that arrived after its interval `f` was finished, whose
-/// histogram is no longer kept: counts, rates, min and max are exact.
+/// histogram is no longer kept, by the one rule interval figures add up
+/// by (`AddAssign` of [`IntervalFigures`]): counts, rates, min, mean and
+/// max are exact, the percentiles stay those the interval was printed
+/// with.
 fn absorb_late(f: &mut IntervalFigures, piece: &IntervalStats) {
-    let ops_before = f.ops;
-    f.ops += piece.ops;
-    f.rows += piece.rows;
-    f.errors += piece.errors;
-    f.skipped += piece.skipped;
-    f.retries += piece.retries;
-    f.ops_per_s = f.ops as f64 / f.seconds;
-    f.rows_per_s = f.rows as f64 / f.seconds;
-    if piece.ops > 0 {
-        let p = crate::stats::Percentiles::of(&piece.latency);
-        f.latency.min = if ops_before == 0 {
-            p.min
-        } else {
-            f.latency.min.min(p.min)
+    let len = std::time::Duration::from_secs_f64(f.seconds.max(0.0));
+    *f += &piece.figures(f.index, len);
+}
+
+/// What the collector holds between pieces: the intervals not finished
+/// yet, the last finished with their histograms, and the figures of
+/// every finished interval, in order.
+struct Collector {
+    len: Duration,
+    types: usize,
+    pending: BTreeMap<u64, IntervalSet>,
+    /// The last finished intervals, histograms included, for late pieces.
+    kept: BTreeMap<u64, IntervalSet>,
+    /// The next interval to finish.
+    next: u64,
+    out: Vec<SetFigures>,
+    on_interval: Option<OnInterval>,
+}
+
+impl Collector {
+    /// Takes a piece: into its interval, finished or not.
+    fn take(&mut self, m: &IntervalMsg) {
+        // An empty piece only says how far its recorder got (the
+        // housekeeping's, or the last one of a thread that waited for
+        // stuck workers): it makes no interval of its own.
+        if m.stats.is_empty() {
+            return;
+        }
+        if m.index >= self.next {
+            let types = self.types;
+            self.pending
+                .entry(m.index)
+                .or_insert_with(|| IntervalSet::new(types))
+                .add(&m.stats);
+        } else if let Some(f) = self.out.get_mut(m.index as usize) {
+            // Late: into the interval it belongs to.
+            match self.kept.get_mut(&m.index) {
+                Some(k) => {
+                    k.add(&m.stats);
+                    *f = k.figures(m.index, self.len);
+                }
+                None => absorb_late_set(f, &m.stats),
+            }
+        }
+    }
+
+    /// The pieces of interval `index`, taken out of those pending.
+    fn pieces(&mut self, index: u64) -> IntervalSet {
+        self.pending
+            .remove(&index)
+            .unwrap_or_else(|| IntervalSet::new(self.types))
+    }
+
+    /// Hands a finished interval's figures on.
+    fn push(&mut self, f: SetFigures) {
+        if let Some(cb) = self.on_interval.as_mut() {
+            cb(&f);
+        }
+        self.out.push(f);
+        self.next += 1;
+    }
+
+    /// Finishes every interval before `upto`.
+    fn finish_upto(&mut self, upto: u64) {
+        while self.next < upto {
+            let index = self.next;
+            let stats = self.pieces(index);
+            self.push(stats.figures(index, self.len));
+            self.kept.insert(index, stats);
+            if self.kept.len() > KEEP_FINISHED {
+                self.kept.pop_first();
+            }
+        }
+    }
+
+    /// Every recorder is done: the rest, the last one possibly partial,
+    /// up to `total` after the start. The end is the operation's (the
+    /// stop, or the last unit counted after it), not now: intervals
+    /// finished while a stuck worker was waited for after the end are no
+    /// part of the measurement.
+    fn finish(mut self, total: Duration, last_index: Option<u64>) -> Vec<SetFigures> {
+        let len = self.len;
+        let by_end = (nanos(total).max(1) - 1) / nanos(len).max(1);
+        let by_end = by_end.min(last_index.unwrap_or(u64::MAX));
+        let last = self
+            .pending
+            .keys()
+            .next_back()
+            .copied()
+            .unwrap_or(0)
+            .max(by_end);
+        self.out.truncate(last as usize + 1);
+        // The length of the last interval, which may be partial.
+        let last_len = |begin: Duration| match total.checked_sub(begin) {
+            Some(d) if !d.is_zero() => d.min(len),
+            _ => len,
         };
-        f.latency.max = f.latency.max.max(p.max);
-        f.latency.mean =
-            (f.latency.mean * ops_before as f64 + p.mean * piece.ops as f64) / f.ops as f64;
-        let lag_total = f.lag_avg_ns as u128 * ops_before as u128 + nanos(piece.lag_total) as u128;
-        f.lag_avg_ns = (lag_total / f.ops as u128) as u64;
-        f.lag_max_ns = f.lag_max_ns.max(nanos(piece.lag_max));
+        if self.next > last
+            && let Some(f) = self.out.get_mut(last as usize)
+        {
+            // Already finished (while a stuck worker was waited for):
+            // made partial now.
+            let begin = len.saturating_mul(last as u32);
+            let this_len = last_len(begin);
+            if let Some(k) = self.kept.get(&last) {
+                *f = k.figures(last, this_len);
+            }
+            f.set_length(this_len.as_secs_f64(), (begin + this_len).as_secs_f64());
+        }
+        while self.next <= last {
+            let index = self.next;
+            let begin = len.saturating_mul(index as u32);
+            // Only the last interval may be partial.
+            let this_len = if index < last { len } else { last_len(begin) };
+            let mut f = self.pieces(index).figures(index, this_len);
+            f.set_length(this_len.as_secs_f64(), (begin + this_len).as_secs_f64());
+            self.push(f);
+        }
+        self.out
     }
 }
 
@@ -236,20 +339,23 @@ pub async fn collect(
     start: Instant,
     len: Duration,
     run_time: Option<Duration>,
-    mut on_interval: Option<OnInterval>,
+    on_interval: Option<OnInterval>,
     end: tokio::sync::oneshot::Receiver<Instant>,
 ) -> Vec<SetFigures> {
     let grace = (len / 2).min(Duration::from_secs(1));
     let len_ns = nanos(len).max(1);
     let last_index = run_time.map(|d| nanos(d).div_ceil(len_ns).saturating_sub(1));
-    let mut pending: BTreeMap<u64, IntervalSet> = BTreeMap::new();
-    // The last finished intervals, histograms included, for late pieces.
-    let mut kept: BTreeMap<u64, IntervalSet> = BTreeMap::new();
-    let empty = || IntervalSet::new(types);
+    let mut c = Collector {
+        len,
+        types,
+        pending: BTreeMap::new(),
+        kept: BTreeMap::new(),
+        next: 0,
+        out: Vec::new(),
+        on_interval,
+    };
     let mut position = vec![0u64; sources];
     let mut done = vec![false; sources];
-    let mut next = 0u64;
-    let mut out = Vec::new();
     let mut tick = tokio::time::interval(
         (len / 4).clamp(Duration::from_millis(10), Duration::from_millis(250)),
     );
@@ -258,23 +364,7 @@ pub async fn collect(
         tokio::select! {
             msg = rx.recv() => {
                 let Some(m) = msg else { break };
-                // An empty piece only says how far its recorder got (the
-                // housekeeping's, or the last one of a thread that waited
-                // for stuck workers): it makes no interval of its own.
-                if m.stats.is_empty() {
-                    // Nothing to add.
-                } else if m.index >= next {
-                    pending.entry(m.index).or_insert_with(empty).add(&m.stats);
-                } else if let Some(f) = out.get_mut(m.index as usize) {
-                    // Late: into the interval it belongs to.
-                    match kept.get_mut(&m.index) {
-                        Some(k) => {
-                            k.add(&m.stats);
-                            *f = k.figures(m.index, len);
-                        }
-                        None => absorb_late_set(f, &m.stats),
-                    }
-                }
+                c.take(&m);
                 // A recorder sends interval k's piece when it moves past k.
                 if let Some(p) = position.get_mut(m.source) {
                     *p = (*p).max(m.index + 1);
@@ -285,9 +375,8 @@ pub async fn collect(
             }
             _ = tick.tick() => {}
         }
-        let elapsed = nanos(start.elapsed());
         // Intervals that have ended, and those past the grace period.
-        let ended = elapsed / len_ns;
+        let ended = nanos(start.elapsed()) / len_ns;
         let past_grace = nanos(start.elapsed().saturating_sub(grace)) / len_ns;
         let frontier = position
             .iter()
@@ -300,61 +389,10 @@ pub async fn collect(
             .max(past_grace)
             .min(ended)
             .min(last_index.unwrap_or(u64::MAX));
-        while next < upto {
-            let stats = pending.remove(&next).unwrap_or_else(empty);
-            let f = stats.figures(next, len);
-            if let Some(cb) = on_interval.as_mut() {
-                cb(&f);
-            }
-            out.push(f);
-            kept.insert(next, stats);
-            if kept.len() > KEEP_FINISHED {
-                kept.pop_first();
-            }
-            next += 1;
-        }
+        c.finish_upto(upto);
     }
-    // Every recorder is done: the rest, the last one possibly partial. The
-    // end is the operation's (the stop, or the last unit counted after
-    // it), not now: intervals finished while a stuck worker was waited
-    // for after the end are no part of the measurement.
     let end = end.await.unwrap_or_else(|_| Instant::now());
-    let total = end.saturating_duration_since(start);
-    let by_end = (nanos(total).max(1) - 1) / len_ns;
-    let by_end = by_end.min(last_index.unwrap_or(u64::MAX));
-    let last = pending.keys().next_back().copied().unwrap_or(0).max(by_end);
-    out.truncate(last as usize + 1);
-    // The length of the last interval, which may be partial.
-    let last_len = |begin: Duration| match total.checked_sub(begin) {
-        Some(d) if !d.is_zero() => d.min(len),
-        _ => len,
-    };
-    if next > last
-        && let Some(f) = out.get_mut(last as usize)
-    {
-        // Already finished (while a stuck worker was waited for): made
-        // partial now.
-        let begin = len.saturating_mul(last as u32);
-        let this_len = last_len(begin);
-        if let Some(k) = kept.get(&last) {
-            *f = k.figures(last, this_len);
-        }
-        f.set_length(this_len.as_secs_f64(), (begin + this_len).as_secs_f64());
-    }
-    while next <= last {
-        let stats = pending.remove(&next).unwrap_or_else(empty);
-        let begin = len.saturating_mul(next as u32);
-        // Only the last interval may be partial.
-        let this_len = if next < last { len } else { last_len(begin) };
-        let mut f = stats.figures(next, this_len);
-        f.set_length(this_len.as_secs_f64(), (begin + this_len).as_secs_f64());
-        if let Some(cb) = on_interval.as_mut() {
-            cb(&f);
-        }
-        out.push(f);
-        next += 1;
-    }
-    out
+    c.finish(end.saturating_duration_since(start), last_index)
 }
 
 #[cfg(test)]

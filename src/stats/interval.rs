@@ -6,6 +6,9 @@
 //! interval; the runner merges the pieces of an interval and turns them
 //! into [`IntervalFigures`], dropping the histogram. So the memory kept for
 //! a long run is a few numbers per interval, not a histogram per interval.
+//! Figures without their histogram add up by one rule, `AddAssign`: a
+//! late piece into a finished interval, the clients' intervals of a
+//! merge.
 
 use std::time::Duration;
 
@@ -204,4 +207,55 @@ pub struct IntervalFigures {
     pub latency: Percentiles,
     pub lag_avg_ns: u64,
     pub lag_max_ns: u64,
+}
+
+impl IntervalFigures {
+    /// Interval `index` of `seconds`, ending `end_s` after the start of
+    /// measurement, with nothing in it yet: what a sum starts from.
+    pub fn empty(index: u64, end_s: f64, seconds: f64) -> IntervalFigures {
+        IntervalFigures {
+            index,
+            end_s,
+            seconds,
+            ..IntervalFigures::default()
+        }
+    }
+}
+
+/// The one rule by which interval figures add up: a late piece into an
+/// interval already finished (the runner's collector), the clients'
+/// intervals of one bin of the common clock (`merge`). Counts are summed
+/// and the rates made again over `self`'s length; latency min, mean and
+/// max and the schedule lag's average and max are exact. Percentiles
+/// cannot be made from the parts' percentiles: `self`'s stay as they were
+/// (a sum started from [`IntervalFigures::empty`] has none, 0; a finished
+/// interval keeps those it was printed with).
+impl std::ops::AddAssign<&IntervalFigures> for IntervalFigures {
+    fn add_assign(&mut self, other: &IntervalFigures) {
+        let before = self.ops;
+        self.ops += other.ops;
+        self.rows += other.rows;
+        self.errors += other.errors;
+        self.skipped += other.skipped;
+        self.retries += other.retries;
+        self.missing += other.missing;
+        if other.ops > 0 {
+            let l = &mut self.latency;
+            l.min = if before == 0 {
+                other.latency.min
+            } else {
+                l.min.min(other.latency.min)
+            };
+            l.max = l.max.max(other.latency.max);
+            let weigh =
+                |a: f64, b: f64| (a * before as f64 + b * other.ops as f64) / self.ops as f64;
+            l.mean = weigh(l.mean, other.latency.mean);
+            self.lag_avg_ns = weigh(self.lag_avg_ns as f64, other.lag_avg_ns as f64) as u64;
+        }
+        self.lag_max_ns = self.lag_max_ns.max(other.lag_max_ns);
+        if self.seconds > 0.0 {
+            self.ops_per_s = self.ops as f64 / self.seconds;
+            self.rows_per_s = self.rows as f64 / self.seconds;
+        }
+    }
 }

@@ -4,7 +4,10 @@
 //! it without locks (they never run at the same time; see the runner's
 //! `recorder.rs`); the runner merges the threads' with [`Stats::add`] when
 //! the workers are done. Stats are plain data: turning them into text,
-//! pictures or JSON is the business of [`crate::report`].
+//! pictures or JSON is the business of [`crate::report`]. The run's
+//! record ([`record`]) is the same data as a saved report holds it,
+//! [`saved`] how `Stats` are written and read back, and [`merge`] how
+//! several clients' records become one.
 //!
 //! Latency is kept in HDR histograms in nanoseconds with three significant
 //! digits (at most 0.1% error on any percentile). They grow with the
@@ -25,8 +28,12 @@ use hdrhistogram::Histogram;
 use outcome::Outcome;
 
 pub mod conns;
+pub mod exact_u64;
 pub mod interval;
+pub mod merge;
 pub mod outcome;
+pub mod record;
+pub mod saved;
 pub mod scatter;
 pub mod server;
 pub mod timeline;

@@ -1,6 +1,8 @@
 //! What a workload's units and checks produce, as plain data: the outcome
 //! of one unit, the time per statement kind inside units, the consistency
-//! checks, the findings of a clean-up, a workload's own figures (tpmC).
+//! checks, the findings of a clean-up, a workload's own figures (tpmC)
+//! and the rules by which a merge of several clients' reports makes them
+//! again.
 //!
 //! These are statistics, not parts of the workload contract: the runner
 //! counts them, the report prints them and a saved report reads them back,
@@ -59,6 +61,74 @@ pub struct Metric {
     pub value: f64,
     /// The summary's text, with what it is made of.
     pub text: String,
+    /// How a merge of several clients' reports makes the figure again
+    /// from the merged ones; None: it is each client's own, and a merged
+    /// report leaves it out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merge: Option<Rule>,
+    /// How a merge makes it per merged interval (the report's
+    /// `interval_metrics` of the same key), if the workload keeps it per
+    /// interval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_interval: Option<Rule>,
+}
+
+impl Metric {
+    /// A figure that a merge leaves out (see [`Metric::merge`]).
+    pub fn new(key: &str, label: &str, value: f64, text: String) -> Metric {
+        Metric {
+            key: key.to_string(),
+            label: label.to_string(),
+            value,
+            text,
+            merge: None,
+            per_interval: None,
+        }
+    }
+
+    /// The same, made again by `rule` in a merge.
+    pub fn merged_by(self, rule: Rule) -> Metric {
+        Metric {
+            merge: Some(rule),
+            ..self
+        }
+    }
+
+    /// The same, made again per merged interval by `rule`.
+    pub fn per_interval_by(self, rule: Rule) -> Metric {
+        Metric {
+            per_interval: Some(rule),
+            ..self
+        }
+    }
+}
+
+/// How a workload's figure is made from the figures of a merged report,
+/// as data the workload puts on its figure, so that a merge of several
+/// clients' reports recomputes it without the report knowing the
+/// workload (TPC-C's tpmC, efficiency and 90th percentile limits).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "rule", rename_all = "snake_case")]
+pub enum Rule {
+    /// The clients' values added up: counts, the rates of one shared
+    /// window, what each client drove.
+    Sum,
+    /// Units of the transaction type `of_type` per minute: of an
+    /// interval, over that interval.
+    PerMinute { of_type: String },
+    /// The figure `of` over `reference` times the figure `times` (of an
+    /// interval: `of` of that interval, `times` of the whole operation).
+    Ratio {
+        of: String,
+        reference: f64,
+        times: String,
+    },
+    /// 1 when every transaction type with units kept the `quantile` of
+    /// its latency within its limit (seconds, by type name), else 0.
+    LatencyLimits {
+        quantile: f64,
+        limits_s: Vec<(String, f64)>,
+    },
 }
 
 /// Time and count per statement kind inside a workload's units (the
@@ -67,6 +137,9 @@ pub struct Metric {
 #[derive(Clone, Debug)]
 pub struct StatementStats {
     pub name: &'static str,
+    /// "read", "write" or "other", as sysbench splits its queries; the
+    /// workload layer fills it (empty until then).
+    pub class: &'static str,
     pub count: u64,
     pub latency: hdrhistogram::Histogram<u64>,
 }
@@ -75,6 +148,7 @@ impl StatementStats {
     pub fn new(name: &'static str) -> Self {
         StatementStats {
             name,
+            class: "",
             count: 0,
             latency: super::new_histogram(),
         }

@@ -34,13 +34,26 @@ use plotters::prelude::*;
 use plotters::style::FontStyle;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use crate::config::GraphOptions;
 use crate::error::{Error, Result};
 use crate::stats::OpResult;
 use axis::{Axis, Kind};
 use series::{Bin, P99, RATE, Timeseries};
 pub use style::{ALL_COLOR, SeriesKey, TYPE_COLORS, color_of};
 use style::{Entry, Mark, Sizes, Stroke};
+
+/// The PNG pictures: the report's own options, which the run plan builds
+/// from `--graph*` and `-P`.
+#[derive(Clone, Debug)]
+pub struct GraphOptions {
+    pub dir: PathBuf,
+    pub width: u32,
+    pub height: u32,
+    pub log_y: bool,
+    /// `-P` was given: the pictures draw its intervals, as the progress
+    /// lines and the CSV have them, instead of choosing their own from the
+    /// run's length.
+    pub interval_given: bool,
+}
 
 const FONT: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans.ttf");
 const FAMILY: &str = "sans-serif";
@@ -313,6 +326,113 @@ fn ms_text(v: f64) -> String {
     }
 }
 
+/// What a latency line reads from a bin.
+type Value = fn(&Bin) -> Option<f64>;
+
+/// A latency line: its name, its stroke, its bins and what it reads.
+type Line<'a> = (&'static str, Stroke, &'a [Bin], Value);
+
+/// The percentile lines of the latency picture on `points`: p50 and max
+/// always, p99 and p99.9 when the run has the units for them (`chosen`),
+/// each only if some bin has a value for it.
+fn percentile_lines<'a>(points: &'a [Bin], chosen: &series::LatencyLines) -> Vec<Line<'a>> {
+    let wanted: [(&'static str, Stroke, bool, Value); 4] = [
+        ("p50", Stroke::Solid, true, |b| b.p50),
+        ("p99", Stroke::Dashed, chosen.p99, |b| b.p99),
+        ("p99.9", Stroke::Dotted, chosen.p999, |b| b.p999),
+        ("max", Stroke::Thin, true, |b| b.max),
+    ];
+    wanted
+        .iter()
+        .filter(|(_, _, on, f)| *on && points.iter().any(|b| f(b).is_some()))
+        .map(|(name, stroke, _, f)| (*name, *stroke, points, *f))
+        .collect()
+}
+
+/// The y axis of the latency picture, and the highest value of the max
+/// line: linear up to where the highest percentile line goes (the max
+/// line, drawn thin, may go above it, and then its peak is in the
+/// legend), or logarithmic over everything. `sampled`: the dots, in ms.
+fn latency_axis(lines: &[Line], sampled: &[f64], log_y: bool) -> (Axis, f64) {
+    let top_of = |name: &str| {
+        lines
+            .iter()
+            .find(|l| l.0 == name)
+            .map(|(_, _, bins, f)| bins.iter().filter_map(f).fold(0f64, f64::max))
+    };
+    let peak = top_of("max").unwrap_or(0.0);
+    let top_pct = top_of("p99.9").or_else(|| top_of("p99")).unwrap_or(peak);
+    let low = lines
+        .iter()
+        .flat_map(|(_, _, bins, f)| bins.iter().filter_map(f))
+        .chain(sampled.iter().copied())
+        .fold(f64::MAX, f64::min);
+    let y = if log_y {
+        let lo = if low < f64::MAX { low / 1.5 } else { 1e-3 };
+        Axis::log(lo, peak.max(lo * 10.0) * 1.3, Kind::Millis)
+    } else {
+        let top = if peak <= top_pct * 1.5 { peak } else { top_pct };
+        let top = if top > 0.0 {
+            top
+        } else {
+            sampled.iter().copied().fold(1e-3, f64::max)
+        };
+        Axis::linear(0.0, top * 1.1, Kind::Millis, 8)
+    };
+    (y, peak)
+}
+
+/// The latency picture's legend: the dots (per type of a mix) and how
+/// many units each is, the lines and the width of their bins (`first`
+/// of them), and the max's peak when it runs above the axis (`clipped`).
+fn latency_legend(
+    op: &OpResult,
+    one_in: f64,
+    lines: &[Line],
+    (first, fixed): (Option<&Bin>, bool),
+    clipped: Option<f64>,
+) -> Vec<Entry> {
+    let mix = op.is_mix();
+    let mut entries = Vec::new();
+    if mix {
+        for (i, t) in op.types.iter().enumerate() {
+            let c = color_of(SeriesKey::Type(i)).mix(0.6);
+            entries.push(Entry::new(Mark::Dot(c), t.name));
+        }
+    } else {
+        entries.push(Entry::new(Mark::Dot(ALL_COLOR.mix(0.6)), op.spec.units));
+    }
+    let dots = if one_in <= 1.0 {
+        format!("dots: every {}", op.spec.unit)
+    } else if one_in < 10.0 {
+        format!("dots: 1 {} in {}", op.spec.unit, trim(one_in, 1))
+    } else {
+        format!("dots: 1 {} in {}", op.spec.unit, trim(one_in, 0))
+    };
+    entries.push(Entry::new(Mark::Note, dots));
+    for (name, stroke, _, _) in lines {
+        let of_all = if mix { " of all" } else { "" };
+        entries.push(Entry::new(
+            Mark::Line(ALL_COLOR, *stroke),
+            format!("{name}{of_all}"),
+        ));
+    }
+    if let Some(b) = first {
+        let fixed = if fixed { " (-P)" } else { "" };
+        entries.push(Entry::new(
+            Mark::Note,
+            format!("lines: per {}{fixed}", width_text(b.t1 - b.t0)),
+        ));
+    }
+    if let Some(peak) = clipped {
+        entries.push(Entry::new(
+            Mark::Note,
+            format!("▲ max above, up to {}", ms_text(peak)),
+        ));
+    }
+    entries
+}
+
 fn draw_latency(
     op: &OpResult,
     ts: &Timeseries,
@@ -327,88 +447,23 @@ fn draw_latency(
     let mix = op.is_mix();
     // The lines of `all`, on one set of points, those the run has the
     // units for.
-    type Value = fn(&Bin) -> Option<f64>;
     let chosen = series::latency_lines(all.units(), all.fixed());
     let points = all.bins(chosen.res);
-    let wanted: [(&str, Stroke, bool, Value); 4] = [
-        ("p50", Stroke::Solid, true, |b| b.p50),
-        ("p99", Stroke::Dashed, chosen.p99, |b| b.p99),
-        ("p99.9", Stroke::Dotted, chosen.p999, |b| b.p999),
-        ("max", Stroke::Thin, true, |b| b.max),
-    ];
-    let lines: Vec<(&str, Stroke, &[Bin], Value)> = wanted
+    let lines = percentile_lines(&points, &chosen);
+    let sampled: Vec<f64> = sample
+        .points
         .iter()
-        .filter(|(_, _, on, f)| *on && points.iter().any(|b| f(b).is_some()))
-        .map(|(name, stroke, _, f)| (*name, *stroke, &points[..], *f))
+        .map(|p| p.latency_ns as f64 / 1e6)
         .collect();
-    let top_of = |name: &str| {
-        lines
-            .iter()
-            .find(|l| l.0 == name)
-            .map(|(_, _, bins, f)| bins.iter().filter_map(f).fold(0f64, f64::max))
-    };
-    // The y axis: linear up to where the highest percentile line goes
-    // (the max line, drawn thin, may go above it, and then its peak is in
-    // the legend), or logarithmic over everything.
-    let peak = top_of("max").unwrap_or(0.0);
-    let top_pct = top_of("p99.9").or_else(|| top_of("p99")).unwrap_or(peak);
-    let sampled = sample.points.iter().map(|p| p.latency_ns as f64 / 1e6);
-    let low = lines
-        .iter()
-        .flat_map(|(_, _, bins, f)| bins.iter().filter_map(f))
-        .chain(sampled.clone())
-        .fold(f64::MAX, f64::min);
-    let y = if opts.log_y {
-        let lo = if low < f64::MAX { low / 1.5 } else { 1e-3 };
-        Axis::log(lo, peak.max(lo * 10.0) * 1.3, Kind::Millis)
-    } else {
-        let top = if peak <= top_pct * 1.5 { peak } else { top_pct };
-        let top = if top > 0.0 {
-            top
-        } else {
-            sampled.fold(1e-3, f64::max)
-        };
-        Axis::linear(0.0, top * 1.1, Kind::Millis, 8)
-    };
-    let clipped = peak > y.hi();
-
-    let mut entries = Vec::new();
-    if mix {
-        for (i, t) in op.types.iter().enumerate() {
-            let c = color_of(SeriesKey::Type(i)).mix(0.6);
-            entries.push(Entry::new(Mark::Dot(c), t.name));
-        }
-    } else {
-        entries.push(Entry::new(Mark::Dot(ALL_COLOR.mix(0.6)), op.spec.units));
-    }
-    let dots = if sample.one_in <= 1.0 {
-        format!("dots: every {}", op.spec.unit)
-    } else if sample.one_in < 10.0 {
-        format!("dots: 1 {} in {}", op.spec.unit, trim(sample.one_in, 1))
-    } else {
-        format!("dots: 1 {} in {}", op.spec.unit, trim(sample.one_in, 0))
-    };
-    entries.push(Entry::new(Mark::Note, dots));
-    for (name, stroke, _, _) in &lines {
-        let of_all = if mix { " of all" } else { "" };
-        entries.push(Entry::new(
-            Mark::Line(ALL_COLOR, *stroke),
-            format!("{name}{of_all}"),
-        ));
-    }
-    if let Some(b) = points.first() {
-        let fixed = if all.fixed() { " (-P)" } else { "" };
-        entries.push(Entry::new(
-            Mark::Note,
-            format!("lines: per {}{fixed}", width_text(b.t1 - b.t0)),
-        ));
-    }
-    if clipped {
-        entries.push(Entry::new(
-            Mark::Note,
-            format!("▲ max above, up to {}", ms_text(peak)),
-        ));
-    }
+    let (y, peak) = latency_axis(&lines, &sampled, opts.log_y);
+    let clipped = (peak > y.hi()).then_some(peak);
+    let entries = latency_legend(
+        op,
+        sample.one_in,
+        &lines,
+        (points.first(), all.fixed()),
+        clipped,
+    );
 
     let root = BitMapBackend::new(path, (opts.width, opts.height)).into_drawing_area();
     root.fill(&WHITE).map_err(&e)?;
@@ -499,6 +554,108 @@ fn throughput_legend_width(op: &OpResult, entries: &[Entry], sizes: Sizes, width
     series.max(style::legend_width(&waits, sizes, width))
 }
 
+/// The throughput picture's legend: the series, `--rate`'s `target`,
+/// and how wide the bins of the rates and of the tail (`tail_name`) are.
+fn throughput_legend(
+    op: &OpResult,
+    ts: &Timeseries,
+    (rates, tails): (&[Vec<Bin>], &[Vec<Bin>]),
+    tail_name: &str,
+    target: Option<f64>,
+) -> Vec<Entry> {
+    let mut entries: Vec<Entry> = ts
+        .series
+        .iter()
+        .map(|s| Entry::new(Mark::Series(color_of(s.key)), s.name.clone()))
+        .collect();
+    if let Some(t) = target {
+        entries.push(Entry::new(
+            Mark::Line(TARGET_COLOR, Stroke::Dashed),
+            format!("target {}/s", trim(t, 1)),
+        ));
+    }
+    let units = op.spec.units;
+    if ts.all().fixed() {
+        if let Some(b) = rates.last().and_then(|b| b.first()) {
+            entries.push(Entry::new(
+                Mark::Note,
+                format!("per {} (-P)", width_text(b.t1 - b.t0)),
+            ));
+        }
+    } else {
+        entries.push(Entry::new(
+            Mark::Note,
+            format!("rates: ≥{} {units}", RATE.need),
+        ));
+        if let Some(b) = tails.first().and_then(|b| b.first()) {
+            entries.push(Entry::new(
+                Mark::Note,
+                format!("{tail_name}: per {}", width_text(b.t1 - b.t0)),
+            ));
+        }
+    }
+    entries
+}
+
+/// Whether the series' typical values (each one's median of `f`) lie so
+/// far apart that a panel of them needs a log scale.
+fn log_wanted(series: &[Vec<Bin>], f: &dyn Fn(&Bin) -> Option<f64>) -> bool {
+    let typical: Vec<_> = series
+        .iter()
+        .map(|bins| median(bins.iter().filter_map(f).collect()))
+        .collect();
+    wants_log(&typical)
+}
+
+/// The rate panel's axis over the rates `vals` (and the target).
+fn rate_axis(vals: impl Iterator<Item = f64> + Clone, log: bool) -> Axis {
+    if log {
+        let lo = vals.clone().filter(|v| *v > 0.0).fold(f64::MAX, f64::min);
+        let hi = vals.fold(0f64, f64::max);
+        Axis::log(lo / 1.5, hi * 1.5, Kind::Rate)
+    } else {
+        Axis::linear(0.0, vals.fold(0f64, f64::max) * 1.1 + 1e-9, Kind::Rate, 6)
+    }
+}
+
+/// The tail panel's axis over the p99s (or maxima) `vals`, in ms.
+fn tail_axis(vals: impl Iterator<Item = f64> + Clone, log: bool) -> Axis {
+    if log {
+        let lo = vals.clone().filter(|v| *v > 0.0).fold(f64::MAX, f64::min);
+        let lo = if lo < f64::MAX { lo } else { 1e-3 };
+        Axis::log(lo / 1.5, vals.fold(lo, f64::max) * 1.5, Kind::Millis)
+    } else {
+        Axis::linear(0.0, vals.fold(0f64, f64::max) * 1.1 + 1e-9, Kind::Millis, 6)
+    }
+}
+
+/// One series' line on a panel of a picture `width` pixels wide, made of
+/// `bins` bins.
+fn draw_series_line<DB: DrawingBackend>(
+    chart: &mut ChartContext<DB, Cartesian2d<Axis, Axis>>,
+    segments: Vec<Vec<(f64, f64)>>,
+    bins: usize,
+    color: RGBColor,
+    width: u32,
+) -> std::result::Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    // More points than half the pixels across: plotters draws a wide line
+    // as polygons whose joins spike at sharp turns, so a 1-pixel line then.
+    let points = segments.iter().map(Vec::len).sum::<usize>();
+    let dense = points as u64 > u64::from(width) / 2;
+    let stroke = if dense { Stroke::Thin } else { Stroke::Solid };
+    // Markers on a line of few points, not on steps (fewer than
+    // STEPS_BELOW bins, whose corners are not points).
+    if (STEPS_BELOW..=MARKERS_UP_TO).contains(&bins) {
+        chart.draw_series(
+            segments
+                .iter()
+                .flatten()
+                .map(|p| Circle::new(*p, 3, color.filled())),
+        )?;
+    }
+    draw_line(chart, segments, color, stroke)
+}
+
 fn draw_throughput(
     op: &OpResult,
     ts: &Timeseries,
@@ -524,56 +681,13 @@ fn draw_throughput(
         series::Tail::P99 => "p99",
         series::Tail::Max => "max",
     };
-    let typical =
-        |bins: &[Bin], f: &dyn Fn(&Bin) -> Option<f64>| median(bins.iter().filter_map(f).collect());
-    let rate_log = wants_log(
-        &rates
-            .iter()
-            .map(|b| typical(b, &|b| Some(rate_of(b))))
-            .collect::<Vec<_>>(),
-    );
-    let p99_log = opts.log_y
-        || wants_log(
-            &p99s
-                .iter()
-                .map(|b| typical(b, &tail_of))
-                .collect::<Vec<_>>(),
-        );
+    let rate_log = log_wanted(&rates, &|b| Some(rate_of(b)));
+    let p99_log = opts.log_y || log_wanted(&p99s, &tail_of);
 
-    let mut entries: Vec<Entry> = ts
-        .series
-        .iter()
-        .map(|s| Entry::new(Mark::Series(color_of(s.key)), s.name.clone()))
-        .collect();
     // --rate's target, on the rate panel when it counts units (a load's
     // counts rows, its target batches).
     let target = op.rate.map(|r| r.per_second).filter(|_| !rows);
-    if let Some(t) = target {
-        entries.push(Entry::new(
-            Mark::Line(TARGET_COLOR, Stroke::Dashed),
-            format!("target {}/s", trim(t, 1)),
-        ));
-    }
-    let units = op.spec.units;
-    if ts.all().fixed() {
-        if let Some(b) = rates.last().and_then(|b| b.first()) {
-            entries.push(Entry::new(
-                Mark::Note,
-                format!("per {} (-P)", width_text(b.t1 - b.t0)),
-            ));
-        }
-    } else {
-        entries.push(Entry::new(
-            Mark::Note,
-            format!("rates: ≥{} {units}", RATE.need),
-        ));
-        if let Some(b) = p99s.first().and_then(|b| b.first()) {
-            entries.push(Entry::new(
-                Mark::Note,
-                format!("{tail_name}: per {}", width_text(b.t1 - b.t0)),
-            ));
-        }
-    }
+    let entries = throughput_legend(op, ts, (&rates, &p99s), tail_name, target);
     let band = super::server::has_wait_band(op);
     let root = BitMapBackend::new(path, (opts.width, opts.height)).into_drawing_area();
     root.fill(&WHITE).map_err(&e)?;
@@ -602,26 +716,8 @@ fn draw_throughput(
     } else {
         format!("{} per second", op.spec.units)
     };
-    let rate_axis = {
-        let vals = rates.iter().flatten().map(rate_of).chain(target);
-        if rate_log {
-            let lo = vals.clone().filter(|v| *v > 0.0).fold(f64::MAX, f64::min);
-            let hi = vals.fold(0f64, f64::max);
-            Axis::log(lo / 1.5, hi * 1.5, Kind::Rate)
-        } else {
-            Axis::linear(0.0, vals.fold(0f64, f64::max) * 1.1 + 1e-9, Kind::Rate, 6)
-        }
-    };
-    let p99_axis = {
-        let vals = p99s.iter().flatten().filter_map(tail_of);
-        if p99_log {
-            let lo = vals.clone().filter(|v| *v > 0.0).fold(f64::MAX, f64::min);
-            let lo = if lo < f64::MAX { lo } else { 1e-3 };
-            Axis::log(lo / 1.5, vals.fold(lo, f64::max) * 1.5, Kind::Millis)
-        } else {
-            Axis::linear(0.0, vals.fold(0f64, f64::max) * 1.1 + 1e-9, Kind::Millis, 6)
-        }
-    };
+    let rate_axis = rate_axis(rates.iter().flatten().map(rate_of).chain(target), rate_log);
+    let p99_axis = tail_axis(p99s.iter().flatten().filter_map(tail_of), p99_log);
     let log_note = |s: String, log: bool| if log { format!("{s}, log scale") } else { s };
     let panels_spec = [
         (&top, &rate_axis, log_note(what, rate_log), true),
@@ -650,26 +746,7 @@ fn draw_throughput(
             } else {
                 line_segments(bins, y, tail_of)
             };
-            // More points than half the pixels across: plotters draws a
-            // wide line as polygons whose joins spike at sharp turns, so
-            // a 1-pixel line then.
-            let points = segments.iter().map(Vec::len).sum::<usize>();
-            let dense = points as u64 > u64::from(opts.width) / 2;
-            let stroke = if dense { Stroke::Thin } else { Stroke::Solid };
-            // Markers on a line of few points, not on steps (fewer than
-            // STEPS_BELOW bins, whose corners are not points).
-            let markers = (STEPS_BELOW..=MARKERS_UP_TO).contains(&bins.len());
-            if markers {
-                chart
-                    .draw_series(
-                        segments
-                            .iter()
-                            .flatten()
-                            .map(|p| Circle::new(*p, 3, color.filled())),
-                    )
-                    .map_err(&e)?;
-            }
-            draw_line(&mut chart, segments, color, stroke).map_err(&e)?;
+            draw_series_line(&mut chart, segments, bins.len(), color, opts.width).map_err(&e)?;
         }
         if let Some(t) = target.filter(|_| is_rate) {
             let line = vec![vec![(x.lo(), y.clamp(t)), (x.hi(), y.clamp(t))]];

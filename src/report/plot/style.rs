@@ -382,12 +382,7 @@ mod tests {
     }
 
     fn metric(key: &str, value: f64) -> Metric {
-        Metric {
-            key: key.to_string(),
-            label: key.to_string(),
-            value,
-            text: String::new(),
-        }
+        Metric::new(key, key, value, String::new())
     }
 
     #[test]

@@ -26,7 +26,8 @@ use rand::rngs::SmallRng;
 use tokio_postgres::Client;
 
 use super::{
-    BoxFuture, Check, DynOperation, Metric, Role, Settings, Spec, TableSet, TypeFigures, Workload,
+    BoxFuture, Check, DynOperation, Metric, Role, Rule, Settings, Spec, TableSet, TypeFigures,
+    Workload,
 };
 use crate::db::schema as db_schema;
 use crate::db::sql::TableName;
@@ -360,18 +361,20 @@ fn load_rate(bytes: u64, wallclock: std::time::Duration) -> Vec<Metric> {
     let mb = bytes as f64 / 1e6;
     let rate = if secs > 0.0 { mb / secs } else { 0.0 };
     vec![
-        Metric {
-            key: "mb_per_s".to_string(),
-            label: "MB/s".to_string(),
-            value: rate,
-            text: format!("{rate:.1} (of the COPY text sent, {mb:.1} MB)"),
-        },
-        Metric {
-            key: "copy_bytes".to_string(),
-            label: "COPY text".to_string(),
-            value: bytes as f64,
-            text: format!("{bytes} bytes"),
-        },
+        Metric::new(
+            "mb_per_s",
+            "MB/s",
+            rate,
+            format!("{rate:.1} (of the COPY text sent, {mb:.1} MB)"),
+        )
+        .merged_by(Rule::Sum),
+        Metric::new(
+            "copy_bytes",
+            "COPY text",
+            bytes as f64,
+            format!("{bytes} bytes"),
+        )
+        .merged_by(Rule::Sum),
     ]
 }
 
@@ -618,22 +621,28 @@ pub fn tpmc_metrics(
     };
     let tpmc = per_minute(units);
     let efficiency = tpmc / (MAX_TPMC_PER_WAREHOUSE * f64::from(warehouses.max(1)));
+    // The rules travel with the figures, so that a merge of several
+    // clients' reports makes them again without knowing TPC-C.
     let mut out = vec![
-        Metric {
-            key: "tpmc".to_string(),
-            label: "tpmC".to_string(),
-            value: tpmc,
-            text: format!(
+        Metric::new(
+            "tpmc",
+            "tpmC",
+            tpmc,
+            format!(
                 "{tpmc:.1} (all {units} New-Orders completed, the {rollbacks} rolled back by rule \
                  included, as clause 5.4.2 counts them; committed alone {:.1} a minute)",
                 per_minute(committed)
             ),
-        },
-        Metric {
-            key: "efficiency".to_string(),
-            label: "efficiency".to_string(),
-            value: efficiency,
-            text: format!(
+        )
+        .merged_by(Rule::Sum)
+        .per_interval_by(Rule::PerMinute {
+            of_type: txn::TYPES[txn::NEW_ORDER].to_string(),
+        }),
+        Metric::new(
+            "efficiency",
+            "efficiency",
+            efficiency,
+            format!(
                 "{:.1}% of {MAX_TPMC_PER_WAREHOUSE} tpmC × {warehouses} warehouses ({})",
                 efficiency * 100.0,
                 if wait {
@@ -642,21 +651,25 @@ pub fn tpmc_metrics(
                     "over 100% without keying and think times"
                 }
             ),
-        },
+        )
+        .merged_by(efficiency_rule())
+        .per_interval_by(efficiency_rule()),
         // What efficiency is over, so that a merge of several clients'
         // reports can recompute it over all their warehouses.
-        Metric {
-            key: "warehouses".to_string(),
-            label: "warehouses driven".to_string(),
-            value: f64::from(warehouses),
-            text: format!("{warehouses} (the terminals' home warehouses)"),
-        },
-        Metric {
-            key: "new_order_rollbacks".to_string(),
-            label: "new-orders rolled back by rule (1%)".to_string(),
-            value: rollbacks as f64,
-            text: rollbacks.to_string(),
-        },
+        Metric::new(
+            "warehouses",
+            "warehouses driven",
+            f64::from(warehouses),
+            format!("{warehouses} (the terminals' home warehouses)"),
+        )
+        .merged_by(Rule::Sum),
+        Metric::new(
+            "new_order_rollbacks",
+            "new-orders rolled back by rule (1%)",
+            rollbacks as f64,
+            rollbacks.to_string(),
+        )
+        .merged_by(Rule::Sum),
     ];
     let mut missed = Vec::new();
     let mut parts = Vec::new();
@@ -674,17 +687,46 @@ pub fn tpmc_metrics(
             if ok { "<=" } else { "> MISSED" }
         ));
     }
-    out.push(Metric {
-        key: "p90_limits_met".to_string(),
-        label: "90th percentile limits".to_string(),
-        value: if missed.is_empty() { 1.0 } else { 0.0 },
-        text: format!(
-            "{} (clause 5.2.5.3): {}",
-            if missed.is_empty() { "met" } else { "missed" },
-            parts.join(", ")
-        ),
-    });
+    out.push(
+        Metric::new(
+            "p90_limits_met",
+            "90th percentile limits",
+            if missed.is_empty() { 1.0 } else { 0.0 },
+            format!(
+                "{} (clause 5.2.5.3): {}",
+                if missed.is_empty() { "met" } else { "missed" },
+                parts.join(", ")
+            ),
+        )
+        .merged_by(Rule::LatencyLimits {
+            quantile: 0.90,
+            limits_s: txn::TYPES
+                .iter()
+                .zip(P90_LIMITS_S)
+                .map(|(ty, limit)| (ty.to_string(), limit as f64))
+                .collect(),
+        }),
+    );
     out
+}
+
+/// The figures tpcc-load and tpcc put on their record, with the rules by
+/// which a merge makes them again (their values 0): for a report written
+/// before the record kept the rules.
+pub fn figure_rules() -> Vec<Metric> {
+    let mut all = tpmc_metrics(&[], std::time::Duration::ZERO, 1, false);
+    all.extend(load_rate(0, std::time::Duration::ZERO));
+    all
+}
+
+/// Efficiency as a merge makes it again: tpmC over the reference
+/// throughput of all the clients' warehouses.
+fn efficiency_rule() -> Rule {
+    Rule::Ratio {
+        of: "tpmc".to_string(),
+        reference: MAX_TPMC_PER_WAREHOUSE,
+        times: "warehouses".to_string(),
+    }
 }
 
 /// tpmC and efficiency over one interval: its completed New-Orders (the
@@ -702,18 +744,13 @@ pub fn interval_tpmc(types: &[crate::stats::IntervalFigures], warehouses: u32) -
     };
     let efficiency = tpmc / (MAX_TPMC_PER_WAREHOUSE * f64::from(warehouses.max(1)));
     vec![
-        Metric {
-            key: "tpmc".to_string(),
-            label: "tpmC".to_string(),
-            value: tpmc,
-            text: format!("tpmC {tpmc:.1}"),
-        },
-        Metric {
-            key: "efficiency".to_string(),
-            label: "efficiency".to_string(),
-            value: efficiency,
-            text: format!("efficiency {:.1}%", efficiency * 100.0),
-        },
+        Metric::new("tpmc", "tpmC", tpmc, format!("tpmC {tpmc:.1}")),
+        Metric::new(
+            "efficiency",
+            "efficiency",
+            efficiency,
+            format!("efficiency {:.1}%", efficiency * 100.0),
+        ),
     ]
 }
 

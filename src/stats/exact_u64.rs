@@ -6,7 +6,7 @@
 //! Reading accepts both forms, so reports written before this change (a
 //! plain number) still load.
 //!
-//! Use with `#[serde(with = "crate::report::exact_u64")]`.
+//! Use with `#[serde(with = "crate::stats::exact_u64")]`.
 
 use serde::{Deserialize, Deserializer, Serializer};
 

@@ -1,0 +1,177 @@
+//! The saved-report commands: `ysql-bench show`, `merge` and `compare`.
+//!
+//! They take the flags of their subcommand, read the reports back
+//! ([`crate::report::saved`]) and hand the records to the same report
+//! code that a live run uses: the text printer, the JSON and CSV writer.
+//! A report written before the record kept the workload's facts (the
+//! unit's plural, whether it loads, each statement's query class, the
+//! rules by which a merge makes the workload's figures again) gets them
+//! here from the workload registry, by its operation's name, which only
+//! this layer may ask.
+
+use std::io::Write;
+use std::path::Path;
+
+use crate::cli::{Command, HistogramScaleArg};
+use crate::error::{EXIT_OK, Error, Result};
+use crate::report::files::{FileTargets, write_files};
+use crate::report::histogram::Scale;
+use crate::report::text::{TextOptions, write_show};
+use crate::report::{compare, json, saved};
+use crate::stats::outcome::Metric;
+use crate::stats::record::{OpRecord, RunRecord, number};
+
+/// Runs `merge`, `show` or `compare`, writing to `out`; returns the exit
+/// code. Errors are printed here, once: bad input (a file that is not a
+/// report, reports of different runs) is exit 2.
+pub fn run_command(command: &Command, out: &mut dyn Write) -> i32 {
+    match run_inner(command, out) {
+        Ok(()) => EXIT_OK,
+        // A closed pipe (`| head`) is the reader's choice.
+        Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::BrokenPipe => EXIT_OK,
+        Err(e) => {
+            crate::say!("error: {e}");
+            e.exit_code()
+        }
+    }
+}
+
+/// The text a saved report is shown with: the live run's defaults, with
+/// the histograms if asked.
+fn text_options(print_histogram: bool, scale: HistogramScaleArg) -> TextOptions {
+    TextOptions {
+        print_histogram,
+        per_statement: false,
+        histogram_buckets: 10,
+        histogram_scale: match scale {
+            HistogramScaleArg::Linear => Scale::Linear,
+            HistogramScaleArg::Log => Scale::Log,
+        },
+    }
+}
+
+fn show_error(e: std::io::Error) -> Error {
+    Error::io("cannot write the summary", e)
+}
+
+fn run_inner(command: &Command, out: &mut dyn Write) -> Result<()> {
+    match command {
+        Command::Merge {
+            reports,
+            json,
+            csv,
+            print_histogram,
+            histogram_scale,
+            strict,
+        } => merge(
+            reports,
+            FileTargets {
+                json: json.as_deref(),
+                csv: csv.as_deref(),
+            },
+            text_options(*print_histogram, *histogram_scale),
+            *strict,
+            out,
+        ),
+        Command::Show {
+            report,
+            print_histogram,
+            histogram_scale,
+        } => {
+            let record = load(report)?;
+            let opts = text_options(*print_histogram, *histogram_scale);
+            write_show(out, &opts, &record).map_err(show_error)
+        }
+        Command::Compare { base, new } => {
+            let (b, n) = (load(base)?, load(new)?);
+            compare::write_compare(out, &b, &n)
+        }
+        Command::Completions { .. } | Command::Man => Ok(()),
+    }
+}
+
+/// `merge`: the reports made one, its files written, and its text
+/// unless the JSON went to stdout.
+fn merge(
+    reports: &[std::path::PathBuf],
+    to: FileTargets,
+    opts: TextOptions,
+    strict: bool,
+    out: &mut dyn Write,
+) -> Result<()> {
+    // The outputs are tried before the reports are read: a merge of many
+    // large reports should not end in "cannot create".
+    let json_file = to.json.filter(|p| *p != Path::new("-"));
+    crate::config::check_distinct_outputs(&[("--json", json_file), ("--csv", to.csv)])?;
+    if let Some(p) = json_file {
+        crate::config::check_output_file(p, "--json", json::is_ours)?;
+    }
+    if let Some(p) = to.csv {
+        crate::config::check_output_file(p, "--csv", saved::is_intervals_csv)?;
+    }
+    let mut loaded = Vec::with_capacity(reports.len());
+    for p in reports {
+        loaded.push(load(p)?);
+    }
+    let merged = saved::merge_records(reports, loaded, strict)?;
+    let mut failed = write_files(&merged, to, out);
+    if let Some(last) = failed.pop() {
+        for e in failed {
+            crate::say!("error: {e}");
+        }
+        return Err(last);
+    }
+    if to.json != Some(Path::new("-")) {
+        write_show(out, &opts, &merged).map_err(show_error)?;
+    }
+    Ok(())
+}
+
+/// A saved report, with what a report written before the record kept
+/// the workload's facts lacks filled in from the registry.
+fn load(path: &Path) -> Result<RunRecord> {
+    let mut record = saved::load(path)?;
+    for op in &mut record.operations {
+        fill_from_registry(op);
+    }
+    Ok(record)
+}
+
+/// Fills an operation of an older report (0.2.0, which kept none of
+/// these) from its workload's registry entry and figure rules.
+fn fill_from_registry(op: &mut OpRecord) {
+    for s in op.statements.iter_mut().filter(|s| s.class.is_empty()) {
+        s.class = crate::workload::query_class(&s.name).to_string();
+    }
+    if !op.unit_plural.is_empty() {
+        return;
+    }
+    if let Some(spec) = crate::workload::REGISTRY
+        .iter()
+        .find(|s| s.name == op.operation)
+    {
+        op.unit_plural = spec.units.to_string();
+        op.load = spec.is_load();
+    }
+    // A clean-up or a check ran no timed unit: what it found is all.
+    op.measured = op.figures.ops > 0
+        || op.figures.failed() > 0
+        || !op.intervals.is_empty()
+        || (op.checks.is_empty() && op.findings.is_empty());
+    if op.metric_lines.is_empty() {
+        let rules = crate::workload::figure_rules(&op.operation);
+        op.metric_lines = op
+            .metrics
+            .iter()
+            .map(|(key, value)| {
+                let rule = rules.iter().find(|r| &r.key == key);
+                Metric {
+                    label: rule.map_or(key.clone(), |r| r.label.clone()),
+                    merge: rule.and_then(|r| r.merge.clone()),
+                    per_interval: rule.and_then(|r| r.per_interval.clone()),
+                    ..Metric::new(key, key, *value, number(*value))
+                }
+            })
+            .collect();
+    }
+}

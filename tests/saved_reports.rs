@@ -1,0 +1,253 @@
+//! Reports written by an earlier version still load, show, merge and
+//! compare (issue 23: the saved report became the serialised run record;
+//! what was written before must still read).
+//!
+//! `tests/fixtures/reports/` holds `--json` reports written by ysql-bench
+//! 0.2.0 (commit 2f4f3d6) against a throwaway PostgreSQL: a copy-mem and
+//! select run, a YCSB load and mix, a sysbench OLTP run, a TPC-C load,
+//! run and check with one warehouse, and the two clients of a `--clients
+//! 2` TPC-C run. `v0.2.0/` holds what that version printed and wrote from
+//! them: the live summaries, `show`, `merge` (JSON, CSV, summary) and
+//! `compare`. No server is needed here.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::*;
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/reports")
+        .join(name)
+}
+
+fn fixture_text(name: &str) -> String {
+    std::fs::read_to_string(fixture(name)).expect("fixture reads")
+}
+
+fn json(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).expect("report reads")).expect("JSON")
+}
+
+const REPORTS: [&str; 6] = [
+    "select.json",
+    "ycsb.json",
+    "oltp.json",
+    "tpcc.json",
+    "tpcc-c0.json",
+    "tpcc-c1.json",
+];
+
+#[test]
+fn old_reports_show_every_operation() {
+    for name in REPORTS {
+        let path = fixture(name);
+        let out = bin("ysql-bench", &["show", path.to_str().unwrap()]);
+        assert!(out.status.success(), "{name}: {}", text(&out.stderr));
+        let shown = text(&out.stdout);
+        let report = json(&path);
+        assert!(
+            shown.contains(&report["config"]["seed"].as_str().unwrap().to_string()),
+            "{name}: no seed in\n{shown}"
+        );
+        for op in report["operations"].as_array().unwrap() {
+            let name_of = op["operation"].as_str().unwrap();
+            assert!(
+                shown.contains(name_of),
+                "{name}: {name_of} missing in\n{shown}"
+            );
+            // The units counted, as the summary and show print them.
+            let units = op["units"].as_u64().unwrap();
+            if units > 0 {
+                assert!(
+                    shown.contains(&units.to_string()),
+                    "{name}: {units} units of {name_of} missing in\n{shown}"
+                );
+            }
+        }
+        // With histograms too.
+        let out = bin(
+            "ysql-bench",
+            &["show", path.to_str().unwrap(), "--print-histogram"],
+        );
+        assert!(out.status.success(), "{name}: {}", text(&out.stderr));
+    }
+}
+
+/// The figures a merge makes of the old clients' reports are those the
+/// old version made: counts, percentiles from the summed histograms, the
+/// intervals on the common clock, and TPC-C's tpmC, efficiency over both
+/// clients' warehouses and the 90th percentile limits.
+#[test]
+fn old_client_reports_merge_to_the_same_figures() {
+    let dir = tempfile::tempdir().unwrap();
+    let (merged, csv) = (dir.path().join("m.json"), dir.path().join("m.csv"));
+    let out = bin(
+        "ysql-bench",
+        &[
+            "merge",
+            fixture("tpcc-c0.json").to_str().unwrap(),
+            fixture("tpcc-c1.json").to_str().unwrap(),
+            "--json",
+            merged.to_str().unwrap(),
+            "--csv",
+            csv.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let (new, old) = (json(&merged), json(&fixture("v0.2.0/merged-tpcc.json")));
+    assert_eq!(new["cluster"], old["cluster"]);
+    let (n, o) = (&new["operations"][0], &old["operations"][0]);
+    for key in [
+        "units",
+        "rows",
+        "failed",
+        "threads",
+        "wallclock_s",
+        "units_per_s",
+        "latency_ns",
+        "service_ns",
+        "clients",
+        "start",
+        "intervals",
+    ] {
+        assert_eq!(n[key], o[key], "{key}");
+    }
+    for (a, b) in n["types"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(o["types"].as_array().unwrap())
+    {
+        for key in ["name", "units", "units_per_s", "latency_ns", "intervals"] {
+            assert_eq!(a[key], b[key], "type {}: {key}", b["name"]);
+        }
+    }
+    let close = |a: &serde_json::Value, b: &serde_json::Value, what: &str| {
+        let (a, b) = (a.as_f64().unwrap(), b.as_f64().unwrap());
+        assert!(
+            (a - b).abs() <= 1e-9 * b.abs().max(1.0),
+            "{what}: {a} vs {b}"
+        );
+    };
+    let old_metrics = o["metrics"].as_object().unwrap();
+    assert_eq!(
+        n["metrics"].as_object().unwrap().len(),
+        old_metrics.len(),
+        "{}",
+        n["metrics"]
+    );
+    for (k, v) in old_metrics {
+        close(&n["metrics"][k], v, k);
+    }
+    for (k, v) in o["interval_metrics"].as_object().unwrap() {
+        for (i, (a, b)) in n["interval_metrics"][k]
+            .as_array()
+            .unwrap()
+            .iter()
+            .zip(v.as_array().unwrap())
+            .enumerate()
+        {
+            close(a, b, &format!("{k}[{i}]"));
+        }
+    }
+    // The merged CSV has the live CSV's columns, and the merged
+    // intervals' counts.
+    let live_header = fixture_text("v0.2.0/tpcc.csv")
+        .lines()
+        .next()
+        .unwrap()
+        .to_string();
+    let merged_csv = std::fs::read_to_string(&csv).unwrap();
+    assert_eq!(merged_csv.lines().next().unwrap(), live_header);
+    let all_rows: Vec<&str> = merged_csv
+        .lines()
+        .filter(|l| l.split(',').nth(17) == Some("all"))
+        .collect();
+    let counts: Vec<u64> = all_rows
+        .iter()
+        .map(|l| l.split(',').nth(3).unwrap().parse().unwrap())
+        .collect();
+    let old_counts: Vec<u64> = fixture_text("v0.2.0/merged-tpcc.csv")
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(4).unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(counts, old_counts);
+    // tpmC per merged interval, as the old merge wrote it.
+    let tpmc: Vec<&str> = all_rows
+        .iter()
+        .map(|l| l.split(',').nth(22).unwrap())
+        .collect();
+    let old_tpmc: Vec<String> = fixture_text("v0.2.0/merged-tpcc.csv")
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(12).unwrap().to_string())
+        .collect();
+    assert_eq!(tpmc, old_tpmc);
+}
+
+/// A single report merges into itself (no `--clients`), and every
+/// fixture of one run merges with itself: twice the units.
+#[test]
+fn old_reports_merge_with_themselves() {
+    for name in ["select.json", "ycsb.json", "oltp.json", "tpcc.json"] {
+        let dir = tempfile::tempdir().unwrap();
+        let merged = dir.path().join("m.json");
+        let p = fixture(name);
+        let out = bin(
+            "ysql-bench",
+            &[
+                "merge",
+                p.to_str().unwrap(),
+                p.to_str().unwrap(),
+                "--json",
+                merged.to_str().unwrap(),
+            ],
+        );
+        assert!(out.status.success(), "{name}: {}", text(&out.stderr));
+        let (m, one) = (json(&merged), json(&p));
+        for (a, b) in m["operations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .zip(one["operations"].as_array().unwrap())
+        {
+            assert_eq!(
+                a["units"].as_u64().unwrap(),
+                2 * b["units"].as_u64().unwrap(),
+                "{name} {}",
+                b["operation"]
+            );
+        }
+        // The merged report shows and compares too.
+        let out = bin("ysql-bench", &["show", merged.to_str().unwrap()]);
+        assert!(out.status.success(), "{name}: {}", text(&out.stderr));
+        let out = bin(
+            "ysql-bench",
+            &["compare", p.to_str().unwrap(), merged.to_str().unwrap()],
+        );
+        assert!(out.status.success(), "{name}: {}", text(&out.stderr));
+    }
+}
+
+/// `compare` of old reports prints what the old version printed.
+#[test]
+fn old_reports_compare_as_before() {
+    for (base, new, expected) in [
+        ("select.json", "select.json", "v0.2.0/compare-select.txt"),
+        ("tpcc-c0.json", "tpcc-c1.json", "v0.2.0/compare-tpcc.txt"),
+    ] {
+        let out = bin(
+            "ysql-bench",
+            &[
+                "compare",
+                fixture(base).to_str().unwrap(),
+                fixture(new).to_str().unwrap(),
+            ],
+        );
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        assert_eq!(text(&out.stdout), fixture_text(expected), "{base} {new}");
+    }
+}
