@@ -2,14 +2,15 @@
 //! workers, checks and load mark), the single worker loop, and the
 //! coordinator that starts the workers together and merges what they
 //! measured. The app calls the steps in order and reports between them;
-//! the runner names no workload and knows nothing of flags or reports.
+//! the runner names no workload (it knows them through the workload
+//! contract) and imports neither the flags nor the reports.
 //!
 //! The files follow the ideas: [`tables`] checks and creates the run's
 //! tables before its first operation; [`lifecycle`] is one operation's
 //! life ([`run_operation`]); `result.rs` builds its result from what its
 //! workers measured; [`barrier`] is where the clients of a run of several
-//! meet ([`crate::cluster`] keeps it); [`setup_race`] lets a stop cancel
-//! a set-up query; `coordinator.rs`
+//! meet (a trait: [`crate::cluster`] implements it); [`setup_race`] lets a
+//! stop cancel a set-up query; `coordinator.rs`
 //! starts the workers and ends them (grace, cancel, abandon);
 //! `worker.rs` is the one unit loop every workload runs through;
 //! `recover.rs` retries units and replaces lost connections; `ending.rs`
