@@ -42,7 +42,7 @@ use deadpool_postgres::Pool;
 use futures_util::future::BoxFuture;
 use tokio_postgres::Client;
 
-use crate::db::nodes::Endpoint;
+use crate::db::endpoint::Endpoint;
 use crate::db::{connect, unnamed};
 use crate::error::{Error, Result};
 use crate::runner::barrier::StartBarrier;

@@ -186,6 +186,13 @@ fn old_client_reports_merge_to_the_same_figures() {
         .map(|l| l.split(',').nth(12).unwrap().to_string())
         .collect();
     assert_eq!(tpmc, old_tpmc);
+    // The merged intervals' percentiles are not known: empty cells, not a
+    // made-up 0; min and max are.
+    for row in &all_rows {
+        let cells: Vec<&str> = row.split(',').collect();
+        assert_eq!(&cells[9..14], ["", "", "", "", ""], "{row}");
+        assert!(cells[14].parse::<f64>().unwrap() > 0.0, "{row}");
+    }
 }
 
 /// A single report merges into itself (no `--clients`), and every

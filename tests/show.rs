@@ -90,7 +90,10 @@ async fn show_prints_what_the_run_printed() {
 }
 
 /// TPC-C: the workload's own figures (tpmC, efficiency, the 90th
-/// percentile limits) and its consistency checks.
+/// percentile limits, the load's MB/s) and its consistency checks.
+/// `--time` bounds the load too, so the load is cut (`stopped by --time`)
+/// and the checks may find the partly loaded tables broken: that is text
+/// of the run as well, and `show` must print it alike.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn show_prints_the_workloads_figures_and_checks() {
     same_text(

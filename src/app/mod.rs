@@ -1,5 +1,8 @@
-//! One whole run: connect, check the server and the table, run the
-//! operations in order, and write their summaries and reports.
+//! One whole run: connect, check the server, settle where the workers go
+//! and meet the other clients, have the runner prepare the tables and run
+//! the operations in order, and write their summaries and reports. The
+//! database work of the tables and of each operation's life is the
+//! runner's ([`crate::runner::tables`], [`crate::runner::lifecycle`]).
 //!
 //! This is the library's entry point; `main` only parses flags, builds the
 //! runtime, turns signals into a [`Control`] and maps the result to an exit
@@ -13,13 +16,18 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::SystemTime;
 
-use crate::cluster::{ClusterRecord, Gate};
+use deadpool_postgres::Pool;
+use tokio_postgres::Config;
+
+use crate::cluster::{ClusterPlan, ClusterRecord, Gate};
 use crate::config::RunPlan;
 use crate::db::connect::{self, ConnTarget};
 use crate::db::dialect::Flavor;
-use crate::db::nodes::{self, Balance, ConnSource, Endpoint};
+use crate::db::endpoint::{self, Endpoint};
+use crate::db::nodes::{self, Balance, ConnSource};
+use crate::db::passfile::PassFile;
 use crate::db::sandbox::{Sandbox, SandboxOptions};
-use crate::db::schema::{self, Contents, ServerInfo};
+use crate::db::schema::{self, ServerInfo};
 use crate::db::server_stats;
 use crate::db::server_watch::ServerWatch;
 use crate::db::tls::{SslMode, Tls};
@@ -27,26 +35,16 @@ use crate::error::{Error, Result};
 use crate::report::files::FileTargets;
 use crate::report::{self, Pictures, text};
 use crate::runner::settings::Lean;
+use crate::runner::setup_race::{self, SETUP, SetUpConn};
 use crate::runner::{self, RunCtx, StartBarrier, latency_log};
 use crate::stats::OpResult;
 use crate::stats::record::OpRecord;
-use crate::workload::{TableSet, TableUse, Workload};
+use crate::workload::Workload;
 
-/// How often a set-up step looks whether the run was stopped.
-const STOP_POLL: std::time::Duration = std::time::Duration::from_millis(20);
-
-/// The longest a stop during set-up waits for the server to take the
-/// cancel of the set-up query.
-const SETUP_CANCEL_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
-
-/// What an interrupt during set-up says it interrupted.
-const SETUP: &str = "during set-up";
+pub use crate::runner::never_started;
 
 mod record;
 pub mod saved;
-
-/// How many rows `--show-rowsize` samples.
-pub const ROWSIZE_SAMPLE: i64 = 10_000;
 
 /// How a run is told from outside to stop.
 #[derive(Clone, Debug, Default)]
@@ -75,13 +73,6 @@ impl Control {
         self.started.load(Ordering::Relaxed)
     }
 
-    /// Resolves once the run is asked to stop.
-    async fn stopped(&self) {
-        while !self.stop.load(Ordering::Relaxed) {
-            tokio::time::sleep(STOP_POLL).await;
-        }
-    }
-
     /// Runs `query`, a set-up step before the first operation, unless
     /// the run is stopped first: a set-up query can wait on the server
     /// without limit (a lock another session holds), and a stop must not
@@ -93,16 +84,7 @@ impl Control {
         cancel: Option<(&Endpoint, &Tls, tokio_postgres::CancelToken)>,
         query: impl std::future::Future<Output = Result<T>>,
     ) -> Result<T> {
-        tokio::select! {
-            r = query => r,
-            () = self.stopped() => {
-                if let Some((endpoint, tls, token)) = cancel {
-                    let limit = connect::connect_timeout(&endpoint.config).min(SETUP_CANCEL_WAIT);
-                    let _ = crate::db::cancel::cancel(&endpoint.config, tls, &token, limit).await;
-                }
-                Err(Error::Interrupted(SETUP))
-            }
-        }
+        setup_race::or_stop(&self.stop, cancel, query).await
     }
 
     /// Asks the run to stop as after Ctrl-C.
@@ -199,9 +181,214 @@ pub async fn run_workloads(
     }
     // Kept alive for the whole run; dropped (server stopped, directory
     // removed) when the run ends or its future is dropped.
-    let mut _sandbox = None;
-    let (mut config, passfile) = match &plan.target {
-        ConnTarget::Server(s) => (s.config.clone(), s.passfile.clone()),
+    let (config, passfile, _sandbox) = server_config(&plan, &control)?;
+    let setup = connect_server(&plan, &control, config, passfile, started_at).await?;
+    let prepared = prepare_run(&plan, &control, &setup, &workloads).await?;
+    let Setup {
+        target,
+        application_name,
+        tls,
+        whole,
+        pool,
+        server,
+        client,
+        ..
+    } = setup;
+    // The tool's own connection goes back to the pool: the operations'
+    // set-ups and checks take theirs from it.
+    drop(client);
+    let Prepared {
+        endpoints,
+        gate,
+        watch,
+    } = prepared;
+    say_balance(&plan, &endpoints);
+    let mut plan = plan;
+    plan.run.lean = lean_use(&plan, &server.encryption, &endpoints)?;
+    let conns = Arc::new(ConnSource::new(
+        endpoints,
+        plan.balance,
+        tls.clone(),
+        plan.run.threads,
+    )?);
+    let (log_sink, log_thread) = match &plan.output.latency_log {
+        Some(p) => {
+            let (s, t) = latency_log::create(p)?;
+            (Some(s), Some(t))
+        }
+        None => (None, None),
+    };
+    let plan = Arc::new(plan);
+    let ctx = RunCtx {
+        settings: Arc::new(plan.run.clone()),
+        pool,
+        target: Arc::new(whole),
+        tls,
+        stop: control.stop.clone(),
+        interrupted: control.interrupted.clone(),
+        latency_log: log_sink,
+        conns,
+        server: watch,
+        barrier: gate.clone().map(|g| g as Arc<dyn StartBarrier>),
+    };
+    let mut report = RunReport {
+        started_at,
+        application_name,
+        server,
+        operations: Vec::new(),
+        interrupted: false,
+        cluster: None,
+    };
+    let titles = Titles::new(&report);
+    // `--json -` puts the JSON on stdout, and the summary on stderr, so
+    // that stdout holds the JSON alone (as `merge --json -`).
+    let json_to_stdout = plan.output.json.as_deref() == Some(std::path::Path::new("-"));
+    let mut stderr = std::io::stderr();
+    let mut summary = if json_to_stdout {
+        Summary::new(&mut stderr, "stderr")
+    } else {
+        Summary::new(&mut *out, "stdout")
+    };
+    // Nothing is emptied or loaded after Ctrl-C: an interrupt while the
+    // tables were made ends the run here, one between two operations
+    // before the next (its set-up may truncate).
+    control.check("while the tables were prepared")?;
+    let _ = text::write_run_header(&mut summary, plan.seed());
+    let steps = Steps {
+        ctx: &ctx,
+        control: &control,
+        plan: &plan,
+        text_options: record::text_options(&plan),
+        titles: &titles,
+    };
+    // Each operation's record, as its text was written: the JSON's.
+    let records = run_operations(&steps, &workloads, &mut report, &mut summary).await?;
+    if plan.show_rowsize && !report.interrupted && summary.failed.is_none() {
+        write_row_size(&ctx, &workloads, &mut summary).await;
+    }
+    if let Some(g) = &gate {
+        report.cluster = Some(close_gate(g).await);
+    }
+    // The workers' log writers are gone; the sink in ctx is the last one.
+    drop(ctx);
+    // Each report is written whatever became of the others: a latency
+    // log that filled the disk must not cost the JSON.
+    let mut failed: Vec<Error> = log_thread
+        .and_then(|t| close_latency_log(t, &plan).err())
+        .into_iter()
+        .collect();
+    let _ = summary.flush();
+    let stdout_failed = summary.finish();
+    failed.extend(write_report_files(&plan, &target, &report, records, out));
+    end_of_run(report, failed, stdout_failed, json_to_stdout)
+}
+
+/// The JSON and CSV reports, written from the run's record; their
+/// failures.
+fn write_report_files(
+    plan: &RunPlan,
+    target: &str,
+    report: &RunReport,
+    records: Vec<OpRecord>,
+    out: &mut (dyn Write + Send),
+) -> Vec<Error> {
+    let run = record::run_record(plan, target, report, records);
+    let to = FileTargets {
+        json: plan.output.json.as_deref(),
+        csv: plan.output.csv.as_deref(),
+    };
+    crate::report::files::write_files(&run, to, out)
+}
+
+/// The leader ends the run at the barrier; this client's part in the run,
+/// for the report.
+async fn close_gate(gate: &Gate) -> ClusterRecord {
+    gate.close().await;
+    ClusterRecord {
+        plan: gate.plan.clone(),
+        starts: gate.starts(),
+    }
+}
+
+/// Says where the workers go, unless to the host list's failover.
+fn say_balance(plan: &RunPlan, endpoints: &[Endpoint]) {
+    if plan.balance != Balance::Failover {
+        let labels: Vec<&str> = endpoints.iter().map(|e| e.label.as_str()).collect();
+        crate::say!(
+            ">> balance ({}) over {} host(s): {}",
+            plan.balance.name(),
+            labels.len(),
+            labels.join(", ")
+        );
+    }
+}
+
+/// `--show-rowsize`: the last operation's table's row size, after the
+/// summaries.
+async fn write_row_size(ctx: &RunCtx, workloads: &[Box<dyn Workload>], summary: &mut Summary<'_>) {
+    let Some(last) = workloads.last() else {
+        return;
+    };
+    let line = match runner::row_size(ctx, last.as_ref()).await {
+        Ok(Some((avg, n))) => format!("{avg:.1} bytes (average over {n} rows)"),
+        Ok(None) => "empty table".to_string(),
+        Err(e) => format!("not measured: {e}"),
+    };
+    let _ = writeln!(summary, "{:<22}: {line}", "row size");
+}
+
+/// Ends the latency log's writer, which has the last of it to write.
+fn close_latency_log(log: latency_log::LogThread, plan: &RunPlan) -> Result<()> {
+    log.close()?;
+    if let Some(p) = &plan.output.latency_log {
+        crate::say!(">> wrote {}", p.display());
+    }
+    Ok(())
+}
+
+/// The run's result once every report was written: the report, or the
+/// last failure as the run's error (printed by main), any before it
+/// printed here, each once.
+fn end_of_run(
+    report: RunReport,
+    mut failed: Vec<Error>,
+    stdout_failed: Option<std::io::Error>,
+    json_to_stdout: bool,
+) -> Result<RunReport> {
+    // The summary's stream broke last in the list: the reports are the
+    // run's result, their failures come first. A reader gone at an
+    // interrupt (Ctrl-C on `ysql-bench | tee`, `timeout` signalling the
+    // whole group) went for the same reason the run stopped: the run
+    // keeps its interrupted code (130), the line is still said.
+    if let Some(e) = stdout_failed {
+        if report.interrupted && e.kind() == std::io::ErrorKind::BrokenPipe && failed.is_empty() {
+            crate::say!(
+                "error: {}",
+                stream_error(&e, summary_stream(json_to_stdout))
+            );
+        } else {
+            failed.push(Error::run(stream_error(&e, summary_stream(json_to_stdout))));
+        }
+    }
+    match failed.pop() {
+        None => Ok(report),
+        Some(last) => {
+            for e in failed {
+                crate::say!("error: {e}");
+            }
+            Err(last)
+        }
+    }
+}
+
+/// The server's address and password file: the plan's, or a sandbox
+/// server's started here (returned, to live as long as the run).
+fn server_config(
+    plan: &RunPlan,
+    control: &Control,
+) -> Result<(Config, Option<PassFile>, Option<Sandbox>)> {
+    let started = match &plan.target {
+        ConnTarget::Server(s) => (s.config.clone(), s.passfile.clone(), None),
         ConnTarget::Sandbox => {
             crate::say!(">> start sandbox server");
             // Room for every worker, the tool's own connection and a few
@@ -219,12 +406,50 @@ pub async fn run_workloads(
                     Ok(()) => e,
                 },
             )?;
-            let c = sb.config();
-            _sandbox = Some(sb);
-            (c, None)
+            (sb.config(), None, Some(sb))
         }
     };
     control.check("while the sandbox server started")?;
+    Ok(started)
+}
+
+/// The tool's own connection to the server, before the first operation.
+struct Setup {
+    /// The server as the messages and reports name it.
+    target: String,
+    /// The application_name of every connection of the run.
+    application_name: String,
+    passfile: Option<PassFile>,
+    config: Config,
+    tls: Tls,
+    /// The whole host list, libpq's failover.
+    whole: Endpoint,
+    pool: Pool,
+    client: deadpool_postgres::Object,
+    server: ServerInfo,
+}
+
+impl Setup {
+    /// Set-up queries on the tool's connection race the stop.
+    fn conn<'a>(&'a self, control: &'a Control) -> SetUpConn<'a> {
+        SetUpConn {
+            client: &self.client,
+            endpoint: &self.whole,
+            tls: &self.tls,
+            stop: &control.stop,
+        }
+    }
+}
+
+/// Connects to the server and asks what it is; refuses what the server
+/// cannot do (`-n` on PostgreSQL).
+async fn connect_server(
+    plan: &RunPlan,
+    control: &Control,
+    mut config: Config,
+    passfile: Option<PassFile>,
+    started_at: SystemTime,
+) -> Result<Setup> {
     config.ssl_mode(plan.tls.mode.tokio_mode());
     // Every connection of the run carries the run's own name, so that the
     // server's view of it (pg_stat_activity) can be told from any other.
@@ -241,8 +466,8 @@ pub async fn run_workloads(
     let pool = connect::pool(&whole, plan.run.threads, &tls)?;
     let client = control.or_stop(None, connect::get(&pool, &whole)).await?;
     // Every set-up query races the stop, and is cancelled by it.
-    let on_stop = || Some((&whole, &tls, client.cancel_token()));
-    let server = control.or_stop(on_stop(), schema::detect(&client)).await?;
+    let on_stop = Some((&whole, &tls, client.cancel_token()));
+    let server = control.or_stop(on_stop, schema::detect(&client)).await?;
     crate::say!(">> server: {}", server.version);
     crate::say!(">> encryption: {}", server.encryption);
     if server.flavor == Flavor::Postgres {
@@ -256,158 +481,166 @@ pub async fn run_workloads(
         }
     }
     control.check("while connecting")?;
-    // Where the workers go is settled before the table is touched, so
-    // that a --yb-discover that cannot work changes nothing.
+    Ok(Setup {
+        target,
+        application_name,
+        passfile,
+        config,
+        tls,
+        whole,
+        pool,
+        client,
+        server,
+    })
+}
+
+/// What the run settled before its first operation.
+struct Prepared {
+    /// Where the workers go.
+    endpoints: Vec<Endpoint>,
+    /// `--clients`: this client's side of the barrier.
+    gate: Option<Arc<Gate>>,
+    /// The server's view of each operation, unless --no-server-stats.
+    watch: Option<Arc<ServerWatch>>,
+}
+
+/// Before the first operation, on the tool's own connection: where the
+/// workers go (settled before the table is touched, so that a
+/// --yb-discover that cannot work changes nothing), the other clients
+/// met, the tables checked and created, the server's view started.
+async fn prepare_run(
+    plan: &RunPlan,
+    control: &Control,
+    setup: &Setup,
+    workloads: &[Box<dyn Workload>],
+) -> Result<Prepared> {
+    let conn = setup.conn(control);
     let endpoints = if plan.yb_discover {
         crate::say!(">> yb_servers(): the cluster's nodes (--yb-discover)");
-        control
-            .or_stop(
-                on_stop(),
-                nodes::discover(&client, &whole, passfile.as_ref()),
-            )
-            .await?
+        conn.or_stop(nodes::discover(
+            &setup.client,
+            &setup.whole,
+            setup.passfile.as_ref(),
+        ))
+        .await?
     } else if plan.balance == Balance::Failover {
-        vec![whole.clone()]
+        vec![setup.whole.clone()]
     } else {
-        nodes::split_hosts(&config, passfile.as_ref())
+        endpoint::split_hosts(&setup.config, setup.passfile.as_ref())
     };
-    // Several clients: everyone meets before any table is touched; the
-    // leader alone creates or checks the tables, the others wait for it.
     let gate = match &plan.cluster {
-        Some(c) => {
-            crate::say!(
-                ">> run {}: client {} of {}, waiting for the others (at most {})",
-                c.run_id,
-                c.index,
-                c.clients,
-                humantime::format_duration(c.barrier_timeout)
-            );
-            // A pool of its own: the run's holds one connection per
-            // worker, and the tool's own connection is in use here.
-            let gate_pool = connect::pool(&whole, 3, &tls)?;
-            let gate = Arc::new(
-                Gate::open(c.clone(), gate_pool, whole.clone(), control.stop.clone()).await?,
-            );
-            gate.meet("tables").await?;
-            Some(gate)
-        }
+        Some(c) => Some(open_gate(c, control, setup).await?),
         None => None,
     };
-    match &gate {
-        Some(g) if !g.plan.leader() => {
-            control
-                .or_stop(on_stop(), check_query_tables(&client, &plan, &workloads))
-                .await?
-        }
-        _ => {
-            let prepared = async {
-                check_query_tables(&client, &plan, &workloads).await?;
-                prepare_tables(&client, &plan, &workloads, server.flavor).await
-            };
-            if let Err(e) = control.or_stop(on_stop(), prepared).await {
-                if let Some(g) = &gate {
-                    g.fail(&e.to_string()).await;
-                }
-                return Err(e);
-            }
-            if let Some(g) = &gate {
-                g.release("tables", 0.0).await?;
-                crate::say!(
-                    ">> run {}: all {} clients are here",
-                    g.plan.run_id,
-                    g.plan.clients
-                );
-            }
-        }
+    let barrier = gate.as_deref().map(|g| g as &dyn StartBarrier);
+    runner::tables::prepare(
+        &conn,
+        &plan.workload,
+        &plan.run,
+        workloads,
+        setup.server.flavor,
+        barrier,
+    )
+    .await?;
+    if let Some(g) = gate.as_ref().filter(|g| g.plan.leader()) {
+        crate::say!(
+            ">> run {}: all {} clients are here",
+            g.plan.run_id,
+            g.plan.clients
+        );
     }
     let watch = if plan.server_stats {
         let started = ServerWatch::start(
-            &client,
+            &setup.client,
             endpoints.clone(),
-            tls.clone(),
-            application_name.clone(),
+            setup.tls.clone(),
+            setup.application_name.clone(),
             plan.run.interval(),
             plan.workload.prepared,
         );
-        control
-            .or_stop(on_stop(), async { Ok(started.await) })
-            .await?
+        conn.or_stop(async { Ok(started.await) }).await?
     } else {
         None
     };
-    drop(client);
-    if plan.balance != Balance::Failover {
-        let labels: Vec<&str> = endpoints.iter().map(|e| e.label.as_str()).collect();
-        crate::say!(
-            ">> balance ({}) over {} host(s): {}",
-            plan.balance.name(),
-            labels.len(),
-            labels.join(", ")
-        );
-    }
-    let mut plan = plan;
-    plan.run.lean = lean_use(&plan, &server.encryption, &endpoints)?;
-    let setup_tls = tls.clone();
-    let conns = Arc::new(ConnSource::new(
+    Ok(Prepared {
         endpoints,
-        plan.balance,
-        tls,
-        plan.run.threads,
-    )?);
+        gate,
+        watch,
+    })
+}
 
-    let (log_sink, log_thread) = match &plan.output.latency_log {
-        Some(p) => {
-            let (s, t) = latency_log::create(p)?;
-            (Some(s), Some(t))
-        }
-        None => (None, None),
-    };
-    let plan = Arc::new(plan);
-    let ctx = RunCtx {
-        settings: Arc::new(plan.run.clone()),
-        pool,
-        target: Arc::new(whole),
-        stop: control.stop.clone(),
-        interrupted: control.interrupted.clone(),
-        latency_log: log_sink,
-        conns,
-        server: watch,
-        barrier: gate.clone().map(|g| g as Arc<dyn StartBarrier>),
-    };
-    let mut report = RunReport {
-        started_at,
-        application_name,
-        server,
-        operations: Vec::new(),
-        interrupted: false,
-        cluster: None,
-    };
-    let stamp = humantime::format_rfc3339_seconds(started_at)
-        .to_string()
-        .replace([':', '-'], "")
-        .trim_end_matches('Z')
-        .to_string();
-    let server_name = format!(
-        "{} {}",
-        report.server.flavor.name(),
-        short_version(&report.server.version)
+/// Several clients: this one's side of the barrier, opened before any
+/// table is touched (the runner's tables step meets the others first).
+async fn open_gate(plan: &ClusterPlan, control: &Control, setup: &Setup) -> Result<Arc<Gate>> {
+    crate::say!(
+        ">> run {}: client {} of {}, waiting for the others (at most {})",
+        plan.run_id,
+        plan.index,
+        plan.clients,
+        humantime::format_duration(plan.barrier_timeout)
     );
-    // `--json -` puts the JSON on stdout, and the summary on stderr, so
-    // that stdout holds the JSON alone (as `merge --json -`).
-    let json_to_stdout = plan.output.json.as_deref() == Some(std::path::Path::new("-"));
-    let mut stderr = std::io::stderr();
-    let mut summary = if json_to_stdout {
-        Summary::new(&mut stderr, "stderr")
-    } else {
-        Summary::new(&mut *out, "stdout")
-    };
-    // Nothing is emptied or loaded after Ctrl-C: an interrupt while the
-    // tables were made ends the run here, one between two operations
-    // before the next (its set-up may truncate).
-    control.check("while the tables were prepared")?;
-    let _ = text::write_run_header(&mut summary, plan.seed());
-    let text_options = record::text_options(&plan);
-    // Each operation's record, as its text was written: the JSON's.
+    // A pool of its own: the run's holds one connection per worker, and
+    // the tool's own connection is in use here.
+    let gate_pool = connect::pool(&setup.whole, 3, &setup.tls)?;
+    let gate = Gate::open(
+        plan.clone(),
+        gate_pool,
+        setup.whole.clone(),
+        control.stop.clone(),
+    )
+    .await?;
+    Ok(Arc::new(gate))
+}
+
+/// The names the pictures carry: the run's start and the server.
+struct Titles {
+    stamp: String,
+    server_name: String,
+}
+
+impl Titles {
+    fn new(report: &RunReport) -> Self {
+        let stamp = humantime::format_rfc3339_seconds(report.started_at)
+            .to_string()
+            .replace([':', '-'], "")
+            .trim_end_matches('Z')
+            .to_string();
+        let server_name = format!(
+            "{} {}",
+            report.server.flavor.name(),
+            short_version(&report.server.version)
+        );
+        Titles { stamp, server_name }
+    }
+}
+
+/// What each step of the operations' loop needs.
+struct Steps<'a> {
+    ctx: &'a RunCtx,
+    control: &'a Control,
+    plan: &'a RunPlan,
+    /// How the summaries are written, from the plan.
+    text_options: report::text::TextOptions,
+    titles: &'a Titles,
+}
+
+/// The operations in order, each reported as soon as it ends, until the
+/// last, an interrupt, a summary nobody reads any more, or a load that
+/// failed; returns each operation's record, as its text was written.
+/// Errs only on a stop before the first operation started.
+async fn run_operations(
+    steps: &Steps<'_>,
+    workloads: &[Box<dyn Workload>],
+    report: &mut RunReport,
+    summary: &mut Summary<'_>,
+) -> Result<Vec<OpRecord>> {
+    let Steps {
+        ctx,
+        control,
+        plan,
+        ref text_options,
+        titles,
+    } = *steps;
     let mut records: Vec<OpRecord> = Vec::new();
     for (position, workload) in workloads.iter().enumerate() {
         let kind = workload.spec();
@@ -419,47 +652,35 @@ pub async fn run_workloads(
         // Nobody sees the summary any more (the reader of the pipe is
         // gone): nothing more is started, what ran goes to the files.
         if summary.failed.is_some() {
-            let rest: Vec<&str> = workloads
-                .iter()
-                .skip(report.operations.len())
-                .map(|w| w.spec().name)
-                .collect();
             crate::say!(
                 ">> not started: {}: the summary can no longer be written to {}",
-                rest.join(", "),
+                not_run(workloads, report).join(", "),
                 summary.name
             );
             break;
         }
         crate::say!(">> {kind}");
-        if !kind.is_load() {
-            warn_about_load_state(&ctx, &control, &setup_tls, workload.as_ref()).await;
-        }
+        runner::warn_about_load_state(ctx, workload.as_ref()).await;
         // A stop while the load state was read, before the first
         // operation: nothing ran, as for a stop during the other set-up.
         if report.operations.is_empty() {
             control.check(SETUP)?;
         }
         control.started.store(true, Ordering::Relaxed);
-        let mut result = runner::run_operation(&ctx, workload.as_ref(), position).await;
-        if !never_started(&result) && !result.interrupted {
-            run_checks(&ctx, workload.as_ref(), &mut result).await;
-        }
+        let result = runner::run_operation(ctx, workload.as_ref(), position).await;
         // A failed write is kept in `out` and the rest skipped; the
         // pictures and the report files are written all the same.
         let mut record = OpRecord::of(&result);
         record.histogram_of = workload.histogram_note();
         let pictures = plan.output.graph.as_ref().map(|options| Pictures {
             options,
-            stamp: &stamp,
-            server: &server_name,
+            stamp: &titles.stamp,
+            server: &titles.server_name,
         });
-        let _ = report::operation(&mut summary, &text_options, pictures, &record, &result);
+        let _ = report::operation(summary, text_options, pictures, &record, &result);
         records.push(record);
         say_why_it_failed(&result);
-        if kind.is_load() && result.succeeded() && !result.timed_out && !result.interrupted {
-            mark_loaded(&ctx, workload.as_ref(), result.total.rows).await;
-        }
+        runner::mark_loaded(ctx, workload.as_ref(), &result).await;
         let ok = result.succeeded();
         let interrupted = result.interrupted;
         report.operations.push(result);
@@ -470,11 +691,7 @@ pub async fn run_workloads(
         // A load that failed leaves its tables short for what follows; a
         // clean-up that failed leaves only clean-ups after it, which go on.
         if !ok && kind.is_load() && !kind.drops {
-            let rest: Vec<&str> = workloads
-                .iter()
-                .skip(report.operations.len())
-                .map(|w| w.spec().name)
-                .collect();
+            let rest = not_run(workloads, report);
             if !rest.is_empty() {
                 crate::say!(
                     ">> skipped {}: {kind} did not load the table",
@@ -484,74 +701,16 @@ pub async fn run_workloads(
             break;
         }
     }
-    if plan.show_rowsize
-        && !report.interrupted
-        && summary.failed.is_none()
-        && let Some(last) = workloads.last()
-    {
-        let line = match row_size(&ctx, last.as_ref()).await {
-            Ok(Some((avg, n))) => format!("{avg:.1} bytes (average over {n} rows)"),
-            Ok(None) => "empty table".to_string(),
-            Err(e) => format!("not measured: {e}"),
-        };
-        let _ = writeln!(summary, "{:<22}: {line}", "row size");
-    }
-    if let Some(g) = &gate {
-        g.close().await;
-        report.cluster = Some(ClusterRecord {
-            plan: g.plan.clone(),
-            starts: g.starts(),
-        });
-    }
-    // The workers' log writers are gone; the sink in ctx is the last one.
-    drop(ctx);
-    // Each report is written whatever became of the others: a latency
-    // log that filled the disk must not cost the JSON.
-    let mut failed = Vec::new();
-    if let Some(t) = log_thread {
-        match t.close() {
-            Ok(()) => {
-                if let Some(p) = &plan.output.latency_log {
-                    crate::say!(">> wrote {}", p.display());
-                }
-            }
-            Err(e) => failed.push(e),
-        }
-    }
-    let _ = summary.flush();
-    let stdout_failed = summary.finish();
-    let run = record::run_record(&plan, &target, &report, records);
-    let to = FileTargets {
-        json: plan.output.json.as_deref(),
-        csv: plan.output.csv.as_deref(),
-    };
-    failed.extend(crate::report::files::write_files(&run, to, out));
-    // The summary's stream broke last in the list: the reports are the
-    // run's result, their failures come first. A reader gone at an
-    // interrupt (Ctrl-C on `ysql-bench | tee`, `timeout` signalling the
-    // whole group) went for the same reason the run stopped: the run
-    // keeps its interrupted code (130), the line is still said.
-    if let Some(e) = stdout_failed {
-        if report.interrupted && e.kind() == std::io::ErrorKind::BrokenPipe && failed.is_empty() {
-            crate::say!(
-                "error: {}",
-                stream_error(&e, summary_stream(json_to_stdout))
-            );
-        } else {
-            failed.push(Error::run(stream_error(&e, summary_stream(json_to_stdout))));
-        }
-    }
-    // The last failure is the run's error (printed by main), any before
-    // it are printed here: each once.
-    match failed.pop() {
-        None => Ok(report),
-        Some(last) => {
-            for e in failed {
-                crate::say!("error: {e}");
-            }
-            Err(last)
-        }
-    }
+    Ok(records)
+}
+
+/// The names of the operations not run yet.
+fn not_run(workloads: &[Box<dyn Workload>], report: &RunReport) -> Vec<&'static str> {
+    workloads
+        .iter()
+        .skip(report.operations.len())
+        .map(|w| w.spec().name)
+        .collect()
 }
 
 /// Where the summary goes.
@@ -657,18 +816,6 @@ fn ensure_open_files(threads: usize) -> Result<()> {
     Ok(())
 }
 
-/// Whether an operation failed before its first unit was sent: its set-up
-/// (the truncate, the procedure's install, copy-file's files) or every
-/// worker's connection failed. It has nothing to summarise.
-pub fn never_started(result: &OpResult) -> bool {
-    result.failure.is_some()
-        && result.total.ops == 0
-        && result.total.failed() == 0
-        && result.total.rows == 0
-        && result.checks.is_empty()
-        && result.findings.is_empty()
-}
-
 /// A failed operation's reason on stderr too: with the summary sent to a
 /// file (`> results.txt`), the terminal would otherwise show only the
 /// exit code.
@@ -702,201 +849,6 @@ fn say_why_it_failed(result: &OpResult) {
             kind.units,
             by_code.join(", ")
         );
-    }
-}
-
-/// Query workloads look rows up: before anything is created or written,
-/// every table that a query reads, when no load of the run fills it
-/// before, must exist and, unless a load leaves it empty, hold rows
-/// ([`TableSet::reads`]). Otherwise every lookup would miss for the whole
-/// run and the run still end "successfully". Refused as bad usage, naming
-/// the first table that is missing or empty, with this run's `-o` with
-/// the loaders it lacks put first and the flags they need.
-async fn check_query_tables(
-    client: &tokio_postgres::Client,
-    plan: &RunPlan,
-    workloads: &[Box<dyn Workload>],
-) -> Result<()> {
-    let settings = &plan.workload;
-    let mut filled: Vec<&str> = Vec::new();
-    let mut checked: Vec<&str> = Vec::new();
-    // The first table found wanting, and the sets that lack their load.
-    let mut first: Option<(String, &'static str, bool)> = None;
-    let mut unloaded: Vec<&dyn TableSet> = Vec::new();
-    let mut wanting = 0;
-    for w in workloads {
-        let set = w.tables();
-        if w.spec().is_load() {
-            if w.needs_tables() {
-                filled.push(set.key());
-            }
-            continue;
-        }
-        if filled.contains(&set.key()) || checked.contains(&set.key()) {
-            continue;
-        }
-        checked.push(set.key());
-        for t in set.reads(settings)? {
-            let what = match schema::contents(client, &t.name).await? {
-                Contents::Missing => "does not exist",
-                Contents::Empty if t.holds_rows => "is empty",
-                _ => continue,
-            };
-            wanting += 1;
-            if !unloaded.iter().any(|u| u.key() == set.key()) {
-                unloaded.push(set);
-            }
-            first.get_or_insert((
-                format!("table {} {what}", t.name.quoted()),
-                w.spec().name,
-                t.holds_rows,
-            ));
-        }
-    }
-    let Some((table, needed_by, holds_rows)) = first else {
-        return Ok(());
-    };
-    let mut ops: Vec<&str> = unloaded.iter().map(|s| s.loader()).collect();
-    ops.extend(workloads.iter().map(|w| w.spec().name));
-    let mut line = format!("-o {}", ops.join(","));
-    let mut flags: Vec<String> = Vec::new();
-    for f in unloaded.iter().flat_map(|s| s.load_flags(settings)) {
-        if !flags.contains(&f) {
-            line.push(' ');
-            line.push_str(&f);
-            flags.push(f);
-        }
-    }
-    let needs = if holds_rows {
-        "needs its rows"
-    } else {
-        "needs it"
-    };
-    let (more, them) = match wanting - 1 {
-        0 => (String::new(), "it"),
-        1 => (
-            " (one more table is missing or empty too)".to_string(),
-            "them",
-        ),
-        n => (
-            format!(" ({n} more tables are missing or empty too)"),
-            "them",
-        ),
-    };
-    let check = if settings.table_name.is_some() {
-        "--table-name and the database"
-    } else {
-        "the database"
-    };
-    let bounded = if plan.run.load_time.is_some() {
-        " (--time bounds the load too)"
-    } else {
-        ""
-    };
-    Err(Error::usage(format!(
-        "{table}, and {needed_by} {needs}{more}: load {them} first in the same run, e.g. {line}{bounded}, or check {check}"
-    )))
-}
-
-/// Marks the tables as completely loaded; a failure only costs the mark,
-/// so it is a warning, not the end of the run. A client of several knows
-/// only its share: the tables stay marked as being loaded (a later run
-/// warns), rather than marked wrongly.
-async fn mark_loaded(ctx: &RunCtx, workload: &dyn Workload, rows: u64) {
-    if ctx.barrier.is_some() {
-        return;
-    }
-    let marked = async {
-        let client = connect::get(&ctx.pool, &ctx.target).await?;
-        workload.finish_load(&client, rows).await
-    };
-    if let Err(e) = marked.await {
-        crate::say!("warning: the table is loaded but could not be marked so: {e}");
-    }
-}
-
-async fn row_size(ctx: &RunCtx, workload: &dyn Workload) -> Result<Option<(f64, i64)>> {
-    let client = connect::get(&ctx.pool, &ctx.target).await?;
-    schema::average_row_size(&client, workload.table(), ROWSIZE_SAMPLE).await
-}
-
-/// The workload's consistency checks, after it ran, on a connection of
-/// its own: a broken one, or one that cannot be made, fails the
-/// operation.
-async fn run_checks(ctx: &RunCtx, workload: &dyn Workload, result: &mut OpResult) {
-    let checked = async {
-        let client = connect::get(&ctx.pool, &ctx.target).await?;
-        workload.checks(&client).await
-    };
-    match checked.await {
-        Ok(checks) => {
-            let broken: Vec<&str> = checks
-                .iter()
-                .filter(|c| !c.held)
-                .map(|c| c.name.as_str())
-                .collect();
-            if !broken.is_empty() && result.failure.is_none() {
-                result.failure = Some(format!("consistency check broken: {}", broken.join(", ")));
-            }
-            result.checks = checks;
-        }
-        Err(e) => {
-            result
-                .failure
-                .get_or_insert(format!("the consistency checks could not run: {e}"));
-        }
-    }
-}
-
-/// Creates or checks each set of tables the workloads use, once, before
-/// any of them runs: refusing a table that is not the tool's before
-/// anything is written. Only a set that a load of the run fills is
-/// created (or dropped with `--drop`); one that queries alone read was
-/// checked by [`check_query_tables`] and is left as it is.
-async fn prepare_tables(
-    client: &tokio_postgres::Client,
-    plan: &RunPlan,
-    workloads: &[Box<dyn Workload>],
-    flavor: Flavor,
-) -> Result<()> {
-    let mut done: Vec<&str> = Vec::new();
-    for w in workloads.iter().filter(|w| w.needs_tables()) {
-        let set = w.tables();
-        if done.contains(&set.key()) {
-            continue;
-        }
-        done.push(set.key());
-        let same = || workloads.iter().filter(|o| o.tables().key() == set.key());
-        let how = TableUse {
-            filled: same().any(|o| o.spec().is_load() && o.needs_tables()),
-            written: same().any(|o| o.writes()),
-        };
-        set.prepare(client, &plan.workload, flavor, how).await?;
-    }
-    Ok(())
-}
-
-/// Says on stderr when a query workload is about to run on tables whose
-/// last load did not finish or holds fewer rows than it will look for.
-/// Not knowing is no reason to stop the run.
-/// A stop cancels the read (it waits behind a lock like any query).
-async fn warn_about_load_state(
-    ctx: &RunCtx,
-    control: &Control,
-    tls: &Tls,
-    workload: &dyn Workload,
-) {
-    let state = async {
-        let client = control
-            .or_stop(None, connect::get(&ctx.pool, &ctx.target))
-            .await?;
-        let on_stop = Some((&*ctx.target, tls, client.cancel_token()));
-        control
-            .or_stop(on_stop, workload.check_loaded(&client))
-            .await
-    };
-    if let Ok(Some(warning)) = state.await {
-        crate::say!("warning: {warning}");
     }
 }
 

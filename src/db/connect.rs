@@ -25,7 +25,8 @@ use deadpool_postgres::{ManagerConfig, Pool, RecyclingMethod, Runtime};
 use tokio_postgres::Config;
 use tokio_postgres::config::{Host, TargetSessionAttrs};
 
-use super::nodes::{self, Endpoint};
+use super::conninfo;
+use super::endpoint::{Endpoint, FailoverConnect};
 use super::passfile::{DEFAULT_SOCKET_DIR, PassFile};
 use super::tls::{Tls, TlsSettings};
 use crate::error::{Error, Result};
@@ -76,7 +77,7 @@ pub struct Server {
     /// was given (in the string or PGPASSWORD): it then serves every host.
     pub config: Config,
     /// The password file, when no password was given: each host's
-    /// password is looked up in it ([`nodes::Endpoint`] does).
+    /// password is looked up in it ([`Endpoint`] does).
     pub passfile: Option<PassFile>,
 }
 
@@ -135,7 +136,7 @@ fn resolve_in(
         for u in urls {
             let p = parse_target(u, "--url")?;
             let t = p.tls;
-            nodes::check_hosts(&p.config, "--url")?;
+            conninfo::check_hosts(&p.config, "--url")?;
             let mut c = p.config;
             fill_from_env(&mut c, &p.keys, env)?;
             configs.push(c);
@@ -164,9 +165,9 @@ fn resolve_in(
             tls.client_key = tls.client_key.or(t.client_key);
             passfile = passfile.or(p.passfile);
         }
-        (nodes::merge(&configs)?, tls, passfile)
+        (conninfo::merge(&configs)?, tls, passfile)
     };
-    nodes::check_hosts(&config, "the connection")?;
+    conninfo::check_hosts(&config, "the connection")?;
     // As libpq: the environment fills what the string did not say.
     if tls.mode.is_none()
         && let Some(m) = env("PGSSLMODE")
@@ -218,7 +219,7 @@ fn parse_target(url: &str, source: &str) -> Result<Parsed> {
     let bad =
         |why: String| Error::usage(format!("{source} is not a valid connection string: {why}"));
     let own = |k: &str| super::tls::TLS_KEYS.contains(&k) || k == PASSFILE_KEY;
-    let (rest, found) = super::tls::take_params(url, &own).map_err(bad)?;
+    let (rest, found) = conninfo::take_params(url, &own).map_err(bad)?;
     let passfile = found
         .iter()
         .rev()
@@ -226,7 +227,7 @@ fn parse_target(url: &str, source: &str) -> Result<Parsed> {
         .map(|(_, v)| PathBuf::from(v))
         .filter(|p| !p.as_os_str().is_empty());
     let tls = super::tls::tls_settings(found).map_err(bad)?;
-    let (_, given) = super::tls::take_params(&rest, &|_| true).map_err(bad)?;
+    let (_, given) = conninfo::take_params(&rest, &|_| true).map_err(bad)?;
     let config = Config::from_str(&rest).map_err(|e| {
         // tokio-postgres keeps what is wrong ("invalid value for option
         // `port`", "unknown option `bogus`") in the error's source.
@@ -237,14 +238,14 @@ fn parse_target(url: &str, source: &str) -> Result<Parsed> {
     })?;
     // libpq takes an empty password for none (and looks further).
     let config = match config.get_password() {
-        Some([]) => nodes::without_password(&config),
+        Some([]) => conninfo::without_password(&config),
         _ => config,
     };
     let keys: Vec<String> = given.into_iter().map(|(k, _)| k).collect();
     // tokio-postgres gives a URI's host without a port 5432, where libpq
     // would take PGPORT: a URI that names no port leaves it out.
     let config = if uri_names_no_port(&rest) && !keys.iter().any(|k| k == "port") {
-        nodes::without_ports(&config)
+        conninfo::without_ports(&config)
     } else {
         config
     };
@@ -535,7 +536,7 @@ pub fn pool(endpoint: &Endpoint, size: usize, tls: &Tls) -> Result<Pool> {
     };
     let manager = deadpool_postgres::Manager::from_connect(
         endpoint.config.clone(),
-        nodes::FailoverConnect {
+        FailoverConnect {
             hosts: endpoint.hosts.clone(),
             tls: tls.clone(),
         },

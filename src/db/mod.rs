@@ -1,5 +1,7 @@
 //! Everything that talks to the server about something other than the
-//! workload: where to connect and the pool ([`connect`]), the SQL that
+//! workload: where to connect and the pool ([`connect`]), the connection
+//! string's keys and host list ([`conninfo`]), one place to connect to
+//! with its hosts' passwords and failover ([`endpoint`]), the SQL that
 //! differs between YugabyteDB and PostgreSQL ([`dialect`]), the benchmark
 //! table's life cycle ([`schema`]) and the throwaway local server
 //! ([`sandbox`]) that `--sandbox` and the tests use; several hosts and how
@@ -13,7 +15,9 @@
 
 pub mod cancel;
 pub mod connect;
+pub mod conninfo;
 pub mod dialect;
+pub mod endpoint;
 pub mod nodes;
 pub mod passfile;
 pub mod sandbox;

@@ -15,27 +15,22 @@
 //! a new one per unit with `--reconnect`), so connections and units can be
 //! counted per host: the summary shows whether the load really spread.
 //!
-//! An [`Endpoint`] holds one configuration per host, each with the
-//! password for that host, and makes its failover itself
-//! ([`connect_hosts`]) instead of leaving it to tokio-postgres: libpq
-//! looks a password up in the password file per host and port, and
-//! tokio-postgres's `Config` has one password for the whole list.
+//! Each host is an [`Endpoint`] ([`super::endpoint`]: its own password,
+//! its own failover); the host list's parsing is [`super::conninfo`]'s.
 
-use std::net::IpAddr;
 use std::ops::Deref;
 use std::time::{Duration, Instant};
 
 use deadpool_postgres::Pool;
-use tokio_postgres::config::Host;
-use tokio_postgres::error::SqlState;
-use tokio_postgres::{CancelToken, Client, Config, NoTls};
+use tokio_postgres::{CancelToken, Client};
 
 use super::connect::{connect_timeout, pool};
-use super::passfile::{PassFile, host_key};
+use super::endpoint::{ConnTask, Endpoint, cluster_node, connect_hosts};
+use super::passfile::PassFile;
 use super::tls::Tls;
 use super::unnamed;
 use super::wire::{CancelKey, WireConn, WireError};
-use crate::error::{Error, NO_PASSWORD, Result, is_password_missing};
+use crate::error::{Error, Result};
 
 /// How the workers' connections are spread over the hosts.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -59,444 +54,6 @@ impl Balance {
             Balance::Random => "random",
         }
     }
-}
-
-/// One place to connect to: one host, or a host list that libpq's
-/// failover goes through in order.
-#[derive(Clone, Debug)]
-pub struct Endpoint {
-    /// As shown in the summary: `host:port`, or the whole host list for a
-    /// failover endpoint.
-    pub label: String,
-    /// The settings and the whole host list: what is shown, the timeouts.
-    /// Connections are made with `hosts`, never with this one: for a host
-    /// list it has no password from the password file, only one given
-    /// for every host.
-    pub config: Config,
-    /// One configuration per host, in failover order, each with the
-    /// password for that host.
-    pub hosts: Vec<Config>,
-    notes: PasswordNotes,
-}
-
-/// What a connection error adds about the password: where it came from
-/// when the server refuses it, where it was looked for when missing.
-#[derive(Clone, Debug, Default)]
-struct PasswordNotes {
-    refused: Option<String>,
-    missing: Option<String>,
-}
-
-impl Endpoint {
-    /// The whole configuration as one endpoint (failover over its hosts),
-    /// each host with its password from `passfile` when the configuration
-    /// has none.
-    pub fn whole(config: &Config, passfile: Option<&PassFile>) -> Endpoint {
-        let split = split_hosts(config, passfile);
-        let labels: Vec<&str> = split.iter().map(|e| e.label.as_str()).collect();
-        let label = if labels.len() > 1 {
-            format!("{} (failover)", labels.join(","))
-        } else {
-            labels.join(",")
-        };
-        let hosts = split.iter().flat_map(|e| e.hosts.iter().cloned()).collect();
-        Endpoint {
-            label,
-            config: config.clone(),
-            hosts,
-            notes: PasswordNotes::of(passfile, &split),
-        }
-    }
-
-    /// The connection error of this endpoint: `target` is how the endpoint
-    /// is named. A missing password says how to give one (and which file
-    /// had none for which host); a password from the file that the server
-    /// refuses says so.
-    pub fn connect_error(&self, target: &str, e: tokio_postgres::Error) -> Error {
-        if is_password_missing(&e) {
-            return self.no_password(target);
-        }
-        match (&self.notes.refused, e.code()) {
-            (Some(note), Some(&SqlState::INVALID_PASSWORD)) => {
-                Error::db(format!("cannot connect to {target} ({note})"), e)
-            }
-            _ => Error::db(format!("cannot connect to {target}"), e),
-        }
-    }
-
-    /// [`Endpoint::connect_error`] of the lean driver.
-    pub fn wire_connect_error(&self, target: &str, e: WireError) -> Error {
-        if matches!(e, WireError::NoPassword) {
-            return self.no_password(target);
-        }
-        match (&self.notes.refused, e.code()) {
-            (Some(note), Some(code)) if code == SqlState::INVALID_PASSWORD.code() => {
-                Error::wire(format!("cannot connect to {target} ({note})"), e)
-            }
-            _ => Error::wire(format!("cannot connect to {target}"), e),
-        }
-    }
-
-    fn no_password(&self, target: &str) -> Error {
-        let note = self
-            .notes
-            .missing
-            .as_ref()
-            .map(|m| format!("; {m}"))
-            .unwrap_or_default();
-        Error::run(format!("cannot connect to {target}: {NO_PASSWORD}{note}"))
-    }
-}
-
-impl PasswordNotes {
-    /// The notes of endpoints `split` (one per host) made with `passfile`.
-    fn of(passfile: Option<&PassFile>, split: &[Endpoint]) -> PasswordNotes {
-        let Some(file) = passfile else {
-            return PasswordNotes::default();
-        };
-        let refused = split
-            .iter()
-            .any(|e| e.notes.refused.is_some())
-            .then(|| format!("password from password file \"{}\"", file.path().display()));
-        let unmatched: Vec<&str> = split
-            .iter()
-            .filter(|e| e.notes.missing.is_some())
-            .map(|e| e.label.as_str())
-            .collect();
-        let missing = (!unmatched.is_empty()).then(|| file.why_none(&unmatched.join(", ")));
-        PasswordNotes { refused, missing }
-    }
-}
-
-/// Connects to the first of `hosts` that lets us in, in order; the last
-/// failure when none does. Unlike libpq, which goes past a host that
-/// answers with an error only when it is starting up (57P03), any failure,
-/// a refused login too, moves on to the next host.
-pub async fn connect_hosts(
-    hosts: &[Config],
-    tls: &Tls,
-) -> std::result::Result<(Client, ConnTask), tokio_postgres::Error> {
-    let mut last = None;
-    for config in hosts {
-        match connect_one(config, tls).await {
-            Ok(made) => return Ok(made),
-            Err(e) => last = Some(e),
-        }
-    }
-    match last {
-        Some(e) => Err(e),
-        // No host at all: tokio-postgres's own error says so.
-        None => connect_one(&Config::new(), tls).await,
-    }
-}
-
-async fn connect_one(
-    config: &Config,
-    tls: &Tls,
-) -> std::result::Result<(Client, ConnTask), tokio_postgres::Error> {
-    match tls {
-        Tls::Plain => config
-            .connect(NoTls)
-            .await
-            .map(|(c, conn)| (c, Box::pin(conn) as ConnTask)),
-        Tls::Rustls(m) => config
-            .connect(m.clone())
-            .await
-            .map(|(c, conn)| (c, Box::pin(conn) as ConnTask)),
-    }
-}
-
-/// The pools' way to connect: an endpoint's hosts in failover order, each
-/// with its own password (see [`connect_hosts`]).
-pub struct FailoverConnect {
-    pub hosts: Vec<Config>,
-    pub tls: Tls,
-}
-
-impl deadpool_postgres::Connect for FailoverConnect {
-    fn connect(
-        &self,
-        _whole: &Config,
-    ) -> std::pin::Pin<
-        Box<
-            dyn std::future::Future<
-                    Output = std::result::Result<
-                        (Client, tokio::task::JoinHandle<()>),
-                        tokio_postgres::Error,
-                    >,
-                > + Send
-                + '_,
-        >,
-    > {
-        Box::pin(async move {
-            let (client, conn) = connect_hosts(&self.hosts, &self.tls).await?;
-            // The connection's end shows to its client (is_closed, the
-            // next query's error); nothing else waits for it.
-            let task = tokio::spawn(async move {
-                let _ = conn.await;
-            });
-            Ok((client, task))
-        })
-    }
-}
-
-/// The port of host `i` by libpq's rule: one port for all hosts, or one
-/// port per host; 5432 when none is given.
-fn port_of(config: &Config, i: usize) -> u16 {
-    let ports = config.get_ports();
-    ports
-        .get(i)
-        .or_else(|| ports.first())
-        .copied()
-        .unwrap_or(5432)
-}
-
-/// Checks that a host list is well formed: one port, or one per host.
-pub fn check_hosts(config: &Config, source: &str) -> Result<()> {
-    let hosts = config.get_hosts().len().max(config.get_hostaddrs().len());
-    let ports = config.get_ports().len();
-    if ports > 1 && ports != hosts {
-        return Err(Error::usage(format!(
-            "{source} gives {hosts} hosts and {ports} ports: give one port for all hosts, or one port per host (host=a,b port=5433,5434)"
-        )));
-    }
-    if !config.get_hostaddrs().is_empty()
-        && !config.get_hosts().is_empty()
-        && config.get_hosts().len() != config.get_hostaddrs().len()
-    {
-        return Err(Error::usage(format!(
-            "{source} gives {} hosts and {} hostaddrs: give one hostaddr per host",
-            config.get_hosts().len(),
-            config.get_hostaddrs().len()
-        )));
-    }
-    Ok(())
-}
-
-/// A copy of `base`'s settings (user, password, database, timeouts, TLS)
-/// for one host only; without a password in `base`, the one `passfile`
-/// has for this host, port, database and user. Also says whether the
-/// password came from the file (`Some(true)`) or none was found there
-/// (`Some(false)`).
-fn for_one_host(
-    base: &Config,
-    host: Option<&Host>,
-    hostaddr: Option<IpAddr>,
-    port: u16,
-    passfile: Option<&PassFile>,
-) -> (Config, Option<bool>) {
-    let mut c = settings_of(base);
-    add_host(&mut c, host, hostaddr, port);
-    let from_file = match passfile {
-        Some(file) if base.get_password().is_none() => {
-            let found = file.lookup(
-                &host_key(host, hostaddr),
-                port,
-                base.get_dbname().unwrap_or_default(),
-                base.get_user().unwrap_or_default(),
-            );
-            if let Some(pw) = found.filter(|p| !p.is_empty()) {
-                c.password(pw);
-                Some(true)
-            } else {
-                Some(false)
-            }
-        }
-        _ => None,
-    };
-    (c, from_file)
-}
-
-/// The endpoint of one host.
-fn one_host_endpoint(
-    base: &Config,
-    host: Option<&Host>,
-    hostaddr: Option<IpAddr>,
-    port: u16,
-    passfile: Option<&PassFile>,
-) -> Endpoint {
-    let label = label_of(host, hostaddr, port);
-    let (config, from_file) = for_one_host(base, host, hostaddr, port, passfile);
-    let notes = match (passfile, from_file) {
-        (Some(f), Some(true)) => PasswordNotes {
-            refused: Some(format!(
-                "password from password file \"{}\"",
-                f.path().display()
-            )),
-            missing: None,
-        },
-        (Some(f), Some(false)) => PasswordNotes {
-            refused: None,
-            missing: Some(f.why_none(&label)),
-        },
-        _ => PasswordNotes::default(),
-    };
-    Endpoint {
-        label,
-        config: config.clone(),
-        hosts: vec![config],
-        notes,
-    }
-}
-
-fn add_host(c: &mut Config, host: Option<&Host>, hostaddr: Option<IpAddr>, port: u16) {
-    add_host_only(c, host, hostaddr);
-    c.port(port);
-}
-
-/// [`add_host`] without a port.
-fn add_host_only(c: &mut Config, host: Option<&Host>, hostaddr: Option<IpAddr>) {
-    match host {
-        Some(Host::Tcp(h)) => {
-            c.host(h);
-        }
-        Some(Host::Unix(p)) => {
-            c.host_path(p);
-        }
-        None => {}
-    }
-    if let Some(a) = hostaddr {
-        c.hostaddr(a);
-    }
-}
-
-fn label_of(host: Option<&Host>, hostaddr: Option<IpAddr>, port: u16) -> String {
-    let name = match (host, hostaddr) {
-        (Some(Host::Tcp(h)), _) => h.clone(),
-        (Some(Host::Unix(p)), _) => p.display().to_string(),
-        (None, Some(a)) => a.to_string(),
-        (None, None) => "?".to_string(),
-    };
-    format!("{name}:{port}")
-}
-
-/// One endpoint per host of the configuration, each with the others'
-/// settings and its own password (see [`Endpoint::whole`]).
-pub fn split_hosts(config: &Config, passfile: Option<&PassFile>) -> Vec<Endpoint> {
-    let n = config.get_hosts().len().max(config.get_hostaddrs().len());
-    (0..n)
-        .map(|i| {
-            let host = config.get_hosts().get(i);
-            let hostaddr = config.get_hostaddrs().get(i).copied();
-            one_host_endpoint(config, host, hostaddr, port_of(config, i), passfile)
-        })
-        .collect()
-}
-
-/// `c` without its ports (tokio-postgres's Config cannot unset them).
-pub fn without_ports(c: &Config) -> Config {
-    let mut fresh = settings_of(c);
-    let n = c.get_hosts().len().max(c.get_hostaddrs().len());
-    for i in 0..n {
-        let hostaddr = c.get_hostaddrs().get(i).copied();
-        add_host_only(&mut fresh, c.get_hosts().get(i), hostaddr);
-    }
-    fresh
-}
-
-/// `c` without its password (tokio-postgres's Config cannot unset one).
-pub fn without_password(c: &Config) -> Config {
-    let mut fresh = settings_without_password(c);
-    let n = c.get_hosts().len().max(c.get_hostaddrs().len());
-    for i in 0..n {
-        let hostaddr = c.get_hostaddrs().get(i).copied();
-        add_host(&mut fresh, c.get_hosts().get(i), hostaddr, port_of(c, i));
-    }
-    fresh
-}
-
-/// Joins the configurations of repeated `-u` into one host list. They must
-/// agree on everything but hosts and ports, so that one run means one
-/// user on one database.
-pub fn merge(configs: &[Config]) -> Result<Config> {
-    let Some(first) = configs.first() else {
-        return Err(Error::usage("no connection given"));
-    };
-    if configs.len() == 1 {
-        return Ok(first.clone());
-    }
-    let same = |c: &Config| {
-        c.get_user() == first.get_user()
-            && c.get_dbname() == first.get_dbname()
-            && c.get_password() == first.get_password()
-    };
-    if configs
-        .iter()
-        .any(|c| c.get_hosts().is_empty() && c.get_hostaddrs().is_empty())
-    {
-        return Err(Error::usage(
-            "repeated -u: each one must name its host (host=...), since together they are the host list",
-        ));
-    }
-    if !configs.iter().all(same) {
-        return Err(Error::usage(
-            "repeated -u must name the same user, password and database; only host and port may differ",
-        ));
-    }
-    let with_addr = configs
-        .iter()
-        .filter(|c| !c.get_hostaddrs().is_empty())
-        .count();
-    if with_addr != 0 && with_addr != configs.len() {
-        return Err(Error::usage(
-            "repeated -u: give hostaddr in all of them or in none",
-        ));
-    }
-    let mut merged = settings_of(first);
-    for c in configs {
-        let n = c.get_hosts().len().max(c.get_hostaddrs().len());
-        for i in 0..n {
-            let hostaddr = c.get_hostaddrs().get(i).copied();
-            add_host(&mut merged, c.get_hosts().get(i), hostaddr, port_of(c, i));
-        }
-    }
-    Ok(merged)
-}
-
-/// A configuration with `c`'s settings and no host or port yet
-/// (tokio-postgres's Config cannot clear its host and port lists).
-fn settings_of(c: &Config) -> Config {
-    let mut fresh = settings_without_password(c);
-    if let Some(p) = c.get_password() {
-        fresh.password(p);
-    }
-    fresh
-}
-
-/// [`settings_of`] but the password.
-fn settings_without_password(c: &Config) -> Config {
-    let mut fresh = Config::new();
-    if let Some(u) = c.get_user() {
-        fresh.user(u);
-    }
-    if let Some(d) = c.get_dbname() {
-        fresh.dbname(d);
-    }
-    if let Some(o) = c.get_options() {
-        fresh.options(o);
-    }
-    if let Some(a) = c.get_application_name() {
-        fresh.application_name(a);
-    }
-    fresh.ssl_mode(c.get_ssl_mode());
-    fresh.ssl_negotiation(c.get_ssl_negotiation());
-    if let Some(t) = c.get_connect_timeout() {
-        fresh.connect_timeout(*t);
-    }
-    if let Some(t) = c.get_tcp_user_timeout() {
-        fresh.tcp_user_timeout(*t);
-    }
-    fresh.keepalives(c.get_keepalives());
-    fresh.keepalives_idle(c.get_keepalives_idle());
-    if let Some(i) = c.get_keepalives_interval() {
-        fresh.keepalives_interval(i);
-    }
-    if let Some(r) = c.get_keepalives_retries() {
-        fresh.keepalives_retries(r);
-    }
-    fresh.target_session_attrs(c.get_target_session_attrs());
-    fresh.channel_binding(c.get_channel_binding());
-    fresh
 }
 
 /// One row of `yb_servers()`: the columns `--yb-discover` uses.
@@ -548,10 +105,8 @@ pub fn parse_yb_servers(rows: &[YbServer]) -> Result<Vec<(String, u16)>> {
 }
 
 /// Asks the cluster for its nodes and makes one endpoint per node, with
-/// the settings of `given` (the connection given on the command line).
-/// Without a password given, a node's is the password file's line for it,
-/// else the one the given hosts got from the file: the nodes of one
-/// cluster share their roles.
+/// the settings of `given` (the connection given on the command line;
+/// see [`cluster_node`] for its password).
 pub async fn discover(
     client: &Client,
     given: &Endpoint,
@@ -573,22 +128,9 @@ pub async fn discover(
             node_type: r.get(2),
         })
         .collect();
-    let base = &given.config;
-    let cluster_password = given.hosts.iter().find_map(|c| c.get_password());
     Ok(parse_yb_servers(&servers)?
         .into_iter()
-        .map(|(h, port)| {
-            let host = Host::Tcp(h);
-            let mut e = one_host_endpoint(base, Some(&host), None, port, passfile);
-            if let (Some(c), Some(pw)) = (e.hosts.first_mut(), cluster_password)
-                && c.get_password().is_none()
-            {
-                c.password(pw);
-                e.config.password(pw);
-                e.notes = given.notes.clone();
-            }
-            e
-        })
+        .map(|(host, port)| cluster_node(given, host, port, passfile))
         .collect())
 }
 
@@ -755,13 +297,6 @@ pub enum Canceller {
     Wire(CancelKey),
 }
 
-/// A connection's own task (tokio-postgres' `Connection`): it reads and
-/// writes the socket for its [`Client`], and must be polled for any query
-/// of that client to progress.
-pub type ConnTask = std::pin::Pin<
-    Box<dyn std::future::Future<Output = std::result::Result<(), tokio_postgres::Error>> + Send>,
->;
-
 impl ConnSource {
     /// Asks endpoint `i` to cancel what `token`'s connection is running,
     /// over the same TLS as the run's connections (see [`super::cancel`]);
@@ -846,101 +381,10 @@ pub fn pick(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::db::connect::parse_url;
     use rand::SeedableRng;
 
     fn rng() -> rand::rngs::SmallRng {
         rand::rngs::SmallRng::seed_from_u64(7)
-    }
-
-    #[test]
-    fn a_host_list_splits_into_one_endpoint_per_host() {
-        let c = parse_url(
-            "host=a,b,c port=5433,5434,5435 user=yugabyte password=pw dbname=db connect_timeout=3",
-            "--url",
-        )
-        .unwrap();
-        let e = split_hosts(&c, None);
-        let labels: Vec<&str> = e.iter().map(|e| e.label.as_str()).collect();
-        assert_eq!(labels, ["a:5433", "b:5434", "c:5435"]);
-        assert_eq!(e[1].config.get_hosts(), &[Host::Tcp("b".into())]);
-        assert_eq!(e[1].config.get_ports(), &[5434]);
-        assert_eq!(e[1].config.get_user(), Some("yugabyte"));
-        assert_eq!(e[1].config.get_password(), Some(&b"pw"[..]));
-        assert_eq!(e[1].config.get_dbname(), Some("db"));
-        assert_eq!(
-            e[1].config.get_connect_timeout(),
-            Some(&Duration::from_secs(3))
-        );
-        let one_port = parse_url("host=a,b port=5433", "--url").unwrap();
-        let ports: Vec<u16> = split_hosts(&one_port, None)
-            .iter()
-            .map(|e| e.config.get_ports()[0])
-            .collect();
-        assert_eq!(ports, [5433, 5433]);
-    }
-
-    /// libpq looks each host of a list up in the password file: each gets
-    /// its own line's password, and none the others'.
-    #[test]
-    fn each_host_gets_its_own_password_from_the_file() {
-        let file = PassFile::from_text("/home/u/.pgpass", "a:5433:*:u:pw-a\nb:5434:*:u:pw-b\n");
-        let c = parse_url("host=a,b,c port=5433,5434,5435 user=u dbname=d", "--url").unwrap();
-        let pw = |e: &Config| {
-            e.get_password()
-                .map(|p| String::from_utf8_lossy(p).into_owned())
-        };
-        let split = split_hosts(&c, Some(&file));
-        let got: Vec<Option<String>> = split.iter().map(|e| pw(&e.hosts[0])).collect();
-        assert_eq!(got, [Some("pw-a".into()), Some("pw-b".into()), None]);
-        let whole = Endpoint::whole(&c, Some(&file));
-        assert_eq!(whole.label, "a:5433,b:5434,c:5435 (failover)");
-        let got: Vec<Option<String>> = whole.hosts.iter().map(pw).collect();
-        assert_eq!(got, [Some("pw-a".into()), Some("pw-b".into()), None]);
-        assert_eq!(whole.hosts[2].get_ports(), &[5435]);
-        assert!(
-            whole.notes.missing.as_deref().unwrap().contains("c:5435"),
-            "{:?}",
-            whole.notes
-        );
-        // A password given serves every host; the file is not read.
-        let given = parse_url(
-            "host=a,b port=5433,5434 user=u password=pw dbname=d",
-            "--url",
-        )
-        .unwrap();
-        let whole = Endpoint::whole(&given, Some(&file));
-        let got: Vec<Option<String>> = whole.hosts.iter().map(pw).collect();
-        assert_eq!(got, [Some("pw".into()), Some("pw".into())]);
-        assert!(whole.notes.refused.is_none() && whole.notes.missing.is_none());
-    }
-
-    #[test]
-    fn repeated_urls_merge_into_one_host_list() {
-        let a = parse_url("host=a port=5433 user=u dbname=d", "--url").unwrap();
-        let b = parse_url("host=b,c port=5434 user=u dbname=d", "--url").unwrap();
-        let m = merge(&[a.clone(), b]).unwrap();
-        assert_eq!(m.get_hosts().len(), 3);
-        assert_eq!(m.get_ports(), &[5433, 5434, 5434]);
-        assert_eq!(m.get_user(), Some("u"));
-        let other_user = parse_url("host=b user=v dbname=d", "--url").unwrap();
-        let err = merge(&[a.clone(), other_user]).unwrap_err();
-        assert!(err.to_string().contains("only host and port"));
-        let no_host = parse_url("user=u dbname=d", "--url").unwrap();
-        let err = merge(&[a, no_host]).unwrap_err();
-        assert!(err.to_string().contains("name its host"));
-    }
-
-    #[test]
-    fn ports_must_match_the_hosts() {
-        let c = parse_url("host=a,b,c port=1,2", "--url").unwrap();
-        assert!(
-            check_hosts(&c, "--url")
-                .unwrap_err()
-                .to_string()
-                .contains("3 hosts and 2 ports")
-        );
-        assert!(check_hosts(&parse_url("host=a,b port=1", "--url").unwrap(), "--url").is_ok());
     }
 
     #[test]

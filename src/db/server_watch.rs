@@ -45,7 +45,8 @@ use deadpool_postgres::Pool;
 use tokio_postgres::{Client, Row};
 
 use super::connect::connect_timeout;
-use super::nodes::{ConnSource, Endpoint, connect_hosts};
+use super::endpoint::{Endpoint, connect_hosts};
+use super::nodes::ConnSource;
 use super::server_stats::{self as sql, StatementsView};
 use super::tls::Tls;
 use crate::error::{Error, Result};
@@ -703,24 +704,7 @@ impl OpWatch {
             sampler,
             mut notes,
         } = self;
-        let (mut nodes, ticks, cost) = match sampler {
-            Sampling::Off(nodes) => (nodes, Vec::new(), None),
-            Sampling::Running { stop, mut task } => {
-                let _ = stop.send(());
-                // A sample in flight ends within the query limit.
-                match tokio::time::timeout(watch.limit + Duration::from_secs(1), &mut task).await {
-                    Ok(Ok(s)) => (s.nodes, s.ticks, Some(s.cost)),
-                    _ => {
-                        task.abort();
-                        notes.push(
-                            "the sampler did not stop in time (the server does not answer): its samples are lost".to_string(),
-                        );
-                        let down = watch.endpoints.iter().map(|_| Node::Down).collect();
-                        (down, Vec::new(), None)
-                    }
-                }
-            }
-        };
+        let (mut nodes, ticks, cost) = stop_sampler(&watch, sampler, &mut notes).await;
         pool.retain(|_, _| false);
         conns.drop_idle();
         let ends = futures_util::future::join_all(nodes.iter_mut().map(|n| async {
@@ -730,26 +714,12 @@ impl OpWatch {
             }
         }))
         .await;
-        let canonical = |i: usize| match nodes.get(i) {
-            Some(Node::Alias(j)) => *j,
-            _ => i,
-        };
-        let mut used = vec![shape.opened.is_empty(); nodes.len()];
-        for (i, n) in shape.opened.iter().enumerate() {
-            if *n > 0
-                && let Some(u) = used.get_mut(canonical(i))
-            {
-                *u = true;
-            }
-        }
+        let used = used_nodes(&nodes, shape.opened);
         let mut figures = ServerFigures {
             application_name: watch.app.clone(),
             ..ServerFigures::default()
         };
-        let mut db: Option<DbCounters> = None;
-        let mut db_missing = false;
-        let mut table_sums: BTreeMap<String, TableCounters> = BTreeMap::new();
-        let mut statements: Option<BTreeMap<String, StatementFigures>> = None;
+        let mut sums = Sums::default();
         for (i, (start, end)) in starts.iter().zip(&ends).enumerate() {
             let (Some(start), Some(end)) = (start, end) else {
                 continue;
@@ -759,102 +729,201 @@ impl OpWatch {
             }
             let label = &watch.endpoints[i].label;
             figures.nodes.push(label.clone());
-            for e in start.errors.iter().chain(&end.errors) {
-                notes.push(e.clone());
-            }
-            if end.left_open > 0 {
-                figures.left_open += end.left_open;
-                notes.push(format!(
-                    "{label}: {} backend(s) with the run's name were still there after its connections closed (a pooler's server connections, or a server that does not answer): what they had not yet published is missing (a backend publishes its counts at most once a second, an idle one within 10 s on PostgreSQL 15)",
-                    end.left_open
-                ));
-            }
-            match (start.db, end.db) {
-                (Some(a), Some(b)) => {
-                    let (d, reset) = b.since(&a);
-                    if reset {
-                        notes.push(format!(
-                            "{label}: the statistics were reset during the operation: its counts start at the reset"
-                        ));
-                    }
-                    db.get_or_insert_with(DbCounters::default).add(&d);
-                    figures.own_commits += end.own.0;
-                    figures.own_rollbacks += end.own.1;
-                }
-                _ => db_missing = true,
-            }
-            for (name, after) in &end.tables {
-                let before = start.tables.get(name).copied().unwrap_or_default();
-                table_sums
-                    .entry(name.clone())
-                    .or_default()
-                    .add(&after.since(&before).0);
-            }
-            if let (Some(a), Some(b)) = (&start.statements, &end.statements) {
-                let all = statements.get_or_insert_with(BTreeMap::new);
-                for (key, after) in b {
-                    let d = statement_delta(a.get(key), after);
-                    if d.calls <= 0 {
-                        continue;
-                    }
-                    // The same text on several nodes: added up.
-                    let e = all.entry(after.query.clone()).or_insert(StatementFigures {
-                        query: after.query.clone(),
-                        calls: 0,
-                        rows: 0,
-                        total_exec_ms: 0.0,
-                        max_exec_ms_since_reset: 0.0,
-                    });
-                    e.calls += d.calls;
-                    e.rows += d.rows;
-                    e.total_exec_ms += d.total_exec_ms;
-                    e.max_exec_ms_since_reset =
-                        e.max_exec_ms_since_reset.max(d.max_exec_ms_since_reset);
-                }
-            }
+            sums.add_node(label, start, end, &mut figures, &mut notes);
         }
-        if db_missing && db.is_some() {
-            notes.push(
-                "some nodes' database counters could not be read: the counts are of the others"
-                    .to_string(),
-            );
-        }
-        figures.database = db;
-        figures.tables = table_sums
-            .into_iter()
-            .map(|(table, counts)| TableFigures { table, counts })
-            .collect();
-        figures.statements = statements.map(|m| {
-            let mut v: Vec<StatementFigures> = m.into_values().collect();
-            v.sort_by(|a, b| b.calls.cmp(&a.calls).then(a.query.cmp(&b.query)));
-            v.truncate(STATEMENTS_KEPT);
-            v
-        });
+        sums.finish(&mut figures, &mut notes);
         if watch.caps.activity || watch.caps.database {
-            let base: Vec<Option<(i64, i64)>> = base
-                .iter()
-                .enumerate()
-                .map(|(i, b)| b.filter(|_| used.get(i).copied().unwrap_or(false)))
-                .collect();
-            figures.intervals = per_interval(&ticks, shape.start, shape.intervals, &base, &used);
-            if !watch.caps.activity {
-                for iv in &mut figures.intervals {
-                    iv.waits = WaitCounts::default();
-                }
-            }
-            if watch.caps.activity {
-                let mut total = WaitCounts::default();
-                for iv in &figures.intervals {
-                    total.add(&iv.waits);
-                }
-                figures.waits = Some(total);
-            }
+            add_sampled(&mut figures, &watch.caps, &ticks, &shape, &base, &used);
             figures.sampler = cost;
         }
         notes.dedup();
         figures.notes = notes;
         *watch.nodes.lock().await = nodes;
         figures
+    }
+}
+
+/// Stops the sampler and takes back its connections and what it
+/// sampled; a sampler that does not stop in time (a server that does not
+/// answer) costs its samples and connections, with a note.
+async fn stop_sampler(
+    watch: &ServerWatch,
+    sampler: Sampling,
+    notes: &mut Vec<String>,
+) -> (Vec<Node>, Vec<Tick>, Option<SamplerCost>) {
+    match sampler {
+        Sampling::Off(nodes) => (nodes, Vec::new(), None),
+        Sampling::Running { stop, mut task } => {
+            let _ = stop.send(());
+            // A sample in flight ends within the query limit.
+            match tokio::time::timeout(watch.limit + Duration::from_secs(1), &mut task).await {
+                Ok(Ok(s)) => (s.nodes, s.ticks, Some(s.cost)),
+                _ => {
+                    task.abort();
+                    notes.push(
+                        "the sampler did not stop in time (the server does not answer): its samples are lost".to_string(),
+                    );
+                    let down = watch.endpoints.iter().map(|_| Node::Down).collect();
+                    (down, Vec::new(), None)
+                }
+            }
+        }
+    }
+}
+
+/// Which nodes the run used: those the workers opened connections to
+/// (an alias counts for the node it names); all when that is not known.
+fn used_nodes(nodes: &[Node], opened: &[u64]) -> Vec<bool> {
+    let canonical = |i: usize| match nodes.get(i) {
+        Some(Node::Alias(j)) => *j,
+        _ => i,
+    };
+    let mut used = vec![opened.is_empty(); nodes.len()];
+    for (i, n) in opened.iter().enumerate() {
+        if *n > 0
+            && let Some(u) = used.get_mut(canonical(i))
+        {
+            *u = true;
+        }
+    }
+    used
+}
+
+/// The nodes' differences between the two snapshots, added up.
+#[derive(Default)]
+struct Sums {
+    db: Option<DbCounters>,
+    /// A node's database counters could not be read.
+    db_missing: bool,
+    tables: BTreeMap<String, TableCounters>,
+    statements: Option<BTreeMap<String, StatementFigures>>,
+}
+
+impl Sums {
+    /// Adds what node `label` did between `start` and `end`; its errors,
+    /// backends left open and a reset of its statistics become notes.
+    fn add_node(
+        &mut self,
+        label: &str,
+        start: &NodeSnap,
+        end: &NodeSnap,
+        figures: &mut ServerFigures,
+        notes: &mut Vec<String>,
+    ) {
+        for e in start.errors.iter().chain(&end.errors) {
+            notes.push(e.clone());
+        }
+        if end.left_open > 0 {
+            figures.left_open += end.left_open;
+            notes.push(format!(
+                "{label}: {} backend(s) with the run's name were still there after its connections closed (a pooler's server connections, or a server that does not answer): what they had not yet published is missing (a backend publishes its counts at most once a second, an idle one within 10 s on PostgreSQL 15)",
+                end.left_open
+            ));
+        }
+        match (start.db, end.db) {
+            (Some(a), Some(b)) => {
+                let (d, reset) = b.since(&a);
+                if reset {
+                    notes.push(format!(
+                        "{label}: the statistics were reset during the operation: its counts start at the reset"
+                    ));
+                }
+                self.db.get_or_insert_with(DbCounters::default).add(&d);
+                figures.own_commits += end.own.0;
+                figures.own_rollbacks += end.own.1;
+            }
+            _ => self.db_missing = true,
+        }
+        for (name, after) in &end.tables {
+            let before = start.tables.get(name).copied().unwrap_or_default();
+            self.tables
+                .entry(name.clone())
+                .or_default()
+                .add(&after.since(&before).0);
+        }
+        if let (Some(a), Some(b)) = (&start.statements, &end.statements) {
+            add_statements(self.statements.get_or_insert_with(BTreeMap::new), a, b);
+        }
+    }
+
+    /// Puts the sums into `figures`: the busiest statements first, at
+    /// most [`STATEMENTS_KEPT`].
+    fn finish(self, figures: &mut ServerFigures, notes: &mut Vec<String>) {
+        if self.db_missing && self.db.is_some() {
+            notes.push(
+                "some nodes' database counters could not be read: the counts are of the others"
+                    .to_string(),
+            );
+        }
+        figures.database = self.db;
+        figures.tables = self
+            .tables
+            .into_iter()
+            .map(|(table, counts)| TableFigures { table, counts })
+            .collect();
+        figures.statements = self.statements.map(|m| {
+            let mut v: Vec<StatementFigures> = m.into_values().collect();
+            v.sort_by(|a, b| b.calls.cmp(&a.calls).then(a.query.cmp(&b.query)));
+            v.truncate(STATEMENTS_KEPT);
+            v
+        });
+    }
+}
+
+/// Adds one node's statements between two readings to `all`, by text:
+/// the same text on several nodes is added up.
+fn add_statements(
+    all: &mut BTreeMap<String, StatementFigures>,
+    before: &BTreeMap<String, StatementFigures>,
+    after: &BTreeMap<String, StatementFigures>,
+) {
+    for (key, now) in after {
+        let d = statement_delta(before.get(key), now);
+        if d.calls <= 0 {
+            continue;
+        }
+        let e = all.entry(now.query.clone()).or_insert(StatementFigures {
+            query: now.query.clone(),
+            calls: 0,
+            rows: 0,
+            total_exec_ms: 0.0,
+            max_exec_ms_since_reset: 0.0,
+        });
+        e.calls += d.calls;
+        e.rows += d.rows;
+        e.total_exec_ms += d.total_exec_ms;
+        e.max_exec_ms_since_reset = e.max_exec_ms_since_reset.max(d.max_exec_ms_since_reset);
+    }
+}
+
+/// What the sampler saw, per interval of the operation and in all: the
+/// commits of the nodes used, and the waits where this role may see the
+/// run's backends.
+fn add_sampled(
+    figures: &mut ServerFigures,
+    caps: &Caps,
+    ticks: &[Tick],
+    shape: &OpShape<'_>,
+    base: &[Option<(i64, i64)>],
+    used: &[bool],
+) {
+    let base: Vec<Option<(i64, i64)>> = base
+        .iter()
+        .enumerate()
+        .map(|(i, b)| b.filter(|_| used.get(i).copied().unwrap_or(false)))
+        .collect();
+    figures.intervals = per_interval(ticks, shape.start, shape.intervals, &base, used);
+    if !caps.activity {
+        for iv in &mut figures.intervals {
+            iv.waits = WaitCounts::default();
+        }
+    }
+    if caps.activity {
+        let mut total = WaitCounts::default();
+        for iv in &figures.intervals {
+            total.add(&iv.waits);
+        }
+        figures.waits = Some(total);
     }
 }
 

@@ -33,6 +33,7 @@ use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
+use super::conninfo::{Found, take_params};
 use crate::error::{Error, Result};
 
 /// libpq's `sslmode`s.
@@ -401,17 +402,6 @@ pub fn take_tls_params(url: &str) -> Result<(String, TlsSettings), String> {
     Ok((rest, tls_settings(found)?))
 }
 
-/// Takes the keys that `take` says out of a libpq key=value string or a
-/// postgres:// URI (its query parameters): the rest of the string,
-/// unchanged otherwise, and the pairs taken, in order, values unquoted.
-pub fn take_params(url: &str, take: &dyn Fn(&str) -> bool) -> Result<(String, Found), String> {
-    if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-        take_from_uri(url, take)
-    } else {
-        take_from_key_values(url, take)
-    }
-}
-
 /// The TLS settings of the TLS keys in `found`; other keys are passed by.
 pub fn tls_settings(found: Found) -> Result<TlsSettings, String> {
     let mut settings = TlsSettings::default();
@@ -431,126 +421,6 @@ pub fn tls_settings(found: Found) -> Result<TlsSettings, String> {
         }
     }
     Ok(settings)
-}
-
-/// Key and value pairs of a connection string.
-pub type Found = Vec<(String, String)>;
-
-/// libpq's key=value grammar: `key = value` pairs separated by white
-/// space; a value is single-quoted (with `\'` and `\\`) or runs to the next
-/// white space (backslash escapes there too). Spans of the keys taken are
-/// cut.
-fn take_from_key_values(s: &str, take: &dyn Fn(&str) -> bool) -> Result<(String, Found), String> {
-    let b = s.as_bytes();
-    let mut i = 0;
-    let mut keep = String::new();
-    let mut found = Vec::new();
-    let skip_ws = |i: &mut usize| {
-        while *i < b.len() && b[*i].is_ascii_whitespace() {
-            *i += 1;
-        }
-    };
-    loop {
-        skip_ws(&mut i);
-        if i >= b.len() {
-            break;
-        }
-        let start = i;
-        while i < b.len() && b[i] != b'=' && !b[i].is_ascii_whitespace() {
-            i += 1;
-        }
-        let key = &s[start..i];
-        skip_ws(&mut i);
-        if i >= b.len() || b[i] != b'=' {
-            return Err(format!("'{key}' has no value (write key=value)"));
-        }
-        i += 1;
-        skip_ws(&mut i);
-        let mut value = Vec::new();
-        if i < b.len() && b[i] == b'\'' {
-            i += 1;
-            loop {
-                match b.get(i) {
-                    None => return Err(format!("the quoted value of {key} is not closed")),
-                    Some(b'\'') => {
-                        i += 1;
-                        break;
-                    }
-                    Some(b'\\') if i + 1 < b.len() => {
-                        value.push(b[i + 1]);
-                        i += 2;
-                    }
-                    Some(c) => {
-                        value.push(*c);
-                        i += 1;
-                    }
-                }
-            }
-        } else {
-            while i < b.len() && !b[i].is_ascii_whitespace() {
-                if b[i] == b'\\' && i + 1 < b.len() {
-                    i += 1;
-                }
-                value.push(b[i]);
-                i += 1;
-            }
-        }
-        if take(key) {
-            found.push((
-                key.to_string(),
-                String::from_utf8_lossy(&value).into_owned(),
-            ));
-        } else {
-            if !keep.is_empty() {
-                keep.push(' ');
-            }
-            keep.push_str(&s[start..i]);
-        }
-    }
-    Ok((keep, found))
-}
-
-fn take_from_uri(s: &str, take: &dyn Fn(&str) -> bool) -> Result<(String, Found), String> {
-    let Some((base, query)) = s.split_once('?') else {
-        return Ok((s.to_string(), Vec::new()));
-    };
-    let mut keep = Vec::new();
-    let mut found = Vec::new();
-    for pair in query.split('&').filter(|p| !p.is_empty()) {
-        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-        let key = percent_decode(k)?;
-        if take(&key) {
-            found.push((key, percent_decode(v)?));
-        } else {
-            keep.push(pair);
-        }
-    }
-    let rest = if keep.is_empty() {
-        base.to_string()
-    } else {
-        format!("{base}?{}", keep.join("&"))
-    };
-    Ok((rest, found))
-}
-
-fn percent_decode(s: &str) -> Result<String, String> {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%' {
-            let hex = s
-                .get(i + 1..i + 3)
-                .and_then(|h| u8::from_str_radix(h, 16).ok())
-                .ok_or_else(|| format!("'{s}' has a bad %-escape"))?;
-            out.push(hex);
-            i += 3;
-        } else {
-            out.push(b[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).map_err(|_| format!("'{s}' is not UTF-8 once decoded"))
 }
 
 #[cfg(test)]

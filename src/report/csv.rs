@@ -1,8 +1,10 @@
 //! `--csv FILE` and `merge --csv FILE`: one row per interval per
 //! operation, for spreadsheets and plotting tools. Latencies are in
 //! microseconds, measured from when each unit was due. A merged report
-//! has the same columns: its intervals' percentiles are not known (0) and
-//! it has no server columns (each client's server figures overlap).
+//! has the same columns: its intervals' percentiles are not known (the
+//! clients' interval histograms are not kept), so those cells are empty
+//! rather than a made-up 0, and it has no server columns (each client's
+//! server figures overlap).
 
 use std::io::Write;
 
@@ -92,6 +94,10 @@ fn row(
     workload: [Option<f64>; 2],
 ) -> [String; 24] {
     let l = &f.latency;
+    // A recorded latency is at least 1 ns, so a p50 of 0 beside a max is
+    // a merged interval whose percentiles are not known: left empty.
+    let known = !(l.p50 == 0 && l.max > 0);
+    let pct = |ns: u64| if known { us(ns) } else { String::new() };
     let [commits, rollbacks, waits] = server;
     [
         operation.to_string(),
@@ -103,11 +109,11 @@ fn row(
         format!("{:.1}", f.rows_per_s),
         us(l.min),
         format!("{:.1}", l.mean / 1000.0),
-        us(l.p50),
-        us(l.p90),
-        us(l.p95),
-        us(l.p99),
-        us(l.p999),
+        pct(l.p50),
+        pct(l.p90),
+        pct(l.p95),
+        pct(l.p99),
+        pct(l.p999),
         us(l.max),
         f.errors.to_string(),
         f.skipped.to_string(),

@@ -7,17 +7,19 @@
 //! then abandons the workers that still do not end, so that a frozen
 //! server cannot hold the run for ever.
 
+use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 use std::time::{Duration, Instant};
 
+use futures_util::future::AbortHandle;
 use tokio::sync::{Barrier, mpsc};
 use tokio::task::JoinSet;
 
 use super::ending::{Ending, ThreadStop, ending};
-use super::intervals::{self, OnInterval};
+use super::intervals::{self, IntervalMsg, OnInterval};
 use super::recorder::{IntervalPlan, ThreadOutput, ThreadRecorder, housekeeping};
-use super::settings::{OnError, RetryPolicy};
+use super::settings::{OnError, RetryPolicy, RunSettings};
 use super::worker::{Pace, ThreadShare, WorkerLinks, WorkerOutput, worker_loop};
 use super::{COUNT_BUDGET, InFlight, RunCtx, STOP_GRACE, progress, threads};
 use crate::stats::Keep;
@@ -71,7 +73,167 @@ where
     let plan = &ctx.settings;
     let threads = plan.threads;
     let kind = spec;
-    let pace = Pace {
+    let pace = pace(plan, spec, types, retry);
+    // The coordinator waits at the barrier too, to note when work starts.
+    let barrier = Arc::new(Barrier::new(threads + 1));
+    let (tx, rx) = mpsc::unbounded_channel();
+    let rows_done = Arc::new(AtomicU64::new(0));
+    // Idle connections were opened on another runtime (this one, or the
+    // threads of an earlier operation); workers open their own on their
+    // threads (see `threads`).
+    ctx.pool.retain(|_, _| false);
+    ctx.conns.drop_idle();
+    let inflight: Vec<InFlight> = (0..threads).map(|_| InFlight::default()).collect();
+    let items = (0..threads)
+        .map(|t| WorkerItem {
+            t,
+            op: make(t),
+            ctx: ctx.clone(),
+            pace: pace.clone(),
+            links: WorkerLinks {
+                barrier: barrier.clone(),
+                rows_done: rows_done.clone(),
+                inflight: inflight[t].clone(),
+            },
+        })
+        .collect();
+    let spread = match threads::spawn_spread(items, work(ctx, &pace, tx)) {
+        Ok(s) => s,
+        Err(e) => return WorkersOutcome::not_started(threads, e),
+    };
+    let sources = spread.threads.len();
+    let mut set = JoinSet::new();
+    let mut aborts = Vec::with_capacity(threads);
+    for joined in spread.items {
+        aborts.push(joined.abort_handle());
+        set.spawn(joined.join());
+    }
+    let gate_failure = meet_other_clients(ctx, spec).await;
+    barrier.wait().await;
+    let start = Instant::now() + pace.warmup.unwrap_or_default();
+    if let Some(w) = pace.warmup {
+        crate::say!(
+            ">> {kind}: warming up for {}",
+            humantime::format_duration(w)
+        );
+    }
+    let on_interval = progress_lines(ctx, spec, &pace, per_interval);
+    let (end_tx, end_rx) = tokio::sync::oneshot::channel();
+    let collector = tokio::spawn(intervals::collect(
+        rx,
+        sources,
+        types.len(),
+        start,
+        pace.interval,
+        pace.run_time,
+        on_interval,
+        end_rx,
+    ));
+    let bar = (spec.is_load() && plan.report_interval.is_none())
+        .then(|| progress::LoadBar::start(kind, load_rows, rows_done.clone()))
+        .flatten();
+    let deadline = pace.run_time.map(|d| start + d);
+    let Collected {
+        outputs,
+        mut failures,
+        stopped_at,
+    } = collect_workers(ctx, spec, set, &aborts, &inflight, deadline).await;
+    let ended = measurement_end(&outputs, stopped_at);
+    let wallclock = ended.saturating_duration_since(start);
+    let warmup_cut = pace
+        .warmup
+        .filter(|_| ended < start)
+        .map(|w| w.saturating_sub(start - ended));
+    if let Some(b) = bar {
+        b.finish();
+    }
+    let measured = thread_outputs(spread.threads, &mut failures).await;
+    let _ = end_tx.send(ended);
+    let intervals = collector.await.unwrap_or_default();
+    let workers = worker_outputs(outputs, &mut failures);
+    failures.extend(gate_failure);
+    WorkersOutcome {
+        wallclock,
+        start,
+        workers,
+        threads: measured,
+        intervals,
+        failure: one_failure(failures),
+        warmup_cut,
+    }
+}
+
+impl WorkersOutcome {
+    /// No worker could be started (not one thread): nothing measured.
+    fn not_started(threads: usize, why: String) -> Self {
+        WorkersOutcome {
+            wallclock: Duration::ZERO,
+            workers: (0..threads).map(|_| WorkerOutput::default()).collect(),
+            threads: Vec::new(),
+            intervals: Vec::new(),
+            failure: Some(why),
+            warmup_cut: None,
+            start: Instant::now(),
+        }
+    }
+}
+
+/// When measurement ended: now, or after a stop at the stop or at the
+/// last unit that was counted, not when the last stuck worker gave up.
+fn measurement_end(outputs: &[Option<WorkerOutput>], stopped_at: Option<Instant>) -> Instant {
+    let ended = Instant::now();
+    match stopped_at {
+        Some(at) => {
+            let last = outputs.iter().flatten().filter_map(|o| o.last_end).max();
+            ended.min(last.map_or(at, |l| l.max(at)))
+        }
+        None => ended,
+    }
+}
+
+/// Each runtime's measurements, handed over once its workers have ended
+/// (or were dropped); one that does not come is a failure.
+async fn thread_outputs(
+    threads: Vec<tokio::sync::oneshot::Receiver<ThreadOutput>>,
+    failures: &mut Vec<String>,
+) -> Vec<ThreadOutput> {
+    let mut measured = Vec::with_capacity(threads.len());
+    for (g, rx) in threads.into_iter().enumerate() {
+        match tokio::time::timeout(THREAD_WAIT, rx).await {
+            Ok(Ok(out)) => measured.push(out),
+            _ => failures.push(format!(
+                "worker thread {g} did not end; the measurements of its workers are lost"
+            )),
+        }
+    }
+    measured
+}
+
+/// Every worker's output in thread order (an empty one for a worker that
+/// did not end); each worker's error is a failure.
+fn worker_outputs(
+    outputs: Vec<Option<WorkerOutput>>,
+    failures: &mut Vec<String>,
+) -> Vec<WorkerOutput> {
+    let mut workers = Vec::with_capacity(outputs.len());
+    for (t, out) in outputs.into_iter().enumerate() {
+        let out = out.unwrap_or_default();
+        if let Some(e) = &out.error {
+            failures.push(format!("thread {}: {e}", t + 1));
+        }
+        workers.push(out);
+    }
+    workers
+}
+
+/// How the workers of an operation run: the same for all of them.
+fn pace(
+    plan: &RunSettings,
+    spec: &'static Spec,
+    types: &[&'static str],
+    retry: RetryPolicy,
+) -> Pace {
+    Pace {
         spec,
         types: types.into(),
         run_time: if spec.is_load() {
@@ -86,40 +248,31 @@ where
         continue_given: plan.on_error == Some(OnError::Continue),
         retry,
         interval: plan.interval(),
-    };
-    // The coordinator waits at the barrier too, to note when work starts.
-    let barrier = Arc::new(Barrier::new(threads + 1));
-    let (tx, rx) = mpsc::unbounded_channel();
-    let rows_done = Arc::new(AtomicU64::new(0));
-    // Idle connections were opened on another runtime (this one, or the
-    // threads of an earlier operation); workers open their own on their
-    // threads (see `threads`).
-    ctx.pool.retain(|_, _| false);
-    ctx.conns.drop_idle();
-    let inflight: Vec<InFlight> = (0..threads).map(|_| InFlight::default()).collect();
-    let mut items = Vec::with_capacity(threads);
-    for (t, slot) in inflight.iter().enumerate() {
-        items.push(WorkerItem {
-            t,
-            op: make(t),
-            ctx: ctx.clone(),
-            pace: pace.clone(),
-            links: WorkerLinks {
-                barrier: barrier.clone(),
-                rows_done: rows_done.clone(),
-                inflight: slot.clone(),
-            },
-        });
     }
-    // Each runtime's recorder is made on its thread; see recorder.rs.
+}
+
+/// What each per-core runtime makes of the workers it is given: its
+/// recorder (made on its thread; see recorder.rs) and housekeeping, and
+/// the worker loop for each.
+fn work<O: Operation>(
+    ctx: &RunCtx,
+    pace: &Pace,
+    tx: mpsc::UnboundedSender<IntervalMsg>,
+) -> threads::Work<
+    ThreadShare,
+    WorkerItem<O>,
+    impl Future<Output = (usize, WorkerOutput)> + use<O>,
+    ThreadOutput,
+> {
+    let plan = &ctx.settings;
     let keep = Keep {
         service: pace.rate.is_some(),
-        per_row: spec.is_load(),
+        per_row: pace.spec.is_load(),
     };
-    let type_count = types.len();
+    let type_count = pace.types.len();
     let (len, run_time, seed) = (pace.interval, pace.run_time, plan.seed);
     let stop_flag = ctx.stop.clone();
-    let work = threads::Work {
+    threads::Work {
         local: Box::new(move |slot: usize, workers: usize| {
             let plan = IntervalPlan {
                 len,
@@ -147,47 +300,30 @@ where
             }
         }),
         finish: Box::new(|share: &ThreadShare| share.rec.finish()),
-    };
-    let spread = match threads::spawn_spread(items, work) {
-        Ok(s) => s,
-        Err(e) => {
-            return WorkersOutcome {
-                wallclock: Duration::ZERO,
-                workers: (0..threads).map(|_| WorkerOutput::default()).collect(),
-                threads: Vec::new(),
-                intervals: Vec::new(),
-                failure: Some(e),
-                warmup_cut: None,
-                start: Instant::now(),
-            };
-        }
-    };
-    let sources = spread.threads.len();
-    let mut set = JoinSet::new();
-    let mut aborts = Vec::with_capacity(threads);
-    for joined in spread.items {
-        aborts.push(joined.abort_handle());
-        set.spawn(joined.join());
     }
-    // Several clients (--clients): meet the others while the workers
-    // connect, and start at the instant they share. A client missing is
-    // the operation's failure; the workers stop before their first unit.
-    let gate_failure = match &ctx.barrier {
-        Some(barrier) => barrier.start(spec.name).await.err().map(|e| {
-            ctx.stop.store(true, std::sync::atomic::Ordering::Relaxed);
-            e.to_string()
-        }),
-        None => None,
-    };
-    barrier.wait().await;
-    let start = Instant::now() + pace.warmup.unwrap_or_default();
-    if let Some(w) = pace.warmup {
-        crate::say!(
-            ">> {kind}: warming up for {}",
-            humantime::format_duration(w)
-        );
-    }
-    let on_interval: Option<OnInterval> = plan.report_interval.map(|_| {
+}
+
+/// Several clients (--clients): meets the others while the workers
+/// connect, and starts at the instant they share. A client missing is
+/// the operation's failure; the workers stop before their first unit.
+async fn meet_other_clients(ctx: &RunCtx, spec: &'static Spec) -> Option<String> {
+    let barrier = ctx.barrier.as_ref()?;
+    barrier.start(spec.name).await.err().map(|e| {
+        ctx.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        e.to_string()
+    })
+}
+
+/// With `--progress`: the line said at the end of each interval, with the
+/// workload's own figures and the server's note.
+fn progress_lines(
+    ctx: &RunCtx,
+    kind: &'static Spec,
+    pace: &Pace,
+    per_interval: Option<crate::workload::IntervalMetrics>,
+) -> Option<OnInterval> {
+    let plan = &ctx.settings;
+    plan.report_interval.map(|_| {
         let rate_limited = plan.rate.is_some();
         let names = pace.types.clone();
         let server = ctx.server.clone();
@@ -203,35 +339,55 @@ where
                 .unwrap_or_default();
             crate::say!("{line}{note}");
         }) as OnInterval
-    });
-    let (end_tx, end_rx) = tokio::sync::oneshot::channel();
-    let collector = tokio::spawn(intervals::collect(
-        rx,
-        sources,
-        types.len(),
-        start,
-        pace.interval,
-        pace.run_time,
-        on_interval,
-        end_rx,
-    ));
-    let bar = (spec.is_load() && plan.report_interval.is_none())
-        .then(|| progress::LoadBar::start(kind, load_rows, rows_done.clone()))
-        .flatten();
+    })
+}
 
+/// The failures of an operation as one line: the first, and how many more.
+fn one_failure(mut failures: Vec<String>) -> Option<String> {
+    match failures.len() {
+        0 => None,
+        1 => failures.pop(),
+        n => Some(format!("{} (and {} more)", failures[0], n - 1)),
+    }
+}
+
+/// Where the coordinator stands after a stop: Grace, then Cancelled,
+/// then the rest are abandoned.
+#[derive(PartialEq)]
+enum Stopping {
+    Running,
+    Grace,
+    Cancelled,
+    /// The stuck workers' futures were dropped; the others of their
+    /// threads hand over their output now (a thread hands over its
+    /// workers' output when all of them have ended).
+    Abandoning,
+}
+
+/// What came back from the workers.
+struct Collected {
+    /// Each worker's output; None for one that did not end.
+    outputs: Vec<Option<WorkerOutput>>,
+    failures: Vec<String>,
+    /// When the stop (or the end of `--time`) came, if it did.
+    stopped_at: Option<Instant>,
+}
+
+/// Waits for every worker to end. After a stop or the `deadline`, the
+/// units in flight have [`STOP_GRACE`], then are cancelled on the server,
+/// then their workers are abandoned.
+async fn collect_workers(
+    ctx: &RunCtx,
+    spec: &'static Spec,
+    mut set: JoinSet<Result<(usize, WorkerOutput), String>>,
+    aborts: &[AbortHandle],
+    inflight: &[InFlight],
+    deadline: Option<Instant>,
+) -> Collected {
+    let kind = spec;
+    let threads = inflight.len();
     let mut outputs: Vec<Option<WorkerOutput>> = (0..threads).map(|_| None).collect();
     let mut failures = Vec::new();
-    // After a stop: Grace, then Cancelled, then the rest are abandoned.
-    #[derive(PartialEq)]
-    enum Stopping {
-        Running,
-        Grace,
-        Cancelled,
-        /// The stuck workers' futures were dropped; the others of their
-        /// threads hand over their output now (a thread hands over its
-        /// workers' output when all of them have ended).
-        Abandoning,
-    }
     let mut stopping = Stopping::Running;
     // A procedure CALL or server-side COPY cancels itself at the stop and
     // then counts what it committed (perhaps on a new connection): more
@@ -245,7 +401,7 @@ where
     let mut ended_by = Ending::Stop;
     // The end of --time is a stop for the units still in flight: a
     // frozen server must not hold the run past its time for ever.
-    let seen = ending(&ctx.stop, pace.run_time.map(|d| start + d));
+    let seen = ending(&ctx.stop, deadline);
     tokio::pin!(seen);
     let timer = tokio::time::sleep(Duration::MAX / 4);
     tokio::pin!(timer);
@@ -279,7 +435,7 @@ where
                         STOP_GRACE.as_secs(),
                         ended_by.what()
                     );
-                    cancel_in_flight(ctx, &inflight, &running);
+                    cancel_in_flight(ctx, inflight, &running);
                     stopping = Stopping::Cancelled;
                     timer.as_mut().reset((Instant::now() + cancel_wait).into());
                     continue;
@@ -310,56 +466,10 @@ where
             ended_by.what()
         ));
     }
-    let mut ended = Instant::now();
-    // After a stop, measurement ends at the stop or at the last unit that
-    // was counted, not when the last stuck worker gave up.
-    if let Some(at) = stopped_at {
-        let last = outputs.iter().flatten().filter_map(|o| o.last_end).max();
-        ended = ended.min(last.map_or(at, |l| l.max(at)));
-    }
-    let wallclock = ended.saturating_duration_since(start);
-    let warmup_cut = pace
-        .warmup
-        .filter(|_| ended < start)
-        .map(|w| w.saturating_sub(start - ended));
-    if let Some(b) = bar {
-        b.finish();
-    }
-    // Each runtime hands over its measurements once its workers have ended
-    // (or were dropped, above).
-    let mut measured = Vec::with_capacity(sources);
-    for (g, rx) in spread.threads.into_iter().enumerate() {
-        match tokio::time::timeout(THREAD_WAIT, rx).await {
-            Ok(Ok(out)) => measured.push(out),
-            _ => failures.push(format!(
-                "worker thread {g} did not end; the measurements of its workers are lost"
-            )),
-        }
-    }
-    let _ = end_tx.send(ended);
-    let intervals = collector.await.unwrap_or_default();
-    let mut workers = Vec::with_capacity(threads);
-    for (t, out) in outputs.into_iter().enumerate() {
-        let out = out.unwrap_or_default();
-        if let Some(e) = &out.error {
-            failures.push(format!("thread {}: {e}", t + 1));
-        }
-        workers.push(out);
-    }
-    failures.extend(gate_failure);
-    let failure = match failures.len() {
-        0 => None,
-        1 => failures.pop(),
-        n => Some(format!("{} (and {} more)", failures[0], n - 1)),
-    };
-    WorkersOutcome {
-        wallclock,
-        start,
-        workers,
-        threads: measured,
-        intervals,
-        failure,
-        warmup_cut,
+    Collected {
+        outputs,
+        failures,
+        stopped_at,
     }
 }
 

@@ -201,6 +201,38 @@ enum Waited {
     Pause,
 }
 
+/// Where the next unit stands under `--rate`.
+enum Slot {
+    /// Send it when due (None: at once, no rate).
+    Due(Option<Instant>),
+    /// Look anew: no unit this round.
+    Again,
+}
+
+/// One unit as it was sent.
+struct Sent {
+    /// Its transaction type.
+    ty: usize,
+    /// When `--rate` wanted it sent.
+    due: Option<Instant>,
+    sent: Instant,
+    /// When its last try began.
+    attempt: Instant,
+    end: Instant,
+    tries: u32,
+}
+
+impl Sent {
+    /// Its latency from when it should have started (no coordinated
+    /// omission) and its service time from when it was sent.
+    fn timing(&self) -> Timing {
+        Timing {
+            latency: self.end - self.due.unwrap_or(self.sent).min(self.sent),
+            service: self.end - self.sent,
+        }
+    }
+}
+
 /// The loop of one phase (warmup, or measurement) of one worker.
 pub(super) struct Phase<'a> {
     pub(super) pace: &'a Pace,
@@ -236,9 +268,6 @@ impl Phase<'_> {
         deadline: Option<Instant>,
         out: &mut WorkerOutput,
     ) {
-        let skip_late = !self.pace.spec.is_load();
-        let measured = self.measured;
-        let worker = self.thread as u32;
         // The think time of the unit before, waited before the next one.
         let mut think = Duration::ZERO;
         loop {
@@ -253,34 +282,9 @@ impl Phase<'_> {
                 out.timed_out = self.pace.spec.is_load();
                 return;
             }
-            let due = match self.schedule.as_deref_mut() {
-                Some(s) => {
-                    if let Some(d) = deadline
-                        && s.peek() >= d
-                    {
-                        // The next slot is past the end: wait for the end
-                        // so the wallclock is the asked time, then stop.
-                        // The slot stays in the schedule: after a warmup,
-                        // measurement starts with it.
-                        let from = Instant::now();
-                        schedule::wait_until_or(d, self.stop.stopped()).await;
-                        self.waited(from, Waited::Schedule);
-                        continue;
-                    }
-                    let due = s.next_due();
-                    if skip_late
-                        && let Some(limit) = self.pace.latency_limit
-                        && now > due + limit
-                    {
-                        self.rec.stats(measured).common(|c| c.skipped += 1);
-                        if measured {
-                            self.rec.interval(|iv| iv.record_skipped(now));
-                        }
-                        continue;
-                    }
-                    Some(due)
-                }
-                None => None,
+            let due = match self.slot(now, deadline).await {
+                Slot::Due(due) => due,
+                Slot::Again => continue,
             };
             if !op.stage() {
                 return;
@@ -291,27 +295,9 @@ impl Phase<'_> {
             if !pauses.before.is_zero() && !self.pause(pauses.before, deadline).await {
                 return;
             }
-            // With --reconnect: a new connection for this unit, its connect
-            // timed apart, before the unit's slot and timing. A connect
-            // that fails is the unit's failure.
             let ty = op.unit_type();
-            let reopened = if self.session.reconnects_per_unit() {
-                Box::pin(self.session.reopen(op, self.rec.stats(measured))).await
-            } else {
-                Ok(())
-            };
-            if let Err(e) = reopened {
-                let class = error_class(&e);
-                let label = op.unit_label();
-                self.stats().with(|s| s.of(ty).record_error(&class, label));
-                if self.pace.on_error == OnError::Stop {
-                    self.stop.set();
-                    out.error = Some(e);
-                    return;
-                }
-                if !Box::pin(self.recover(op, out, deadline, e)).await {
-                    return;
-                }
+            if !self.reopen_for_unit(op, ty, out, deadline).await {
+                return;
             }
             if let Some(due) = due {
                 let from = Instant::now();
@@ -326,167 +312,282 @@ impl Phase<'_> {
                 self.execute_with_retries(op, ty, deadline).await;
             let end = Instant::now();
             think = pauses.after;
-            // A long unit the runner cancelled is neither a success nor a
-            // failure: what it committed counts, and the worker stops.
-            let res = match (res, cancelled) {
-                (Err(_), Some(why)) => {
-                    out.timed_out |= why == Ending::Deadline;
-                    let rows = Box::pin(self.committed_rows(op)).await;
-                    if rows == 0 {
-                        return;
-                    }
-                    Ok(crate::workload::Outcome { rows, missing: 0 })
-                }
-                // The coordinator cancelled a unit still running well after
-                // the stop (see `run_workers`): not a failure of the
-                // server's, and not a unit done. (Long units cancel
-                // themselves, above; their other failures count what they
-                // committed, below.)
-                (Err(e), None)
-                    if !op.long_unit()
-                        && e.sqlstate() == Some(QUERY_CANCELED)
-                        && self.session.cancel_was_sent() =>
-                {
-                    return;
-                }
-                // A unit the retry policy would have tried again, but the
-                // stop or the end of --time came first: cut short by the
-                // run's end, not failed (its retries still count).
-                (Err(e), None)
-                    if op.retryable()
-                        && self.pace.retry.again(tries, e.sqlstate())
-                        && (self.stop.is_set() || deadline.is_some_and(|d| end >= d)) =>
-                {
-                    if tries > 1 && measured {
-                        self.rec
-                            .interval(|iv| iv.record_retries(end, ty, u64::from(tries - 1)));
-                    }
-                    return;
-                }
-                (res, _) => res,
+            let unit = Sent {
+                ty,
+                due,
+                sent,
+                attempt,
+                end,
+                tries,
             };
-            if measured {
+            let Some(res) = self.settle(op, res, cancelled, &unit, deadline, out).await else {
+                return;
+            };
+            if self.measured {
                 out.last_end = Some(end);
             }
-            let timing = Timing {
-                latency: end - due.unwrap_or(sent).min(sent),
-                service: end - sent,
-            };
-            if tries > 1 {
-                let retries = u64::from(tries - 1);
-                let ok = res.is_ok();
-                self.stats().with(|s| {
-                    let s = s.of(ty);
-                    s.retried += 1;
-                    if ok {
-                        // The successful attempt alone, beside the unit's
-                        // time with its retries.
-                        s.record_retried(end - sent, end.saturating_duration_since(attempt));
-                    }
-                });
-                if measured {
-                    self.rec.interval(|iv| iv.record_retries(end, ty, retries));
-                }
-            }
+            self.count_retries(&unit, res.is_ok());
             match res {
                 Ok(outcome) => {
-                    self.rows_done.fetch_add(outcome.rows, Ordering::Relaxed);
-                    out.rows += outcome.rows;
-                    if self.pace.latency_limit.is_some_and(|l| timing.latency > l) {
-                        self.stats().with(|s| s.of(ty).late += 1);
-                    }
-                    self.rec
-                        .unit_done(measured, worker, ty, end, timing, outcome);
-                    self.session.count_op(self.rec.stats(measured));
-                    if let Some(log) = self.log.as_mut() {
-                        let r = log_record(
-                            self.pace,
-                            self.thread,
-                            self.start,
-                            end,
-                            ty,
-                            timing,
-                            outcome.rows,
-                            true,
-                        );
-                        log.push(r).await;
-                    }
+                    self.unit_done(&unit, outcome, out).await;
                     if cancelled.is_some() {
                         return;
                     }
                 }
                 Err(e) => {
-                    let label = op.unit_label();
-                    let class = error_class(&e);
-                    let label_kept = label.clone();
-                    self.stats()
-                        .with(|s| s.of(ty).record_error(&class, label_kept));
-                    if measured {
-                        self.rec.interval(|iv| iv.record_error(end, ty));
-                    }
-                    if let Some(log) = self.log.as_mut() {
-                        let r = log_record(
-                            self.pace,
-                            self.thread,
-                            self.start,
-                            end,
-                            ty,
-                            timing,
-                            0,
-                            false,
-                        );
-                        log.push(r).await;
-                    }
-                    // 26000 (a pooler lost the prepared statement) fails
-                    // every later unit too, and a script's own error is a
-                    // bug of the script that every client repeats: stop
-                    // the operation at once.
-                    let ends_run = e.ends_run();
-                    let script_error = matches!(e, Error::Script(_));
-                    let lost = e.lost_connection();
-                    // A failed long unit may have committed part of its
-                    // rows (the procedure): they are in the table, so they
-                    // count, and the message says so.
-                    let mut partly = String::new();
-                    if op.long_unit() {
-                        let rows = Box::pin(self.committed_rows(op)).await;
-                        if rows > 0 {
-                            self.stats().with(|s| s.of(ty).rows += rows);
-                            out.rows += rows;
-                            self.rows_done.fetch_add(rows, Ordering::Relaxed);
-                            // The per-interval rows add up to the summary's.
-                            if measured {
-                                self.rec.interval(|iv| iv.record_rows(end, ty, rows));
-                            }
-                            partly = format!(" ({rows} of its rows were committed)");
-                        }
-                    }
-                    let e = match label {
-                        Some(l) => {
-                            Error::run(format!("{} {l} failed{partly}: {e}", self.pace.spec.unit))
-                        }
-                        None => e,
-                    };
-                    let e = if script_error && self.pace.continue_given {
-                        Error::run(format!(
-                            "{e}; --on-error continue does not go on after a script error, which every unit would repeat"
-                        ))
-                    } else {
-                        e
-                    };
-                    if self.pace.on_error == OnError::Stop || ends_run {
-                        self.stop.set();
-                        out.error = Some(e);
-                        return;
-                    }
-                    if (lost || self.session.is_closed())
-                        && !Box::pin(self.recover(op, out, deadline, e)).await
-                    {
+                    if !self.unit_failed(op, e, &unit, out, deadline).await {
                         return;
                     }
                 }
             }
         }
+    }
+
+    /// The next unit's slot under `--rate`: when it is due (None without
+    /// a rate), or [`Slot::Again`] when the loop must look anew: the next
+    /// slot lies past the deadline (waited for), or the slot was already
+    /// too late (`--latency-limit`) and is skipped.
+    async fn slot(&mut self, now: Instant, deadline: Option<Instant>) -> Slot {
+        let skip_late = !self.pace.spec.is_load();
+        let measured = self.measured;
+        let Some(s) = self.schedule.as_deref_mut() else {
+            return Slot::Due(None);
+        };
+        if let Some(d) = deadline
+            && s.peek() >= d
+        {
+            // The next slot is past the end: wait for the end so the
+            // wallclock is the asked time, then stop. The slot stays in
+            // the schedule: after a warmup, measurement starts with it.
+            let from = Instant::now();
+            schedule::wait_until_or(d, self.stop.stopped()).await;
+            self.waited(from, Waited::Schedule);
+            return Slot::Again;
+        }
+        let due = s.next_due();
+        if skip_late
+            && let Some(limit) = self.pace.latency_limit
+            && now > due + limit
+        {
+            self.rec.stats(measured).common(|c| c.skipped += 1);
+            if measured {
+                self.rec.interval(|iv| iv.record_skipped(now));
+            }
+            return Slot::Again;
+        }
+        Slot::Due(Some(due))
+    }
+
+    /// With --reconnect: a new connection for this unit, its connect
+    /// timed apart, before the unit's slot and timing. A connect that
+    /// fails is the unit's failure. False when the worker is to stop.
+    async fn reopen_for_unit<O: Operation>(
+        &mut self,
+        op: &mut O,
+        ty: usize,
+        out: &mut WorkerOutput,
+        deadline: Option<Instant>,
+    ) -> bool {
+        if !self.session.reconnects_per_unit() {
+            return true;
+        }
+        let reopened = Box::pin(self.session.reopen(op, self.rec.stats(self.measured))).await;
+        let Err(e) = reopened else {
+            return true;
+        };
+        let class = error_class(&e);
+        let label = op.unit_label();
+        self.stats().with(|s| s.of(ty).record_error(&class, label));
+        if self.pace.on_error == OnError::Stop {
+            self.stop.set();
+            out.error = Some(e);
+            return false;
+        }
+        Box::pin(self.recover(op, out, deadline, e)).await
+    }
+
+    /// What a sent unit's result counts as: None when the worker is to
+    /// stop without counting it as a unit (a cancelled long unit that
+    /// committed nothing, a unit the coordinator cancelled after the
+    /// stop, a retry cut short by the run's end).
+    async fn settle<O: Operation>(
+        &mut self,
+        op: &mut O,
+        res: Result<crate::workload::Outcome>,
+        cancelled: Option<Ending>,
+        unit: &Sent,
+        deadline: Option<Instant>,
+        out: &mut WorkerOutput,
+    ) -> Option<Result<crate::workload::Outcome>> {
+        match (res, cancelled) {
+            // A long unit the runner cancelled is neither a success nor a
+            // failure: what it committed counts, and the worker stops.
+            (Err(_), Some(why)) => {
+                out.timed_out |= why == Ending::Deadline;
+                let rows = Box::pin(self.committed_rows(op)).await;
+                if rows == 0 {
+                    return None;
+                }
+                Some(Ok(crate::workload::Outcome { rows, missing: 0 }))
+            }
+            // The coordinator cancelled a unit still running well after
+            // the stop (see `run_workers`): not a failure of the
+            // server's, and not a unit done. (Long units cancel
+            // themselves, above; their other failures count what they
+            // committed, in `unit_failed`.)
+            (Err(e), None)
+                if !op.long_unit()
+                    && e.sqlstate() == Some(QUERY_CANCELED)
+                    && self.session.cancel_was_sent() =>
+            {
+                None
+            }
+            // A unit the retry policy would have tried again, but the
+            // stop or the end of --time came first: cut short by the
+            // run's end, not failed (its retries still count).
+            (Err(e), None)
+                if op.retryable()
+                    && self.pace.retry.again(unit.tries, e.sqlstate())
+                    && (self.stop.is_set() || deadline.is_some_and(|d| unit.end >= d)) =>
+            {
+                if unit.tries > 1 && self.measured {
+                    let (end, ty, retries) = (unit.end, unit.ty, u64::from(unit.tries - 1));
+                    self.rec.interval(|iv| iv.record_retries(end, ty, retries));
+                }
+                None
+            }
+            (res, _) => Some(res),
+        }
+    }
+
+    /// A unit tried more than once: its retries, and for a success the
+    /// successful attempt alone beside the unit's time with its retries.
+    fn count_retries(&self, unit: &Sent, ok: bool) {
+        if unit.tries <= 1 {
+            return;
+        }
+        let retries = u64::from(unit.tries - 1);
+        let (end, ty) = (unit.end, unit.ty);
+        self.stats().with(|s| {
+            let s = s.of(ty);
+            s.retried += 1;
+            if ok {
+                s.record_retried(end - unit.sent, end.saturating_duration_since(unit.attempt));
+            }
+        });
+        if self.measured {
+            self.rec.interval(|iv| iv.record_retries(end, ty, retries));
+        }
+    }
+
+    /// Counts a unit that succeeded.
+    async fn unit_done(
+        &mut self,
+        unit: &Sent,
+        outcome: crate::workload::Outcome,
+        out: &mut WorkerOutput,
+    ) {
+        let (ty, end, timing) = (unit.ty, unit.end, unit.timing());
+        self.rows_done.fetch_add(outcome.rows, Ordering::Relaxed);
+        out.rows += outcome.rows;
+        if self.pace.latency_limit.is_some_and(|l| timing.latency > l) {
+            self.stats().with(|s| s.of(ty).late += 1);
+        }
+        self.rec
+            .unit_done(self.measured, self.thread as u32, ty, end, timing, outcome);
+        self.session.count_op(self.rec.stats(self.measured));
+        if let Some(log) = self.log.as_mut() {
+            let r = log_record(
+                self.pace,
+                self.thread,
+                self.start,
+                end,
+                ty,
+                timing,
+                outcome.rows,
+                true,
+            );
+            log.push(r).await;
+        }
+    }
+
+    /// Counts a unit that failed and decides what follows: false when
+    /// the worker is to stop (`--on-error stop`, an error that ends the
+    /// run, a connection that could not be replaced).
+    async fn unit_failed<O: Operation>(
+        &mut self,
+        op: &mut O,
+        e: Error,
+        unit: &Sent,
+        out: &mut WorkerOutput,
+        deadline: Option<Instant>,
+    ) -> bool {
+        let (ty, end, timing) = (unit.ty, unit.end, unit.timing());
+        let measured = self.measured;
+        let label = op.unit_label();
+        let class = error_class(&e);
+        let label_kept = label.clone();
+        self.stats()
+            .with(|s| s.of(ty).record_error(&class, label_kept));
+        if measured {
+            self.rec.interval(|iv| iv.record_error(end, ty));
+        }
+        if let Some(log) = self.log.as_mut() {
+            let r = log_record(
+                self.pace,
+                self.thread,
+                self.start,
+                end,
+                ty,
+                timing,
+                0,
+                false,
+            );
+            log.push(r).await;
+        }
+        // 26000 (a pooler lost the prepared statement) fails every later
+        // unit too, and a script's own error is a bug of the script that
+        // every client repeats: stop the operation at once.
+        let ends_run = e.ends_run();
+        let script_error = matches!(e, Error::Script(_));
+        let lost = e.lost_connection();
+        // A failed long unit may have committed part of its rows (the
+        // procedure): they are in the table, so they count, and the
+        // message says so.
+        let mut partly = String::new();
+        if op.long_unit() {
+            let rows = Box::pin(self.committed_rows(op)).await;
+            if rows > 0 {
+                self.stats().with(|s| s.of(ty).rows += rows);
+                out.rows += rows;
+                self.rows_done.fetch_add(rows, Ordering::Relaxed);
+                // The per-interval rows add up to the summary's.
+                if measured {
+                    self.rec.interval(|iv| iv.record_rows(end, ty, rows));
+                }
+                partly = format!(" ({rows} of its rows were committed)");
+            }
+        }
+        let e = match label {
+            Some(l) => Error::run(format!("{} {l} failed{partly}: {e}", self.pace.spec.unit)),
+            None => e,
+        };
+        let e = if script_error && self.pace.continue_given {
+            Error::run(format!(
+                "{e}; --on-error continue does not go on after a script error, which every unit would repeat"
+            ))
+        } else {
+            e
+        };
+        if self.pace.on_error == OnError::Stop || ends_run {
+            self.stop.set();
+            out.error = Some(e);
+            return false;
+        }
+        if lost || self.session.is_closed() {
+            return Box::pin(self.recover(op, out, deadline, e)).await;
+        }
+        true
     }
 
     /// Waits `d` (a terminal's keying or think time), cut short by the

@@ -6,7 +6,7 @@
 //! precision, where adding throughputs and taking the largest p99 (what
 //! is usually done) is not a percentile of anything. The records keep no
 //! histogram per interval, so the merged intervals have exact counts,
-//! rates, min, mean and max, but no percentiles (written as 0): they add
+//! rates, min, mean and max, but no percentiles (kept as 0, and left empty in the CSV): they add
 //! by the one rule of interval figures (`AddAssign` of
 //! [`IntervalFigures`]). Intervals are lined up on the database's clock
 //! (each operation's `start.at_s`), not on the clients' clocks.
