@@ -336,7 +336,7 @@ impl RunPlan {
         if self.run.lean == Lean::Always {
             for w in &workloads {
                 let spec = w.spec();
-                if !spec.is_load() && w.has_units() && w.worker(0).wire_dyn().is_none() {
+                if !spec.is_load() && w.facts().has_units && w.worker(0).wire_dyn().is_none() {
                     return Err(Error::usage(format!(
                         "--driver lean runs select, update, the YCSB mixes without read-modify-write and the oltp scripts; {spec} needs tokio-postgres: use --driver auto or tokio-postgres"
                     )));
@@ -678,7 +678,7 @@ fn check_drop(workloads: &[Box<dyn Workload>], settings: &Settings) -> Result<()
         let set = w.tables();
         // A load that fills this query's tables.
         let fills = |o: &dyn Workload| {
-            o.spec().is_load() && o.needs_tables() && o.tables().key() == set.key()
+            o.spec().is_load() && o.facts().needs_tables && o.tables().key() == set.key()
         };
         if w.spec().is_load()
             || set.reads(settings)?.is_empty()

@@ -17,7 +17,8 @@ use tokio_postgres::Client;
 use ysql_bench::db::dialect::Flavor;
 use ysql_bench::db::sql::TableName;
 use ysql_bench::workload::{
-    BoxFuture, DynOperation, Operation, Outcome, Role, Settings, Spec, TableSet, TableUse, Workload,
+    BoxFuture, DynOperation, Facts, Operation, Outcome, Role, Settings, Spec, TableSet, TableUse,
+    Workload,
 };
 use ysql_bench::{Control, RunReport};
 
@@ -86,24 +87,30 @@ static FAKE: Spec = Spec {
 struct Fake {
     behaviour: Behaviour,
     counts: Arc<Counts>,
-    table: TableName,
+    facts: Facts,
     /// Interrupted as by Ctrl-C once the operation ended, while its
     /// checks run.
     interrupt_after: Option<Control>,
+}
+
+/// Two types, and no table to create or check.
+fn fake_facts() -> Facts {
+    Facts {
+        types: vec!["even", "odd"],
+        needs_tables: false,
+        ..Facts::new(&FAKE, TableName::new("none").unwrap())
+    }
 }
 
 impl Workload for Fake {
     fn spec(&self) -> &'static Spec {
         &FAKE
     }
-    fn types(&self) -> Vec<&'static str> {
-        vec!["even", "odd"]
+    fn facts(&self) -> &Facts {
+        &self.facts
     }
     fn tables(&self) -> &'static dyn TableSet {
         &NO_TABLES
-    }
-    fn needs_tables(&self) -> bool {
-        false
     }
     fn set_up<'a>(&'a self, _client: &'a Client) -> BoxFuture<'a, ysql_bench::Result<()>> {
         self.counts.set_ups.fetch_add(1, Ordering::Relaxed);
@@ -117,9 +124,6 @@ impl Workload for Fake {
             c.interrupt();
         }
         Box::pin(std::future::ready(Ok(Vec::new())))
-    }
-    fn table(&self) -> &TableName {
-        &self.table
     }
     fn worker(&self, thread: usize) -> Box<dyn DynOperation> {
         Box::new(FakeOp {
@@ -191,7 +195,7 @@ async fn run_fake(
     let fake = Fake {
         behaviour,
         counts: counts.clone(),
-        table: TableName::new("none").unwrap(),
+        facts: fake_facts(),
         interrupt_after: None,
     };
     let mut all = vec!["-o", "select"];
@@ -299,7 +303,7 @@ async fn an_interrupt_between_two_operations_starts_no_other() {
         let f = Fake {
             behaviour: Behaviour::Quick,
             counts: counts.clone(),
-            table: TableName::new("none").unwrap(),
+            facts: fake_facts(),
             interrupt_after,
         };
         (Box::new(f) as Box<dyn Workload>, counts)

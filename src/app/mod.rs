@@ -671,7 +671,7 @@ async fn run_operations(
         // A failed write is kept in `out` and the rest skipped; the
         // pictures and the report files are written all the same.
         let mut record = OpRecord::of(&result);
-        record.histogram_of = workload.histogram_note();
+        record.histogram_of = workload.facts().histogram_note.clone();
         let pictures = plan.output.graph.as_ref().map(|options| Pictures {
             options,
             stamp: &titles.stamp,

@@ -68,7 +68,7 @@ async fn set_up(ctx: &RunCtx, workload: &dyn Workload, position: usize) -> Resul
     };
     let step = format!("prep:{position}");
     barrier.meet(&step).await?;
-    let writes_tables = workload.spec().is_load() || !workload.needs_tables();
+    let writes_tables = workload.spec().is_load() || !workload.facts().needs_tables;
     if barrier.leads() {
         let done = workload.set_up(&client).await;
         if let Err(e) = &done {
@@ -90,16 +90,17 @@ async fn measure(ctx: &RunCtx, workload: &dyn Workload, result: &mut OpResult) {
     // counts of the operation.
     let watch = match &ctx.server {
         Some(w) => Some(
-            w.begin(&ctx.pool, &ctx.conns, &workload.stat_tables())
+            w.begin(&ctx.pool, &ctx.conns, &workload.facts().stat_tables)
                 .await,
         ),
         None => None,
     };
-    let names = workload.types();
+    let names = workload.facts().types.clone();
     let make = |t: usize| AnyOperation(workload.worker(t));
-    let retry = ctx
-        .settings
-        .retry_policy(workload.retry_on(), workload.default_max_tries());
+    let retry = ctx.settings.retry_policy(
+        workload.facts().retry_on,
+        workload.facts().default_max_tries,
+    );
     let per_interval = workload.interval_metrics();
     let outcome = run_workers(
         ctx,
@@ -191,5 +192,5 @@ pub async fn mark_loaded(ctx: &RunCtx, workload: &dyn Workload, result: &OpResul
 /// [`ROWSIZE_SAMPLE`] rows: None when it is empty.
 pub async fn row_size(ctx: &RunCtx, workload: &dyn Workload) -> Result<Option<(f64, i64)>> {
     let client = connect::get(&ctx.pool, &ctx.target).await?;
-    schema::average_row_size(&client, workload.table(), ROWSIZE_SAMPLE).await
+    schema::average_row_size(&client, &workload.facts().table, ROWSIZE_SAMPLE).await
 }

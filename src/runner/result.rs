@@ -17,11 +17,11 @@ pub(super) fn begin(ctx: &RunCtx, workload: &dyn Workload) -> OpResult {
     let spec = workload.spec();
     let s = &ctx.settings;
     let mut result = OpResult::new(spec.kind(), s.threads);
-    result.batch_text = workload.batch_text();
-    result.table = workload.table().as_str().to_string();
-    result.workload = workload.describe();
-    result.measured = workload.has_units();
-    result.missing_label = workload.missing_label();
+    result.batch_text = workload.facts().batch_text.clone();
+    result.table = workload.facts().table.as_str().to_string();
+    result.workload = workload.facts().description.clone();
+    result.measured = workload.facts().has_units;
+    result.missing_label = workload.facts().missing_label;
     // A load's own count of what it writes (TPC-C's warehouses), else -r.
     result.table_rows = match workload.load_rows() {
         Some(rows) if spec.is_load() => rows,
@@ -39,7 +39,8 @@ pub(super) fn begin(ctx: &RunCtx, workload: &dyn Workload) -> OpResult {
     }
     result.hosts = ctx.conns.labels();
     result.types = workload
-        .types()
+        .facts()
+        .types
         .iter()
         .map(|&name| TypeResult {
             name,

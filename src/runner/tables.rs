@@ -73,7 +73,7 @@ async fn check_query_tables(
     for w in workloads {
         let set = w.tables();
         if w.spec().is_load() {
-            if w.needs_tables() {
+            if w.facts().needs_tables {
                 filled.push(set.key());
             }
             continue;
@@ -156,7 +156,7 @@ async fn prepare_tables(
     flavor: Flavor,
 ) -> Result<()> {
     let mut done: Vec<&str> = Vec::new();
-    for w in workloads.iter().filter(|w| w.needs_tables()) {
+    for w in workloads.iter().filter(|w| w.facts().needs_tables) {
         let set = w.tables();
         if done.contains(&set.key()) {
             continue;
@@ -164,8 +164,8 @@ async fn prepare_tables(
         done.push(set.key());
         let same = || workloads.iter().filter(|o| o.tables().key() == set.key());
         let how = TableUse {
-            filled: same().any(|o| o.spec().is_load() && o.needs_tables()),
-            written: same().any(|o| o.writes()),
+            filled: same().any(|o| o.spec().is_load() && o.facts().needs_tables),
+            written: same().any(|o| o.facts().writes),
         };
         set.prepare(client, settings, flavor, how).await?;
     }

@@ -35,15 +35,14 @@ use tokio_postgres::Client;
 use super::basic::table;
 use super::pgbench::init as pgbench_init;
 use super::{
-    BoxFuture, DynOperation, Finding, Role, Settings, Spec, TableSet, Tables, Workload, booking,
-    oltp, tpcc, ycsb,
+    BoxFuture, DynOperation, Facts, Finding, Role, Settings, Spec, TableSet, Tables, Workload,
+    booking, oltp, tpcc, ycsb,
 };
 use crate::db::dialect::{
     BARRIER_MARK, BARRIER_TABLE, Flavor, LOAD_PROCEDURE, LOAD_PROCEDURE_BODY, RANDOM_TEXT,
     RANDOM_TEXT_BODY, TABLE_MARK,
 };
 use crate::db::schema::{self, Relation, Routine, TableDef};
-use crate::db::sql::TableName;
 use crate::error::{Error, Result};
 
 /// Rows counted at most per dropped table: enough to say what went,
@@ -161,7 +160,13 @@ pub fn build(
     };
     Ok(Box::new(Cleanup {
         spec,
-        table,
+        // No unit: its work is its set-up. The tables are gone after it:
+        // nothing for the server's statistics to read.
+        facts: Facts {
+            has_units: false,
+            stat_tables: Vec::new(),
+            ..Facts::new(spec, table)
+        },
         defs,
         family,
         force: s.force,
@@ -172,11 +177,11 @@ pub fn build(
 
 struct Cleanup {
     spec: &'static Spec,
+    facts: Facts,
     /// None: every family.
     family: Option<&'static Family>,
     /// The tables of the family (of every family), under this run's names.
     defs: Vec<TableDef>,
-    table: TableName,
     force: bool,
     /// This run is one of several clients, which meet at the barrier
     /// table: it is in use.
@@ -469,12 +474,12 @@ impl Workload for Cleanup {
         self.spec
     }
 
-    fn tables(&self) -> &'static dyn TableSet {
-        self.family.map_or(&table::TEST_TABLE, |f| f.tables)
+    fn facts(&self) -> &Facts {
+        &self.facts
     }
 
-    fn has_units(&self) -> bool {
-        false
+    fn tables(&self) -> &'static dyn TableSet {
+        self.family.map_or(&table::TEST_TABLE, |f| f.tables)
     }
 
     fn set_up<'a>(&'a self, client: &'a Client) -> BoxFuture<'a, Result<()>> {
@@ -483,15 +488,6 @@ impl Workload for Cleanup {
 
     fn findings(&self) -> Vec<Finding> {
         self.findings.lock().map(|f| f.clone()).unwrap_or_default()
-    }
-
-    fn table(&self) -> &TableName {
-        &self.table
-    }
-
-    /// The tables are gone: nothing for the server's statistics to read.
-    fn stat_tables(&self) -> Vec<String> {
-        Vec::new()
     }
 
     fn worker(&self, _thread: usize) -> Box<dyn DynOperation> {
@@ -531,8 +527,8 @@ mod tests {
         }
         Cleanup {
             spec,
+            facts: Facts::new(spec, defs[0].name.clone()),
             family,
-            table: defs[0].name.clone(),
             defs,
             force,
             several_clients: clients > 1,

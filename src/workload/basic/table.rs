@@ -15,7 +15,9 @@ use crate::db::dialect::{self, COLUMNS};
 use crate::db::schema::{self, TableDef};
 use crate::db::sql::TableName;
 use crate::error::{Error, Result};
-use crate::workload::{BoxFuture, Operation, Role, Settings, Spec, TableSet, Tables, Workload};
+use crate::workload::{
+    BoxFuture, Facts, Operation, Role, Settings, Spec, TableSet, Tables, Workload,
+};
 
 /// The default name of the table.
 pub const DEFAULT_TABLE: &str = "test_table";
@@ -93,9 +95,15 @@ pub fn build<O: TableOp>(spec: &'static Spec, s: &Settings) -> Result<Box<dyn Wo
             "--rows 0 leaves {spec} nothing to read: give the number of rows in the table, e.g. -r 100000"
         )));
     }
+    let table = table_name(s)?;
     Ok(Box::new(OnTestTable::<O> {
         spec,
-        table: table_name(s)?,
+        facts: Facts {
+            batch_text: O::batch_text(s),
+            histogram_note: O::histogram_note(s, spec.unit),
+            ..Facts::new(spec, table.clone())
+        },
+        table,
         settings: s.clone(),
         op: PhantomData,
     }))
@@ -104,6 +112,7 @@ pub fn build<O: TableOp>(spec: &'static Spec, s: &Settings) -> Result<Box<dyn Wo
 /// A workload on test_table whose workers run `O`.
 pub struct OnTestTable<O> {
     spec: &'static Spec,
+    facts: Facts,
     settings: Settings,
     table: TableName,
     op: PhantomData<fn() -> O>,
@@ -112,6 +121,10 @@ pub struct OnTestTable<O> {
 impl<O: TableOp> Workload for OnTestTable<O> {
     fn spec(&self) -> &'static Spec {
         self.spec
+    }
+
+    fn facts(&self) -> &Facts {
+        &self.facts
     }
 
     fn tables(&self) -> &'static dyn TableSet {
@@ -168,18 +181,6 @@ impl<O: TableOp> Workload for OnTestTable<O> {
 
     fn finish_load<'a>(&'a self, client: &'a Client, rows: u64) -> BoxFuture<'a, Result<()>> {
         Box::pin(schema::mark_loaded(client, &self.table, rows))
-    }
-
-    fn batch_text(&self) -> String {
-        O::batch_text(&self.settings)
-    }
-
-    fn histogram_note(&self) -> String {
-        O::histogram_note(&self.settings, self.spec.unit)
-    }
-
-    fn table(&self) -> &TableName {
-        &self.table
     }
 
     fn worker(&self, thread: usize) -> Box<dyn crate::workload::DynOperation> {

@@ -38,8 +38,8 @@ use crate::workload::kit::check_only::CheckOnly;
 use crate::workload::kit::copy_load::{CopyLoad, Lines};
 use crate::workload::kit::keys::{KeyDistribution, KeyPicker};
 use crate::workload::{
-    BoxFuture, Check, DynOperation, Operation, Outcome, Role, Settings, Spec, StatementStats,
-    TableSet, Tables, Workload, worker_seed,
+    BoxFuture, Check, DynOperation, Facts, Operation, Outcome, Role, Settings, Spec,
+    StatementStats, TableSet, Tables, Workload, worker_seed,
 };
 
 /// Flights in `schedule`, as in the original benchmark (about 15000).
@@ -243,6 +243,10 @@ pub static CHECK: Spec = Spec {
 fn build_load(spec: &'static Spec, s: &Settings) -> Result<Box<dyn Workload>> {
     Ok(Box::new(Load {
         spec,
+        facts: Facts {
+            batch_text: format!("{} flights per COPY", s.batch_size),
+            ..Facts::new(spec, name("schedule"))
+        },
         settings: s.clone(),
         schedule: name("schedule"),
     }))
@@ -250,6 +254,7 @@ fn build_load(spec: &'static Spec, s: &Settings) -> Result<Box<dyn Workload>> {
 
 struct Load {
     spec: &'static Spec,
+    facts: Facts,
     settings: Settings,
     schedule: TableName,
 }
@@ -257,6 +262,10 @@ struct Load {
 impl Workload for Load {
     fn spec(&self) -> &'static Spec {
         self.spec
+    }
+
+    fn facts(&self) -> &Facts {
+        &self.facts
     }
 
     fn tables(&self) -> &'static dyn TableSet {
@@ -296,10 +305,6 @@ impl Workload for Load {
         })
     }
 
-    fn batch_text(&self) -> String {
-        format!("{} flights per COPY", self.settings.batch_size)
-    }
-
     /// This client's share of the 15000 flights, whatever `-r` says.
     fn load_rows(&self) -> Option<u64> {
         let s = &self.settings;
@@ -311,10 +316,6 @@ impl Workload for Load {
                 })
                 .sum(),
         )
-    }
-
-    fn table(&self) -> &TableName {
-        &self.schedule
     }
 
     fn worker(&self, thread: usize) -> Box<dyn DynOperation> {
@@ -417,12 +418,12 @@ pub async fn run_checks(client: &Client) -> Result<Vec<Check>> {
 }
 
 fn build_check(spec: &'static Spec, _s: &Settings) -> Result<Box<dyn Workload>> {
-    Ok(Box::new(CheckOnly {
+    Ok(Box::new(CheckOnly::new(
         spec,
-        tables: &BOOKING_TABLES,
-        table: name("schedule"),
-        checks: |client| Box::pin(run_checks(client)),
-    }))
+        &BOOKING_TABLES,
+        name("schedule"),
+        |client| Box::pin(run_checks(client)),
+    )))
 }
 
 // ---------------------------------------------------------------- booking
@@ -430,16 +431,29 @@ fn build_check(spec: &'static Spec, _s: &Settings) -> Result<Box<dyn Workload>> 
 fn build_booking(spec: &'static Spec, s: &Settings) -> Result<Box<dyn Workload>> {
     Ok(Box::new(Booking {
         spec,
+        facts: Facts {
+            description: format!(
+                "{FLIGHTS} flights over {} day(s); isolation {}; keys {}",
+                s.family::<BookingSettings>().day_range,
+                s.isolation.unwrap_or(Isolation::RepeatableRead).sql(),
+                s.keys.unwrap_or(KeyDistribution::Uniform).name()
+            ),
+            // As the original: a booking is retried until it goes through.
+            default_max_tries: 0,
+            stat_tables: ["aircraft", "schedule", "seat", "payment", "audit"]
+                .map(String::from)
+                .to_vec(),
+            ..Facts::new(spec, name("schedule"))
+        },
         settings: s.clone(),
-        table: name("schedule"),
         next_user: Arc::new(AtomicI64::new(1)),
     }))
 }
 
 struct Booking {
     spec: &'static Spec,
+    facts: Facts,
     settings: Settings,
-    table: TableName,
     /// The next user id, shared by the workers: no two book as one user
     /// (a per-run prefix over a counter, see `set_up`).
     next_user: Arc<AtomicI64>,
@@ -448,6 +462,10 @@ struct Booking {
 impl Workload for Booking {
     fn spec(&self) -> &'static Spec {
         self.spec
+    }
+
+    fn facts(&self) -> &Facts {
+        &self.facts
     }
 
     fn tables(&self) -> &'static dyn TableSet {
@@ -482,37 +500,8 @@ impl Workload for Booking {
         Some(format!("{FLIGHTS} flights"))
     }
 
-    fn describe(&self) -> String {
-        let s = &self.settings;
-        format!(
-            "{FLIGHTS} flights over {} day(s); isolation {}; keys {}",
-            s.family::<BookingSettings>().day_range,
-            s.isolation.unwrap_or(Isolation::RepeatableRead).sql(),
-            s.keys.unwrap_or(KeyDistribution::Uniform).name()
-        )
-    }
-
-    fn retry_on(&self) -> &'static [&'static str] {
-        &["40001", "40P01"]
-    }
-
-    fn default_max_tries(&self) -> u32 {
-        // As the original: a booking is retried until it goes through.
-        0
-    }
-
     fn checks<'a>(&'a self, client: &'a Client) -> BoxFuture<'a, Result<Vec<Check>>> {
         Box::pin(run_checks(client))
-    }
-
-    fn table(&self) -> &TableName {
-        &self.table
-    }
-
-    fn stat_tables(&self) -> Vec<String> {
-        ["aircraft", "schedule", "seat", "payment", "audit"]
-            .map(String::from)
-            .to_vec()
     }
 
     fn worker(&self, thread: usize) -> Box<dyn DynOperation> {

@@ -12,16 +12,17 @@ use std::pin::Pin;
 
 use tokio_postgres::Client;
 
-use crate::db::sql::TableName;
 use crate::error::Result;
 
 pub mod args;
+mod facts;
 mod operation;
 mod settings;
 mod tables;
 mod wire;
 
 pub use args::{FamilyArgs, RunFacts, Unread};
+pub use facts::Facts;
 pub use operation::{AnyOperation, DynOperation, NoUnits, Operation, Pauses};
 pub use settings::{FamilySetting, FamilySettings, Settings};
 pub use tables::{ReadTable, TableSet, TableUse, Tables, rows_flag};
@@ -100,16 +101,15 @@ impl std::fmt::Display for Spec {
     }
 }
 
-/// A workload built for one run.
+/// A workload built for one run: what it is ([`Workload::facts`]) and
+/// what it does in the life of an operation (set-up, load mark, checks,
+/// one [`Operation`] per worker).
 pub trait Workload: Send + Sync {
     fn spec(&self) -> &'static Spec;
 
-    /// The transaction types its units report, in the order reports show
-    /// them; [`Operation::unit_type`] indexes this list. One type, named
-    /// after the unit, unless the workload is a mix.
-    fn types(&self) -> Vec<&'static str> {
-        vec![self.spec().unit]
-    }
+    /// What the runner, the app and the reports know of it, as plain
+    /// data fixed when it was built.
+    fn facts(&self) -> &Facts;
 
     /// The tables it works on, checked once per run before any workload
     /// starts and created only when a load of the run fills them (see
@@ -132,44 +132,10 @@ pub trait Workload: Send + Sync {
         Box::pin(std::future::ready(Ok(())))
     }
 
-    /// SQLSTATEs whose failure makes a unit be tried again (unless
-    /// `--retry-on` says otherwise): serialization failures and deadlocks
-    /// (YugabyteDB reports its read-restart and conflict errors as 40001).
-    fn retry_on(&self) -> &'static [&'static str] {
-        &["40001", "40P01"]
-    }
-
-    /// Tries per unit unless `--max-tries` says otherwise (0: no limit but
-    /// the end of the run): one for single statements; transactional
-    /// workloads retry as the tools they stand in for do.
-    fn default_max_tries(&self) -> u32 {
-        1
-    }
-
     /// After the operation, on a connection of its own: consistency
     /// checks of what the workload wrote. A broken one fails the run.
     fn checks<'a>(&'a self, _client: &'a Client) -> BoxFuture<'a, Result<Vec<Check>>> {
         Box::pin(std::future::ready(Ok(Vec::new())))
-    }
-
-    /// Whether this run of the workload writes into its tables (so that
-    /// a table the tool did not create is refused without `--force`): the
-    /// spec's, unless the flags change it (a custom YCSB mix).
-    fn writes(&self) -> bool {
-        self.spec().writes
-    }
-
-    /// Whether the workload runs timed units at all (not so for one whose
-    /// work is its set-up or its checks): its summary is then only what
-    /// it did.
-    fn has_units(&self) -> bool {
-        true
-    }
-
-    /// Whether the workload needs its tables created and checked before
-    /// the run (not so for one that drops them, nor for scripts).
-    fn needs_tables(&self) -> bool {
-        !self.spec().drops
     }
 
     /// What a workload without units did, line by line (a clean-up's
@@ -180,7 +146,7 @@ pub trait Workload: Send + Sync {
     }
 
     /// Figures of its own, from what was measured of each type (in the
-    /// order of [`Workload::types`]) over the measured wallclock: TPC-C's
+    /// order of [`Facts::types`]) over the measured wallclock: TPC-C's
     /// tpmC. Shown in the summary and the JSON report's `metrics`.
     fn metrics(&self, _types: &[TypeFigures], _wallclock: std::time::Duration) -> Vec<Metric> {
         Vec::new()
@@ -194,51 +160,21 @@ pub trait Workload: Send + Sync {
         None
     }
 
-    /// What this run of the workload is, beyond its name: a mix's shares,
-    /// its key distribution, its record shape. Shown in the summary and
-    /// the JSON report; empty when the name says it all.
-    fn describe(&self) -> String {
-        String::new()
-    }
-
     /// What the run is sized by, in a few words for a picture's title
     /// ("2 warehouses", "scale 10"), when it is not the rows of `-r` (or
-    /// of [`Workload::load_rows`]); asked after the run.
+    /// of [`Workload::load_rows`]); asked after the run, as a script reads
+    /// its scale in its set-up.
     fn scale(&self) -> Option<String> {
         None
     }
 
-    /// What one unit holds, as the summary's `batch` line says it.
-    fn batch_text(&self) -> String {
-        String::new()
-    }
-
-    /// What the units that found rows missing are, as the summary says
-    /// them (TPC-C: the New-Orders rolled back by rule, not missing rows).
-    fn missing_label(&self) -> &'static str {
-        "missing"
-    }
-
-    /// What the latency histogram is of, e.g. "batch (200 rows)".
-    fn histogram_note(&self) -> String {
-        self.spec().unit.to_string()
-    }
-
-    /// The table the rows go to or come from, for `--show-rowsize`.
-    fn table(&self) -> &TableName;
-
     /// For a load: the rows this client's workers will write, when `-r`
     /// does not say it (TPC-C's warehouses, booking's flights). The
     /// progress bar and the "stopped by --time" line measure against it.
+    /// Not a fact: TPC-C counts its order lines, which takes a while for
+    /// many warehouses, so it is asked once, when the load starts.
     fn load_rows(&self) -> Option<u64> {
         None
-    }
-
-    /// The tables whose server statistics the run reports
-    /// ([`crate::db::server_watch`]): the one of [`Workload::table`]
-    /// unless the workload says more.
-    fn stat_tables(&self) -> Vec<String> {
-        vec![self.table().as_str().to_string()]
     }
 
     /// The operation of worker `thread` (0-based).

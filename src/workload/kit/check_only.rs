@@ -6,24 +6,49 @@ use tokio_postgres::Client;
 
 use crate::db::sql::TableName;
 use crate::error::Result;
-use crate::workload::{BoxFuture, Check, DynOperation, NoUnits, Spec, TableSet, Workload};
+use crate::workload::{BoxFuture, Check, DynOperation, Facts, NoUnits, Spec, TableSet, Workload};
 
 /// A family's checks, run on one connection.
 pub type Checks = for<'a> fn(&'a Client) -> BoxFuture<'a, Result<Vec<Check>>>;
 
 /// The workload of a `-o …-check`.
 pub struct CheckOnly {
-    pub spec: &'static Spec,
-    /// The family's tables, which the checks read.
-    pub tables: &'static dyn TableSet,
-    /// The table the run names (`--show-rowsize`).
-    pub table: TableName,
-    pub checks: Checks,
+    spec: &'static Spec,
+    facts: Facts,
+    tables: &'static dyn TableSet,
+    checks: Checks,
+}
+
+impl CheckOnly {
+    /// The check of `spec` on the family's `tables`; `table` is the one
+    /// the run names (`--show-rowsize`).
+    pub fn new(
+        spec: &'static Spec,
+        tables: &'static dyn TableSet,
+        table: TableName,
+        checks: Checks,
+    ) -> CheckOnly {
+        CheckOnly {
+            spec,
+            // Its work is its checks: the summary says what they found,
+            // not a count of zero timed units.
+            facts: Facts {
+                has_units: false,
+                ..Facts::new(spec, table)
+            },
+            tables,
+            checks,
+        }
+    }
 }
 
 impl Workload for CheckOnly {
     fn spec(&self) -> &'static Spec {
         self.spec
+    }
+
+    fn facts(&self) -> &Facts {
+        &self.facts
     }
 
     fn tables(&self) -> &'static dyn TableSet {
@@ -34,18 +59,8 @@ impl Workload for CheckOnly {
         Box::pin(std::future::ready(Ok(())))
     }
 
-    /// Its work is its checks: the summary says what they found, not a
-    /// count of zero timed units.
-    fn has_units(&self) -> bool {
-        false
-    }
-
     fn checks<'a>(&'a self, client: &'a Client) -> BoxFuture<'a, Result<Vec<Check>>> {
         (self.checks)(client)
-    }
-
-    fn table(&self) -> &TableName {
-        &self.table
     }
 
     fn worker(&self, _thread: usize) -> Box<dyn DynOperation> {

@@ -15,30 +15,39 @@ use crate::db::sql::TableName;
 use crate::error::{Error, Result};
 use crate::workload::kit::copy_in::copy_in;
 use crate::workload::{
-    BoxFuture, DynOperation, Operation, Outcome, Settings, Spec, TableSet, Workload, worker_seed,
+    BoxFuture, DynOperation, Facts, Operation, Outcome, Settings, Spec, TableSet, Workload,
+    worker_seed,
 };
 
 pub(super) fn build_prepare(spec: &'static Spec, s: &Settings) -> Result<Box<dyn Workload>> {
     check_rows(spec, s)?;
     Ok(Box::new(Prepare {
         spec,
+        facts: Facts {
+            batch_text: format!("{} rows per COPY", s.batch_size),
+            histogram_note: format!("batch ({} rows)", s.batch_size),
+            ..Facts::new(spec, table(1))
+        },
         settings: s.clone(),
         oltp: s.family::<OltpSettings>().into_owned(),
-        first: table(1),
     }))
 }
 
 struct Prepare {
     spec: &'static Spec,
+    facts: Facts,
     settings: Settings,
     /// The sysbench flags it was built with.
     oltp: OltpSettings,
-    first: TableName,
 }
 
 impl Workload for Prepare {
     fn spec(&self) -> &'static Spec {
         self.spec
+    }
+
+    fn facts(&self) -> &Facts {
+        &self.facts
     }
 
     fn tables(&self) -> &'static dyn TableSet {
@@ -83,18 +92,6 @@ impl Workload for Prepare {
             }
             Ok(())
         })
-    }
-
-    fn batch_text(&self) -> String {
-        format!("{} rows per COPY", self.settings.batch_size)
-    }
-
-    fn histogram_note(&self) -> String {
-        format!("batch ({} rows)", self.settings.batch_size)
-    }
-
-    fn table(&self) -> &TableName {
-        &self.first
     }
 
     fn worker(&self, thread: usize) -> Box<dyn DynOperation> {

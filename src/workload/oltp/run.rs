@@ -10,12 +10,11 @@ use super::statements::{KINDS, Kind, groups, transactional};
 use super::unit::OltpOp;
 use super::{OltpSettings, Script, script_of};
 use crate::db::schema;
-use crate::db::sql::TableName;
 use crate::db::unnamed;
 use crate::error::{Error, Result};
 use crate::workload::kit::keys::{KeyDistribution, KeyPicker};
 use crate::workload::{
-    BoxFuture, DynOperation, Outcome, Settings, Spec, StatementStats, TableSet, Workload,
+    BoxFuture, DynOperation, Facts, Outcome, Settings, Spec, StatementStats, TableSet, Workload,
     worker_seed,
 };
 
@@ -27,27 +26,64 @@ pub(super) fn build_run(spec: &'static Spec, s: &Settings) -> Result<Box<dyn Wor
             "{spec} has no statement left to run with these counts: give at least one of its statements a count above 0"
         )));
     }
+    let oltp = s.family::<OltpSettings>().into_owned();
     Ok(Box::new(OltpRun {
         spec,
         script,
+        facts: Facts {
+            description: describe(script, s, &oltp),
+            // sysbench's PostgreSQL driver also re-runs an event on a
+            // unique violation (two transactions re-inserting one deleted
+            // id).
+            retry_on: &["40001", "40P01", "23505"],
+            // As sysbench: an "ignored error" re-runs the event, without
+            // limit.
+            default_max_tries: 0,
+            stat_tables: (1..=oltp.tables).map(|i| format!("sbtest{i}")).collect(),
+            ..Facts::new(spec, table(1))
+        },
         settings: s.clone(),
-        oltp: s.family::<OltpSettings>().into_owned(),
-        first: table(1),
+        oltp,
     }))
+}
+
+/// What a script's event runs, over how many tables and keys.
+fn describe(script: Script, s: &Settings, o: &OltpSettings) -> String {
+    let per: Vec<String> = groups(script, o)
+        .iter()
+        .map(|(k, n)| format!("{n} {}", k.name()))
+        .collect();
+    format!(
+        "{} table(s) of {} rows; per event: {}{}; range size {}; keys {}",
+        o.tables,
+        s.rows,
+        per.join(", "),
+        if transactional(script, o) {
+            " in BEGIN/COMMIT"
+        } else {
+            ""
+        },
+        o.range_size,
+        s.keys.unwrap_or(KeyDistribution::Uniform).name()
+    )
 }
 
 struct OltpRun {
     spec: &'static Spec,
     script: Script,
+    facts: Facts,
     settings: Settings,
     /// The sysbench flags it was built with.
     oltp: OltpSettings,
-    first: TableName,
 }
 
 impl Workload for OltpRun {
     fn spec(&self) -> &'static Spec {
         self.spec
+    }
+
+    fn facts(&self) -> &Facts {
+        &self.facts
     }
 
     fn tables(&self) -> &'static dyn TableSet {
@@ -56,17 +92,6 @@ impl Workload for OltpRun {
 
     fn set_up<'a>(&'a self, _client: &'a Client) -> BoxFuture<'a, Result<()>> {
         Box::pin(std::future::ready(Ok(())))
-    }
-
-    fn retry_on(&self) -> &'static [&'static str] {
-        // sysbench's PostgreSQL driver also re-runs an event on a unique
-        // violation (two transactions re-inserting one deleted id).
-        &["40001", "40P01", "23505"]
-    }
-
-    fn default_max_tries(&self) -> u32 {
-        // As sysbench: an "ignored error" re-runs the event, without limit.
-        0
     }
 
     fn check_loaded<'a>(&'a self, client: &'a Client) -> BoxFuture<'a, Result<Option<String>>> {
@@ -120,38 +145,6 @@ impl Workload for OltpRun {
             }
             Ok(None)
         })
-    }
-
-    fn table(&self) -> &TableName {
-        &self.first
-    }
-
-    fn describe(&self) -> String {
-        let s = &self.settings;
-        let o = &self.oltp;
-        let per: Vec<String> = groups(self.script, o)
-            .iter()
-            .map(|(k, n)| format!("{n} {}", k.name()))
-            .collect();
-        format!(
-            "{} table(s) of {} rows; per event: {}{}; range size {}; keys {}",
-            o.tables,
-            s.rows,
-            per.join(", "),
-            if transactional(self.script, o) {
-                " in BEGIN/COMMIT"
-            } else {
-                ""
-            },
-            o.range_size,
-            s.keys.unwrap_or(KeyDistribution::Uniform).name()
-        )
-    }
-
-    fn stat_tables(&self) -> Vec<String> {
-        (1..=self.oltp.tables)
-            .map(|i| format!("sbtest{i}"))
-            .collect()
     }
 
     fn worker(&self, thread: usize) -> Box<dyn DynOperation> {

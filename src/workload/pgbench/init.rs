@@ -29,7 +29,9 @@ use crate::db::sql::TableName;
 use crate::error::{Error, Result};
 use crate::workload::kit::copy_load::{CopyLoad, Lines};
 use crate::workload::kit::partition::thread_range;
-use crate::workload::{BoxFuture, DynOperation, Role, Settings, Spec, TableSet, Tables, Workload};
+use crate::workload::{
+    BoxFuture, DynOperation, Facts, Role, Settings, Spec, TableSet, Tables, Workload,
+};
 
 /// Accounts per branch, as pgbench.
 pub const ACCOUNTS_PER_BRANCH: u64 = 100_000;
@@ -177,25 +179,36 @@ fn build(spec: &'static Spec, s: &Settings) -> Result<Box<dyn Workload>> {
             MAX_SCALE * ACCOUNTS_PER_BRANCH
         )));
     }
+    let copy_rows = copy_rows(s);
     Ok(Box::new(Init {
         spec,
+        facts: Facts {
+            batch_text: format!(
+                "{copy_rows} accounts per COPY (scale {scale}: {scale} branches, {} tellers, {} accounts)",
+                scale * TELLERS_PER_BRANCH,
+                scale * ACCOUNTS_PER_BRANCH
+            ),
+            histogram_note: format!("batch ({copy_rows} accounts)"),
+            ..Facts::new(spec, name("pgbench_accounts"))
+        },
         settings: s.clone(),
         scale,
         accounts: name("pgbench_accounts"),
     }))
 }
 
+/// Accounts per COPY: `-b`, but never so few that the load is all round
+/// trips.
+fn copy_rows(s: &Settings) -> usize {
+    s.batch_size.max(MIN_COPY_ROWS)
+}
+
 struct Init {
     spec: &'static Spec,
+    facts: Facts,
     settings: Settings,
     scale: u64,
     accounts: TableName,
-}
-
-impl Init {
-    fn copy_rows(&self) -> usize {
-        self.settings.batch_size.max(MIN_COPY_ROWS)
-    }
 }
 
 async fn flavor_of(client: &Client) -> Result<Flavor> {
@@ -205,6 +218,10 @@ async fn flavor_of(client: &Client) -> Result<Flavor> {
 impl Workload for Init {
     fn spec(&self) -> &'static Spec {
         self.spec
+    }
+
+    fn facts(&self) -> &Facts {
+        &self.facts
     }
 
     fn tables(&self) -> &'static dyn TableSet {
@@ -292,31 +309,12 @@ impl Workload for Init {
         Some(format!("scale {}", self.scale))
     }
 
-    fn batch_text(&self) -> String {
-        format!(
-            "{} accounts per COPY (scale {}: {} branches, {} tellers, {} accounts)",
-            self.copy_rows(),
-            self.scale,
-            self.scale,
-            self.scale * TELLERS_PER_BRANCH,
-            self.scale * ACCOUNTS_PER_BRANCH
-        )
-    }
-
-    fn histogram_note(&self) -> String {
-        format!("batch ({} accounts)", self.copy_rows())
-    }
-
-    fn table(&self) -> &TableName {
-        &self.accounts
-    }
-
     fn worker(&self, thread: usize) -> Box<dyn DynOperation> {
         let total = self.scale * ACCOUNTS_PER_BRANCH;
         Box::new(CopyLoad::new(
             COPY.to_string(),
             thread_range(total, self.settings.threads, thread),
-            self.copy_rows(),
+            copy_rows(&self.settings),
             Accounts,
             self.settings.prepared,
         ))

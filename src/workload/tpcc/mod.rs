@@ -28,8 +28,8 @@ use rand::rngs::SmallRng;
 use tokio_postgres::Client;
 
 use super::{
-    BoxFuture, Check, DynOperation, Metric, Role, Rule, Settings, Spec, TableSet, TypeFigures,
-    Workload,
+    BoxFuture, Check, DynOperation, Facts, Metric, Role, Rule, Settings, Spec, TableSet,
+    TypeFigures, Workload,
 };
 use crate::db::schema as db_schema;
 use crate::db::sql::TableName;
@@ -206,16 +206,38 @@ pub static LOAD: Spec = Spec {
 fn build_load(spec: &'static Spec, s: &Settings) -> Result<Box<dyn Workload>> {
     Ok(Box::new(Load {
         spec,
+        facts: Facts {
+            description: describe_load(&s.family::<TpccSettings>()),
+            batch_text: "one COPY per district and table (10000 rows of item or stock)".to_string(),
+            ..Facts::new(spec, name("warehouse"))
+        },
         settings: s.clone(),
-        table: name("warehouse"),
         sent: Default::default(),
     }))
 }
 
+/// What a load of `t` fills: all the warehouses, or a range of them.
+fn describe_load(t: &TpccSettings) -> String {
+    if t.partial {
+        format!(
+            "warehouses {} of {} (--warehouse-range), {}",
+            t.homes,
+            t.warehouses,
+            if t.homes.first == 1 {
+                "and the item table"
+            } else {
+                "not the item table (the range that starts at 1 loads it)"
+            }
+        )
+    } else {
+        format!("{} warehouses", t.warehouses)
+    }
+}
+
 struct Load {
     spec: &'static Spec,
+    facts: Facts,
     settings: Settings,
-    table: TableName,
     /// Bytes of COPY text the workers sent (see [`load::LoadOp`]).
     sent: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
@@ -223,6 +245,10 @@ struct Load {
 impl Workload for Load {
     fn spec(&self) -> &'static Spec {
         self.spec
+    }
+
+    fn facts(&self) -> &Facts {
+        &self.facts
     }
 
     fn tables(&self) -> &'static dyn TableSet {
@@ -295,35 +321,9 @@ impl Workload for Load {
         })
     }
 
-    fn describe(&self) -> String {
-        let t = &*self.settings.family::<TpccSettings>();
-        if t.partial {
-            format!(
-                "warehouses {} of {} (--warehouse-range), {}",
-                t.homes,
-                t.warehouses,
-                if t.homes.first == 1 {
-                    "and the item table"
-                } else {
-                    "not the item table (the range that starts at 1 loads it)"
-                }
-            )
-        } else {
-            format!("{} warehouses", t.warehouses)
-        }
-    }
-
-    fn batch_text(&self) -> String {
-        "one COPY per district and table (10000 rows of item or stock)".to_string()
-    }
-
     fn scale(&self) -> Option<String> {
         let t = &*self.settings.family::<TpccSettings>();
         Some(warehouses_text(t))
-    }
-
-    fn table(&self) -> &TableName {
-        &self.table
     }
 
     fn load_rows(&self) -> Option<u64> {
@@ -435,18 +435,58 @@ pub static CHECK: Spec = Spec {
 pub const MAX_TPMC_PER_WAREHOUSE: f64 = 12.86;
 
 fn build_run(spec: &'static Spec, s: &Settings) -> Result<Box<dyn Workload>> {
+    let constants = txn::Constants::for_run(s.family::<TpccSettings>().seed, C_LOAD_LAST);
     Ok(Box::new(Run {
         spec,
+        facts: Facts {
+            types: txn::TYPES.to_vec(),
+            description: describe_run(&s.family::<TpccSettings>(), s.threads, constants),
+            // A transaction is retried until it goes through, as the TPC-C
+            // drivers people use do; a retry is counted, never a New-Order
+            // twice.
+            default_max_tries: 0,
+            // A New-Order that meets its unused item rolls back by rule
+            // (clause 2.4.2.3): not an error, and no row of the tables is
+            // missing.
+            missing_label: "rolled back by rule",
+            ..Facts::new(spec, name("warehouse"))
+        },
         settings: s.clone(),
-        table: name("warehouse"),
-        constants: txn::Constants::for_run(s.family::<TpccSettings>().seed, C_LOAD_LAST),
+        constants,
     }))
+}
+
+/// A run: its scale, terminals, mix, waits and NURand constants.
+fn describe_run(t: &TpccSettings, terminals: usize, k: txn::Constants) -> String {
+    let homes = if t.homes == WarehouseRange::all(t.warehouses) {
+        String::new()
+    } else {
+        format!(" (terminals on warehouses {})", t.homes)
+    };
+    format!(
+        "TPC-C, {} warehouses{homes}, {terminals} terminals, mix {}{}, {}, NURand C {}/{}/{}",
+        t.warehouses,
+        t.mix,
+        if t.mix == txn::MIX {
+            " (standard)"
+        } else {
+            " (not the standard mix)"
+        },
+        if t.wait {
+            "keying and think times of clause 5.2.5 (--tpcc-wait)"
+        } else {
+            "no keying/think times"
+        },
+        k.c_last,
+        k.c_id,
+        k.ol_i_id
+    )
 }
 
 struct Run {
     spec: &'static Spec,
+    facts: Facts,
     settings: Settings,
-    table: TableName,
     constants: txn::Constants,
 }
 
@@ -455,8 +495,8 @@ impl Workload for Run {
         self.spec
     }
 
-    fn types(&self) -> Vec<&'static str> {
-        txn::TYPES.to_vec()
+    fn facts(&self) -> &Facts {
+        &self.facts
     }
 
     fn tables(&self) -> &'static dyn TableSet {
@@ -494,23 +534,6 @@ impl Workload for Run {
         })
     }
 
-    fn retry_on(&self) -> &'static [&'static str] {
-        &["40001", "40P01"]
-    }
-
-    /// A New-Order that meets its unused item rolls back by rule (clause
-    /// 2.4.2.3): not an error, and no row of the tables is missing.
-    fn missing_label(&self) -> &'static str {
-        "rolled back by rule"
-    }
-
-    fn default_max_tries(&self) -> u32 {
-        // A transaction is retried until it goes through, as the TPC-C
-        // drivers people use do; a retry is counted, never a New-Order
-        // twice.
-        0
-    }
-
     fn checks<'a>(&'a self, client: &'a Client) -> BoxFuture<'a, Result<Vec<Check>>> {
         Box::pin(check::run_checks(client))
     }
@@ -527,41 +550,8 @@ impl Workload for Run {
         }))
     }
 
-    fn describe(&self) -> String {
-        let k = self.constants;
-        let t = &*self.settings.family::<TpccSettings>();
-        let homes = if t.homes == WarehouseRange::all(t.warehouses) {
-            String::new()
-        } else {
-            format!(" (terminals on warehouses {})", t.homes)
-        };
-        format!(
-            "TPC-C, {} warehouses{homes}, {} terminals, mix {}{}, {}, NURand C {}/{}/{}",
-            t.warehouses,
-            self.settings.threads,
-            t.mix,
-            if t.mix == txn::MIX {
-                " (standard)"
-            } else {
-                " (not the standard mix)"
-            },
-            if t.wait {
-                "keying and think times of clause 5.2.5 (--tpcc-wait)"
-            } else {
-                "no keying/think times"
-            },
-            k.c_last,
-            k.c_id,
-            k.ol_i_id
-        )
-    }
-
     fn scale(&self) -> Option<String> {
         Some(warehouses_text(&self.settings.family::<TpccSettings>()))
-    }
-
-    fn table(&self) -> &TableName {
-        &self.table
     }
 
     fn worker(&self, thread: usize) -> Box<dyn DynOperation> {
@@ -758,12 +748,12 @@ pub fn interval_tpmc(types: &[crate::stats::IntervalFigures], warehouses: u32) -
 }
 
 fn build_check(spec: &'static Spec, _s: &Settings) -> Result<Box<dyn Workload>> {
-    Ok(Box::new(CheckOnly {
+    Ok(Box::new(CheckOnly::new(
         spec,
-        tables: &schema::TPCC_TABLES,
-        table: name("warehouse"),
-        checks: |client| Box::pin(check::run_checks(client)),
-    }))
+        &schema::TPCC_TABLES,
+        name("warehouse"),
+        |client| Box::pin(check::run_checks(client)),
+    )))
 }
 
 #[cfg(test)]

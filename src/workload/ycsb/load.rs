@@ -11,7 +11,9 @@ use crate::db::sql::TableName;
 use crate::error::{Error, Result};
 use crate::workload::kit::copy_load::{CopyLoad, Lines};
 use crate::workload::kit::rowgen::fill_alphanumeric;
-use crate::workload::{BoxFuture, DynOperation, Settings, Spec, TableSet, Workload, worker_seed};
+use crate::workload::{
+    BoxFuture, DynOperation, Facts, Settings, Spec, TableSet, Workload, worker_seed,
+};
 
 pub(super) fn build_load(spec: &'static Spec, s: &Settings) -> Result<Box<dyn Workload>> {
     check_shape(s)?;
@@ -24,9 +26,15 @@ pub(super) fn build_load(spec: &'static Spec, s: &Settings) -> Result<Box<dyn Wo
             crate::workload::kit::limits::MAX_BATCH_BYTES >> 20
         )));
     }
+    let table = table_name(s)?;
     Ok(Box::new(Load {
         spec,
-        table: table_name(s)?,
+        facts: Facts {
+            batch_text: format!("{} records per COPY", s.batch_size),
+            histogram_note: format!("batch ({} records)", s.batch_size),
+            ..Facts::new(spec, table.clone())
+        },
+        table,
         settings: s.clone(),
         ycsb,
     }))
@@ -34,6 +42,7 @@ pub(super) fn build_load(spec: &'static Spec, s: &Settings) -> Result<Box<dyn Wo
 
 struct Load {
     spec: &'static Spec,
+    facts: Facts,
     table: TableName,
     settings: Settings,
     ycsb: YcsbSettings,
@@ -42,6 +51,10 @@ struct Load {
 impl Workload for Load {
     fn spec(&self) -> &'static Spec {
         self.spec
+    }
+
+    fn facts(&self) -> &Facts {
+        &self.facts
     }
 
     fn tables(&self) -> &'static dyn TableSet {
@@ -59,18 +72,6 @@ impl Workload for Load {
 
     fn finish_load<'a>(&'a self, client: &'a Client, rows: u64) -> BoxFuture<'a, Result<()>> {
         Box::pin(schema::mark_loaded(client, &self.table, rows))
-    }
-
-    fn batch_text(&self) -> String {
-        format!("{} records per COPY", self.settings.batch_size)
-    }
-
-    fn histogram_note(&self) -> String {
-        format!("batch ({} records)", self.settings.batch_size)
-    }
-
-    fn table(&self) -> &TableName {
-        &self.table
     }
 
     fn worker(&self, thread: usize) -> Box<dyn DynOperation> {

@@ -18,7 +18,9 @@ use crate::db::sql::TableName;
 use crate::db::unnamed;
 use crate::error::{Error, Result};
 use crate::workload::kit::keys::{KeyDistribution, KeyPicker};
-use crate::workload::{BoxFuture, DynOperation, Settings, Spec, TableSet, Workload, worker_seed};
+use crate::workload::{
+    BoxFuture, DynOperation, Facts, Settings, Spec, TableSet, Workload, worker_seed,
+};
 
 pub(super) fn build_mix(spec: &'static Spec, s: &Settings) -> Result<Box<dyn Workload>> {
     check_shape(s)?;
@@ -38,9 +40,11 @@ pub(super) fn build_mix(spec: &'static Spec, s: &Settings) -> Result<Box<dyn Wor
         acc += mix[i] / total;
         cumulative.push(acc);
     }
-    Ok(Box::new(YcsbMix {
+    let table = table_name(s)?;
+    let mut built = YcsbMix {
         spec,
-        table: table_name(s)?,
+        facts: Facts::new(spec, table.clone()),
+        table: table.clone(),
         settings: s.clone(),
         ycsb: s.family::<YcsbSettings>().into_owned(),
         active,
@@ -50,11 +54,14 @@ pub(super) fn build_mix(spec: &'static Spec, s: &Settings) -> Result<Box<dyn Wor
         next_insert: Arc::new(AtomicU64::new(s.rows)),
         insert_base: Arc::new(AtomicU64::new(s.rows)),
         acked: Arc::new(Acknowledged::new(s.rows)),
-    }))
+    };
+    built.facts = built.facts_of(table);
+    Ok(Box::new(built))
 }
 
 struct YcsbMix {
     spec: &'static Spec,
+    facts: Facts,
     table: TableName,
     settings: Settings,
     ycsb: YcsbSettings,
@@ -75,6 +82,57 @@ struct YcsbMix {
 }
 
 impl YcsbMix {
+    /// Its facts, from the mix as the flags made it.
+    fn facts_of(&self, table: TableName) -> Facts {
+        Facts {
+            types: self.types(),
+            writes: self.writes(),
+            description: self.description(),
+            ..Facts::new(self.spec, table)
+        }
+    }
+
+    fn types(&self) -> Vec<&'static str> {
+        self.active.iter().map(|&i| TYPES[i]).collect()
+    }
+
+    fn writes(&self) -> bool {
+        // From the mix run, not the workload's name: ycsb-c with
+        // --ycsb-proportions update=1 writes.
+        self.active.iter().any(|&i| i != READ && i != SCAN)
+    }
+
+    fn description(&self) -> String {
+        let total: f64 = self.active.iter().map(|&i| self.mix[i]).sum();
+        let shares: Vec<String> = self
+            .active
+            .iter()
+            .map(|&i| format!("{}={}", TYPES[i], self.mix[i] / total))
+            .collect();
+        let custom = if self.ycsb.proportions.is_some() {
+            " (custom mix, --ycsb-proportions)"
+        } else {
+            ""
+        };
+        format!(
+            "{}{custom}; keys {}; {} fields of {} characters{}{}",
+            shares.join(","),
+            describe_keys(self.keys),
+            self.ycsb.field_count,
+            self.ycsb.field_length,
+            if self.ycsb.write_all_fields {
+                "; updates write all fields"
+            } else {
+                ""
+            },
+            if self.ycsb.rmw_txn {
+                "; read-modify-write in one transaction"
+            } else {
+                ""
+            }
+        )
+    }
+
     /// The first record number past every record in the table: from the
     /// count, past every key that exists within a window above the last
     /// one found (an earlier run's inserts, with the holes its failed
@@ -170,45 +228,8 @@ impl Workload for YcsbMix {
         self.spec
     }
 
-    fn types(&self) -> Vec<&'static str> {
-        self.active.iter().map(|&i| TYPES[i]).collect()
-    }
-
-    fn writes(&self) -> bool {
-        // From the mix run, not the workload's name: ycsb-c with
-        // --ycsb-proportions update=1 writes.
-        self.active.iter().any(|&i| i != READ && i != SCAN)
-    }
-
-    fn describe(&self) -> String {
-        let total: f64 = self.active.iter().map(|&i| self.mix[i]).sum();
-        let shares: Vec<String> = self
-            .active
-            .iter()
-            .map(|&i| format!("{}={}", TYPES[i], self.mix[i] / total))
-            .collect();
-        let custom = if self.ycsb.proportions.is_some() {
-            " (custom mix, --ycsb-proportions)"
-        } else {
-            ""
-        };
-        format!(
-            "{}{custom}; keys {}; {} fields of {} characters{}{}",
-            shares.join(","),
-            describe_keys(self.keys),
-            self.ycsb.field_count,
-            self.ycsb.field_length,
-            if self.ycsb.write_all_fields {
-                "; updates write all fields"
-            } else {
-                ""
-            },
-            if self.ycsb.rmw_txn {
-                "; read-modify-write in one transaction"
-            } else {
-                ""
-            }
-        )
+    fn facts(&self) -> &Facts {
+        &self.facts
     }
 
     fn tables(&self) -> &'static dyn TableSet {
@@ -255,10 +276,6 @@ impl Workload for YcsbMix {
                 _ => None,
             })
         })
-    }
-
-    fn table(&self) -> &TableName {
-        &self.table
     }
 
     fn worker(&self, thread: usize) -> Box<dyn DynOperation> {
@@ -359,17 +376,19 @@ mod tests {
                 .expect("a mix");
             let w = build_mix(spec, &s).expect("the mix builds");
             assert!(
-                w.describe().contains(&describe_keys(keys)),
+                w.facts().description.contains(&describe_keys(keys)),
                 "{args:?}: {}",
-                w.describe()
+                w.facts().description
             );
         }
         let w = build_mix(&A, &settings_of(&["-o", "ycsb-a", "--zipf-theta", "0.5"]))
             .expect("the mix builds");
         assert!(
-            w.describe().contains("keys zipfian (scrambled, theta 0.5)"),
+            w.facts()
+                .description
+                .contains("keys zipfian (scrambled, theta 0.5)"),
             "{}",
-            w.describe()
+            w.facts().description
         );
     }
 

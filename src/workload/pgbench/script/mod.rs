@@ -43,8 +43,8 @@ use crate::db::sql::TableName;
 use crate::db::unnamed;
 use crate::error::{Error, Result};
 use crate::workload::{
-    BoxFuture, DynOperation, Operation, Outcome, Role, Settings, Spec, StatementStats, TableSet,
-    Workload, worker_seed,
+    BoxFuture, DynOperation, Facts, Operation, Outcome, Role, Settings, Spec, StatementStats,
+    TableSet, Workload, worker_seed,
 };
 
 pub mod bind;
@@ -256,9 +256,23 @@ fn build(spec: &'static Spec, s: &Settings) -> Result<Box<dyn Workload>> {
         acc += sc.weight;
         cumulative.push(acc);
     }
+    let facts = Facts {
+        // Each script is a type of its own.
+        types: program.scripts.iter().map(|s| s.name).collect(),
+        // The tables are the user's: none is created or checked.
+        needs_tables: false,
+        batch_text: program
+            .scripts
+            .iter()
+            .map(|s| format!("{}@{}", s.name, s.weight))
+            .collect::<Vec<_>>()
+            .join(", "),
+        histogram_note: "transaction (one run of a script)".to_string(),
+        ..Facts::new(spec, table)
+    };
     Ok(Box::new(ScriptRun {
         spec,
-        types: program.scripts.iter().map(|s| s.name).collect(),
+        facts,
         program: Arc::new(program),
         cumulative: cumulative.into(),
         builtin_used,
@@ -266,7 +280,6 @@ fn build(spec: &'static Spec, s: &Settings) -> Result<Box<dyn Workload>> {
         scale: Arc::new(AtomicI64::new(
             s.family::<ScriptSettings>().scale.unwrap_or(1) as i64,
         )),
-        table,
         shown: FirstErrors::default(),
     }))
 }
@@ -353,15 +366,14 @@ impl TableSet for NoTables {
 
 struct ScriptRun {
     spec: &'static Spec,
+    facts: Facts,
     program: Arc<Program>,
-    types: Vec<&'static str>,
     /// Running totals of the weights, in script order.
     cumulative: Arc<[u64]>,
     builtin_used: bool,
     settings: Settings,
     /// `:scale`, known after set-up.
     scale: Arc<AtomicI64>,
-    table: TableName,
     shown: FirstErrors,
 }
 
@@ -380,8 +392,8 @@ impl Workload for ScriptRun {
         self.spec
     }
 
-    fn types(&self) -> Vec<&'static str> {
-        self.types.clone()
+    fn facts(&self) -> &Facts {
+        &self.facts
     }
 
     fn tables(&self) -> &'static dyn TableSet {
@@ -390,10 +402,6 @@ impl Workload for ScriptRun {
         } else {
             &NO_TABLES
         }
-    }
-
-    fn needs_tables(&self) -> bool {
-        false
     }
 
     fn set_up<'a>(&'a self, client: &'a Client) -> BoxFuture<'a, Result<()>> {
@@ -441,10 +449,6 @@ impl Workload for ScriptRun {
         })
     }
 
-    fn table(&self) -> &TableName {
-        &self.table
-    }
-
     /// `:scale` as the set-up read it (pgbench's scale factor), when a
     /// built-in script or `-s` gives it a meaning; `-r` is not used.
     fn scale(&self) -> Option<String> {
@@ -454,19 +458,6 @@ impl Workload for ScriptRun {
         } else {
             String::new()
         })
-    }
-
-    fn batch_text(&self) -> String {
-        self.program
-            .scripts
-            .iter()
-            .map(|s| format!("{}@{}", s.name, s.weight))
-            .collect::<Vec<_>>()
-            .join(", ")
-    }
-
-    fn histogram_note(&self) -> String {
-        "transaction (one run of a script)".to_string()
     }
 
     fn worker(&self, thread: usize) -> Box<dyn DynOperation> {
