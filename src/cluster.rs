@@ -30,7 +30,7 @@
 //!    which the followers read and report; everyone exits 1. The first
 //!    meeting comes before any table is touched, so nothing is written.
 //!
-//! Work is split by [`crate::workload::partition::ClientShare`] (loads,
+//! Work is split by [`crate::workload::kit::partition::ClientShare`] (loads,
 //! inserted keys) and by the plan (`--rate` over the clients, seeds per
 //! client); see [`crate::config`].
 

@@ -25,7 +25,7 @@
 //! tokio-postgres look it up with a named statement of its own.
 //!
 //! COPY is the one exception: tokio-postgres has no unnamed COPY, so
-//! [`crate::workload::copy_mem::copy_in`] parses it, named, inside the
+//! [`crate::workload::kit::copy_in::copy_in`] parses it, named, inside the
 //! transaction that runs it, where the pooler keeps one server connection
 //! until the statement is closed.
 

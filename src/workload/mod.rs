@@ -1,14 +1,30 @@
 //! Workloads: what each runnable thing of `-o` sends to the server, and how
 //! it counts.
 //!
-//! A workload is one module that exports a [`Spec`] and is listed once in
-//! [`REGISTRY`]. The spec says what the runner, the reports and the
-//! configuration need to know (its names in `-o`, whether it loads or
-//! queries, whether `--rate` paces it, what a unit is called) and how to
-//! build the workload from the validated [`Settings`]. The built
-//! [`Workload`] does the per-run set-up on one connection and makes one
-//! [`Operation`] per worker. Nothing in the runner, the reports or the app
-//! matches on a workload's name: adding one is a module and a registry line.
+//! The layer is a contract, a registry, a kit and one folder per family:
+//!
+//! - [`contract`]: what the rest of the program knows of a workload. A
+//!   [`Spec`] says what it is before it is built (its names in `-o`,
+//!   whether it loads or queries, whether `--rate` paces it, what a unit is
+//!   called); the built [`Workload`] gives its [`Facts`] as plain data and
+//!   does the life of an operation: set-up on one connection, load mark,
+//!   checks, and one [`Operation`] per worker. Its [`Settings`] are the
+//!   shared ones plus each family's, kept by type.
+//! - [`registry`]: the one list of workloads ([`REGISTRY`]) and of the
+//!   families' flag groups ([`registry::WorkloadArgs`], flattened into the
+//!   command line).
+//! - [`kit`]: what several families share (keys, row text, the split of ids
+//!   over workers and clients, COPY and its loader, limits, a check-only
+//!   workload), so that no family imports another.
+//! - the families, each a folder with its flags in `args.rs`: [`basic`] (the
+//!   original tool's six operations on test_table), [`ycsb`], [`oltp`]
+//!   (sysbench), [`booking`], [`tpcc`], [`pgbench`] (pgbench-init and the
+//!   script interpreter); and [`cleanup`], which drops what every family
+//!   made and so knows their tables.
+//!
+//! Nothing in the runner, the reports, the app, `cli` or `config` names a
+//! workload or holds a family's flag: adding a family is its folder and its
+//! lines in the registry (CONTRIBUTING.md walks through it).
 //!
 //! Workloads differ only in the SQL they send and in what a unit of work
 //! is (a batch of rows, one COPY of a file, one CALL, one query, one
@@ -17,18 +33,9 @@
 //! `stage` prepares the next unit outside the timed section (random strings,
 //! COPY buffers, which key and which type of transaction), `execute` sends
 //! it and is timed. Each unit says which of the workload's transaction
-//! [`Workload::types`] it is, and every statistic is kept per type.
-//!
-//! An operation whose unit is one prepared statement may also offer itself
-//! to the lean driver ([`crate::db::wire`]) through [`Operation::wire`]: it
-//! then says what to prepare, which parameters a unit binds and what the
-//! answer means, and the worker's session sends it without tokio-postgres
-//! and without a boxed future.
-//!
-//! The runner drives a worker's operation through `Box<dyn DynOperation>`:
-//! one small allocation per executed unit for the boxed future, against
-//! tens of microseconds for the round trip, buys a registry without a
-//! closed enum.
+//! [`Facts::types`] it is, and every statistic is kept per type. An
+//! operation whose unit is one prepared statement may also offer itself to
+//! the lean driver ([`crate::db::wire`]) through [`Operation::wire`].
 
 pub mod basic;
 pub mod booking;

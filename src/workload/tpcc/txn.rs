@@ -31,7 +31,7 @@ use crate::db::unnamed::{Param, Stmt};
 use crate::error::{Error, Result};
 use crate::workload::{Operation, Outcome, Pauses, worker_seed};
 
-/// The transaction types, in the order of [`crate::workload::Workload::types`].
+/// The transaction types, in the order of [`crate::workload::Facts::types`].
 pub const TYPES: [&str; 5] = [
     "new-order",
     "payment",
