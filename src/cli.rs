@@ -836,10 +836,7 @@ pub fn usage_hint(e: &clap::Error, args: &[String]) -> Option<String> {
             }
             if arg.starts_with("--batch-size") && not_a_number(value) {
                 let name = value.split('@').next().unwrap_or(value);
-                let builtin = ["tpcb-like", "simple-update", "select-only", "list"]
-                    .iter()
-                    .any(|b| b.starts_with(name) && !name.is_empty());
-                return builtin.then(|| {
+                return workload::registry::names_a_builtin_script(name).then(|| {
                     format!(
                         "-b is --batch-size (as in the original ysql-bench); for pgbench's built-in script use --builtin {value}"
                     )

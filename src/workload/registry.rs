@@ -80,6 +80,12 @@ pub fn figure_rules(operation: &str) -> Vec<Metric> {
     }
 }
 
+/// Whether `name` begins the name of a built-in script of `--builtin`
+/// (for the command line's hint about pgbench's `-b NAME`).
+pub fn names_a_builtin_script(name: &str) -> bool {
+    pgbench::args::names_a_builtin(name)
+}
+
 /// The flags that make `-o` needless (a run of scripts), as clap names
 /// them.
 pub const IMPLY_OPERATIONS: [&str; 2] = pgbench::args::IMPLY_OPERATIONS;

@@ -43,6 +43,18 @@ pub struct PgbenchArgs {
     pub scale: Option<u64>,
 }
 
+/// Whether `name` begins the name of a built-in script (or is a start of
+/// `list`), as pgbench's `-b NAME` takes it: the command line then hints
+/// that `-b` is `--batch-size` here, and the script `--builtin`.
+pub fn names_a_builtin(name: &str) -> bool {
+    !name.is_empty()
+        && script::BUILTINS
+            .iter()
+            .map(|b| b.0)
+            .chain(["list"])
+            .any(|b| b.starts_with(name))
+}
+
 /// `-D NAME=VALUE`: the name as given, the value as text.
 fn parse_define(s: &str) -> std::result::Result<(String, String), String> {
     let (name, value) = s
