@@ -1,0 +1,146 @@
+//! One worker of `booking`: a seat, a payment and the audit row in one
+//! transaction, a statement a round trip, each with its own figures.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+
+use rand::RngExt;
+use rand::rngs::SmallRng;
+use tokio_postgres::types::ToSql;
+use tokio_postgres::{Client, Statement};
+
+use super::schema::FIRST_DAY;
+use crate::error::{Error, Result};
+use crate::workload::kit::keys::KeyPicker;
+use crate::workload::{Operation, Outcome, StatementStats};
+
+pub(super) struct Statements {
+    pub(super) seat: Statement,
+    pub(super) payment: Statement,
+    pub(super) audit: Statement,
+}
+
+pub(super) struct BookingOp {
+    pub(super) rng: SmallRng,
+    pub(super) keys: KeyPicker,
+    pub(super) day_range: u32,
+    pub(super) begin: String,
+    pub(super) next_user: Arc<AtomicI64>,
+    pub(super) prepared: bool,
+    pub(super) st: Option<Statements>,
+    /// user id, flight, day offset, amount.
+    pub(super) staged: (i64, i32, i32, f64),
+    /// Per statement of the transaction, in the order of STEPS.
+    pub(super) stats: Vec<StatementStats>,
+}
+
+const SEAT: &str =
+    "insert into seat (user_id, schedule_id, day) values ($1, $2, date '2027-01-01' + $3::int)";
+const PAYMENT: &str = "insert into payment (user_id, schedule_id, day, amount) \
+                       values ($1, $2, date '2027-01-01' + $3::int, $4::float8::numeric(10,2))";
+const AUDIT: &str = "insert into audit (schedule_id, day, seats_occupied) \
+                     values ($1, date '2027-01-01' + $2::int, 1) on conflict (schedule_id, day) \
+                     do update set seats_occupied = audit.seats_occupied + 1";
+
+impl BookingOp {
+    /// Runs statement `k` of a booking (BEGIN, the seat, the payment,
+    /// the audit counter, COMMIT), timing it into its figures.
+    async fn step(&mut self, client: &Client, k: usize) -> Result<()> {
+        let (user, flight, day, amount) = self.staged;
+        let began = std::time::Instant::now();
+        let fail = |e| Error::db(format!("booking: {} failed", STEPS[k]), e);
+        match (&self.st, k) {
+            (_, 0) => client.batch_execute(&self.begin).await.map_err(fail)?,
+            (_, 4) => client.batch_execute("commit").await.map_err(fail)?,
+            (Some(st), _) => {
+                let p: Vec<&(dyn ToSql + Sync)> = match k {
+                    1 => vec![&user, &flight, &day],
+                    2 => vec![&user, &flight, &day, &amount],
+                    _ => vec![&flight, &day],
+                };
+                let statement = [&st.seat, &st.payment, &st.audit][k - 1];
+                client.execute(statement, &p).await.map_err(fail)?;
+            }
+            (None, _) => {
+                let d = format!("date '{FIRST_DAY}' + {day}");
+                let sql = match k {
+                    1 => format!(
+                        "insert into seat (user_id, schedule_id, day) values ({user}, {flight}, {d})"
+                    ),
+                    2 => format!(
+                        "insert into payment (user_id, schedule_id, day, amount) values ({user}, {flight}, {d}, {amount:.2})"
+                    ),
+                    _ => format!(
+                        "insert into audit (schedule_id, day, seats_occupied) values ({flight}, {d}, 1) \
+                         on conflict (schedule_id, day) do update set seats_occupied = audit.seats_occupied + 1"
+                    ),
+                };
+                client.batch_execute(&sql).await.map_err(fail)?;
+            }
+        }
+        self.stats[k].record(began.elapsed());
+        Ok(())
+    }
+}
+
+/// The statements of a booking, as its per-statement figures name them.
+pub(super) const STEPS: [&str; 5] = ["begin", "seat", "payment", "audit", "commit"];
+
+impl Operation for BookingOp {
+    async fn prepare(&mut self, client: &Client) -> Result<()> {
+        self.st = None;
+        if !self.prepared {
+            return Ok(());
+        }
+        let prep = |sql: &'static str| async move {
+            client
+                .prepare(sql)
+                .await
+                .map_err(|e| Error::db("cannot prepare the booking statements", e))
+        };
+        self.st = Some(Statements {
+            seat: prep(SEAT).await?,
+            payment: prep(PAYMENT).await?,
+            audit: prep(AUDIT).await?,
+        });
+        Ok(())
+    }
+
+    fn stage(&mut self) -> bool {
+        let user = self.next_user.fetch_add(1, Ordering::Relaxed);
+        let flight = (self.keys.next(&mut self.rng) + 1) as i32;
+        let day = self.rng.random_range(0..self.day_range) as i32;
+        let amount = f64::from(self.rng.random_range(4_900u32..=99_900)) / 100.0;
+        self.staged = (user, flight, day, amount);
+        true
+    }
+
+    fn unit_label(&self) -> Option<String> {
+        Some(format!(
+            "user {} on flight {} day {}",
+            self.staged.0, self.staged.1, self.staged.2
+        ))
+    }
+
+    async fn execute(&mut self, client: &Client) -> Result<Outcome> {
+        for k in 0..STEPS.len() {
+            if let Err(e) = self.step(client, k).await {
+                // The error is the unit's; a failed rollback on a lost
+                // connection adds nothing to it.
+                let _ = client.batch_execute("rollback").await;
+                return Err(e);
+            }
+        }
+        Ok(Outcome {
+            rows: 1,
+            missing: 0,
+        })
+    }
+
+    fn take_statements(&mut self) -> Vec<StatementStats> {
+        self.stats
+            .iter_mut()
+            .map(|s| std::mem::replace(s, StatementStats::new(s.name)))
+            .collect()
+    }
+}
