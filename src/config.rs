@@ -27,7 +27,7 @@ use crate::workload::kit::keys::{KeyDistribution, ZIPF_THETA};
 use crate::workload::kit::limits::check_table_shape;
 use crate::workload::kit::partition::ClientShare;
 use crate::workload::registry::{SharedFlags, WorkloadArgs};
-use crate::workload::{RunFacts, Settings, Spec, Workload};
+use crate::workload::{RunContext, Settings, Spec, Workload};
 
 /// The most workers a run may have: each is a connection, a task and an
 /// open file; far more than one client machine drives usefully.
@@ -278,7 +278,7 @@ impl RunPlan {
         };
         let tls = tls_plan(&cli, url_tls)?;
         let output = output_options(&cli)?;
-        let families = cli.workloads.settings(&RunFacts {
+        let families = cli.workloads.settings(&RunContext {
             operations: &operations,
             run_seed,
             seed_given: cli.seed.is_some(),

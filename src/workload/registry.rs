@@ -2,16 +2,17 @@
 //! `--help` lists them, and every family's flag group ([`WorkloadArgs`]),
 //! which the command line flattens into its own flags.
 //!
-//! A family is plugged in here and nowhere else: its specs in
-//! [`REGISTRY`], its flag group in [`WorkloadArgs`] and
-//! [`WorkloadArgs::families`]. The run plan asks the groups through
+//! A family is plugged in here: its specs in [`REGISTRY`], its flag group
+//! in [`WorkloadArgs`] and [`WorkloadArgs::families`] (and, if it creates
+//! tables, its tables in [`super::cleanup::FAMILIES`], so that `-o cleanup`
+//! drops them). The run plan asks the groups through
 //! [`FamilyArgs`] to imply workloads, say the rows, check their flags,
 //! build their settings and warn about flags the run leaves unread.
 
 use clap::Args;
 
 use super::kit::keys::KeyDistribution;
-use super::{FamilyArgs, FamilySettings, Metric, RunFacts, Settings, Spec, Unread};
+use super::{FamilyArgs, FamilySettings, Metric, RunContext, Settings, Spec, Unread};
 use super::{basic, booking, cleanup, oltp, pgbench, tpcc, ycsb};
 use crate::error::Result;
 
@@ -145,7 +146,7 @@ impl WorkloadArgs {
     }
 
     /// Every family's settings, checked.
-    pub fn settings(&self, run: &RunFacts<'_>) -> Result<FamilySettings> {
+    pub fn settings(&self, run: &RunContext<'_>) -> Result<FamilySettings> {
         let mut families = FamilySettings::default();
         for f in self.families() {
             f.settings(run, &mut families)?;

@@ -8,7 +8,7 @@ use clap::Args;
 use super::copy_file::{self, CopyFileSettings};
 use crate::error::{Error, Result};
 use crate::workload::kit::args::NODES;
-use crate::workload::{FamilyArgs, FamilySettings, RunFacts};
+use crate::workload::{FamilyArgs, FamilySettings, RunContext};
 
 /// The basic operations' flags of the command line.
 #[derive(Args, Debug, Clone)]
@@ -22,7 +22,7 @@ pub struct BasicArgs {
 }
 
 impl FamilyArgs for BasicArgs {
-    fn settings(&self, run: &RunFacts<'_>, families: &mut FamilySettings) -> Result<()> {
+    fn settings(&self, run: &RunContext<'_>, families: &mut FamilySettings) -> Result<()> {
         if self.copy_file_client && !run.operations.contains(&&copy_file::SPEC) {
             return Err(Error::usage(
                 "--copy-file-client changes how copy-file reads its files, and copy-file is not among the operations: add it (-o copy-file) or leave the flag out",

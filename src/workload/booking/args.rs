@@ -5,7 +5,7 @@ use clap::Args;
 use super::{BOOKING, BookingSettings};
 use crate::error::Result;
 use crate::workload::kit::args::{WORKLOAD, parse_positive};
-use crate::workload::{FamilyArgs, FamilySettings, RunFacts, Spec, Unread};
+use crate::workload::{FamilyArgs, FamilySettings, RunContext, Spec, Unread};
 
 /// The booking flags of the command line.
 #[derive(Args, Debug, Clone)]
@@ -16,7 +16,7 @@ pub struct BookingArgs {
 }
 
 impl FamilyArgs for BookingArgs {
-    fn settings(&self, _run: &RunFacts<'_>, families: &mut FamilySettings) -> Result<()> {
+    fn settings(&self, _run: &RunContext<'_>, families: &mut FamilySettings) -> Result<()> {
         families.insert(BookingSettings {
             day_range: self.day_range,
         });

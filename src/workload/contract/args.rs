@@ -9,7 +9,7 @@ use crate::error::Result;
 use crate::workload::kit::partition::ClientShare;
 
 /// What a family's flags are checked against: the run's other choices.
-pub struct RunFacts<'a> {
+pub struct RunContext<'a> {
     /// The workloads of `-o`, in order.
     pub operations: &'a [&'static Spec],
     /// The run's seed, the same on every client of several (each client
@@ -52,7 +52,7 @@ pub trait FamilyArgs {
 
     /// Checks the family's flags against each other and the run (a usage
     /// error, before any connection), and keeps the family's settings.
-    fn settings(&self, run: &RunFacts<'_>, families: &mut FamilySettings) -> Result<()>;
+    fn settings(&self, run: &RunContext<'_>, families: &mut FamilySettings) -> Result<()>;
 
     /// The family's flags given that no workload of the run reads.
     fn unread(&self, operations: &[&'static Spec]) -> Vec<Unread> {

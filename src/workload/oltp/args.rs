@@ -6,7 +6,7 @@ use clap::{ArgAction, Args};
 use super::{CLEANUP, OltpSettings, PREPARE};
 use crate::error::{Error, Result};
 use crate::workload::kit::args::{WORKLOAD, parse_count, parse_on_off, parse_positive};
-use crate::workload::{FamilyArgs, FamilySettings, RunFacts, Spec, Unread};
+use crate::workload::{FamilyArgs, FamilySettings, RunContext, Spec, Unread};
 
 /// The oltp-* flags of the command line.
 #[derive(Args, Debug, Clone)]
@@ -94,7 +94,7 @@ impl FamilyArgs for OltpArgs {
         }
     }
 
-    fn settings(&self, _run: &RunFacts<'_>, families: &mut FamilySettings) -> Result<()> {
+    fn settings(&self, _run: &RunContext<'_>, families: &mut FamilySettings) -> Result<()> {
         families.insert(self.built());
         Ok(())
     }

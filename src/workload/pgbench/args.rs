@@ -8,7 +8,7 @@ use super::init::{self, ACCOUNTS_PER_BRANCH};
 use super::script::{self, ScriptSettings};
 use crate::error::{Error, Result};
 use crate::workload::kit::args::{WORKLOAD, parse_positive};
-use crate::workload::{FamilyArgs, FamilySettings, RunFacts, Spec, Unread};
+use crate::workload::{FamilyArgs, FamilySettings, RunContext, Spec, Unread};
 
 /// The flags that make a run without `-o` (it is then `-o script`), as
 /// clap knows them: the command line's `-o` is required unless one is
@@ -105,7 +105,7 @@ impl FamilyArgs for PgbenchArgs {
         }
     }
 
-    fn settings(&self, _run: &RunFacts<'_>, families: &mut FamilySettings) -> Result<()> {
+    fn settings(&self, _run: &RunContext<'_>, families: &mut FamilySettings) -> Result<()> {
         families.insert(ScriptSettings {
             scripts: self.script.clone(),
             builtins: self.builtin.clone(),

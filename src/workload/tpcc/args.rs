@@ -9,7 +9,7 @@ use super::{LOAD, RUN, TpccSettings, WarehouseRange, txn};
 use crate::error::{Error, Result};
 use crate::workload::kit::args::{WORKLOAD, parse_positive};
 use crate::workload::kit::partition::thread_range;
-use crate::workload::{FamilyArgs, FamilySettings, RunFacts, Settings, Spec, Unread};
+use crate::workload::{FamilyArgs, FamilySettings, RunContext, Settings, Spec, Unread};
 
 /// The most TPC-C warehouses `--warehouses` accepts.
 const MAX_WAREHOUSES: u32 = 1_000_000;
@@ -48,7 +48,7 @@ pub struct TpccArgs {
 impl TpccArgs {
     /// The terminals' home warehouses: `--warehouse-range`, else this
     /// client's share of 1..W, else all.
-    fn homes(&self, run: &RunFacts<'_>) -> Result<WarehouseRange> {
+    fn homes(&self, run: &RunContext<'_>) -> Result<WarehouseRange> {
         let w = self.warehouses;
         let runs = run.operations.contains(&&RUN);
         let loads = run.operations.contains(&&LOAD);
@@ -95,7 +95,7 @@ impl FamilyArgs for TpccArgs {
     /// The TPC-C flags, checked against each other and `--clients`; and
     /// `--tpcc-wait`, which sets the terminals' pace and so cannot go
     /// with `--rate`.
-    fn settings(&self, run: &RunFacts<'_>, families: &mut FamilySettings) -> Result<()> {
+    fn settings(&self, run: &RunContext<'_>, families: &mut FamilySettings) -> Result<()> {
         let w = self.warehouses;
         // Warehouse ids are int columns, and 10^6 warehouses (70 TB) is past
         // any machine this runs against.

@@ -8,7 +8,7 @@ use clap::Args;
 use super::{LOAD, Mix, YcsbSettings};
 use crate::error::Result;
 use crate::workload::kit::args::{WORKLOAD, parse_positive};
-use crate::workload::{FamilyArgs, FamilySettings, RunFacts, Spec, Unread};
+use crate::workload::{FamilyArgs, FamilySettings, RunContext, Spec, Unread};
 
 /// The YCSB flags of the command line.
 #[derive(Args, Debug, Clone)]
@@ -46,7 +46,7 @@ fn is_mix(o: &Spec) -> bool {
 }
 
 impl FamilyArgs for YcsbArgs {
-    fn settings(&self, _run: &RunFacts<'_>, families: &mut FamilySettings) -> Result<()> {
+    fn settings(&self, _run: &RunContext<'_>, families: &mut FamilySettings) -> Result<()> {
         families.insert(YcsbSettings {
             field_count: self.ycsb_field_count,
             field_length: self.ycsb_field_length,
