@@ -296,6 +296,7 @@ fn write_report_files(
     let to = FileTargets {
         json: plan.output.json.as_deref(),
         csv: plan.output.csv.as_deref(),
+        csv_figures: crate::workload::registry::INTERVAL_COLUMNS,
     };
     crate::report::files::write_files(&run, to, out)
 }

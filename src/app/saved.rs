@@ -68,6 +68,7 @@ fn run_inner(command: &Command, out: &mut dyn Write) -> Result<()> {
             FileTargets {
                 json: json.as_deref(),
                 csv: csv.as_deref(),
+                csv_figures: crate::workload::registry::INTERVAL_COLUMNS,
             },
             text_options(*print_histogram, *histogram_scale),
             *strict,

@@ -4,23 +4,24 @@
 //! has the same columns: its intervals' percentiles are not known (the
 //! clients' interval histograms are not kept), so those cells are empty
 //! rather than a made-up 0, and it has no server columns (each client's
-//! server figures overlap).
+//! server figures overlap). A workload's own figures per interval
+//! (TPC-C's tpmC) come last, in columns the caller lists
+//! ([`FigureColumn`]): this module names none of them.
 
 use std::io::Write;
 
 use crate::error::{Error, Result};
+use crate::stats::outcome::FigureColumn;
 use crate::stats::record::OpRecord;
 
-/// The header row; also how the tool recognises its own file. `type` is
+/// The columns every row has; also how the tool recognises its own file
+/// (the header is these, then the workloads' figures). `type` is
 /// the transaction type, `all` for the operation as a whole; it, `retries`
 /// and the server's columns come last so that the columns of earlier
 /// versions keep their places. The server's columns (commits, rollbacks and wait events
 /// of the interval, see [`super::server::csv_columns`]) are filled on the
 /// `all` rows only: the server does not know the transaction types.
-/// `tpmc` and `efficiency` are the workload's figures of those keys per
-/// interval (TPC-C's New-Orders per minute and its efficiency), on the
-/// `all` rows, empty for a workload without them.
-pub const HEADER: [&str; 24] = [
+pub const COLUMNS: [&str; 22] = [
     "operation",
     "elapsed_s",
     "interval_s",
@@ -43,14 +44,12 @@ pub const HEADER: [&str; 24] = [
     "server_commits",
     "server_rollbacks",
     "server_waits",
-    "tpmc",
-    "efficiency",
 ];
 
 /// Whether a file starting with `head` was written by this module (also
 /// by an earlier version, whose header lacked p90_us or skipped).
 pub fn is_ours(head: &str) -> bool {
-    head.starts_with(&HEADER[..7].join(","))
+    head.starts_with(&COLUMNS[..7].join(","))
 }
 
 fn us(ns: u64) -> String {
@@ -59,10 +58,15 @@ fn us(ns: u64) -> String {
 
 /// Writes the intervals of every operation: per interval one row for the
 /// operation (`all`), and for a mix one per transaction type before it.
-pub fn write_csv<W: Write>(w: W, ops: &[OpRecord]) -> Result<()> {
+/// `figures`: the workloads' figures per interval, the last columns, each
+/// filled on the `all` rows of an operation that keeps it (from its
+/// `interval_metrics` of that key) and empty otherwise.
+pub fn write_csv<W: Write>(w: W, ops: &[OpRecord], figures: &[FigureColumn]) -> Result<()> {
     let fail = |e: csv::Error| Error::run(format!("cannot write the CSV report: {e}"));
     let mut out = csv::Writer::from_writer(w);
-    out.write_record(HEADER).map_err(fail)?;
+    let header = COLUMNS.iter().copied().chain(figures.iter().map(|c| c.key));
+    out.write_record(header).map_err(fail)?;
+    let none = vec![String::new(); figures.len()];
     for op in ops {
         for (i, all) in op.intervals.iter().enumerate() {
             let types = op
@@ -71,13 +75,19 @@ pub fn write_csv<W: Write>(w: W, ops: &[OpRecord]) -> Result<()> {
                 .filter(|_| op.is_mix())
                 .filter_map(|t| t.intervals.get(i).map(|f| (t.name.as_str(), f)));
             for (ty, f) in types {
-                out.write_record(row(&op.operation, ty, f, Default::default(), [None; 2]))
-                    .map_err(fail)?;
+                let cells = row(&op.operation, ty, f, Default::default());
+                out.write_record(cells.iter().chain(&none)).map_err(fail)?;
             }
             let server = super::server::csv_columns(op, i);
-            let workload = ["tpmc", "efficiency"]
-                .map(|k| op.interval_metrics.get(k).and_then(|v| v.get(i)).copied());
-            out.write_record(row(&op.operation, "all", all, server, workload))
+            let workload = figures.iter().map(|c| {
+                op.interval_metrics
+                    .get(c.key)
+                    .and_then(|v| v.get(i))
+                    .map(|v| format!("{v:.*}", c.decimals))
+                    .unwrap_or_default()
+            });
+            let cells = row(&op.operation, "all", all, server);
+            out.write_record(cells.into_iter().chain(workload))
                 .map_err(fail)?;
         }
     }
@@ -85,14 +95,13 @@ pub fn write_csv<W: Write>(w: W, ops: &[OpRecord]) -> Result<()> {
         .map_err(|e| Error::io("cannot write the CSV report", e))
 }
 
-/// One row of the report.
+/// One row of the report, but for the workloads' figures.
 fn row(
     operation: &str,
     ty: &str,
     f: &crate::stats::IntervalFigures,
     server: [String; 3],
-    workload: [Option<f64>; 2],
-) -> [String; 24] {
+) -> [String; 22] {
     let l = &f.latency;
     // A recorded latency is at least 1 ns, so a p50 of 0 beside a max is
     // a merged interval whose percentiles are not known: left empty.
@@ -122,7 +131,5 @@ fn row(
         commits,
         rollbacks,
         waits,
-        workload[0].map(|v| format!("{v:.1}")).unwrap_or_default(),
-        workload[1].map(|v| format!("{v:.4}")).unwrap_or_default(),
     ]
 }

@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 
 use super::{csv, json};
 use crate::error::{Error, Result};
+use crate::stats::outcome::FigureColumn;
 use crate::stats::record::RunRecord;
 
 /// Held while a report file is written whole (the JSON, the CSV, a
@@ -63,6 +64,9 @@ pub struct FileTargets<'a> {
     /// `-` is stdout.
     pub json: Option<&'a Path>,
     pub csv: Option<&'a Path>,
+    /// The workloads' figures per interval, the CSV's last columns (the
+    /// workload layer's list, so that this layer names none).
+    pub csv_figures: &'a [FigureColumn],
 }
 
 /// Writes the files `to` names; returns the failures.
@@ -82,7 +86,12 @@ pub fn write_files(record: &RunRecord, to: FileTargets, stdout: &mut dyn Write) 
         failed.extend(written.err());
     }
     if let Some(p) = to.csv {
-        failed.extend(write_file(p, &|w| csv::write_csv(w, &record.operations)).err());
+        failed.extend(
+            write_file(p, &|w| {
+                csv::write_csv(w, &record.operations, to.csv_figures)
+            })
+            .err(),
+        );
     }
     failed
 }

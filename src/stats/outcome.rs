@@ -51,6 +51,17 @@ pub struct TypeFigures {
 pub type IntervalMetrics =
     std::sync::Arc<dyn Fn(&[crate::stats::IntervalFigures]) -> Vec<Metric> + Send + Sync>;
 
+/// A column of the interval CSV that holds a workload's figure per
+/// interval: its key in the record's `interval_metrics`, which is also the
+/// column's name, and the decimals its values are written with. The
+/// workload layer lists them ([`crate::workload::registry`]); the CSV
+/// writer is handed the list and knows no figure by name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FigureColumn {
+    pub key: &'static str,
+    pub decimals: usize,
+}
+
 /// A figure a workload computes from what was measured (tpmC).
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Metric {

@@ -12,7 +12,7 @@
 use clap::Args;
 
 use super::kit::keys::KeyDistribution;
-use super::{FamilyArgs, FamilySettings, Metric, RunContext, Settings, Spec, Unread};
+use super::{FamilyArgs, FamilySettings, FigureColumn, Metric, RunContext, Settings, Spec, Unread};
 use super::{basic, booking, cleanup, oltp, pgbench, tpcc, ycsb};
 use crate::error::Result;
 
@@ -80,6 +80,12 @@ pub fn figure_rules(operation: &str) -> Vec<Metric> {
         Vec::new()
     }
 }
+
+/// The workloads' figures per interval, as the trailing columns of the
+/// interval CSV in their order: one list for every workload, so that the
+/// file of a run of several keeps one header (a workload without such
+/// figures leaves those cells empty). Only TPC-C keeps any.
+pub static INTERVAL_COLUMNS: &[FigureColumn] = &tpcc::INTERVAL_COLUMNS;
 
 /// Whether `name` begins the name of a built-in script of `--builtin`
 /// (for the command line's hint about pgbench's `-b NAME`).

@@ -28,8 +28,8 @@ use rand::rngs::SmallRng;
 use tokio_postgres::Client;
 
 use super::{
-    BoxFuture, Check, DynOperation, Facts, Metric, Role, Rule, Settings, Spec, TableSet,
-    TypeFigures, Workload,
+    BoxFuture, Check, DynOperation, Facts, FigureColumn, Metric, Role, Rule, Settings, Spec,
+    TableSet, TypeFigures, Workload,
 };
 use crate::db::schema as db_schema;
 use crate::db::sql::TableName;
@@ -721,6 +721,19 @@ fn efficiency_rule() -> Rule {
         times: "warehouses".to_string(),
     }
 }
+
+/// The figures [`interval_tpmc`] keeps per interval, as columns of the
+/// interval CSV: tpmC to a tenth, efficiency (a fraction) to four places.
+pub const INTERVAL_COLUMNS: [FigureColumn; 2] = [
+    FigureColumn {
+        key: "tpmc",
+        decimals: 1,
+    },
+    FigureColumn {
+        key: "efficiency",
+        decimals: 4,
+    },
+];
 
 /// tpmC and efficiency over one interval: its completed New-Orders (the
 /// rolled back by rule included, as [`tpmc_metrics`] counts them) per
