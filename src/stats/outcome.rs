@@ -82,6 +82,11 @@ pub struct Metric {
     /// interval.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub per_interval: Option<Rule>,
+    /// How the throughput picture's title gives the figure (TPC-C: "tpmC
+    /// 24.7", "efficiency 96.2%"), worded by the workload; None: the title
+    /// leaves it out. Not saved: the pictures are drawn from a live run.
+    #[serde(skip)]
+    pub title: Option<String>,
 }
 
 impl Metric {
@@ -94,6 +99,7 @@ impl Metric {
             text,
             merge: None,
             per_interval: None,
+            title: None,
         }
     }
 
@@ -101,6 +107,14 @@ impl Metric {
     pub fn merged_by(self, rule: Rule) -> Metric {
         Metric {
             merge: Some(rule),
+            ..self
+        }
+    }
+
+    /// The same, given as `title` in the throughput picture's title.
+    pub fn titled(self, title: String) -> Metric {
+        Metric {
+            title: Some(title),
             ..self
         }
     }

@@ -152,39 +152,16 @@ pub fn title(op: &OpResult, server: &str) -> String {
     format!("{}: {}", op.spec, parts.join(", "))
 }
 
-/// The workload's throughput figure for the throughput picture's title
-/// (TPC-C: tpmC with its efficiency), or None.
-///
-/// Efficiency is tpmC over 12.86 × the warehouses, the most the
-/// specification's keying and think times allow; without them a terminal
-/// runs flat out and the share is hundreds of times that, which reads
-/// better as a multiple than as `23158.3%`.
+/// The workload's figures for the throughput picture's title (TPC-C:
+/// tpmC with its efficiency), each as the workload titled it, in its
+/// order; None when it titled none.
 pub fn figure_text(op: &OpResult) -> Option<String> {
-    let figure = |k: &str| op.metrics.iter().find(|m| m.key == k).map(|m| m.value);
-    let tpmc = figure("tpmc")?;
-    let mut s = format!("tpmC {}", tpmc_text(tpmc));
-    if let Some(eff) = figure("efficiency") {
-        s.push_str(&format!(", {}", efficiency_text(eff)));
-    }
-    Some(s)
-}
-
-fn tpmc_text(tpmc: f64) -> String {
-    if tpmc >= 1000.0 {
-        format!("{tpmc:.0}")
-    } else {
-        format!("{tpmc:.1}")
-    }
-}
-
-/// Efficiency (a fraction, 1.0 = 100%) as people read it: a percentage
-/// up to 10 times the maximum, beyond that a multiple of it.
-pub fn efficiency_text(eff: f64) -> String {
-    if eff < 10.0 {
-        format!("efficiency {:.1}%", eff * 100.0)
-    } else {
-        format!("{eff:.0}× the specification's maximum (no keying and think times)")
-    }
+    let titles: Vec<&str> = op
+        .metrics
+        .iter()
+        .filter_map(|m| m.title.as_deref())
+        .collect();
+    (!titles.is_empty()).then(|| titles.join(", "))
 }
 
 /// How a legend entry is marked.
@@ -381,8 +358,13 @@ mod tests {
         }
     }
 
+    /// TPC-C's figure of `key` as its workload titles it.
     fn metric(key: &str, value: f64) -> Metric {
-        Metric::new(key, key, value, String::new())
+        let title = match key {
+            "tpmc" => crate::workload::tpcc::tpmc_title(value),
+            _ => crate::workload::tpcc::efficiency_title(value),
+        };
+        Metric::new(key, key, value, String::new()).titled(title)
     }
 
     #[test]
@@ -400,15 +382,7 @@ mod tests {
     }
 
     #[test]
-    fn efficiency_reads_as_a_percentage_or_a_multiple() {
-        assert_eq!(efficiency_text(0.962), "efficiency 96.2%");
-        assert_eq!(efficiency_text(3.5), "efficiency 350.0%");
-        let big = efficiency_text(2193.713);
-        assert!(
-            big.starts_with("2194× the specification's maximum"),
-            "{big}"
-        );
-        assert!(!big.contains('%'), "{big}");
+    fn the_title_gives_the_figures_the_workload_titled() {
         let mut op = OpResult::new(crate::workload::tpcc::RUN.kind(), 4);
         assert_eq!(figure_text(&op), None);
         op.metrics = vec![metric("tpmc", 56420.4), metric("efficiency", 2193.713)];
@@ -417,6 +391,10 @@ mod tests {
             "tpmC 56420, 2194× the specification's maximum (no keying and think times)"
         );
         op.metrics = vec![metric("tpmc", 24.74), metric("efficiency", 0.962)];
+        assert_eq!(figure_text(&op).unwrap(), "tpmC 24.7, efficiency 96.2%");
+        // A figure without a title stays out of it.
+        op.metrics
+            .push(Metric::new("warehouses", "warehouses", 2.0, String::new()));
         assert_eq!(figure_text(&op).unwrap(), "tpmC 24.7, efficiency 96.2%");
     }
 }
