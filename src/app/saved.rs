@@ -139,10 +139,14 @@ fn load(path: &Path) -> Result<RunRecord> {
 }
 
 /// Fills an operation of an older report (0.2.0, which kept none of
-/// these) from its workload's registry entry and figure rules.
+/// these) from its workload's registry entry and figure rules; also the
+/// words for its pauses, which reports kept only later.
 fn fill_from_registry(op: &mut OpRecord) {
     for s in op.statements.iter_mut().filter(|s| s.class.is_empty()) {
         s.class = crate::workload::query_class(&s.name).to_string();
+    }
+    if op.pauses.is_none() && !op.figures.pause_wait.is_zero() {
+        op.pauses = crate::workload::registry::pause_words(&op.operation);
     }
     if !op.unit_plural.is_empty() {
         return;

@@ -6,9 +6,10 @@
 //! commits beside the units the tool counted (and why they differ), the
 //! server's execution time beside the client's time in the database (the
 //! rest is network, protocol and client), and what the run's backends
-//! waited on with a sentence on what that means: under `--rate` or
-//! `--tpcc-wait` read against the time the tool itself held the workers
-//! back, which the server sees as backends waiting for the client. The
+//! waited on with a sentence on what that means: under `--rate` or a
+//! workload's pauses between units (named in the workload's words, which
+//! it puts on the record) read against the time the tool itself held the
+//! workers back, which the server sees as backends waiting for the client. The
 //! figures themselves
 //! come from [`crate::db::server_watch`] as plain data
 //! ([`crate::stats::server`]); nothing here talks to the server. The
@@ -119,10 +120,13 @@ fn largest(g: &[f64; 4]) -> Option<(usize, f64)> {
 pub struct Pacing {
     /// What the workers waited for ("their --rate schedule (2000/s)").
     pub what: String,
+    /// The workload's pauses as it names them ("the keying and think
+    /// times"); empty when it made none.
+    pub pauses: String,
     /// The share of the workers' time spent waiting so, 0 to 1.
     pub share: f64,
     /// Whether the pacing is a schedule units can fall behind (`--rate`),
-    /// not only pauses of fixed length (`--tpcc-wait`).
+    /// not only a workload's pauses of fixed length.
     pub scheduled: bool,
     /// Why the units are said to have fallen behind their schedule, if
     /// they did: only then can the client be what holds the run back.
@@ -130,7 +134,7 @@ pub struct Pacing {
 }
 
 /// The pacing of an operation: `--rate`, or the workload's pauses
-/// (TPC-C's keying and think times); none when it ran as fast as it could.
+/// (named by [`OpRecord::pauses`]); none when it ran as fast as it could.
 /// The share is the workers' waits for it over all the workers' time.
 pub fn pacing(r: &OpRecord) -> Option<Pacing> {
     let t = &r.figures;
@@ -138,12 +142,17 @@ pub fn pacing(r: &OpRecord) -> Option<Pacing> {
     if r.rate_target.is_none() && !paused {
         return None;
     }
+    // A record that names no pauses (none of today's workloads makes
+    // such a one) still reads as a sentence.
+    let (pauses, flag) = match &r.pauses {
+        Some(p) if paused => (p.what.clone(), format!(" ({})", p.flag)),
+        _ if paused => ("the workload's pauses".to_string(), String::new()),
+        _ => (String::new(), String::new()),
+    };
     let what = match (r.rate_target, paused) {
         (Some(rate), false) => format!("their --rate schedule ({rate}/s)"),
-        (Some(rate), true) => {
-            format!("their --rate schedule ({rate}/s) and the keying and think times (--tpcc-wait)")
-        }
-        (None, _) => "the keying and think times (--tpcc-wait)".to_string(),
+        (Some(rate), true) => format!("their --rate schedule ({rate}/s) and {pauses}{flag}"),
+        (None, _) => format!("{pauses}{flag}"),
     };
     let worker_time = r.threads as f64 * r.wallclock_s;
     let waited = (t.schedule_wait + t.pause_wait).as_secs_f64();
@@ -173,6 +182,7 @@ pub fn pacing(r: &OpRecord) -> Option<Pacing> {
     };
     Some(Pacing {
         what,
+        pauses,
         share,
         scheduled: r.rate_target.is_some(),
         behind,
@@ -182,7 +192,7 @@ pub fn pacing(r: &OpRecord) -> Option<Pacing> {
 /// What the run's backends mostly did, when it says something clear: the
 /// events grouped (see [`groups`]) and the largest group read out.
 ///
-/// Under pacing (`--rate`, `--tpcc-wait`) the workers are idle by design
+/// Under pacing (`--rate`, a workload's pauses) the workers are idle by design
 /// for a share of their time, and their backends wait for the client all
 /// that time: that much of the client waits is the pacing's, and is said
 /// so. The client is only called the bottleneck when the units fell
@@ -222,9 +232,9 @@ pub fn reading(w: &WaitCounts, pacing: Option<&Pacing>) -> Option<String> {
     let text = match &p.behind {
         None => {
             let sets = if p.scheduled {
-                "the units kept to their schedule, so the pacing sets the pace, not the client or the server"
+                "the units kept to their schedule, so the pacing sets the pace, not the client or the server".to_string()
             } else {
-                "the keying and think times set the pace, not the client or the server"
+                format!("{} set the pace, not the client or the server", p.pauses)
             };
             match beyond {
                 Some((0, x)) => format!(
@@ -804,6 +814,7 @@ mod tests {
         let w = waits(&[("Client:ClientRead", 93), ("CPU", 7)]);
         let kept = Pacing {
             what: "their --rate schedule (2000/s)".into(),
+            pauses: String::new(),
             share: 0.9,
             scheduled: true,
             behind: None,
@@ -860,6 +871,7 @@ mod tests {
         // Keying and think times cannot be fallen behind.
         let tpcc = Pacing {
             what: "the keying and think times (--tpcc-wait)".into(),
+            pauses: "the keying and think times".into(),
             share: 0.99,
             scheduled: false,
             behind: None,
@@ -898,6 +910,16 @@ mod tests {
         r.total.pause_wait = Duration::from_millis(1000);
         let p = pacing(&rec(&r)).unwrap();
         assert!(!p.scheduled && p.behind.is_none() && (p.share - 0.5).abs() < 1e-9);
+        // Named in the workload's words, which it put on the record.
+        r.pauses = Some(crate::workload::tpcc::pause_words());
+        let p = pacing(&rec(&r)).unwrap();
+        assert_eq!(p.what, "the keying and think times (--tpcc-wait)");
+        assert_eq!(p.pauses, "the keying and think times");
+        r.rate = Some(crate::stats::RateTarget { per_second: 5.0 });
+        assert_eq!(
+            pacing(&rec(&r)).unwrap().what,
+            "their --rate schedule (5/s) and the keying and think times (--tpcc-wait)"
+        );
     }
 
     #[test]

@@ -214,6 +214,7 @@ fn merge_operation(ops: &[&OpRecord], indexes: &[usize]) -> OpRecord {
             .collect(),
         metric_lines,
         interval_metrics,
+        pauses: ops.iter().find_map(|o| o.pauses.clone()),
         succeeded: ops.iter().all(|o| o.succeeded),
         failure: ops.iter().find_map(|o| o.failure.clone()),
         interrupted: ops.iter().any(|o| o.interrupted),

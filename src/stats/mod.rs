@@ -492,6 +492,8 @@ pub struct OpResult {
     /// The workload's own figures per interval by key (TPC-C: tpmc,
     /// efficiency), one value per entry of `intervals`.
     pub interval_metrics: std::collections::BTreeMap<String, Vec<f64>>,
+    /// How the workload names its pauses between units, if it made any.
+    pub pauses: Option<outcome::PauseWords>,
     /// Whether the run was interrupted during this operation.
     pub interrupted: bool,
     /// Whether `--time` ended a load before all its rows were written.
@@ -535,6 +537,7 @@ impl OpResult {
             timeline: Timeline::default(),
             intervals: Vec::new(),
             interval_metrics: Default::default(),
+            pauses: None,
             interrupted: false,
             timed_out: false,
             failure: None,

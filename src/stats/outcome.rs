@@ -62,6 +62,18 @@ pub struct FigureColumn {
     pub decimals: usize,
 }
 
+/// How a workload names the pauses it makes its workers take between
+/// units (TPC-C: "the keying and think times", "--tpcc-wait"), for the
+/// report to read the server's waits against: the workload's words, kept
+/// on the record so that the report names no workload.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct PauseWords {
+    /// What the pauses are, as a sentence's subject.
+    pub what: String,
+    /// The flag that makes them.
+    pub flag: String,
+}
+
 /// A figure a workload computes from what was measured (tpmC).
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Metric {

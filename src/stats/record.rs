@@ -226,6 +226,10 @@ pub struct OpRecord {
     /// (TPC-C: tpmc, efficiency of each interval's committed New-Orders).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub interval_metrics: BTreeMap<String, Vec<f64>>,
+    /// How the workload names its pauses between units (TPC-C's keying
+    /// and think times), when it made any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pauses: Option<super::outcome::PauseWords>,
     /// Connections and units per host.
     #[serde(default)]
     pub hosts: Vec<HostRecord>,
@@ -413,6 +417,7 @@ impl OpRecord {
                 .collect(),
             metric_lines: op.metrics.clone(),
             interval_metrics: op.interval_metrics.clone(),
+            pauses: op.pauses.clone(),
             hosts: hosts(op),
             driver: op.driver.clone(),
             connect: connect(op),

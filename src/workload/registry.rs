@@ -12,7 +12,10 @@
 use clap::Args;
 
 use super::kit::keys::KeyDistribution;
-use super::{FamilyArgs, FamilySettings, FigureColumn, Metric, RunContext, Settings, Spec, Unread};
+use super::{
+    FamilyArgs, FamilySettings, FigureColumn, Metric, PauseWords, RunContext, Settings, Spec,
+    Unread,
+};
 use super::{basic, booking, cleanup, oltp, pgbench, tpcc, ycsb};
 use crate::error::Result;
 
@@ -86,6 +89,12 @@ pub fn figure_rules(operation: &str) -> Vec<Metric> {
 /// file of a run of several keeps one header (a workload without such
 /// figures leaves those cells empty). Only TPC-C keeps any.
 pub static INTERVAL_COLUMNS: &[FigureColumn] = &tpcc::INTERVAL_COLUMNS;
+
+/// How the workload named `operation` names its pauses between units, if
+/// it makes any: for a report written before the record kept the words.
+pub fn pause_words(operation: &str) -> Option<PauseWords> {
+    (operation == tpcc::RUN.name).then(tpcc::pause_words)
+}
 
 /// Whether `name` begins the name of a built-in script of `--builtin`
 /// (for the command line's hint about pgbench's `-b NAME`).

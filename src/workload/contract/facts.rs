@@ -50,6 +50,9 @@ pub struct Facts {
     pub missing_label: &'static str,
     /// What the latency histogram is of, e.g. "batch (200 rows)".
     pub histogram_note: String,
+    /// How the pauses between units are named, when this run of the
+    /// workload makes its workers pause (TPC-C's keying and think times).
+    pub pauses: Option<super::PauseWords>,
 }
 
 impl Facts {
@@ -71,6 +74,7 @@ impl Facts {
             batch_text: String::new(),
             missing_label: "missing",
             histogram_note: spec.unit.to_string(),
+            pauses: None,
         }
     }
 }

@@ -182,6 +182,6 @@ pub trait Workload: Send + Sync {
 }
 
 pub use crate::stats::outcome::{
-    Check, FigureColumn, Finding, IntervalMetrics, Metric, Outcome, Rule, StatementStats,
-    TypeFigures,
+    Check, FigureColumn, Finding, IntervalMetrics, Metric, Outcome, PauseWords, Rule,
+    StatementStats, TypeFigures,
 };

@@ -28,8 +28,8 @@ use rand::rngs::SmallRng;
 use tokio_postgres::Client;
 
 use super::{
-    BoxFuture, Check, DynOperation, Facts, FigureColumn, Metric, Role, Rule, Settings, Spec,
-    TableSet, TypeFigures, Workload,
+    BoxFuture, Check, DynOperation, Facts, FigureColumn, Metric, PauseWords, Role, Rule, Settings,
+    Spec, TableSet, TypeFigures, Workload,
 };
 use crate::db::schema as db_schema;
 use crate::db::sql::TableName;
@@ -449,6 +449,7 @@ fn build_run(spec: &'static Spec, s: &Settings) -> Result<Box<dyn Workload>> {
             // (clause 2.4.2.3): not an error, and no row of the tables is
             // missing.
             missing_label: "rolled back by rule",
+            pauses: s.family::<TpccSettings>().wait.then(pause_words),
             ..Facts::new(spec, name("warehouse"))
         },
         settings: s.clone(),
@@ -703,6 +704,14 @@ pub fn tpmc_metrics(
         }),
     );
     out
+}
+
+/// How the report names a terminal's pauses (`--tpcc-wait`).
+pub fn pause_words() -> PauseWords {
+    PauseWords {
+        what: "the keying and think times".to_string(),
+        flag: "--tpcc-wait".to_string(),
+    }
 }
 
 /// tpmC as the throughput picture's title gives it: whole above 1000.
