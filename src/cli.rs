@@ -13,7 +13,7 @@ use clap::{ArgAction, Parser, Subcommand, ValueEnum};
 
 use crate::workload::kit::args::{NODES, WORKLOAD};
 pub use crate::workload::kit::args::{parse_count, parse_positive};
-use crate::workload::registry::{IMPLY_OPERATIONS, WorkloadArgs};
+use crate::workload::registry::{self, IMPLY_OPERATIONS, Misuse, WorkloadArgs};
 use crate::workload::{self, Spec};
 
 /// One name of `-o`, spaces around it allowed (`-o 'copy-mem, select'`):
@@ -658,6 +658,11 @@ pub fn parse_command_line<P: Parser>(
     Err(crate::error::EXIT_USAGE)
 }
 
+/// The flag of clap's `--rows <N>`, as the registry is asked about it.
+fn long_name(arg: &str) -> &str {
+    arg.split(' ').next().unwrap_or(arg)
+}
+
 /// clap's first paragraph on one line ("error: the following required
 /// arguments were not provided: --operations <LIST>"), and the hint.
 pub fn usage_line(e: &clap::Error, hint: Option<String>) -> String {
@@ -679,97 +684,13 @@ pub fn usage_line(e: &clap::Error, hint: Option<String>) -> String {
     }
 }
 
-/// pgbench's flags that ysql-bench does not have, and what to write
-/// instead. Those with the same meaning here (-C, -D, -P, -s, --rate,
-/// --time, --latency-limit, --builtin, --define, --max-tries) need no
-/// hint; -t, -r, -f, -b, -n, -h and -p mean what the original ysql-bench
-/// (or clap) made them mean, so the hints of -f, -b and -r come with their
-/// values' errors and that of -p with a port taken for a subcommand.
-const PGBENCH_FLAGS: &[(&[&str], &str)] = &[
-    (
-        &["-T"],
-        "pgbench's -T SECONDS is --time here (e.g. --time 10s; a plain number is seconds)",
-    ),
-    (
-        &["-c", "--client"],
-        "pgbench's -c CLIENTS is -t/--threads here (workers, each on its own connection); pgbench's -t (transactions per client) has no equivalent: bound the run with --time",
-    ),
-    (
-        &["-j", "--jobs"],
-        "pgbench's -j THREADS needs no equivalent: the workers are spread over as many OS threads as there are cores; leave it out",
-    ),
-    (
-        &["-M", "--protocol"],
-        "pgbench's -M: prepared statements are the default here, -M simple is --no-prepared (-M extended has no equivalent)",
-    ),
-    (&["-R"], "pgbench's -R RATE is --rate here"),
-    (&["-L"], "pgbench's -L MS is --latency-limit here"),
-    (
-        &["-S", "--select-only"],
-        "pgbench's -S is --builtin select-only here",
-    ),
-    (
-        &["-N", "--skip-some-updates"],
-        "pgbench's -N is --builtin simple-update here",
-    ),
-    (
-        &["-i", "--initialize"],
-        "pgbench's -i is -o pgbench-init here (with -s SCALE)",
-    ),
-    (
-        &["--file"],
-        "pgbench's -f/--file is --script FILE here (-f is --fields-length, as in the original ysql-bench)",
-    ),
-    (
-        &["-l", "--log"],
-        "pgbench's -l is --latency-log FILE here (one CSV row per unit)",
-    ),
-    (
-        &["--progress"],
-        "pgbench's --progress is -P/--report-interval here",
-    ),
-    (&["--connect"], "pgbench's --connect is -C/--reconnect here"),
-    (
-        &["--report-per-command"],
-        "pgbench's -r/--report-per-command is --per-statement here (-r is --rows, as in the original ysql-bench)",
-    ),
-    (
-        &["--random-seed"],
-        "pgbench's --random-seed N is --seed N here",
-    ),
-    (
-        &["--transactions"],
-        "pgbench's --transactions has no equivalent: bound the run with --time",
-    ),
-    (
-        &["--no-vacuum"],
-        "pgbench's -n/--no-vacuum needs no equivalent: a ysql-bench run vacuums nothing (and -n is --nontransactional here)",
-    ),
-    (
-        &["-v", "--vacuum-all"],
-        "pgbench's -v/--vacuum-all has no equivalent: a ysql-bench run vacuums nothing",
-    ),
-    (
-        &["-d", "--debug"],
-        "pgbench's -d is --debug, which has no equivalent; a database name goes in -u 'dbname=NAME'",
-    ),
-    (
-        &["-U", "--username"],
-        "the user goes in -u, e.g. -u 'host=HOST port=PORT user=NAME dbname=DB'",
-    ),
-    (
-        &["--host", "--port", "--dbname"],
-        "where to connect goes in -u, e.g. -u 'host=HOST port=PORT user=NAME dbname=DB'",
-    ),
-];
-
-/// What to write instead, when the error is a habit of pgbench's (or
-/// psql's): an unknown flag pgbench has, `-f FILE` or `-b NAME` (here
-/// --fields-length and --batch-size, as in the original ysql-bench), a
-/// port after `-p`, a host after `-h` (which is the help here) or a
-/// database name taken for a subcommand. `args` is
-/// the command line, the program first. Nothing for the subcommands'
-/// own errors (`ysql-bench show -T`).
+/// What to write instead, when the error is a habit of another tool's:
+/// an unknown flag, or a value a flag refuses, that a workload family
+/// knows from the tool it stands in for (asked of the registry, which
+/// asks each family), a port after `-p`, a host after `-h` (which is the
+/// help here) or a database name taken for a subcommand, as psql and
+/// others take them. `args` is the command line, the program first.
+/// Nothing for the subcommands' own errors (`ysql-bench show -T`).
 pub fn usage_hint(e: &clap::Error, args: &[String]) -> Option<String> {
     use clap::error::{ContextKind, ContextValue, ErrorKind};
     let text = |k: ContextKind| match e.get(k) {
@@ -802,47 +723,25 @@ pub fn usage_hint(e: &clap::Error, args: &[String]) -> Option<String> {
                 "-h is the help here; the host goes in -u 'host={host} ...' (or PGHOST)"
             ))
         }
+        // The other tools' habits are their families' to know: the flag as
+        // the workload layer is asked about it, `--client=4` as `--client`,
+        // clap's `--rows <N>` as `--rows`.
         ErrorKind::UnknownArgument => {
             let arg = text(ContextKind::InvalidArg)?;
-            // `--client=4` as `--client`.
             let flag = arg.split('=').next().unwrap_or(arg);
-            PGBENCH_FLAGS
-                .iter()
-                .find(|(names, _)| names.contains(&flag))
-                .map(|(_, hint)| hint.to_string())
+            registry::usage_hint(Misuse::Unknown(flag))
         }
-        // `-r` alone: pgbench's per-statement report.
-        ErrorKind::InvalidValue
-            if text(ContextKind::InvalidArg).is_some_and(|a| a.starts_with("--rows")) =>
-        {
-            Some(
-                "-r is --rows here (as in the original ysql-bench); pgbench's -r (latency per statement) is --per-statement"
-                    .to_string(),
-            )
+        ErrorKind::InvalidValue => {
+            let arg = text(ContextKind::InvalidArg)?;
+            registry::usage_hint(Misuse::Invalid(long_name(arg)))
         }
         ErrorKind::ValueValidation => {
             let arg = text(ContextKind::InvalidArg)?;
             let value = text(ContextKind::InvalidValue)?;
-            if arg.starts_with("--fields-length") && not_a_number(value) {
-                let file = value.split('@').next().unwrap_or(value);
-                let looks_like_file = file.ends_with(".sql")
-                    || file.contains('/')
-                    || std::path::Path::new(file).is_file();
-                return looks_like_file.then(|| {
-                    format!(
-                        "-f is --fields-length (as in the original ysql-bench); for a pgbench script use --script {value}"
-                    )
-                });
-            }
-            if arg.starts_with("--batch-size") && not_a_number(value) {
-                let name = value.split('@').next().unwrap_or(value);
-                return workload::registry::names_a_builtin_script(name).then(|| {
-                    format!(
-                        "-b is --batch-size (as in the original ysql-bench); for pgbench's built-in script use --builtin {value}"
-                    )
-                });
-            }
-            None
+            registry::usage_hint(Misuse::Rejected {
+                flag: long_name(arg),
+                value,
+            })
         }
         ErrorKind::ArgumentConflict | ErrorKind::InvalidSubcommand => {
             let word = text(ContextKind::InvalidSubcommand)?;

@@ -8,6 +8,13 @@
 //! drops them). The run plan asks the groups through
 //! [`FamilyArgs`] to imply workloads, say the rows, check their flags,
 //! build their settings and warn about flags the run leaves unread.
+//!
+//! What reports show of a workload comes from here too, as data: the
+//! columns of the figures a workload keeps per interval
+//! ([`INTERVAL_COLUMNS`]), and, for a report written before the record
+//! kept them, a workload's figure rules and the words for its pauses. And
+//! the command line asks [`usage_hint`] what to write instead of a habit
+//! of the tool a family stands in for (pgbench's `-T 10`).
 
 use clap::Args;
 
@@ -96,10 +103,26 @@ pub fn pause_words(operation: &str) -> Option<PauseWords> {
     (operation == tpcc::RUN.name).then(tpcc::pause_words)
 }
 
-/// Whether `name` begins the name of a built-in script of `--builtin`
-/// (for the command line's hint about pgbench's `-b NAME`).
-pub fn names_a_builtin_script(name: &str) -> bool {
-    pgbench::args::names_a_builtin(name)
+/// A flag the command line refused, as the registry is asked for a hint
+/// about it: clap's error in the workload layer's terms. Flags are given
+/// by the name the user wrote (an unknown one, before any `=`) or by
+/// their long name (`--rows`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Misuse<'a> {
+    /// A flag the command line does not have.
+    Unknown(&'a str),
+    /// A flag without its value, or with one not among its choices.
+    Invalid(&'a str),
+    /// A value the flag's parser refused.
+    Rejected { flag: &'a str, value: &'a str },
+}
+
+/// What to write instead, when `misuse` is a habit of a tool a family
+/// stands in for (pgbench's `-T 10`): each family that knows such habits
+/// is asked, in turn.
+pub fn usage_hint(misuse: Misuse) -> Option<String> {
+    let families: [fn(Misuse) -> Option<String>; 1] = [pgbench::hints::hint];
+    families.iter().find_map(|hint| hint(misuse))
 }
 
 /// The flags that make `-o` needless (a run of scripts), as clap names

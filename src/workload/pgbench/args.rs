@@ -45,7 +45,8 @@ pub struct PgbenchArgs {
 
 /// Whether `name` begins the name of a built-in script (or is a start of
 /// `list`), as pgbench's `-b NAME` takes it: the command line then hints
-/// that `-b` is `--batch-size` here, and the script `--builtin`.
+/// that `-b` is `--batch-size` here, and the script `--builtin`
+/// ([`super::hints`]).
 pub fn names_a_builtin(name: &str) -> bool {
     !name.is_empty()
         && script::BUILTINS

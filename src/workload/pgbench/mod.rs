@@ -4,5 +4,6 @@
 //! ones on those tables.
 
 pub mod args;
+pub mod hints;
 pub mod init;
 pub mod script;
