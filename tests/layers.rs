@@ -65,9 +65,14 @@ const LAYERS: &[(&str, &[&str])] = &[
     ),
 ];
 
-/// The workload families: folders (or files) of `workload/` that must not
-/// import each other.
+/// The workload families: folders of `workload/` that must not import
+/// each other.
 const FAMILIES: &[&str] = &["basic", "ycsb", "oltp", "booking", "tpcc", "pgbench"];
+
+/// The folders of `workload/` that are not families: what the families
+/// share. Every folder there is one or the other, so that a new family
+/// cannot be forgotten in [`FAMILIES`].
+const SHARED: &[&str] = &["contract", "kit"];
 
 /// One import: the file it is in, the line, the module path it names.
 #[derive(Debug)]
@@ -302,34 +307,25 @@ fn paths(code: &str) -> Vec<(usize, Vec<String>)> {
                     j += 1;
                 }
                 if j < b.len() && b[j] == b'{' {
-                    // A group: the first path of each branch.
+                    // A group, nested groups included: every path in it.
                     let mut depth = 0;
                     let mut k = j;
-                    let mut branch_start = j + 1;
                     while k < b.len() {
                         match b[k] {
                             b'{' => depth += 1,
-                            b'}' | b',' if depth == 1 => {
-                                let branch = code[branch_start..k].trim();
-                                let head: Vec<String> = branch
-                                    .split("::")
-                                    .map(|s| s.trim().trim_start_matches('{').trim().to_string())
-                                    .take_while(|s| !s.is_empty() && s.bytes().all(is_ident))
-                                    .collect();
-                                if !head.is_empty() {
-                                    let mut p = prefix.clone();
-                                    p.extend(head);
-                                    found.push((at, p));
-                                }
-                                branch_start = k + 1;
-                                if b[k] == b'}' {
+                            b'}' => {
+                                depth -= 1;
+                                if depth == 0 {
                                     break;
                                 }
                             }
-                            b'}' => depth -= 1,
                             _ => {}
                         }
                         k += 1;
+                    }
+                    let inner = &code[j + 1..k.min(b.len())];
+                    for p in group_paths(&prefix, inner) {
+                        found.push((at, p));
                     }
                     prefix.clear();
                     j = k;
@@ -349,6 +345,55 @@ fn paths(code: &str) -> Vec<(usize, Vec<String>)> {
         i = j.max(i + 1);
     }
     found
+}
+
+/// Every path of the inside of a `use` group (`a::b, c::{d, e::f}, *`),
+/// each with `prefix` before it: nested groups are read to their leaves,
+/// `self` names the prefix itself, `as` renames are dropped.
+fn group_paths(prefix: &[String], inner: &str) -> Vec<Vec<String>> {
+    let mut branches = Vec::new();
+    let (mut depth, mut start) = (0, 0);
+    for (k, c) in inner.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                branches.push(&inner[start..k]);
+                start = k + 1;
+            }
+            _ => {}
+        }
+    }
+    branches.push(&inner[start..]);
+    let mut out = Vec::new();
+    for branch in branches {
+        let branch = branch.trim();
+        if branch.is_empty() {
+            continue;
+        }
+        if let Some(open) = branch.find('{') {
+            let head = branch[..open].trim().trim_end_matches("::");
+            let mut p = prefix.to_vec();
+            p.extend(
+                head.split("::")
+                    .map(|s| s.trim().to_string())
+                    .filter(|s| !s.is_empty()),
+            );
+            let close = branch.rfind('}').unwrap_or(branch.len());
+            out.extend(group_paths(&p, &branch[open + 1..close]));
+            continue;
+        }
+        let path = branch.split(" as ").next().unwrap_or("").trim();
+        let mut p = prefix.to_vec();
+        for seg in path.split("::").map(str::trim) {
+            if seg == "self" {
+                continue;
+            }
+            p.push(seg.to_string());
+        }
+        out.push(p);
+    }
+    out
 }
 
 /// Resolves a path written in module `from` to an absolute module path
@@ -552,6 +597,102 @@ fn no_workload_family_imports_another() {
         bad.is_empty(),
         "a workload family imports another:\n{}",
         bad.join("\n")
+    );
+}
+
+#[test]
+fn every_workload_folder_is_a_family_or_shared() {
+    let dir = src().join("workload");
+    let mut unknown = Vec::new();
+    for e in std::fs::read_dir(&dir).expect("read src/workload") {
+        let p = e.expect("entry").path();
+        let name = p.file_name().expect("name").to_string_lossy().into_owned();
+        if p.is_dir() && !FAMILIES.contains(&name.as_str()) && !SHARED.contains(&name.as_str()) {
+            unknown.push(name);
+        }
+    }
+    assert!(
+        unknown.is_empty(),
+        "folders of src/workload/ that are neither in FAMILIES nor in SHARED of tests/layers.rs: {unknown:?}"
+    );
+}
+
+/// A family reaches the others only by naming them: a glob of the
+/// workload layer's root (which declares every family) or the root
+/// re-exporting a family would hide that from the checks above.
+#[test]
+fn no_family_is_reached_through_a_glob_or_a_re_export() {
+    let mut bad = Vec::new();
+    let mut files = Vec::new();
+    rust_files(&src().join("workload"), &mut files);
+    for file in files {
+        let module = module_of(&file);
+        let text = std::fs::read_to_string(&file).expect("read source");
+        let code = without_tests(&code_only(&text));
+        let in_family = module.len() >= 2 && FAMILIES.contains(&module[1].as_str());
+        for (n, line) in code.lines().enumerate() {
+            let line = line.trim();
+            if in_family
+                && line.ends_with("::*;")
+                && paths(line)
+                    .into_iter()
+                    .filter_map(|(_, p)| resolve(&module, &p, false))
+                    .any(|p| p == ["workload", "*"])
+            {
+                bad.push(format!("{}:{}: {line}", file.display(), n + 1));
+            }
+            if module == ["workload"]
+                && line.starts_with("pub use")
+                && FAMILIES.iter().any(|f| {
+                    line.contains(&format!("{f}::"))
+                        || line.contains(&format!(" {f},"))
+                        || line.contains(&format!("{{{f},"))
+                })
+            {
+                bad.push(format!("{}:{}: {line}", file.display(), n + 1));
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "families reached around the checks:\n{}",
+        bad.join("\n")
+    );
+}
+
+/// No circle between the parts of the workload layer (the contract, the
+/// kit, the registry, the clean-up list, each family): the kit and the
+/// contract are below the families, the registry above them.
+#[test]
+fn no_circle_inside_the_workload_layer() {
+    let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let dir = src().join("workload");
+    let parts: BTreeSet<String> = std::fs::read_dir(&dir)
+        .expect("read src/workload")
+        .map(|e| e.expect("entry").path())
+        .filter_map(|p| {
+            let name = p.file_name()?.to_string_lossy().into_owned();
+            (name != "mod.rs").then(|| name.trim_end_matches(".rs").to_string())
+        })
+        .collect();
+    for i in imports() {
+        let inside = |p: &[String]| {
+            (p.len() >= 2 && p[0] == "workload" && parts.contains(&p[1])).then(|| p[1].clone())
+        };
+        if let (Some(a), Some(b)) = (inside(&i.from), inside(&i.to))
+            && a != b
+        {
+            edges.entry(a).or_default().insert(b);
+        }
+    }
+    assert!(
+        edges.len() >= 6,
+        "too few parts of workload/ found: {edges:?}"
+    );
+    assert_eq!(
+        circle(&edges),
+        None,
+        "an import circle inside src/workload/"
     );
 }
 

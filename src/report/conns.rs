@@ -74,7 +74,7 @@ mod tests {
     use crate::workload::Outcome;
 
     fn select(threads: usize, wall_ms: u64, hosts: &[&str]) -> OpResult {
-        let mut r = OpResult::new(crate::workload::select::SPEC.kind(), threads);
+        let mut r = OpResult::new(crate::workload::basic::select::SPEC.kind(), threads);
         r.table_rows = 100;
         r.wallclock = Duration::from_millis(wall_ms);
         r.hosts = hosts.iter().map(|h| h.to_string()).collect();

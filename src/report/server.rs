@@ -653,7 +653,7 @@ mod tests {
     }
 
     fn select(ops: u64) -> OpResult {
-        let mut r = OpResult::new(crate::workload::select::SPEC.kind(), 2);
+        let mut r = OpResult::new(crate::workload::basic::select::SPEC.kind(), 2);
         let mut t = Stats::default();
         for _ in 0..ops {
             t.record(

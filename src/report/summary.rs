@@ -521,7 +521,7 @@ mod tests {
                 },
             );
         }
-        let mut r = OpResult::new(crate::workload::insert::SPEC.kind(), threads);
+        let mut r = OpResult::new(crate::workload::basic::insert::SPEC.kind(), threads);
         r.batch_text = "200".to_string();
         r.table_rows = rows_per_batch.iter().sum();
         r.wallclock = Duration::from_millis(wall_ms);
@@ -549,7 +549,7 @@ mod tests {
     #[test]
     fn query_figures_are_per_query() {
         let mut r = load(&[1, 1, 1, 0], 2, 100);
-        r.spec = crate::workload::select::SPEC.kind();
+        r.spec = crate::workload::basic::select::SPEC.kind();
         r.total.missing = 1;
         let f = Figures::of(&OpRecord::of(&r));
         assert_eq!(f.units, 4);
@@ -605,7 +605,7 @@ mod tests {
     #[test]
     fn a_rate_that_was_not_kept_is_called_out() {
         let mut r = load(&[1; 50], 1, 1000);
-        r.spec = crate::workload::select::SPEC.kind();
+        r.spec = crate::workload::basic::select::SPEC.kind();
         r.rate = Some(crate::stats::RateTarget { per_second: 100.0 });
         let note = keep_up_note(&OpRecord::of(&r)).unwrap();
         assert!(note.contains("50% of the target"), "{note}");

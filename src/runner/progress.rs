@@ -136,7 +136,7 @@ mod tests {
             lag_avg_ns: 50_000,
             lag_max_ns: 300_000,
         };
-        let select = &crate::workload::select::SPEC;
+        let select = &crate::workload::basic::select::SPEC;
         let set = |f: &crate::stats::IntervalFigures| SetFigures {
             total: f.clone(),
             types: vec![f.clone()],

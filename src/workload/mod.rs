@@ -50,23 +50,4 @@ pub mod ycsb;
 
 pub use contract::*;
 pub use kit::ids::{IdPicker, worker_seed};
-pub use registry::{REGISTRY, figure_rules, lookup, names};
-
-// The basic operations that other layers' unit tests take as fixtures,
-// at the paths they had before the families became folders.
-pub use basic::{copy_mem, insert, select};
-
-/// sysbench's query classes of a statement kind, by its name: `read`
-/// (selects and ranges), `other` (BEGIN, COMMIT, ROLLBACK) or `write`.
-pub fn query_class(name: &str) -> &'static str {
-    if let Some(class) = pgbench::script::query_class(name) {
-        return class;
-    }
-    if name.contains("select") || name.ends_with("_range") || name == "read" || name == "scan" {
-        "read"
-    } else if matches!(name, "begin" | "commit" | "rollback") {
-        "other"
-    } else {
-        "write"
-    }
-}
+pub use registry::{REGISTRY, figure_rules, lookup, names, query_class};

@@ -270,6 +270,13 @@ fn unread_shared(
     unread
 }
 
+/// The query class of a statement kind by its name, for reports written
+/// before the class was recorded: a pgbench script's statement by its
+/// verb, any other by the kit's rule.
+pub fn query_class(name: &str) -> &'static str {
+    pgbench::script::query_class(name).unwrap_or_else(|| super::kit::query_class(name))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

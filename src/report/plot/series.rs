@@ -464,7 +464,7 @@ mod tests {
     }
 
     fn load_op(ms: u64, batch_every_us: u64) -> OpResult {
-        let mut op = OpResult::new(crate::workload::copy_mem::SPEC.kind(), 2);
+        let mut op = OpResult::new(crate::workload::basic::copy_mem::SPEC.kind(), 2);
         op.wallclock = Duration::from_millis(ms);
         op.timeline = Timeline::new(1);
         for t in (batch_every_us..ms * 1000).step_by(batch_every_us as usize) {

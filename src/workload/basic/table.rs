@@ -48,11 +48,19 @@ pub static TEST_TABLE: Tables = Tables {
 };
 
 /// `-o table-cleanup`.
-pub static CLEANUP: Spec = crate::workload::cleanup::spec(
+pub static CLEANUP: Spec = crate::workload::kit::cleanup::spec(
     "table-cleanup",
     "drop test_table (or --table-name) and the procedure's functions, if ysql-bench created them",
-    |spec, s| crate::workload::cleanup::build(spec, s, Some(&crate::workload::cleanup::TABLE)),
+    |spec, s| crate::workload::kit::cleanup::build(spec, s, Some(&FAMILY), &[]),
 );
+
+/// The family's tables, as the clean-ups know them.
+pub static FAMILY: crate::workload::kit::cleanup::Family = crate::workload::kit::cleanup::Family {
+    name: "test_table",
+    tables: &TEST_TABLE,
+    more: None,
+    routines: true,
+};
 
 /// One operation on test_table, as [`OnTestTable`] needs it.
 pub trait TableOp: Operation + Sized {

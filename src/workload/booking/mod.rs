@@ -53,11 +53,19 @@ impl Default for BookingSettings {
 }
 
 /// `-o booking-cleanup`.
-pub static CLEANUP: Spec = crate::workload::cleanup::spec(
+pub static CLEANUP: Spec = crate::workload::kit::cleanup::spec(
     "booking-cleanup",
     "flight booking: drop its five tables, those ysql-bench created",
-    |spec, s| crate::workload::cleanup::build(spec, s, Some(&crate::workload::cleanup::BOOKING)),
+    |spec, s| crate::workload::kit::cleanup::build(spec, s, Some(&FAMILY), &[]),
 );
+
+/// The family's tables, as the clean-ups know them.
+pub static FAMILY: crate::workload::kit::cleanup::Family = crate::workload::kit::cleanup::Family {
+    name: "booking",
+    tables: &BOOKING_TABLES,
+    more: None,
+    routines: false,
+};
 
 /// `-o booking-load`.
 pub static LOAD: Spec = Spec {

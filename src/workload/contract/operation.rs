@@ -150,7 +150,7 @@ impl<O: Operation> DynOperation for O {
         // workload, so that the report reads it instead of asking us.
         let mut taken = self.take_statements();
         for s in taken.iter_mut().filter(|s| s.class.is_empty()) {
-            s.class = crate::workload::query_class(s.name);
+            s.class = crate::workload::kit::query_class(s.name);
         }
         taken
     }

@@ -122,11 +122,25 @@ pub static PREPARE: Spec = Spec {
     build: build_prepare,
 };
 /// `-o oltp-cleanup`.
-pub static CLEANUP: Spec = crate::workload::cleanup::spec(
+pub static CLEANUP: Spec = crate::workload::kit::cleanup::spec(
     "oltp-cleanup",
     "sysbench OLTP: drop sbtest1..--tables and every other sbtestN, those ysql-bench created",
-    |spec, s| crate::workload::cleanup::build(spec, s, Some(&crate::workload::cleanup::OLTP)),
+    |spec, s| crate::workload::kit::cleanup::build(spec, s, Some(&FAMILY), &[]),
 );
+
+/// The family's tables, as the clean-ups know them.
+pub static FAMILY: crate::workload::kit::cleanup::Family = crate::workload::kit::cleanup::Family {
+    name: "sysbench OLTP",
+    tables: &SBTABLES,
+    more: Some(is_sbtest),
+    routines: false,
+};
+
+/// sysbench's table names: `sbtest` and a number.
+fn is_sbtest(name: &str) -> bool {
+    name.strip_prefix("sbtest")
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
 pub static READ_WRITE: Spec = run_spec(
     "oltp-read-write",
     "sysbench oltp_read_write: selects, ranges, updates, delete+insert in one transaction",
@@ -178,5 +192,15 @@ pub(super) fn script_of(name: &str) -> Script {
         "oltp-update-non-index" => Script::UpdateNonIndex,
         "oltp-insert" => Script::Insert,
         _ => Script::DeleteInsert,
+    }
+}
+
+#[cfg(test)]
+mod family_tests {
+    use super::is_sbtest;
+
+    #[test]
+    fn sysbench_table_names_are_sbtest_and_a_number() {
+        assert!(is_sbtest("sbtest12") && !is_sbtest("sbtest") && !is_sbtest("sbtest1a"));
     }
 }

@@ -59,11 +59,19 @@ pub static SPEC: Spec = Spec {
 };
 
 /// `-o pgbench-cleanup`.
-pub static CLEANUP: Spec = crate::workload::cleanup::spec(
+pub static CLEANUP: Spec = crate::workload::kit::cleanup::spec(
     "pgbench-cleanup",
     "drop pgbench's four tables, those ysql-bench created (never those of pgbench -i)",
-    |spec, s| crate::workload::cleanup::build(spec, s, Some(&crate::workload::cleanup::PGBENCH)),
+    |spec, s| crate::workload::kit::cleanup::build(spec, s, Some(&FAMILY), &[]),
 );
+
+/// The family's tables, as the clean-ups know them.
+pub static FAMILY: crate::workload::kit::cleanup::Family = crate::workload::kit::cleanup::Family {
+    name: "pgbench",
+    tables: &PGBENCH_TABLES,
+    more: None,
+    routines: false,
+};
 
 fn name(t: &str) -> TableName {
     TableName::new(t).unwrap_or_else(|_| unreachable!("a fixed, valid name"))

@@ -183,11 +183,19 @@ fn name(t: &str) -> TableName {
 }
 
 /// `-o tpcc-cleanup`.
-pub static CLEANUP: Spec = super::cleanup::spec(
+pub static CLEANUP: Spec = crate::workload::kit::cleanup::spec(
     "tpcc-cleanup",
     "TPC-C: drop the nine tables, those ysql-bench created",
-    |spec, s| super::cleanup::build(spec, s, Some(&super::cleanup::TPCC)),
+    |spec, s| crate::workload::kit::cleanup::build(spec, s, Some(&FAMILY), &[]),
 );
+
+/// The family's tables, as the clean-ups know them.
+pub static FAMILY: crate::workload::kit::cleanup::Family = crate::workload::kit::cleanup::Family {
+    name: "TPC-C",
+    tables: &schema::TPCC_TABLES,
+    more: None,
+    routines: false,
+};
 
 /// `-o tpcc-load`.
 pub static LOAD: Spec = Spec {

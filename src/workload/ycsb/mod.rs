@@ -111,8 +111,16 @@ pub static F: Spec = mix_spec(
 );
 
 /// `-o ycsb-cleanup`.
-pub static CLEANUP: Spec = crate::workload::cleanup::spec(
+pub static CLEANUP: Spec = crate::workload::kit::cleanup::spec(
     "ycsb-cleanup",
     "YCSB: drop usertable (or --table-name) if ysql-bench created it",
-    |spec, s| crate::workload::cleanup::build(spec, s, Some(&crate::workload::cleanup::YCSB)),
+    |spec, s| crate::workload::kit::cleanup::build(spec, s, Some(&FAMILY), &[]),
 );
+
+/// The family's tables, as the clean-ups know them.
+pub static FAMILY: crate::workload::kit::cleanup::Family = crate::workload::kit::cleanup::Family {
+    name: "YCSB",
+    tables: &USERTABLE,
+    more: None,
+    routines: false,
+};

@@ -573,7 +573,11 @@ impl Operation for ScriptOp {
     }
 
     fn take_statements(&mut self) -> Vec<StatementStats> {
-        self.interp.take_stats()
+        let mut taken = self.interp.take_stats();
+        for s in &mut taken {
+            s.class = query_class(s.name).unwrap_or("other");
+        }
+        taken
     }
 }
 
