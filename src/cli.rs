@@ -11,9 +11,10 @@ use std::time::Duration;
 
 use clap::{ArgAction, Parser, Subcommand, ValueEnum};
 
+use crate::workload::Misuse;
 use crate::workload::kit::args::{NODES, WORKLOAD};
 pub use crate::workload::kit::args::{parse_count, parse_positive};
-use crate::workload::registry::{self, IMPLY_OPERATIONS, Misuse, WorkloadArgs};
+use crate::workload::registry::{self, IMPLY_OPERATIONS, WorkloadArgs};
 use crate::workload::{self, Spec};
 
 /// One name of `-o`, spaces around it allowed (`-o 'copy-mem, select'`):

@@ -20,8 +20,8 @@ use clap::Args;
 
 use super::kit::keys::KeyDistribution;
 use super::{
-    FamilyArgs, FamilySettings, FigureColumn, Metric, PauseWords, RunContext, Settings, Spec,
-    Unread,
+    FamilyArgs, FamilySettings, FigureColumn, Metric, Misuse, PauseWords, RunContext, Settings,
+    Spec, Unread,
 };
 use super::{basic, booking, cleanup, oltp, pgbench, tpcc, ycsb};
 use crate::error::Result;
@@ -101,20 +101,6 @@ pub static INTERVAL_COLUMNS: &[FigureColumn] = &tpcc::INTERVAL_COLUMNS;
 /// it makes any: for a report written before the record kept the words.
 pub fn pause_words(operation: &str) -> Option<PauseWords> {
     (operation == tpcc::RUN.name).then(tpcc::pause_words)
-}
-
-/// A flag the command line refused, as the registry is asked for a hint
-/// about it: clap's error in the workload layer's terms. Flags are given
-/// by the name the user wrote (an unknown one, before any `=`) or by
-/// their long name (`--rows`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Misuse<'a> {
-    /// A flag the command line does not have.
-    Unknown(&'a str),
-    /// A flag without its value, or with one not among its choices.
-    Invalid(&'a str),
-    /// A value the flag's parser refused.
-    Rejected { flag: &'a str, value: &'a str },
 }
 
 /// What to write instead, when `misuse` is a habit of a tool a family

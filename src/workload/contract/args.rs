@@ -2,7 +2,9 @@
 //! struct in its `args.rs`, flattened into the command line by
 //! [`crate::workload::registry::WorkloadArgs`]) implements [`FamilyArgs`],
 //! so that the run plan checks, builds and warns about every family's
-//! flags without knowing one.
+//! flags without knowing one. A family that stands in for another tool
+//! also hints, given a [`Misuse`] of a flag, what to write instead of
+//! that tool's habit.
 
 use super::{FamilySettings, Settings, Spec};
 use crate::error::Result;
@@ -21,6 +23,20 @@ pub struct RunContext<'a> {
     pub rate_given: bool,
     /// `--clients` above 1: this client's place among them.
     pub clients: Option<ClientShare>,
+}
+
+/// A flag the command line refused, as a family is asked for a hint about
+/// it ([`crate::workload::registry::usage_hint`]): clap's error in the workload layer's terms. Flags are given
+/// by the name the user wrote (an unknown one, before any `=`) or by
+/// their long name (`--rows`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Misuse<'a> {
+    /// A flag the command line does not have.
+    Unknown(&'a str),
+    /// A flag without its value, or with one not among its choices.
+    Invalid(&'a str),
+    /// A value the flag's parser refused.
+    Rejected { flag: &'a str, value: &'a str },
 }
 
 /// A flag given that no workload of the run reads: the warning says what

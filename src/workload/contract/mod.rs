@@ -21,7 +21,7 @@ mod settings;
 mod tables;
 mod wire;
 
-pub use args::{FamilyArgs, RunContext, Unread};
+pub use args::{FamilyArgs, Misuse, RunContext, Unread};
 pub use facts::Facts;
 pub use operation::{AnyOperation, DynOperation, NoUnits, Operation, Pauses};
 pub use settings::{FamilySetting, FamilySettings, Settings};

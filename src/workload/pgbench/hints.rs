@@ -6,7 +6,7 @@
 //! for a hint; the knowledge is pgbench's, so it lives with its family.
 
 use super::args::names_a_builtin;
-use crate::workload::registry::Misuse;
+use crate::workload::Misuse;
 
 /// pgbench's flags that ysql-bench does not have, and what to write
 /// instead. Those with the same meaning here (-C, -D, -P, -s, --rate,
