@@ -258,3 +258,47 @@ fn old_reports_compare_as_before() {
         assert_eq!(text(&out.stdout), fixture_text(expected), "{base} {new}");
     }
 }
+
+/// `merge` prints the merged record's rates (over the window all
+/// clients shared, as its JSON and `compare` have them), the
+/// operation's and each type's, not its units over the whole span.
+#[test]
+fn merge_prints_the_rates_of_its_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let merged = dir.path().join("m.json");
+    let out = bin(
+        "ysql-bench",
+        &[
+            "merge",
+            fixture("tpcc-c0.json").to_str().unwrap(),
+            fixture("tpcc-c1.json").to_str().unwrap(),
+            "--json",
+            merged.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let shown = text(&out.stdout);
+    let op = &json(&merged)["operations"][0];
+    let rate = op["units_per_s"].as_f64().unwrap();
+    // The old merge's rate: units over the shared window.
+    assert_eq!(format!("{rate:.1}"), "395.0");
+    assert!(
+        shown.contains(&format!("transactions/s        : {rate:.1}\n")),
+        "{shown}"
+    );
+    for ty in op["types"].as_array().unwrap() {
+        let (name, rate) = (
+            ty["name"].as_str().unwrap(),
+            ty["units_per_s"].as_f64().unwrap(),
+        );
+        let label = format!("[{name}]");
+        let line = shown
+            .lines()
+            .find(|l| l.starts_with(&format!("{label:<22}:")))
+            .unwrap_or_else(|| panic!("no {label} in\n{shown}"));
+        assert!(line.contains(&format!(", {rate:.1}/s")), "{line}");
+    }
+    // Shown again from the merged JSON, the same.
+    let again = bin("ysql-bench", &["show", merged.to_str().unwrap()]);
+    assert!(text(&again.stdout).contains(&format!("transactions/s        : {rate:.1}\n")));
+}

@@ -448,6 +448,24 @@ impl OpRecord {
         }
     }
 
+    /// `n` things done along the units, per second of the window the
+    /// record's rates are over: the wallclock of one client's run; for a
+    /// merged one, at the merged units' rate (over the window all clients
+    /// shared), which the wallclock (their whole span) is not.
+    pub fn per_s(&self, n: u64) -> f64 {
+        if !self.clients.is_empty() {
+            if self.figures.ops == 0 {
+                return 0.0;
+            }
+            return n as f64 * self.rates.units_per_s / self.figures.ops as f64;
+        }
+        if self.wallclock_s > 0.0 {
+            n as f64 / self.wallclock_s
+        } else {
+            0.0
+        }
+    }
+
     /// Whether the operation is a mix of several transaction types, whose
     /// figures reports then show per type too.
     pub fn is_mix(&self) -> bool {
