@@ -302,3 +302,50 @@ fn merge_prints_the_rates_of_its_json() {
     let again = bin("ysql-bench", &["show", merged.to_str().unwrap()]);
     assert!(text(&again.stdout).contains(&format!("transactions/s        : {rate:.1}\n")));
 }
+
+/// The text of `show` from the line `from` on to the next operation's
+/// (or the end).
+fn block_of(shown: &str, from: &str) -> String {
+    let (_, rest) = shown
+        .split_once(from)
+        .unwrap_or_else(|| panic!("no {from} in\n{shown}"));
+    let rest = rest.split("\noperation             : ").next().unwrap();
+    format!("{from}{rest}")
+}
+
+/// Checks and clean-ups of an old report (which kept one empty interval
+/// for them too) show what they found, as the old run printed it, not a
+/// timed block of zeros.
+#[test]
+fn old_checks_and_cleanups_show_what_they_found() {
+    let out = bin(
+        "ysql-bench",
+        &["show", fixture("tpcc.json").to_str().unwrap()],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let shown = text(&out.stdout);
+    let live = fixture_text("v0.2.0/tpcc.summary");
+    assert_eq!(
+        block_of(&shown, "== tpcc-check ==").trim_end(),
+        block_of(&live, "== tpcc-check ==").trim_end()
+    );
+    // A clean-up: its findings, nothing timed.
+    let mut report = json(&fixture("tpcc.json"));
+    let op = &mut report["operations"][2];
+    op["operation"] = "cleanup".into();
+    op["unit"] = "table".into();
+    op["checks"] = serde_json::json!([]);
+    op["failure"] = serde_json::Value::Null;
+    op["succeeded"] = true.into();
+    op["findings"] = serde_json::json!([{"label": "dropped", "text": "test_table"}]);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cleanup.json");
+    std::fs::write(&path, report.to_string()).unwrap();
+    let out = bin("ysql-bench", &["show", path.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let block = block_of(&text(&out.stdout), "== cleanup ==");
+    assert_eq!(
+        block.trim_end(),
+        "== cleanup ==\ndropped               : test_table"
+    );
+}

@@ -146,18 +146,21 @@ fn fill_from_registry(op: &mut OpRecord) {
     if !op.unit_plural.is_empty() {
         return;
     }
-    if let Some(spec) = crate::workload::REGISTRY
+    let spec = crate::workload::REGISTRY
         .iter()
-        .find(|s| s.name == op.operation)
-    {
+        .find(|s| s.name == op.operation);
+    if let Some(spec) = spec {
         op.unit_plural = spec.units.to_string();
         op.load = spec.is_load();
     }
     // A clean-up or a check ran no timed unit: what it found is all.
-    op.measured = op.figures.ops > 0
-        || op.figures.failed() > 0
-        || !op.intervals.is_empty()
-        || (op.checks.is_empty() && op.findings.is_empty());
+    // (0.2.0 kept one empty interval for them too, so the intervals do
+    // not tell.)
+    let nothing_timed = op.figures.ops == 0 && op.figures.failed() == 0;
+    let found = !op.checks.is_empty() || !op.findings.is_empty();
+    let drops = spec.is_some_and(|s| s.drops);
+    let unmeasured = drops || (nothing_timed && found);
+    op.measured = !unmeasured;
     if op.metric_lines.is_empty() {
         let rules = crate::workload::figure_rules(&op.operation);
         op.metric_lines = op
