@@ -349,3 +349,34 @@ fn old_checks_and_cleanups_show_what_they_found() {
         "== cleanup ==\ndropped               : test_table"
     );
 }
+
+/// An old report did not keep a load's batch text: `show` and `merge`
+/// leave the line out rather than print it empty.
+#[test]
+fn an_unknown_batch_text_is_left_out() {
+    let p = fixture("select.json");
+    let dir = tempfile::tempdir().unwrap();
+    let merged = dir.path().join("m.json");
+    let show = bin("ysql-bench", &["show", p.to_str().unwrap()]);
+    let merge = bin(
+        "ysql-bench",
+        &[
+            "merge",
+            p.to_str().unwrap(),
+            p.to_str().unwrap(),
+            "--json",
+            merged.to_str().unwrap(),
+        ],
+    );
+    for out in [show, merge] {
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let shown = text(&out.stdout);
+        assert!(shown.contains("total rows            : "), "{shown}");
+        assert!(
+            !shown
+                .lines()
+                .any(|l| l.trim_end() == "batch                 :"),
+            "{shown}"
+        );
+    }
+}

@@ -326,7 +326,11 @@ fn write_load_figures(w: &mut dyn Write, r: &OpRecord, f: &Figures) -> io::Resul
         format!("{}{spread}", per_thread(f.per_thread_avg)),
     )?;
     line(w, "threads", r.threads)?;
-    line(w, "batch", &r.batch)?;
+    // A report written before the text was kept (0.2.0) does not know
+    // it: no line rather than an empty one.
+    if !r.batch.is_empty() {
+        line(w, "batch", &r.batch)?;
+    }
     line(w, "total rows", f.rows)?;
     line(w, "nontransactional", r.nontransactional)?;
     line(w, "wallclock tm/row", human(f.wallclock_per_item))?;
