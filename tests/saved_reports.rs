@@ -380,3 +380,30 @@ fn an_unknown_batch_text_is_left_out() {
         );
     }
 }
+
+/// An old report of a run with --latency-limit kept the limit in its
+/// config and each operation's late and skipped units: `show` prints
+/// the `late` line, as the run did.
+#[test]
+fn an_old_latency_limit_is_shown() {
+    let mut report = json(&fixture("select.json"));
+    report["config"]["latency_limit_ms"] = 1.0.into();
+    let op = &mut report["operations"][1];
+    assert_eq!(op["operation"], "select");
+    assert!(op.get("latency_limit_ms").is_none());
+    op["late"] = 50.into();
+    op["skipped"] = 3.into();
+    let units = op["units"].as_u64().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("limit.json");
+    std::fs::write(&path, report.to_string()).unwrap();
+    let out = bin("ysql-bench", &["show", path.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let shown = text(&out.stdout);
+    assert!(
+        shown.contains(&format!(
+            "late (> 1.000 ms)     : 50 of {units} queries, skipped 3\n"
+        )),
+        "{shown}"
+    );
+}

@@ -19,7 +19,7 @@ use crate::report::histogram::Scale;
 use crate::report::text::{TextOptions, write_show};
 use crate::report::{compare, json, saved};
 use crate::stats::outcome::Metric;
-use crate::stats::record::{OpRecord, RunRecord, number};
+use crate::stats::record::{OpRecord, RunConfig, RunRecord, number};
 
 /// Runs `merge`, `show` or `compare`, writing to `out`; returns the exit
 /// code. Errors are printed here, once: bad input (a file that is not a
@@ -132,14 +132,14 @@ fn merge(
 fn load(path: &Path) -> Result<RunRecord> {
     let mut record = saved::load(path)?;
     for op in &mut record.operations {
-        fill_from_registry(op);
+        fill_from_registry(op, &record.config);
     }
     Ok(record)
 }
 
 /// Fills an operation of an older report (0.2.0, which kept none of
 /// these) from its workload's registry entry and figure rules.
-fn fill_from_registry(op: &mut OpRecord) {
+fn fill_from_registry(op: &mut OpRecord, config: &RunConfig) {
     for s in op.statements.iter_mut().filter(|s| s.class.is_empty()) {
         s.class = crate::workload::query_class(&s.name).to_string();
     }
@@ -152,6 +152,11 @@ fn fill_from_registry(op: &mut OpRecord) {
     if let Some(spec) = spec {
         op.unit_plural = spec.units.to_string();
         op.load = spec.is_load();
+        // 0.2.0 kept --latency-limit in the run's config alone; a run
+        // applies it to the operations that pace their units.
+        if op.latency_limit_ms.is_none() && spec.paced {
+            op.latency_limit_ms = config.latency_limit_ms;
+        }
     }
     // A clean-up or a check ran no timed unit: what it found is all.
     // (0.2.0 kept one empty interval for them too, so the intervals do
