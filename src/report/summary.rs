@@ -459,7 +459,13 @@ fn write_ending(w: &mut dyn Write, r: &OpRecord) -> io::Result<()> {
         line(
             w,
             "stopped by --time",
-            format!("{} of {} rows loaded", r.figures.rows, r.table_rows),
+            // A report written before the table's rows were kept (0.2.0)
+            // does not know how many it was to hold.
+            if r.table_rows > 0 {
+                format!("{} of {} rows loaded", r.figures.rows, r.table_rows)
+            } else {
+                format!("{} rows loaded", r.figures.rows)
+            },
         )?;
     }
     if r.interrupted {

@@ -50,7 +50,7 @@ pub mod ycsb;
 
 pub use contract::*;
 pub use kit::ids::{IdPicker, worker_seed};
-pub use registry::{REGISTRY, figure_rules, lookup, names};
+pub use registry::{REGISTRY, figure_rules, figures_again, lookup, missing_label, names};
 
 // The basic operations that other layers' unit tests take as fixtures,
 // at the paths they had before the families became folders.
