@@ -258,3 +258,183 @@ fn old_reports_compare_as_before() {
         assert_eq!(text(&out.stdout), fixture_text(expected), "{base} {new}");
     }
 }
+
+/// `merge` prints the merged record's rates (over the window all
+/// clients shared, as its JSON and `compare` have them), the
+/// operation's and each type's, not its units over the whole span.
+#[test]
+fn merge_prints_the_rates_of_its_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let merged = dir.path().join("m.json");
+    let out = bin(
+        "ysql-bench",
+        &[
+            "merge",
+            fixture("tpcc-c0.json").to_str().unwrap(),
+            fixture("tpcc-c1.json").to_str().unwrap(),
+            "--json",
+            merged.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let shown = text(&out.stdout);
+    let op = &json(&merged)["operations"][0];
+    let rate = op["units_per_s"].as_f64().unwrap();
+    // The old merge's rate: units over the shared window.
+    assert_eq!(format!("{rate:.1}"), "395.0");
+    assert!(
+        shown.contains(&format!("transactions/s        : {rate:.1}\n")),
+        "{shown}"
+    );
+    for ty in op["types"].as_array().unwrap() {
+        let (name, rate) = (
+            ty["name"].as_str().unwrap(),
+            ty["units_per_s"].as_f64().unwrap(),
+        );
+        let label = format!("[{name}]");
+        let line = shown
+            .lines()
+            .find(|l| l.starts_with(&format!("{label:<22}:")))
+            .unwrap_or_else(|| panic!("no {label} in\n{shown}"));
+        assert!(line.contains(&format!(", {rate:.1}/s")), "{line}");
+    }
+    // Shown again from the merged JSON, the same.
+    let again = bin("ysql-bench", &["show", merged.to_str().unwrap()]);
+    assert!(text(&again.stdout).contains(&format!("transactions/s        : {rate:.1}\n")));
+}
+
+/// The text of `show` from the line `from` on to the next operation's
+/// (or the end).
+fn block_of(shown: &str, from: &str) -> String {
+    let (_, rest) = shown
+        .split_once(from)
+        .unwrap_or_else(|| panic!("no {from} in\n{shown}"));
+    let rest = rest.split("\noperation             : ").next().unwrap();
+    format!("{from}{rest}")
+}
+
+/// Checks and clean-ups of an old report (which kept one empty interval
+/// for them too) show what they found, as the old run printed it, not a
+/// timed block of zeros.
+#[test]
+fn old_checks_and_cleanups_show_what_they_found() {
+    let out = bin(
+        "ysql-bench",
+        &["show", fixture("tpcc.json").to_str().unwrap()],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let shown = text(&out.stdout);
+    let live = fixture_text("v0.2.0/tpcc.summary");
+    assert_eq!(
+        block_of(&shown, "== tpcc-check ==").trim_end(),
+        block_of(&live, "== tpcc-check ==").trim_end()
+    );
+    // A clean-up: its findings, nothing timed.
+    let mut report = json(&fixture("tpcc.json"));
+    let op = &mut report["operations"][2];
+    op["operation"] = "cleanup".into();
+    op["unit"] = "table".into();
+    op["checks"] = serde_json::json!([]);
+    op["failure"] = serde_json::Value::Null;
+    op["succeeded"] = true.into();
+    op["findings"] = serde_json::json!([{"label": "dropped", "text": "test_table"}]);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cleanup.json");
+    std::fs::write(&path, report.to_string()).unwrap();
+    let out = bin("ysql-bench", &["show", path.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let block = block_of(&text(&out.stdout), "== cleanup ==");
+    assert_eq!(
+        block.trim_end(),
+        "== cleanup ==\ndropped               : test_table"
+    );
+}
+
+/// An old report did not keep a load's batch text: `show` and `merge`
+/// leave the line out rather than print it empty.
+#[test]
+fn an_unknown_batch_text_is_left_out() {
+    let p = fixture("select.json");
+    let dir = tempfile::tempdir().unwrap();
+    let merged = dir.path().join("m.json");
+    let show = bin("ysql-bench", &["show", p.to_str().unwrap()]);
+    let merge = bin(
+        "ysql-bench",
+        &[
+            "merge",
+            p.to_str().unwrap(),
+            p.to_str().unwrap(),
+            "--json",
+            merged.to_str().unwrap(),
+        ],
+    );
+    for out in [show, merge] {
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let shown = text(&out.stdout);
+        assert!(shown.contains("total rows            : "), "{shown}");
+        assert!(
+            !shown
+                .lines()
+                .any(|l| l.trim_end() == "batch                 :"),
+            "{shown}"
+        );
+    }
+}
+
+/// An old report of a run with --latency-limit kept the limit in its
+/// config and each operation's late and skipped units: `show` prints
+/// the `late` line, as the run did.
+#[test]
+fn an_old_latency_limit_is_shown() {
+    let mut report = json(&fixture("select.json"));
+    report["config"]["latency_limit_ms"] = 1.0.into();
+    let op = &mut report["operations"][1];
+    assert_eq!(op["operation"], "select");
+    assert!(op.get("latency_limit_ms").is_none());
+    op["late"] = 50.into();
+    op["skipped"] = 3.into();
+    let units = op["units"].as_u64().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("limit.json");
+    std::fs::write(&path, report.to_string()).unwrap();
+    let out = bin("ysql-bench", &["show", path.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let shown = text(&out.stdout);
+    assert!(
+        shown.contains(&format!(
+            "late (> 1.000 ms)     : 50 of {units} queries, skipped 3\n"
+        )),
+        "{shown}"
+    );
+}
+
+/// `show` of an old TPC-C report prints what its run printed: the
+/// workload's figures with their text (tpmC, efficiency as a percentage,
+/// the 90th percentile limits, the load's MB/s), `rolled back by rule`,
+/// the checks. Left out is only what 0.2.0 did not keep: the load's
+/// batch text and how many rows it was to load.
+#[test]
+fn old_tpcc_reports_show_what_the_run_printed() {
+    for (report, summary) in [
+        ("tpcc.json", "v0.2.0/tpcc.summary"),
+        ("tpcc-c0.json", "v0.2.0/tpcc-c0.summary"),
+    ] {
+        let out = bin("ysql-bench", &["show", fixture(report).to_str().unwrap()]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let shown = text(&out.stdout);
+        let shown: Vec<&str> = shown
+            .lines()
+            // Where and when the run was made, before its seed.
+            .skip_while(|l| !l.starts_with("seed "))
+            .filter(|l| !l.starts_with("operation             : "))
+            .filter(|l| !l.starts_with("start skew            : "))
+            .collect();
+        let live = fixture_text(summary);
+        let live: Vec<String> = live
+            .lines()
+            .filter(|l| !l.starts_with("batch                 : "))
+            .map(|l| l.replace(" of 599050 rows loaded", " rows loaded"))
+            .collect();
+        assert_eq!(shown, live, "{report}");
+    }
+}

@@ -8,17 +8,20 @@
 //!   `target`, `server`), and names each operation before its block
 //!   (`operation : NAME`): a live run says those on stderr as it connects
 //!   and as each operation starts (`>> NAME`), so they are taken off
-//!   `show`'s output before the comparison;
-//! - `--per-statement` is a flag of the run that `show` does not have, so
-//!   the run here does not ask for it.
+//!   `show`'s output before the comparison.
+//!
+//! `--per-statement` and `--show-rowsize` are flags of the run that
+//! `show` does not have: the record keeps that the run showed the latency
+//! per statement, and the row size it measured, so `show` prints them
+//! too.
 
 mod common;
 
 use common::*;
 
 /// Runs `args` with `--json` against a fresh server, then `show` (with
-/// `show_args`) of the report, and compares the two.
-async fn same_text(args: &[&str], show_args: &[&str]) {
+/// `show_args`) of the report, and compares the two; the live text.
+async fn same_text(args: &[&str], show_args: &[&str]) -> String {
     let sb = sandbox();
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("run.json");
@@ -59,14 +62,16 @@ async fn same_text(args: &[&str], show_args: &[&str]) {
         shown_lines.len(),
         "live:\n{live}\nshown:\n{body}"
     );
+    live
 }
 
 /// A load, a query run under --rate (service time, schedule lag), a
 /// YCSB mix (a block per type) and a sysbench transaction (queries by
-/// class), each with its histograms.
+/// class, the latency per statement), each with its histograms, and the
+/// last table's row size.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn show_prints_what_the_run_printed() {
-    same_text(
+    let live = same_text(
         &[
             "-o",
             "copy-mem,select,ycsb-load,ycsb-a,oltp-prepare,oltp-read-write",
@@ -83,10 +88,15 @@ async fn show_prints_what_the_run_printed() {
             "-p",
             "--histogram-scale",
             "linear",
+            "--per-statement",
+            "--show-rowsize",
         ],
         &["-p", "--histogram-scale", "linear"],
     )
     .await;
+    for line in ["latency per statement:", "row size              : "] {
+        assert!(live.contains(line), "{line} missing in\n{live}");
+    }
 }
 
 /// TPC-C: the workload's own figures (tpmC, efficiency, the 90th

@@ -38,7 +38,7 @@ use crate::runner::settings::Lean;
 use crate::runner::setup_race::{self, SETUP, SetUpConn};
 use crate::runner::{self, RunCtx, StartBarrier, latency_log};
 use crate::stats::OpResult;
-use crate::stats::record::OpRecord;
+use crate::stats::record::{OpRecord, RowSize};
 use crate::workload::Workload;
 
 pub use crate::runner::never_started;
@@ -263,9 +263,11 @@ pub async fn run_workloads(
     };
     // Each operation's record, as its text was written: the JSON's.
     let records = run_operations(&steps, &workloads, &mut report, &mut summary).await?;
-    if plan.show_rowsize && !report.interrupted && summary.failed.is_none() {
-        write_row_size(&ctx, &workloads, &mut summary).await;
-    }
+    let row_size = if plan.show_rowsize && !report.interrupted && summary.failed.is_none() {
+        write_row_size(&ctx, &workloads, &mut summary).await
+    } else {
+        None
+    };
     if let Some(g) = &gate {
         report.cluster = Some(close_gate(g).await);
     }
@@ -279,7 +281,9 @@ pub async fn run_workloads(
         .collect();
     let _ = summary.flush();
     let stdout_failed = summary.finish();
-    failed.extend(write_report_files(&plan, &target, &report, records, out));
+    failed.extend(write_report_files(
+        &plan, &target, &report, records, row_size, out,
+    ));
     end_of_run(report, failed, stdout_failed, json_to_stdout)
 }
 
@@ -290,9 +294,10 @@ fn write_report_files(
     target: &str,
     report: &RunReport,
     records: Vec<OpRecord>,
+    row_size: Option<RowSize>,
     out: &mut (dyn Write + Send),
 ) -> Vec<Error> {
-    let run = record::run_record(plan, target, report, records);
+    let run = record::run_record(plan, target, report, records, row_size);
     let to = FileTargets {
         json: plan.output.json.as_deref(),
         csv: plan.output.csv.as_deref(),
@@ -325,17 +330,32 @@ fn say_balance(plan: &RunPlan, endpoints: &[Endpoint]) {
 }
 
 /// `--show-rowsize`: the last operation's table's row size, after the
-/// summaries.
-async fn write_row_size(ctx: &RunCtx, workloads: &[Box<dyn Workload>], summary: &mut Summary<'_>) {
-    let Some(last) = workloads.last() else {
-        return;
+/// summaries; what the record keeps of it.
+async fn write_row_size(
+    ctx: &RunCtx,
+    workloads: &[Box<dyn Workload>],
+    summary: &mut Summary<'_>,
+) -> Option<RowSize> {
+    let last = workloads.last()?;
+    let size = match runner::row_size(ctx, last.as_ref()).await {
+        Ok(Some((avg, n))) => RowSize {
+            avg_bytes: Some(avg),
+            rows: u64::try_from(n).unwrap_or(0),
+            text: format!("{avg:.1} bytes (average over {n} rows)"),
+        },
+        Ok(None) => RowSize {
+            avg_bytes: None,
+            rows: 0,
+            text: "empty table".to_string(),
+        },
+        Err(e) => RowSize {
+            avg_bytes: None,
+            rows: 0,
+            text: format!("not measured: {e}"),
+        },
     };
-    let line = match runner::row_size(ctx, last.as_ref()).await {
-        Ok(Some((avg, n))) => format!("{avg:.1} bytes (average over {n} rows)"),
-        Ok(None) => "empty table".to_string(),
-        Err(e) => format!("not measured: {e}"),
-    };
-    let _ = writeln!(summary, "{:<22}: {line}", "row size");
+    let _ = text::write_row_size(summary, &size);
+    Some(size)
 }
 
 /// Ends the latency log's writer, which has the last of it to write.

@@ -6,7 +6,9 @@
 use crate::config::RunPlan;
 use crate::db::connect::ConnTarget;
 use crate::report::text::TextOptions;
-use crate::stats::record::{OpRecord, OpStart, RunCluster, RunConfig, RunRecord, ServerRecord};
+use crate::stats::record::{
+    OpRecord, OpStart, RowSize, RunCluster, RunConfig, RunRecord, ServerRecord,
+};
 
 use super::RunReport;
 
@@ -27,6 +29,7 @@ pub fn run_record(
     target: &str,
     report: &RunReport,
     mut operations: Vec<OpRecord>,
+    row_size: Option<RowSize>,
 ) -> RunRecord {
     // Starts are recorded in the order operations reached their first
     // unit; one that failed before has none.
@@ -61,6 +64,8 @@ pub fn run_record(
             run_seed: c.plan.run_seed,
             merged: Vec::new(),
         }),
+        per_statement: plan.output.per_statement,
+        row_size,
     }
 }
 

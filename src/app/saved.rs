@@ -4,13 +4,16 @@
 //! ([`crate::report::saved`]) and hand the records to the same report
 //! code that a live run uses: the text printer, the JSON and CSV writer.
 //! A report written before the record kept the workload's facts (the
-//! unit's plural, whether it loads, each statement's query class, the
-//! rules by which a merge makes the workload's figures again) gets them
-//! here from the workload registry, by its operation's name, which only
-//! this layer may ask.
+//! unit's plural, whether it loads, whether it timed units, each
+//! statement's query class, what its units that found rows missing are
+//! called, its figures' text and the rules by which a merge makes them
+//! again, --latency-limit per operation) gets them here from the
+//! workload registry and the run's config, by its operation's name: only
+//! this layer may ask the registry.
 
 use std::io::Write;
 use std::path::Path;
+use std::time::Duration;
 
 use crate::cli::{Command, HistogramScaleArg};
 use crate::error::{EXIT_OK, Error, Result};
@@ -18,8 +21,8 @@ use crate::report::files::{FileTargets, write_files};
 use crate::report::histogram::Scale;
 use crate::report::text::{TextOptions, write_show};
 use crate::report::{compare, json, saved};
-use crate::stats::outcome::Metric;
-use crate::stats::record::{OpRecord, RunRecord, number};
+use crate::stats::outcome::{Metric, TypeFigures};
+use crate::stats::record::{OpRecord, RunConfig, RunRecord, number};
 
 /// Runs `merge`, `show` or `compare`, writing to `out`; returns the exit
 /// code. Errors are printed here, once: bad input (a file that is not a
@@ -133,7 +136,7 @@ fn merge(
 fn load(path: &Path) -> Result<RunRecord> {
     let mut record = saved::load(path)?;
     for op in &mut record.operations {
-        fill_from_registry(op);
+        fill_from_registry(op, &record.config);
     }
     Ok(record)
 }
@@ -141,7 +144,7 @@ fn load(path: &Path) -> Result<RunRecord> {
 /// Fills an operation of an older report (0.2.0, which kept none of
 /// these) from its workload's registry entry and figure rules; also the
 /// words for its pauses, which reports kept only later.
-fn fill_from_registry(op: &mut OpRecord) {
+fn fill_from_registry(op: &mut OpRecord, config: &RunConfig) {
     for s in op.statements.iter_mut().filter(|s| s.class.is_empty()) {
         s.class = crate::workload::query_class(&s.name).to_string();
     }
@@ -151,32 +154,77 @@ fn fill_from_registry(op: &mut OpRecord) {
     if !op.unit_plural.is_empty() {
         return;
     }
-    if let Some(spec) = crate::workload::REGISTRY
+    let spec = crate::workload::REGISTRY
         .iter()
-        .find(|s| s.name == op.operation)
-    {
+        .find(|s| s.name == op.operation);
+    if let Some(spec) = spec {
         op.unit_plural = spec.units.to_string();
         op.load = spec.is_load();
+        // 0.2.0 kept --latency-limit in the run's config alone; a run
+        // applies it to the operations that pace their units.
+        if op.latency_limit_ms.is_none() && spec.paced {
+            op.latency_limit_ms = config.latency_limit_ms;
+        }
     }
     // A clean-up or a check ran no timed unit: what it found is all.
-    op.measured = op.figures.ops > 0
-        || op.figures.failed() > 0
-        || !op.intervals.is_empty()
-        || (op.checks.is_empty() && op.findings.is_empty());
+    // (0.2.0 kept one empty interval for them too, so the intervals do
+    // not tell.)
+    let nothing_timed = op.figures.ops == 0 && op.figures.failed() == 0;
+    let found = !op.checks.is_empty() || !op.findings.is_empty();
+    let drops = spec.is_some_and(|s| s.drops);
+    let unmeasured = drops || (nothing_timed && found);
+    op.measured = !unmeasured;
+    if op.missing_label.is_empty()
+        && let Some(label) = crate::workload::missing_label(&op.operation)
+    {
+        op.missing_label = label.to_string();
+    }
     if op.metric_lines.is_empty() {
-        let rules = crate::workload::figure_rules(&op.operation);
-        op.metric_lines = op
-            .metrics
+        op.metric_lines = metric_lines_again(op);
+    }
+}
+
+/// The workload's figures of an old report as its summary showed them:
+/// the text made again by the workload from the stored figures where it
+/// can (not for a merged report, whose figures a merge made again by
+/// their rules), else each by its key; the stored values kept.
+fn metric_lines_again(op: &OpRecord) -> Vec<Metric> {
+    let again = if op.clients.is_empty() {
+        let types: Vec<TypeFigures> = op
+            .types
             .iter()
-            .map(|(key, value)| {
-                let rule = rules.iter().find(|r| &r.key == key);
-                Metric {
-                    label: rule.map_or(key.clone(), |r| r.label.clone()),
-                    merge: rule.and_then(|r| r.merge.clone()),
-                    per_interval: rule.and_then(|r| r.per_interval.clone()),
-                    ..Metric::new(key, key, *value, number(*value))
-                }
+            .map(|t| TypeFigures {
+                units: t.figures.ops,
+                missing: t.figures.missing,
+                p90: Duration::from_nanos(t.figures.latency.value_at_quantile(0.90)),
             })
             .collect();
+        crate::workload::figures_again(
+            &op.operation,
+            &op.workload,
+            &types,
+            op.wallclock(),
+            &op.metrics,
+        )
+    } else {
+        Vec::new()
+    };
+    let mut lines: Vec<Metric> = again
+        .into_iter()
+        .filter_map(|m| op.metrics.get(&m.key).map(|v| Metric { value: *v, ..m }))
+        .collect();
+    let rules = crate::workload::figure_rules(&op.operation);
+    for (key, value) in &op.metrics {
+        if lines.iter().any(|m| &m.key == key) {
+            continue;
+        }
+        let rule = rules.iter().find(|r| &r.key == key);
+        lines.push(Metric {
+            label: rule.map_or(key.clone(), |r| r.label.clone()),
+            merge: rule.and_then(|r| r.merge.clone()),
+            per_interval: rule.and_then(|r| r.per_interval.clone()),
+            ..Metric::new(key, key, *value, number(*value))
+        });
     }
+    lines
 }

@@ -31,7 +31,9 @@ pub struct Figures {
     pub wallclock_per_item: Duration,
     /// Database time divided by rows (loads) or queries.
     pub db_per_item: Duration,
-    /// Rows/s (loads) or queries/s, over the wallclock.
+    /// Rows/s (loads) or queries/s: the record's own rate (over the
+    /// wallclock for one client's run, over the window all clients shared
+    /// for a merged one), never made again here.
     pub rate: f64,
 }
 
@@ -61,7 +63,11 @@ impl Figures {
             per_thread_max: per_thread.iter().copied().max().unwrap_or(0),
             wallclock_per_item: per(r.wallclock(), items),
             db_per_item: per(r.figures.busy, items),
-            rate: if wall > 0.0 { items as f64 / wall } else { 0.0 },
+            rate: if r.load {
+                r.rates.rows_per_s
+            } else {
+                r.rates.units_per_s
+            },
         }
     }
 }
@@ -116,7 +122,7 @@ pub fn keep_up_note(r: &OpRecord) -> Option<String> {
     if wall <= 0.0 {
         return None;
     }
-    let achieved = r.figures.ops as f64 / wall;
+    let achieved = r.rates.units_per_s;
     let pct = 100.0 * achieved / target;
     let lag = human(r.figures.lag_max);
     if achieved < 0.95 * target {
@@ -157,11 +163,10 @@ fn write_types(w: &mut dyn Write, r: &OpRecord) -> io::Result<()> {
     let line = |w: &mut dyn Write, label: &str, value: String| -> io::Result<()> {
         writeln!(w, "{label:<width$}: {value}")
     };
-    let wall = r.wallclock_s;
     let all = r.figures.ops.max(1) as f64;
     for ty in &r.types {
         let s = &ty.figures;
-        let rate = if wall > 0.0 { s.ops as f64 / wall } else { 0.0 };
+        let rate = ty.rates.units_per_s;
         let mut text = format!(
             "{} ({:.1}%), {rate:.1}/s",
             s.ops,
@@ -208,8 +213,7 @@ fn write_queries(w: &mut dyn Write, r: &OpRecord) -> io::Result<()> {
         by_class[i] += s.count;
     }
     let all: u64 = by_class.iter().sum();
-    let wall = r.wallclock_s;
-    let rate = if wall > 0.0 { all as f64 / wall } else { 0.0 };
+    let rate = r.per_s(all);
     line(
         w,
         "queries",
@@ -271,7 +275,7 @@ pub fn write_summary(w: &mut dyn Write, r: &OpRecord) -> io::Result<()> {
         write_types(w, r)?;
     }
     write_queries(w, r)?;
-    write_pacing(w, r, &f)?;
+    write_pacing(w, r)?;
     write_ending(w, r)?;
     super::conns::write_conn_lines(w, r)?;
     write_failures(w, r)?;
@@ -322,7 +326,11 @@ fn write_load_figures(w: &mut dyn Write, r: &OpRecord, f: &Figures) -> io::Resul
         format!("{}{spread}", per_thread(f.per_thread_avg)),
     )?;
     line(w, "threads", r.threads)?;
-    line(w, "batch", &r.batch)?;
+    // A report written before the text was kept (0.2.0) does not know
+    // it: no line rather than an empty one.
+    if !r.batch.is_empty() {
+        line(w, "batch", &r.batch)?;
+    }
     line(w, "total rows", f.rows)?;
     line(w, "nontransactional", r.nontransactional)?;
     line(w, "wallclock tm/row", human(f.wallclock_per_item))?;
@@ -393,7 +401,7 @@ fn write_latencies(w: &mut dyn Write, r: &OpRecord) -> io::Result<()> {
 
 /// `--rate` and `--latency-limit`: the target against what was achieved,
 /// the schedule lag, the late units.
-fn write_pacing(w: &mut dyn Write, r: &OpRecord, f: &Figures) -> io::Result<()> {
+fn write_pacing(w: &mut dyn Write, r: &OpRecord) -> io::Result<()> {
     let t = &r.figures;
     if let Some(target) = r.rate_target {
         line(
@@ -403,7 +411,7 @@ fn write_pacing(w: &mut dyn Write, r: &OpRecord, f: &Figures) -> io::Result<()> 
                 "target {:.1} {}/s, achieved {:.1}/s",
                 target,
                 r.units(),
-                f.units as f64 / r.wallclock_s.max(1e-9)
+                r.rates.units_per_s
             ),
         )?;
         let lag_avg = if t.ops > 0 {
@@ -451,7 +459,13 @@ fn write_ending(w: &mut dyn Write, r: &OpRecord) -> io::Result<()> {
         line(
             w,
             "stopped by --time",
-            format!("{} of {} rows loaded", r.figures.rows, r.table_rows),
+            // A report written before the table's rows were kept (0.2.0)
+            // does not know how many it was to hold.
+            if r.table_rows > 0 {
+                format!("{} of {} rows loaded", r.figures.rows, r.table_rows)
+            } else {
+                format!("{} rows loaded", r.figures.rows)
+            },
         )?;
     }
     if r.interrupted {

@@ -13,7 +13,7 @@ use std::io::{self, Write};
 
 use super::histogram::{Scale, write_histogram};
 use super::summary::{write_statements, write_summary};
-use crate::stats::record::{OpRecord, RunRecord};
+use crate::stats::record::{OpRecord, RowSize, RunRecord};
 
 const W: usize = 22;
 
@@ -72,9 +72,20 @@ pub fn write_operation(out: &mut dyn Write, opts: &TextOptions, op: &OpRecord) -
     Ok(())
 }
 
+/// `--show-rowsize`: the line after the last operation's text.
+pub fn write_row_size(out: &mut dyn Write, size: &RowSize) -> io::Result<()> {
+    writeln!(out, "{:<W$}: {}", "row size", size.text)
+}
+
 /// `ysql-bench show` and `merge`: a saved run's text, as the run printed
-/// it, after where and when it ran.
+/// it, after where and when it ran. The latency per statement is shown
+/// when the run showed it (`opts.per_statement` or the record's own
+/// `per_statement`).
 pub fn write_show(out: &mut dyn Write, opts: &TextOptions, r: &RunRecord) -> io::Result<()> {
+    let opts = &TextOptions {
+        per_statement: opts.per_statement || r.per_statement,
+        ..*opts
+    };
     writeln!(out, "{:<W$}: {}", "report of", r.started_at)?;
     writeln!(out, "{:<W$}: {}", "target", r.config.target)?;
     writeln!(
@@ -95,6 +106,9 @@ pub fn write_show(out: &mut dyn Write, opts: &TextOptions, r: &RunRecord) -> io:
         writeln!(out, "{:<W$}: {}", "operation", op.operation)?;
         write_operation(out, opts, op)?;
         write_clients(out, op)?;
+    }
+    if let Some(size) = &r.row_size {
+        write_row_size(out, size)?;
     }
     Ok(())
 }

@@ -115,6 +115,9 @@ pub fn merge(mut parts: Vec<RunRecord>) -> Option<RunRecord> {
     Some(RunRecord {
         operations,
         cluster,
+        // Each client measured it on its own, when it ended: not a figure
+        // of the merged run.
+        row_size: None,
         ..first
     })
 }

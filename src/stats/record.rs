@@ -37,6 +37,28 @@ pub struct RunRecord {
     /// `--clients`: the run this report is part of (or, merged, all of).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cluster: Option<RunCluster>,
+    /// `--per-statement`: the run's text held the latency per statement
+    /// (the statements are recorded either way).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub per_statement: bool,
+    /// `--show-rowsize`: the row size the run measured after its last
+    /// operation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub row_size: Option<RowSize>,
+}
+
+/// The average row size of the last operation's table, measured over a
+/// sample after the run (`--show-rowsize`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RowSize {
+    /// Bytes per row on average; None when the table was empty or the
+    /// size could not be measured.
+    pub avg_bytes: Option<f64>,
+    /// The rows of the sample.
+    pub rows: u64,
+    /// As the summary says it: "128.0 bytes (average over 10000 rows)",
+    /// "empty table" or "not measured: why".
+    pub text: String,
 }
 
 /// A client's place in a run of several, or the clients a merged report
@@ -450,6 +472,24 @@ impl OpRecord {
             self.figures.rows
         } else {
             self.figures.ops
+        }
+    }
+
+    /// `n` things done along the units, per second of the window the
+    /// record's rates are over: the wallclock of one client's run; for a
+    /// merged one, at the merged units' rate (over the window all clients
+    /// shared), which the wallclock (their whole span) is not.
+    pub fn per_s(&self, n: u64) -> f64 {
+        if !self.clients.is_empty() {
+            if self.figures.ops == 0 {
+                return 0.0;
+            }
+            return n as f64 * self.rates.units_per_s / self.figures.ops as f64;
+        }
+        if self.wallclock_s > 0.0 {
+            n as f64 / self.wallclock_s
+        } else {
+            0.0
         }
     }
 

@@ -50,4 +50,6 @@ pub mod ycsb;
 
 pub use contract::*;
 pub use kit::ids::{IdPicker, worker_seed};
-pub use registry::{REGISTRY, figure_rules, lookup, names, query_class};
+pub use registry::{
+    REGISTRY, figure_rules, figures_again, lookup, missing_label, names, query_class,
+};

@@ -21,7 +21,7 @@ use clap::Args;
 use super::kit::keys::KeyDistribution;
 use super::{
     FamilyArgs, FamilySettings, FigureColumn, Metric, Misuse, PauseWords, RunContext, Settings,
-    Spec, Unread,
+    Spec, TypeFigures, Unread,
 };
 use super::{basic, booking, cleanup, oltp, pgbench, tpcc, ycsb};
 use crate::error::Result;
@@ -89,6 +89,27 @@ pub fn figure_rules(operation: &str) -> Vec<Metric> {
     } else {
         Vec::new()
     }
+}
+
+/// What the workload named `operation` calls its units that found rows
+/// missing, when not "missing": for a report written before the record
+/// kept it.
+pub fn missing_label(operation: &str) -> Option<&'static str> {
+    (operation == tpcc::RUN.name).then_some(tpcc::MISSING_LABEL)
+}
+
+/// The figures of the workload named `operation` with the text its
+/// summary gives them, made again from what a report written before the
+/// record kept the text holds (see [`tpcc::figures_again`]); none for a
+/// workload that has no figures or when what they need is not there.
+pub fn figures_again(
+    operation: &str,
+    description: &str,
+    types: &[TypeFigures],
+    wallclock: std::time::Duration,
+    stored: &std::collections::BTreeMap<String, f64>,
+) -> Vec<Metric> {
+    tpcc::figures_again(operation, description, types, wallclock, stored)
 }
 
 /// The workloads' figures per interval, as the trailing columns of the

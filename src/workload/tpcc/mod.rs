@@ -438,6 +438,9 @@ pub static CHECK: Spec = Spec {
     build: build_check,
 };
 
+/// What the summary calls the New-Orders that found an unused item.
+pub const MISSING_LABEL: &str = "rolled back by rule";
+
 /// The reference throughput per warehouse at the specification's keying
 /// and think times (clause 5.4.1 bounds tpmC by 12.86 × W).
 pub const MAX_TPMC_PER_WAREHOUSE: f64 = 12.86;
@@ -456,7 +459,7 @@ fn build_run(spec: &'static Spec, s: &Settings) -> Result<Box<dyn Workload>> {
             // A New-Order that meets its unused item rolls back by rule
             // (clause 2.4.2.3): not an error, and no row of the tables is
             // missing.
-            missing_label: "rolled back by rule",
+            missing_label: MISSING_LABEL,
             pauses: s.family::<TpccSettings>().wait.then(pause_words),
             ..Facts::new(spec, name("warehouse"))
         },
@@ -752,6 +755,41 @@ pub fn figure_rules() -> Vec<Metric> {
     let mut all = tpmc_metrics(&[], std::time::Duration::ZERO, 1, false);
     all.extend(load_rate(0, std::time::Duration::ZERO));
     all
+}
+
+/// The figures of tpcc-load or tpcc (`operation`) with their summary's
+/// text, made again from what a report written before the record kept
+/// the text (0.2.0) holds: the types' counts and histograms, the
+/// wallclock, the figures by key (the warehouses driven, the COPY text's
+/// bytes), and the run's description, which says whether the terminals
+/// kept keying and think times. Their values are the caller's to keep.
+pub fn figures_again(
+    operation: &str,
+    description: &str,
+    types: &[TypeFigures],
+    wallclock: std::time::Duration,
+    stored: &std::collections::BTreeMap<String, f64>,
+) -> Vec<Metric> {
+    let whole = |key: &str| stored.get(key).map(|v| v.max(0.0).round());
+    if operation == RUN.name {
+        let Some(warehouses) = whole("warehouses") else {
+            return Vec::new();
+        };
+        let wait = !description.contains("no keying/think times");
+        tpmc_metrics(
+            types,
+            wallclock,
+            warehouses.min(f64::from(u32::MAX)) as u32,
+            wait,
+        )
+    } else if operation == LOAD.name {
+        match whole("copy_bytes") {
+            Some(bytes) => load_rate(bytes as u64, wallclock),
+            None => Vec::new(),
+        }
+    } else {
+        Vec::new()
+    }
 }
 
 /// Efficiency as a merge makes it again: tpmC over the reference
