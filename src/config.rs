@@ -720,23 +720,33 @@ pub fn check_distinct_outputs(outputs: &[(&str, Option<&std::path::Path>)]) -> R
     Ok(())
 }
 
+/// The run plan of a command line, for unit tests of the flags' checks
+/// here and in the workload families.
 #[cfg(test)]
-mod tests {
+pub(crate) mod testing {
     use super::*;
     use clap::Parser;
 
-    fn plan(args: &[&str]) -> Result<RunPlan> {
+    /// The plan of `ysql-bench --sandbox ARGS`.
+    pub fn plan(args: &[&str]) -> Result<RunPlan> {
         let mut all = vec!["ysql-bench", "--sandbox"];
         all.extend_from_slice(args);
         RunPlan::from_cli(Cli::try_parse_from(all).expect("clap accepts the flags"))
     }
 
-    fn usage_message(args: &[&str]) -> String {
+    /// The usage error of `ysql-bench --sandbox ARGS`; panics on anything else.
+    pub fn usage_message(args: &[&str]) -> String {
         match plan(args) {
             Err(Error::Usage(m)) => m,
             other => panic!("expected a usage error, got {other:?}"),
         }
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testing::{plan, usage_message};
+    use super::*;
 
     #[test]
     fn clean_ups_go_last() {

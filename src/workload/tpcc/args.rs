@@ -174,21 +174,8 @@ mod tests {
     use super::*;
     use crate::cli::Cli;
     use crate::config::RunPlan;
-    use crate::error::Error;
+    use crate::config::testing::{plan, usage_message};
     use clap::Parser;
-
-    fn plan(args: &[&str]) -> Result<RunPlan> {
-        let mut all = vec!["ysql-bench", "--sandbox"];
-        all.extend_from_slice(args);
-        RunPlan::from_cli(Cli::try_parse_from(all).expect("clap accepts the flags"))
-    }
-
-    fn usage_message(args: &[&str]) -> String {
-        match plan(args) {
-            Err(Error::Usage(m)) => m,
-            other => panic!("expected a usage error, got {other:?}"),
-        }
-    }
 
     #[test]
     fn tpcc_flags_that_cannot_work_are_refused_with_what_to_do() {
