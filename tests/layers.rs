@@ -308,21 +308,7 @@ fn paths(code: &str) -> Vec<(usize, Vec<String>)> {
                 }
                 if j < b.len() && b[j] == b'{' {
                     // A group, nested groups included: every path in it.
-                    let mut depth = 0;
-                    let mut k = j;
-                    while k < b.len() {
-                        match b[k] {
-                            b'{' => depth += 1,
-                            b'}' => {
-                                depth -= 1;
-                                if depth == 0 {
-                                    break;
-                                }
-                            }
-                            _ => {}
-                        }
-                        k += 1;
-                    }
+                    let k = closing_brace(b, j);
                     let inner = &code[j + 1..k.min(b.len())];
                     for p in group_paths(&prefix, inner) {
                         found.push((at, p));
@@ -345,6 +331,24 @@ fn paths(code: &str) -> Vec<(usize, Vec<String>)> {
         i = j.max(i + 1);
     }
     found
+}
+
+/// Where the `{` at `open` closes (the end of the code if it never does).
+fn closing_brace(b: &[u8], open: usize) -> usize {
+    let mut depth = 0;
+    for (k, c) in b.iter().enumerate().skip(open) {
+        match c {
+            b'{' => depth += 1,
+            b'}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return k;
+                }
+            }
+            _ => {}
+        }
+    }
+    b.len()
 }
 
 /// Every path of the inside of a `use` group (`a::b, c::{d, e::f}, *`),
@@ -774,21 +778,7 @@ fn functions(code: &str) -> Vec<(String, usize, usize)> {
         if k >= b.len() || b[k] != b'{' {
             continue;
         }
-        let mut depth = 0;
-        let mut end = k;
-        while end < b.len() {
-            match b[end] {
-                b'{' => depth += 1,
-                b'}' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        break;
-                    }
-                }
-                _ => {}
-            }
-            end += 1;
-        }
+        let end = closing_brace(b, k);
         let first = code[..start].matches('\n').count() + 1;
         let lines = code[start..end.min(b.len())].matches('\n').count() + 1;
         found.push((name, first, lines));
