@@ -1,10 +1,18 @@
 //! ysql-bench: a load generator for YugabyteDB YSQL and PostgreSQL.
 //!
-//! The flow of a run follows the folders: [`cli`] flags are validated into
-//! a [`config::RunPlan`]; [`app::run`] connects ([`db`]), prepares the
-//! table, and runs each operation of [`workload`] through the one worker
-//! loop of [`runner`]; workers record into [`stats`]; [`report`] turns the
-//! stats into text and files.
+//! The flow of a run follows the folders: [`cli`] flags (each workload
+//! family's group flattened in through the registry) are validated into a
+//! [`config::RunPlan`]; [`app::run`] connects ([`db`]) and hands each
+//! operation of [`workload`] to [`runner`], which owns its life (tables,
+//! set-up, the one worker loop, checks, the load mark); workers record
+//! into [`stats`], whose run record is what [`report`] turns into text and
+//! files, for a live run and for a saved one alike.
+//!
+//! Each module imports only the layers below it (`tests/layers.rs` holds
+//! the table): `error`, `output`, `db::sql`, `stats` are leaves; `db`,
+//! then `workload`, then `runner`; `report` reads `stats` alone; `cluster`
+//! implements the runner's start barrier; `cli`, `config` and `app` sit on
+//! top.
 
 pub mod app;
 pub mod cli;
