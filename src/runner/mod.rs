@@ -75,7 +75,7 @@ use recover::backoff;
 pub const STOP_GRACE: Duration = Duration::from_secs(5);
 
 /// What a worker's connection is running, for the coordinator to cancel
-/// after a stop. Set by the worker's [`Session`] whenever its connection
+/// after a stop. Set by the worker's [`session::Session`] whenever its connection
 /// changes (not per unit).
 #[derive(Default)]
 pub struct InFlightSlot {
