@@ -296,6 +296,15 @@ pub struct Cli {
     #[arg(long, value_name = "KIND", default_value = "fixed", requires = "rate", help_heading = PACING)]
     pub rate_distribution: RateDistributionArg,
 
+    /// Queries kept in flight per connection (pipelining); 1 sends each alone.
+    ///
+    /// For the workloads whose units are single statements: select, update, the YCSB mixes
+    /// without read-modify-write, oltp-point-select. Each query keeps its own latency (from its
+    /// scheduled start under --rate) and service time (from its send). Needs prepared statements
+    /// and one connection per worker (not --no-prepared, not --reconnect).
+    #[arg(long, value_name = "N", default_value = "1", value_parser = parse_positive::<usize>, help_heading = PACING)]
+    pub pipeline: usize,
+
     /// Count queries and batches slower than this many milliseconds as late.
     ///
     /// Under --rate, select and update skip (and count) units already later than this when due,

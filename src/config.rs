@@ -32,6 +32,11 @@ use crate::workload::{RunContext, Settings, Spec, Workload};
 /// open file; far more than one client machine drives usefully.
 pub const MAX_THREADS: usize = 10_000;
 
+/// The most units a worker may keep in flight (`--pipeline`): the server
+/// runs them one after another, so more gains nothing, and the queued
+/// messages and answers of many more could fill both sockets' buffers.
+pub const MAX_PIPELINE: usize = 256;
+
 /// Rows in the table (records, rows per oltp table) unless -r says.
 pub const DEFAULT_ROWS: u64 = 100_000;
 /// The default run time of select and update.
@@ -332,8 +337,50 @@ impl RunPlan {
         if self.workload.drop {
             check_drop(&workloads, &self.workload)?;
         }
-        Ok(())
+        check_pipeline(&workloads, self.run.pipeline)
     }
+}
+
+/// `--pipeline` above 1: every query workload of the run must be able to
+/// keep several units in flight (its facts say so); loads and clean-ups
+/// send theirs one at a time (a warning says so).
+fn check_pipeline(workloads: &[Box<dyn Workload>], depth: usize) -> Result<()> {
+    if depth <= 1 {
+        return Ok(());
+    }
+    let cannot: Vec<&str> = workloads
+        .iter()
+        .filter(|w| !w.spec().is_load() && w.facts().has_units && !w.facts().pipelines)
+        .map(|w| w.spec().name)
+        .collect();
+    if cannot.is_empty() {
+        return Ok(());
+    }
+    Err(Error::usage(format!(
+        "--pipeline {depth}: {} cannot keep several units in flight (a unit is more than one statement, or a transaction); pipelining applies to select, update, the YCSB mixes without read-modify-write and oltp-point-select",
+        cannot.join(", ")
+    )))
+}
+
+/// `--pipeline`: how deep, and what it cannot go with.
+fn pipeline_depth(cli: &Cli) -> Result<usize> {
+    let n = cli.pipeline;
+    if n > MAX_PIPELINE {
+        return Err(Error::usage(format!(
+            "--pipeline {n} is more than {MAX_PIPELINE}: the server runs a connection's queries one after another, so a deeper pipeline only queues them; give at most {MAX_PIPELINE}"
+        )));
+    }
+    if n > 1 && cli.reconnect {
+        return Err(Error::usage(format!(
+            "--pipeline {n} keeps queries in flight on one connection, and --reconnect makes a new connection for each: give one of them"
+        )));
+    }
+    if n > 1 && cli.no_prepared {
+        return Err(Error::usage(format!(
+            "--pipeline {n} needs prepared statements: PostgreSQL runs the simple query protocol of --no-prepared one query at a time"
+        )));
+    }
+    Ok(n)
 }
 
 /// Where to connect, and the TLS settings of the URL: a sandbox, or the
@@ -494,6 +541,7 @@ fn run_settings(cli: &Cli, w: &Settings) -> Result<RunSettings> {
         statement_timeout: cli.statement_timeout.filter(|d| !d.is_zero()),
         nontransactional: cli.nontransactional,
         reconnect: cli.reconnect,
+        pipeline: pipeline_depth(cli)?,
     })
 }
 
@@ -531,6 +579,19 @@ impl RunPlan {
         ));
         if let ConnTarget::Server(s) = &self.target {
             w.extend(s.warnings());
+        }
+        let loads: Vec<&str> = self
+            .operations
+            .iter()
+            .filter(|o| o.is_load())
+            .map(|o| o.name)
+            .collect();
+        if self.run.pipeline > 1 && !loads.is_empty() {
+            let verb = if loads.len() == 1 { "sends" } else { "send" };
+            w.push(format!(
+                "warning: --pipeline keeps queries in flight; {} {verb} one batch at a time",
+                loads.join(" and ")
+            ));
         }
         let cleanups_only = self.operations.iter().all(|o| o.drops);
         if cleanups_only && self.workload.drop {

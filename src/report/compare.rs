@@ -116,7 +116,8 @@ fn shown(v: Option<&serde_json::Value>) -> String {
 
 /// What differs between the set-ups of the two runs, as (what, base, new):
 /// the configuration keys in the reports' order, then the server, the
-/// tool's version and, per operation in both, its driver and workload.
+/// tool's version and, per operation in both, its driver, workload and
+/// pipeline depth.
 pub fn setup_differences(base: &RunRecord, new: &RunRecord) -> Vec<(String, String, String)> {
     let mut out = Vec::new();
     let (vb, vn) = (
@@ -173,6 +174,13 @@ pub fn setup_differences(base: &RunRecord, new: &RunRecord) -> Vec<(String, Stri
                 };
                 out.push((format!("{} {what}", b.operation), text(x), text(y)));
             }
+        }
+        if b.pipeline != n.pipeline {
+            out.push((
+                format!("{} pipeline", b.operation),
+                b.pipeline.to_string(),
+                n.pipeline.to_string(),
+            ));
         }
     }
     out

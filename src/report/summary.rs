@@ -347,6 +347,13 @@ fn write_query_figures(w: &mut dyn Write, r: &OpRecord, f: &Figures) -> io::Resu
     if !r.driver.is_empty() {
         line(w, "driver", &r.driver)?;
     }
+    if r.pipeline > 1 {
+        line(
+            w,
+            "pipeline",
+            format!("{} {many} in flight per connection", r.pipeline),
+        )?;
+    }
     line(w, &format!("nr {many}"), f.units)?;
     line(
         w,

@@ -61,7 +61,7 @@ pub(super) async fn run_workers<O, F>(
     ctx: &RunCtx,
     spec: &'static Spec,
     types: &[&'static str],
-    retry: RetryPolicy,
+    sending: Sending,
     load_rows: u64,
     per_interval: Option<crate::workload::IntervalMetrics>,
     make: F,
@@ -73,7 +73,7 @@ where
     let plan = &ctx.settings;
     let threads = plan.threads;
     let kind = spec;
-    let pace = pace(plan, spec, types, retry);
+    let pace = pace(plan, spec, types, sending);
     // The coordinator waits at the barrier too, to note when work starts.
     let barrier = Arc::new(Barrier::new(threads + 1));
     let (tx, rx) = mpsc::unbounded_channel();
@@ -226,13 +226,15 @@ fn worker_outputs(
     workers
 }
 
+/// How an operation's units are sent: which failures are tried again, and
+/// how many units a worker keeps in flight.
+pub(super) struct Sending {
+    pub(super) retry: RetryPolicy,
+    pub(super) pipeline: usize,
+}
+
 /// How the workers of an operation run: the same for all of them.
-fn pace(
-    plan: &RunSettings,
-    spec: &'static Spec,
-    types: &[&'static str],
-    retry: RetryPolicy,
-) -> Pace {
+fn pace(plan: &RunSettings, spec: &'static Spec, types: &[&'static str], sending: Sending) -> Pace {
     Pace {
         spec,
         types: types.into(),
@@ -246,8 +248,9 @@ fn pace(
         latency_limit: plan.latency_limit.filter(|_| spec.paced),
         on_error: plan.on_error(spec),
         continue_given: plan.on_error == Some(OnError::Continue),
-        retry,
+        retry: sending.retry,
         interval: plan.interval(),
+        pipeline: sending.pipeline,
     }
 }
 

@@ -8,7 +8,7 @@
 //! The app calls these steps in order and reports between them; the
 //! database work of each is here.
 
-use super::coordinator::run_workers;
+use super::coordinator::{Sending, run_workers};
 use super::setup_race::or_stop;
 use super::{RunCtx, result};
 use crate::db::connect;
@@ -97,16 +97,19 @@ async fn measure(ctx: &RunCtx, workload: &dyn Workload, result: &mut OpResult) {
     };
     let names = workload.facts().types.clone();
     let make = |t: usize| AnyOperation(workload.worker(t));
-    let retry = ctx.settings.retry_policy(
-        workload.facts().retry_on,
-        workload.facts().default_max_tries,
-    );
+    let sending = Sending {
+        retry: ctx.settings.retry_policy(
+            workload.facts().retry_on,
+            workload.facts().default_max_tries,
+        ),
+        pipeline: ctx.settings.pipeline_for(workload.facts().pipelines),
+    };
     let per_interval = workload.interval_metrics();
     let outcome = run_workers(
         ctx,
         workload.spec(),
         &names,
-        retry,
+        sending,
         result.table_rows,
         per_interval.clone(),
         make,

@@ -50,6 +50,7 @@ mod ending;
 pub mod intervals;
 pub mod latency_log;
 pub mod lifecycle;
+mod pipeline;
 pub mod progress;
 mod recorder;
 mod recover;

@@ -175,6 +175,22 @@ impl Session {
         self.set_up(op).await
     }
 
+    /// The current connection, for units in flight (`--pipeline`): the
+    /// loop queues them, writes them and reads their answers itself.
+    pub fn conn(&mut self) -> Result<&mut WireConn> {
+        match &mut self.current {
+            Some((_, conn)) => Ok(conn),
+            None => Err(Error::run("no connection")),
+        }
+    }
+
+    /// Which connection of this worker's is the current one (its count of
+    /// connections made): a unit in flight on a connection that was since
+    /// replaced is not sent again, and does not replace it again.
+    pub fn number(&self) -> u64 {
+        self.made
+    }
+
     /// Sends the staged unit of `op` and waits for its result.
     pub async fn execute<O: Operation>(&mut self, op: &mut O) -> Result<Outcome> {
         match &mut self.current {

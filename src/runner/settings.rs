@@ -67,6 +67,9 @@ pub struct RunSettings {
     pub nontransactional: bool,
     /// A new connection per unit (pgbench -C).
     pub reconnect: bool,
+    /// Units in flight per connection (`--pipeline`) for the workloads
+    /// that can pipeline; 1 sends each unit alone.
+    pub pipeline: usize,
 }
 
 impl RunSettings {
@@ -90,6 +93,12 @@ impl RunSettings {
                 .unwrap_or_else(|| on.iter().map(|s| s.to_string()).collect()),
             max_tries: self.max_tries.unwrap_or(max_tries),
         }
+    }
+
+    /// How many units a worker of a workload keeps in flight: `--pipeline`
+    /// when the workload `pipelines`, else one.
+    pub fn pipeline_for(&self, pipelines: bool) -> usize {
+        if pipelines { self.pipeline.max(1) } else { 1 }
     }
 
     /// The length of the per-interval figures (CSV rows, progress lines).

@@ -19,6 +19,7 @@ use tokio::sync::Barrier;
 
 use super::ending::{Ending, ThreadStop, ending_for};
 use super::latency_log::{LogRecord, LogWriter};
+use super::pipeline::Lane;
 use super::recorder::{StatsRef, ThreadRecorder};
 use super::schedule::{self, Schedule};
 use super::session::Session;
@@ -63,6 +64,8 @@ pub(super) struct Pace {
     /// Which failed units are tried again, and how often.
     pub(super) retry: RetryPolicy,
     pub(super) interval: Duration,
+    /// Units in flight per connection (`--pipeline`): 1 sends each alone.
+    pub(super) pipeline: usize,
 }
 
 /// SQLSTATE of a statement cancelled on request.
@@ -202,22 +205,69 @@ enum Slot {
     Due(Option<Instant>),
     /// Look anew: no unit this round.
     Again,
+    /// Units are in flight and the next slot lies past the deadline:
+    /// start none, read their answers.
+    Wait,
+}
+
+/// The next unit, staged, before it starts.
+pub(super) struct Held {
+    /// Its transaction type.
+    pub(super) ty: usize,
+    /// When `--rate` wants it sent.
+    pub(super) due: Option<Instant>,
+    /// The pause after it (a TPC-C terminal's think time).
+    pub(super) think: Duration,
+}
+
+/// What staging the next unit came to.
+enum Staged {
+    Unit(Held),
+    /// Look anew (see [`Slot::Again`]).
+    Again,
+    /// Start none now (see [`Slot::Wait`]).
+    Wait,
+    /// No unit starts any more.
+    End,
 }
 
 /// One unit as it was sent.
-struct Sent {
+pub(super) struct Sent {
     /// Its transaction type.
-    ty: usize,
+    pub(super) ty: usize,
     /// When `--rate` wanted it sent.
-    due: Option<Instant>,
-    sent: Instant,
+    pub(super) due: Option<Instant>,
+    pub(super) sent: Instant,
     /// When its last try began.
-    attempt: Instant,
-    end: Instant,
-    tries: u32,
+    pub(super) attempt: Instant,
+    pub(super) end: Instant,
+    pub(super) tries: u32,
+    /// A pipelined unit's ticket: the operation has staged others since,
+    /// so its label comes from this.
+    pub(super) ticket: Option<crate::workload::Ticket>,
+    /// The connection it ran on ([`Session::number`]).
+    pub(super) conn: u64,
+    /// The pause after it.
+    pub(super) think: Duration,
+}
+
+/// A unit at its end, to be counted.
+pub(super) struct Finished {
+    pub(super) unit: Sent,
+    pub(super) res: Result<crate::workload::Outcome>,
+    /// Why a long unit was cancelled on the server, if it was.
+    pub(super) cancelled: Option<Ending>,
 }
 
 impl Sent {
+    /// Which rows it held, for error messages.
+    fn label<O: Operation>(&self, op: &O) -> Option<String> {
+        match self.ticket {
+            Some(t) => op.queued_label(t),
+            None => op.unit_label(),
+        }
+    }
+
     /// Its latency from when it should have started (no coordinated
     /// omission) and its service time from when it was sent.
     fn timing(&self) -> Timing {
@@ -256,93 +306,173 @@ impl Phase<'_> {
         self.rec.stats(self.measured)
     }
 
-    /// Runs units until the deadline, the end of the share or a stop.
+    /// Runs units until the deadline, the end of the share or a stop:
+    /// starts them (see `start_units`), sends them and reads their ends
+    /// (`Phase::finish`, one at a time or pipelined), and counts each.
+    /// Once no unit may start any more, those already started are still
+    /// waited for and counted.
     async fn units<O: Operation>(
         &mut self,
         op: &mut O,
         deadline: Option<Instant>,
         out: &mut WorkerOutput,
     ) {
+        let mut lane = Lane::new(self.pace.pipeline);
         // The think time of the unit before, waited before the next one.
         let mut think = Duration::ZERO;
+        let mut ending = false;
         loop {
-            if !think.is_zero() && !self.pause(std::mem::take(&mut think), deadline).await {
-                return;
+            if !ending {
+                ending = !self
+                    .start_units(op, &mut lane, &mut think, deadline, out)
+                    .await;
             }
-            if self.stop.is_set() {
-                return;
+            if ending {
+                lane.close();
             }
-            let now = Instant::now();
-            if deadline.is_some_and(|d| now >= d) {
-                out.timed_out = self.pace.spec.is_load();
-                return;
-            }
-            let due = match self.slot(now, deadline).await {
-                Slot::Due(due) => due,
-                Slot::Again => continue,
-            };
-            if !op.stage() {
-                return;
-            }
-            // A terminal's keying time (TPC-C with --tpcc-wait): before
-            // the unit is sent, outside its latency.
-            let pauses = op.pauses();
-            if !pauses.before.is_zero() && !self.pause(pauses.before, deadline).await {
-                return;
-            }
-            let ty = op.unit_type();
-            if !self.reopen_for_unit(op, ty, out, deadline).await {
-                return;
-            }
-            if let Some(due) = due {
-                let from = Instant::now();
-                let reached = schedule::wait_until_or(due, self.stop.stopped()).await;
-                self.waited(from, Waited::Schedule);
-                if !reached || self.stop.is_set() {
+            if lane.idle() {
+                if ending {
                     return;
                 }
+                continue;
             }
-            let sent = Instant::now();
-            let (res, tries, cancelled, attempt) =
-                self.execute_with_retries(op, ty, deadline).await;
-            let end = Instant::now();
-            think = pauses.after;
-            let unit = Sent {
-                ty,
-                due,
-                sent,
-                attempt,
-                end,
-                tries,
-            };
-            let Some(res) = self.settle(op, res, cancelled, &unit, deadline, out).await else {
-                return;
-            };
-            if self.measured {
-                out.last_end = Some(end);
-            }
-            self.count_retries(&unit, res.is_ok());
-            match res {
-                Ok(outcome) => {
-                    self.unit_done(&unit, outcome, out).await;
-                    if cancelled.is_some() {
-                        return;
-                    }
-                }
-                Err(e) => {
-                    if !self.unit_failed(op, e, &unit, out, deadline).await {
-                        return;
-                    }
+            self.finish(op, &mut lane, deadline, ending).await;
+            while let Some(f) = lane.done.pop_front() {
+                think = f.unit.think;
+                if !self.count_unit(op, f, deadline, out, ending).await {
+                    ending = true;
                 }
             }
         }
     }
 
+    /// Starts units while the lane has room: stages each at its slot,
+    /// waits the pauses and its due time (or, with units in flight, leaves
+    /// it held until then), and starts it. False when no unit may start
+    /// any more: the stop, the end of `--time` or of the share.
+    async fn start_units<O: Operation>(
+        &mut self,
+        op: &mut O,
+        lane: &mut Lane,
+        think: &mut Duration,
+        deadline: Option<Instant>,
+        out: &mut WorkerOutput,
+    ) -> bool {
+        lane.wake = None;
+        while lane.has_room() {
+            if !think.is_zero() && !self.pause(std::mem::take(think), deadline).await {
+                return false;
+            }
+            if self.stop.is_set() {
+                return false;
+            }
+            let now = Instant::now();
+            if deadline.is_some_and(|d| now >= d) {
+                out.timed_out = self.pace.spec.is_load();
+                return false;
+            }
+            if self.start_retry(lane, now) {
+                continue;
+            }
+            let held = match lane.held.take() {
+                Some(h) => h,
+                None => match self.next_unit(op, lane.idle(), now, deadline, out).await {
+                    Staged::Unit(h) => h,
+                    Staged::Again => continue,
+                    Staged::Wait => return true,
+                    Staged::End => return false,
+                },
+            };
+            if let Some(due) = held.due.filter(|&d| d > now) {
+                if !lane.idle() {
+                    lane.held = Some(held);
+                    lane.wake = Some(due);
+                    return true;
+                }
+                let from = Instant::now();
+                let reached = schedule::wait_until_or(due, self.stop.stopped()).await;
+                self.waited(from, Waited::Schedule);
+                if !reached || self.stop.is_set() {
+                    return false;
+                }
+            }
+            self.start(op, lane, held);
+        }
+        true
+    }
+
+    /// The next unit: its slot, staged, its keying time waited and (with
+    /// --reconnect) its connection made.
+    async fn next_unit<O: Operation>(
+        &mut self,
+        op: &mut O,
+        idle: bool,
+        now: Instant,
+        deadline: Option<Instant>,
+        out: &mut WorkerOutput,
+    ) -> Staged {
+        let due = match self.slot(now, deadline, idle).await {
+            Slot::Due(due) => due,
+            Slot::Again => return Staged::Again,
+            Slot::Wait => return Staged::Wait,
+        };
+        if !op.stage() {
+            return Staged::End;
+        }
+        // A terminal's keying time (TPC-C with --tpcc-wait): before the
+        // unit is sent, outside its latency.
+        let pauses = op.pauses();
+        if !pauses.before.is_zero() && !self.pause(pauses.before, deadline).await {
+            return Staged::End;
+        }
+        let ty = op.unit_type();
+        if !self.reopen_for_unit(op, ty, out, deadline).await {
+            return Staged::End;
+        }
+        Staged::Unit(Held {
+            ty,
+            due,
+            think: pauses.after,
+        })
+    }
+
+    /// Counts a unit at its end; false when the worker is to start no
+    /// more units (see `settle` and `unit_failed`).
+    async fn count_unit<O: Operation>(
+        &mut self,
+        op: &mut O,
+        f: Finished,
+        deadline: Option<Instant>,
+        out: &mut WorkerOutput,
+        ending: bool,
+    ) -> bool {
+        let Finished {
+            unit,
+            res,
+            cancelled,
+        } = f;
+        let Some(res) = self.settle(op, res, cancelled, &unit, deadline, out).await else {
+            return false;
+        };
+        if self.measured {
+            out.last_end = Some(unit.end);
+        }
+        self.count_retries(&unit, res.is_ok());
+        match res {
+            Ok(outcome) => {
+                self.unit_done(&unit, outcome, out).await;
+                cancelled.is_none()
+            }
+            Err(e) => self.unit_failed(op, e, &unit, out, deadline, ending).await,
+        }
+    }
+
     /// The next unit's slot under `--rate`: when it is due (None without
     /// a rate), or [`Slot::Again`] when the loop must look anew: the next
-    /// slot lies past the deadline (waited for), or the slot was already
-    /// too late (`--latency-limit`) and is skipped.
-    async fn slot(&mut self, now: Instant, deadline: Option<Instant>) -> Slot {
+    /// slot lies past the deadline (waited for, when no unit is in flight:
+    /// `idle`; else [`Slot::Wait`]), or the slot was already too late
+    /// (`--latency-limit`) and is skipped.
+    async fn slot(&mut self, now: Instant, deadline: Option<Instant>, idle: bool) -> Slot {
         let skip_late = !self.pace.spec.is_load();
         let measured = self.measured;
         let Some(s) = self.schedule.as_deref_mut() else {
@@ -351,6 +481,9 @@ impl Phase<'_> {
         if let Some(d) = deadline
             && s.peek() >= d
         {
+            if !idle {
+                return Slot::Wait;
+            }
             // The next slot is past the end: wait for the end so the
             // wallclock is the asked time, then stop. The slot stays in
             // the schedule: after a warmup, measurement starts with it.
@@ -508,7 +641,8 @@ impl Phase<'_> {
 
     /// Counts a unit that failed and decides what follows: false when
     /// the worker is to stop (`--on-error stop`, an error that ends the
-    /// run, a connection that could not be replaced).
+    /// run, a connection that could not be replaced, or lost while
+    /// `ending`: no unit starts any more, so none needs it).
     async fn unit_failed<O: Operation>(
         &mut self,
         op: &mut O,
@@ -516,10 +650,11 @@ impl Phase<'_> {
         unit: &Sent,
         out: &mut WorkerOutput,
         deadline: Option<Instant>,
+        ending: bool,
     ) -> bool {
         let (ty, end, timing) = (unit.ty, unit.end, unit.timing());
         let measured = self.measured;
-        let label = op.unit_label();
+        let label = unit.label(op);
         let class = error_class(&e);
         let label_kept = label.clone();
         self.stats()
@@ -545,7 +680,9 @@ impl Phase<'_> {
         // every client repeats: stop the operation at once.
         let ends_run = e.ends_run();
         let script_error = matches!(e, Error::Script(_));
-        let lost = e.lost_connection();
+        // Units in flight on a connection that is lost all fail: the first
+        // of them replaces it, the others only count.
+        let lost = e.lost_connection() && unit.conn == self.session.number();
         // A failed long unit may have committed part of its rows (the
         // procedure): they are in the table, so they count, and the
         // message says so.
@@ -576,10 +713,15 @@ impl Phase<'_> {
         };
         if self.pace.on_error == OnError::Stop || ends_run {
             self.stop.set();
-            out.error = Some(e);
+            // The first failure is the worker's error; units still in
+            // flight may fail after it.
+            out.error.get_or_insert(e);
             return false;
         }
         if lost || self.session.is_closed() {
+            if ending {
+                return false;
+            }
             return Box::pin(self.recover(op, out, deadline, e)).await;
         }
         true
@@ -617,7 +759,7 @@ impl Phase<'_> {
     /// policy names (`--retry-on`, `--max-tries`); returns the result, the
     /// number of tries, whether (and why) a long unit was cancelled on the
     /// server, and when the last try began.
-    async fn execute_with_retries<O: Operation>(
+    pub(super) async fn execute_with_retries<O: Operation>(
         &mut self,
         op: &mut O,
         ty: usize,
@@ -641,12 +783,7 @@ impl Phase<'_> {
                 return (res, tries, cancelled, began);
             }
             match res {
-                Err(e)
-                    if op.retryable()
-                        && self.pace.retry.again(tries, e.sqlstate())
-                        && !self.stop.is_set()
-                        && deadline.is_none_or(|d| Instant::now() < d) =>
-                {
+                Err(e) if self.may_retry(op, tries, &e, deadline) => {
                     self.stats().with(|s| s.of(ty).retries += 1);
                     let pause = backoff(
                         tries,
@@ -659,6 +796,22 @@ impl Phase<'_> {
                 other => return (other, tries, None, began),
             }
         }
+    }
+
+    /// Whether a unit that failed with `e` on try number `tries` is tried
+    /// again: the retry policy names its error, and neither the stop nor
+    /// the deadline has come.
+    pub(super) fn may_retry<O: Operation>(
+        &self,
+        op: &O,
+        tries: u32,
+        e: &Error,
+        deadline: Option<Instant>,
+    ) -> bool {
+        op.retryable()
+            && self.pace.retry.again(tries, e.sqlstate())
+            && !self.stop.is_set()
+            && deadline.is_none_or(|d| Instant::now() < d)
     }
 
     /// Runs a long unit until it ends, or until the run is stopped or the

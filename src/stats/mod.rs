@@ -451,6 +451,9 @@ pub struct OpResult {
     pub warmup_cut: bool,
     /// The target rate, if the operation was rate-limited.
     pub rate: Option<RateTarget>,
+    /// Units each worker kept in flight on its connection (`--pipeline`;
+    /// 1: one at a time).
+    pub pipeline: usize,
     /// `--latency-limit`, if given.
     pub latency_limit: Option<Duration>,
     /// What one unit holds, as the summary's `batch` line says it.
@@ -530,6 +533,7 @@ impl OpResult {
             warmup: None,
             warmup_cut: false,
             rate: None,
+            pipeline: 1,
             latency_limit: None,
             total: Stats::default(),
             thread_rows: vec![0; threads],

@@ -159,6 +159,10 @@ fn yes() -> bool {
     true
 }
 
+fn one() -> usize {
+    1
+}
+
 /// One operation of a run.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct OpRecord {
@@ -217,6 +221,10 @@ pub struct OpRecord {
     #[serde(flatten)]
     pub figures: Stats,
     pub rate_target: Option<f64>,
+    /// Units each worker kept in flight on its connection (`--pipeline`);
+    /// 1, one at a time, in a report written before it was kept.
+    #[serde(default = "one")]
+    pub pipeline: usize,
     /// Which client library ran the units: lean or tokio-postgres.
     #[serde(default)]
     pub driver: String,
@@ -426,6 +434,7 @@ impl OpRecord {
             rates: Rates::of(&op.total, op.wallclock),
             figures: op.total.clone(),
             rate_target: op.rate.map(|r| r.per_second),
+            pipeline: op.pipeline,
             thread_rows: op.thread_rows.clone(),
             intervals: op.intervals.clone(),
             types,

@@ -212,6 +212,7 @@ impl WireConn {
             statements: Vec::new(),
             broken: false,
             status: b'I',
+            part: Default::default(),
         };
         conn.start_up(config).await?;
         Ok(conn)

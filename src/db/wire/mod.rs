@@ -35,6 +35,7 @@
 mod connect;
 mod decode;
 mod encode;
+mod pipeline;
 mod query;
 
 use std::fmt;
@@ -173,6 +174,9 @@ pub struct WireConn {
     /// The transaction status of the last ReadyForQuery: `I` idle, `T`
     /// in a transaction, `E` in a failed one.
     status: u8,
+    /// What was read so far of a pipelined unit's answer (see
+    /// `pipeline.rs`).
+    part: pipeline::Partial,
 }
 
 impl WireConn {

@@ -132,7 +132,7 @@ impl WireConn {
 
     /// A message the protocol does not allow where it came: the
     /// connection cannot be trusted to be in step any more, so it ends.
-    fn unexpected(&mut self, tag: u8, waiting_for: &str) -> WireError {
+    pub(super) fn unexpected(&mut self, tag: u8, waiting_for: &str) -> WireError {
         self.broken = true;
         WireError::Protocol(format!(
             "the server sent message '{}' while {waiting_for}",

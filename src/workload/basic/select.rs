@@ -3,10 +3,12 @@
 
 use super::table::{self, TableOp};
 use crate::db::sql::TableName;
-use crate::db::wire::{Stmt, WireConn};
+use std::time::Duration;
+
+use crate::db::wire::{Answer, Stmt, WireConn, WireError};
 use crate::error::{Error, Result};
 use crate::workload::kit::keys::KeyDistribution;
-use crate::workload::{IdPicker, Operation, Outcome, Role, Settings, Spec};
+use crate::workload::{IdPicker, Operation, Outcome, Role, Settings, Spec, Ticket};
 
 pub struct Select {
     table: String,
@@ -31,6 +33,8 @@ pub static SPEC: Spec = Spec {
 };
 
 impl TableOp for Select {
+    const PIPELINES: bool = true;
+
     fn new(plan: &Settings, table: &TableName, thread: usize) -> Self {
         Select {
             table: table.quoted(),
@@ -51,6 +55,15 @@ impl TableOp for Select {
 impl Select {
     fn sql(&self) -> String {
         format!("select f1, f2, f3, f4 from {} where id = $1", self.table)
+    }
+
+    /// What an answer counts as: the row, or a missing one.
+    fn outcome(answer: std::result::Result<Answer, WireError>) -> Result<Outcome> {
+        let answer = answer.map_err(|e| Error::wire("SELECT failed", e))?;
+        Ok(Outcome {
+            rows: answer.rows,
+            missing: u64::from(answer.rows == 0),
+        })
     }
 }
 
@@ -83,11 +96,26 @@ impl Operation for Select {
                 );
                 conn.simple_query(&sql).await
             }
-        }
-        .map_err(|e| Error::wire("SELECT failed", e))?;
-        Ok(Outcome {
-            rows: answer.rows,
-            missing: u64::from(answer.rows == 0),
-        })
+        };
+        Self::outcome(answer)
+    }
+
+    fn queue(&mut self, conn: &mut WireConn) -> Result<Ticket> {
+        let st = self
+            .statement
+            .ok_or_else(|| Error::run("--pipeline needs the SELECT prepared"))?;
+        conn.queue(st, &[self.id.into()])
+            .map_err(|e| Error::wire("SELECT failed", e))?;
+        conn.queue_sync();
+        Ok(Ticket(self.id as u32 as u64))
+    }
+
+    fn answered(
+        &mut self,
+        _ticket: Ticket,
+        answer: std::result::Result<Answer, WireError>,
+        _took: Duration,
+    ) -> Result<Outcome> {
+        Self::outcome(answer)
     }
 }

@@ -82,6 +82,10 @@ pub trait TableOp: Operation + Sized {
         Box::pin(std::future::ready(Ok(())))
     }
 
+    /// Whether its units are single statements that `--pipeline` may keep
+    /// several in flight ([`Facts::pipelines`]).
+    const PIPELINES: bool = false;
+
     /// The summary's `batch` line.
     fn batch_text(s: &Settings) -> String {
         s.batch_size.to_string()
@@ -109,6 +113,7 @@ pub fn build<O: TableOp>(spec: &'static Spec, s: &Settings) -> Result<Box<dyn Wo
         facts: Facts {
             batch_text: O::batch_text(s),
             histogram_note: O::histogram_note(s, spec.unit),
+            pipelines: O::PIPELINES,
             ..Facts::new(spec, table.clone())
         },
         table,

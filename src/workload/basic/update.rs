@@ -5,11 +5,13 @@
 
 use super::table::{self, TableOp};
 use crate::db::sql::TableName;
-use crate::db::wire::{Stmt, WireConn};
+use std::time::Duration;
+
+use crate::db::wire::{Answer, Param, Stmt, WireConn, WireError};
 use crate::error::{Error, Result};
 use crate::workload::kit::keys::KeyDistribution;
 use crate::workload::kit::rowgen::{FIELDS, fill_alphanumeric};
-use crate::workload::{IdPicker, Operation, Outcome, Role, Settings, Spec};
+use crate::workload::{IdPicker, Operation, Outcome, Role, Settings, Spec, Ticket};
 
 pub struct Update {
     table: String,
@@ -36,6 +38,8 @@ pub static SPEC: Spec = Spec {
 };
 
 impl TableOp for Update {
+    const PIPELINES: bool = true;
+
     fn new(plan: &Settings, table: &TableName, thread: usize) -> Self {
         Update {
             table: table.quoted(),
@@ -69,6 +73,26 @@ impl Update {
             self.table
         )
     }
+
+    /// The staged unit's parameters: the id, then the four fields.
+    fn params(&self) -> Result<[Param<'_>; 5]> {
+        Ok([
+            self.id.into(),
+            self.field(0)?.into(),
+            self.field(1)?.into(),
+            self.field(2)?.into(),
+            self.field(3)?.into(),
+        ])
+    }
+
+    /// What an answer counts as: the row rewritten, or a missing one.
+    fn outcome(answer: std::result::Result<Answer, WireError>) -> Result<Outcome> {
+        let answer = answer.map_err(|e| Error::wire("UPDATE failed", e))?;
+        Ok(Outcome {
+            rows: answer.affected,
+            missing: u64::from(answer.affected == 0),
+        })
+    }
 }
 
 impl Operation for Update {
@@ -93,32 +117,41 @@ impl Operation for Update {
     }
 
     async fn execute(&mut self, conn: &mut WireConn) -> Result<Outcome> {
-        let (f1, f2, f3, f4) = (
-            self.field(0)?,
-            self.field(1)?,
-            self.field(2)?,
-            self.field(3)?,
-        );
         let answer = match self.statement {
-            Some(s) => {
-                conn.execute(
-                    s,
-                    &[self.id.into(), f1.into(), f2.into(), f3.into(), f4.into()],
-                )
-                .await
-            }
+            Some(s) => conn.execute(s, &self.params()?).await,
             None => {
+                let (f1, f2, f3, f4) = (
+                    self.field(0)?,
+                    self.field(1)?,
+                    self.field(2)?,
+                    self.field(3)?,
+                );
                 let sql = format!(
                     "update {} set f1 = '{f1}', f2 = '{f2}', f3 = '{f3}', f4 = '{f4}' where id = {}",
                     self.table, self.id
                 );
                 conn.simple_query(&sql).await
             }
-        }
-        .map_err(|e| Error::wire("UPDATE failed", e))?;
-        Ok(Outcome {
-            rows: answer.affected,
-            missing: u64::from(answer.affected == 0),
-        })
+        };
+        Self::outcome(answer)
+    }
+
+    fn queue(&mut self, conn: &mut WireConn) -> Result<Ticket> {
+        let st = self
+            .statement
+            .ok_or_else(|| Error::run("--pipeline needs the UPDATE prepared"))?;
+        conn.queue(st, &self.params()?)
+            .map_err(|e| Error::wire("UPDATE failed", e))?;
+        conn.queue_sync();
+        Ok(Ticket(self.id as u32 as u64))
+    }
+
+    fn answered(
+        &mut self,
+        _ticket: Ticket,
+        answer: std::result::Result<Answer, WireError>,
+        _took: Duration,
+    ) -> Result<Outcome> {
+        Self::outcome(answer)
     }
 }

@@ -53,13 +53,19 @@ pub struct Facts {
     /// How the pauses between units are named, when this run of the
     /// workload makes its workers pause (TPC-C's keying and think times).
     pub pauses: Option<super::PauseWords>,
+    /// Whether its units may be kept several in flight on a connection
+    /// (`--pipeline`): each is one statement whose answer stands alone,
+    /// outside any transaction, and its operation implements
+    /// [`super::Operation::queue`] and [`super::Operation::answered`].
+    pub pipelines: bool,
 }
 
 impl Facts {
     /// The facts of most workloads of `spec` on `table`: one type named
     /// after the unit, the server's statistics of `table`, retries of
     /// serialization failures and deadlocks with one try by default, the
-    /// spec's writes, timed units, tables needed unless it drops them.
+    /// spec's writes, timed units, tables needed unless it drops them, no
+    /// pipelining.
     pub fn new(spec: &'static Spec, table: TableName) -> Facts {
         Facts {
             types: vec![spec.unit],
@@ -75,6 +81,7 @@ impl Facts {
             missing_label: "missing",
             histogram_note: spec.unit.to_string(),
             pauses: None,
+            pipelines: false,
         }
     }
 }

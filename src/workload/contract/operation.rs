@@ -7,18 +7,39 @@
 //! for [`Operation::committed_rows`], a look at the table on a control
 //! connection after a unit failed.
 //!
+//! With `--pipeline`, a workload whose units are single statements
+//! ([`super::Facts::pipelines`]) lets the runner keep several in flight:
+//! [`Operation::queue`] writes the staged unit into the connection's write
+//! buffer (its values copied there, so that the next unit can be staged at
+//! once) and returns a [`Ticket`], all the operation needs to count the
+//! unit's answer ([`Operation::answered`]) or name it in an error
+//! ([`Operation::queued_label`]) after others were staged.
+//!
 //! The runner drives a worker's operation through `Box<dyn DynOperation>`:
 //! one small allocation per executed unit for the boxed future, against
 //! tens of microseconds for the round trip, buys a registry without a
 //! closed enum.
 
 use std::future::Future;
+use std::time::Duration;
 
 use tokio_postgres::Client;
 
 use super::{BoxFuture, Outcome, StatementStats};
-use crate::db::wire::WireConn;
-use crate::error::Result;
+use crate::db::wire::{Answer, WireConn, WireError};
+use crate::error::{Error, Result};
+
+/// A unit queued in a pipeline, as its operation tells it apart once it
+/// has staged others: its key, its kind of statement, packed as the
+/// operation likes. Plain data, so that keeping N of them costs nothing.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Ticket(pub u64);
+
+/// What a workload that cannot pipeline answers to `queue` (the run plan
+/// refuses `--pipeline` for it before this can happen).
+fn no_pipeline() -> Error {
+    Error::run("this workload's units cannot be pipelined")
+}
 
 /// The worker of a workload whose work is all in its set-up or checks.
 pub struct NoUnits;
@@ -99,6 +120,30 @@ pub trait Operation: Send + 'static {
     fn committed_rows(&mut self, _client: &Client) -> impl Future<Output = Result<u64>> + Send {
         std::future::ready(Ok(0))
     }
+
+    /// `--pipeline`: queues the staged unit on `conn` as one statement
+    /// with its own Sync, without sending it, and says how to tell it
+    /// apart. Only asked of workloads whose facts say `pipelines`.
+    fn queue(&mut self, _conn: &mut WireConn) -> Result<Ticket> {
+        Err(no_pipeline())
+    }
+
+    /// What the answer to a queued unit counts as; `took` is the time from
+    /// its send to its answer (for the per-statement figures).
+    fn answered(
+        &mut self,
+        _ticket: Ticket,
+        _answer: std::result::Result<Answer, WireError>,
+        _took: Duration,
+    ) -> Result<Outcome> {
+        Err(no_pipeline())
+    }
+
+    /// Which rows a queued unit holds, for error messages, as
+    /// [`Self::unit_label`] says it of the staged one.
+    fn queued_label(&self, _ticket: Ticket) -> Option<String> {
+        None
+    }
 }
 
 /// [`Operation`] as a trait object, so that the registry can hand any
@@ -114,6 +159,14 @@ pub trait DynOperation: Send + 'static {
     fn long_unit_dyn(&self) -> bool;
     fn committed_rows_dyn<'a>(&'a mut self, client: &'a Client) -> BoxFuture<'a, Result<u64>>;
     fn take_statements_dyn(&mut self) -> Vec<StatementStats>;
+    fn queue_dyn(&mut self, conn: &mut WireConn) -> Result<Ticket>;
+    fn answered_dyn(
+        &mut self,
+        ticket: Ticket,
+        answer: std::result::Result<Answer, WireError>,
+        took: Duration,
+    ) -> Result<Outcome>;
+    fn queued_label_dyn(&self, ticket: Ticket) -> Option<String>;
 }
 
 impl<O: Operation> DynOperation for O {
@@ -153,6 +206,20 @@ impl<O: Operation> DynOperation for O {
         }
         taken
     }
+    fn queue_dyn(&mut self, conn: &mut WireConn) -> Result<Ticket> {
+        self.queue(conn)
+    }
+    fn answered_dyn(
+        &mut self,
+        ticket: Ticket,
+        answer: std::result::Result<Answer, WireError>,
+        took: Duration,
+    ) -> Result<Outcome> {
+        self.answered(ticket, answer, took)
+    }
+    fn queued_label_dyn(&self, ticket: Ticket) -> Option<String> {
+        self.queued_label(ticket)
+    }
 }
 
 /// A worker's operation of any workload, as the runner drives it. A named
@@ -191,5 +258,19 @@ impl Operation for AnyOperation {
     }
     fn take_statements(&mut self) -> Vec<StatementStats> {
         self.0.take_statements_dyn()
+    }
+    fn queue(&mut self, conn: &mut WireConn) -> Result<Ticket> {
+        self.0.queue_dyn(conn)
+    }
+    fn answered(
+        &mut self,
+        ticket: Ticket,
+        answer: std::result::Result<Answer, WireError>,
+        took: Duration,
+    ) -> Result<Outcome> {
+        self.0.answered_dyn(ticket, answer, took)
+    }
+    fn queued_label(&self, ticket: Ticket) -> Option<String> {
+        self.0.queued_label_dyn(ticket)
     }
 }

@@ -6,7 +6,7 @@ use rand::rngs::SmallRng;
 use tokio_postgres::Client;
 
 use super::schema::{SBTABLES, check_rows, table};
-use super::statements::{KINDS, Kind, groups, transactional};
+use super::statements::{KINDS, Kind, groups, single_statement, transactional};
 use super::unit::OltpOp;
 use super::{OltpSettings, Script, script_of};
 use crate::db::schema;
@@ -39,6 +39,7 @@ pub(super) fn build_run(spec: &'static Spec, s: &Settings) -> Result<Box<dyn Wor
             // limit.
             default_max_tries: 0,
             stat_tables: (1..=oltp.tables).map(|i| format!("sbtest{i}")).collect(),
+            pipelines: single_statement(script, &oltp),
             ..Facts::new(spec, table(1))
         },
         settings: s.clone(),

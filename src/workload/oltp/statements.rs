@@ -125,6 +125,16 @@ pub(super) fn groups(script: Script, o: &OltpSettings) -> Vec<(Kind, u32)> {
 
 /// Whether a script's event is one transaction (BEGIN … COMMIT): the
 /// multi-group scripts, as sysbench's, unless `--skip-trx`.
+/// Whether an event of `script` is one statement outside a transaction,
+/// whose answer stands alone: its events may then be pipelined.
+pub(super) fn single_statement(script: Script, o: &OltpSettings) -> bool {
+    let statements: u32 = groups(script, o)
+        .iter()
+        .map(|&(k, n)| if k == Kind::Delete { 2 * n } else { n })
+        .sum();
+    statements == 1 && !transactional(script, o)
+}
+
 pub(super) fn transactional(script: Script, o: &OltpSettings) -> bool {
     !o.skip_trx
         && matches!(
@@ -144,6 +154,22 @@ mod tests {
         // 10 point selects, 4 ranges, 2 updates, 1 delete (+ its insert).
         assert_eq!(n, 17);
         assert!(transactional(Script::ReadWrite, &OltpSettings::default()));
+        assert!(single_statement(
+            Script::PointSelect,
+            &OltpSettings::default()
+        ));
+        for script in [Script::ReadWrite, Script::DeleteInsert] {
+            let o = OltpSettings {
+                skip_trx: true,
+                ..OltpSettings::default()
+            };
+            assert!(!single_statement(script, &o), "{script:?}");
+        }
+        let ten = OltpSettings {
+            point_selects: Some(10),
+            ..OltpSettings::default()
+        };
+        assert!(!single_statement(Script::PointSelect, &ten));
         assert!(!transactional(
             Script::PointSelect,
             &OltpSettings::default()

@@ -9,10 +9,10 @@ use rand::rngs::SmallRng;
 
 use super::schema::{C_GROUPS, PAD_GROUPS, digits_value, table};
 use super::statements::{KINDS, Kind};
-use crate::db::wire::{Param, Stmt, WireConn};
+use crate::db::wire::{Answer, Param, Stmt, WireConn, WireError};
 use crate::error::{Error, Result};
 use crate::workload::kit::keys::KeyPicker;
-use crate::workload::{Operation, Outcome, StatementStats};
+use crate::workload::{Operation, Outcome, StatementStats, Ticket};
 
 /// One statement of a staged transaction.
 pub(super) struct Step {
@@ -71,41 +71,49 @@ impl OltpOp {
         }
     }
 
-    /// Runs one statement; returns the rows it read or wrote.
-    async fn run(&mut self, conn: &mut WireConn, i: usize) -> Result<u64> {
+    /// Queues step `i` on its prepared statement, with its Sync; false
+    /// when nothing is prepared (`--no-prepared`).
+    fn queue_step(&self, conn: &mut WireConn, i: usize) -> Result<bool> {
         let step = &self.steps[i];
         let kind = step.kind;
-        let began = Instant::now();
-        let fail = |e| Error::wire(format!("oltp {} failed", kind.name()), e);
-        let answer = if let Some(st) = self
+        let Some(st) = self
             .statements
             .get(step.table - 1)
             .and_then(|t| t[Self::kind_index(kind)])
-        {
-            let (id, other) = (Param::from(step.id), Param::from(step.other));
-            let (c, pad) = (Param::Text(&step.c), Param::Text(&step.pad));
-            match kind {
-                Kind::SimpleRange | Kind::SumRange | Kind::OrderRange | Kind::DistinctRange => {
-                    conn.execute(st, &[id, other]).await
-                }
-                Kind::NonIndexUpdate => conn.execute(st, &[id, c]).await,
-                Kind::Insert if self.serial_insert => conn.execute(st, &[other, c, pad]).await,
-                Kind::Insert => conn.execute(st, &[id, other, c, pad]).await,
-                Kind::Begin | Kind::Commit => conn.execute(st, &[]).await,
-                Kind::PointSelect | Kind::IndexUpdate | Kind::Delete => {
-                    conn.execute(st, &[id]).await
-                }
+        else {
+            return Ok(false);
+        };
+        let (id, other) = (Param::from(step.id), Param::from(step.other));
+        let (c, pad) = (Param::Text(&step.c), Param::Text(&step.pad));
+        match kind {
+            Kind::SimpleRange | Kind::SumRange | Kind::OrderRange | Kind::DistinctRange => {
+                conn.queue(st, &[id, other])
+            }
+            Kind::NonIndexUpdate => conn.queue(st, &[id, c]),
+            Kind::Insert if self.serial_insert => conn.queue(st, &[other, c, pad]),
+            Kind::Insert => conn.queue(st, &[id, other, c, pad]),
+            Kind::Begin | Kind::Commit => conn.queue(st, &[]),
+            Kind::PointSelect | Kind::IndexUpdate | Kind::Delete => conn.queue(st, &[id]),
+        }
+        .map_err(failed(kind))?;
+        conn.queue_sync();
+        Ok(true)
+    }
+
+    /// Runs one statement; returns the rows it read or wrote.
+    async fn run(&mut self, conn: &mut WireConn, i: usize) -> Result<u64> {
+        let kind = self.steps[i].kind;
+        let began = Instant::now();
+        let answer = if self.queue_step(conn, i)? {
+            match conn.send().await {
+                Ok(()) => conn.answer().await,
+                Err(e) => Err(e),
             }
         } else {
-            let sql = self.literal_sql(step);
+            let sql = self.literal_sql(&self.steps[i]);
             conn.simple_query(&sql).await
-        }
-        .map_err(fail)?;
-        let n = match kind {
-            k if k.is_read() => answer.rows,
-            Kind::Begin | Kind::Commit => 0,
-            _ => answer.affected,
         };
+        let n = rows_of(kind, answer.map_err(failed(kind))?);
         self.record(kind, began);
         Ok(n)
     }
@@ -159,6 +167,20 @@ impl OltpOp {
             c: String::new(),
             pad: String::new(),
         }
+    }
+}
+
+/// How a failure of a statement of `kind` is said.
+fn failed(kind: Kind) -> impl Fn(WireError) -> Error {
+    move |e| Error::wire(format!("oltp {} failed", kind.name()), e)
+}
+
+/// The rows a statement of `kind` read or wrote.
+fn rows_of(kind: Kind, answer: Answer) -> u64 {
+    match kind {
+        k if k.is_read() => answer.rows,
+        Kind::Begin | Kind::Commit => 0,
+        _ => answer.affected,
     }
 }
 
@@ -282,6 +304,38 @@ impl Operation for OltpOp {
             }
         }
         Ok(Outcome { rows, missing })
+    }
+
+    fn queue(&mut self, conn: &mut WireConn) -> Result<Ticket> {
+        if self.steps.len() != 1 || !self.queue_step(conn, 0)? {
+            return Err(Error::run(
+                "--pipeline needs events of one prepared statement",
+            ));
+        }
+        let step = &self.steps[0];
+        Ok(Ticket(
+            (Self::kind_index(step.kind) as u64) << 32 | step.table as u64,
+        ))
+    }
+
+    fn answered(
+        &mut self,
+        ticket: Ticket,
+        answer: std::result::Result<Answer, WireError>,
+        took: Duration,
+    ) -> Result<Outcome> {
+        let kind = KINDS[(ticket.0 >> 32) as usize % KINDS.len()];
+        let rows = rows_of(kind, answer.map_err(failed(kind))?);
+        self.record_took(kind, took);
+        Ok(Outcome {
+            rows,
+            missing: u64::from(rows == 0 && kind == Kind::PointSelect),
+        })
+    }
+
+    fn queued_label(&self, ticket: Ticket) -> Option<String> {
+        let kind = KINDS.get((ticket.0 >> 32) as usize)?;
+        Some(format!("{} on sbtest{}", kind.name(), ticket.0 as u32))
     }
 
     fn take_statements(&mut self) -> Vec<StatementStats> {

@@ -12,7 +12,7 @@ use tokio_postgres::Client;
 use super::YcsbSettings;
 use super::mix::{Mix, MixDef, TYPES, mix_of};
 use super::schema::{USERTABLE, check_shape, key_of, table_name};
-use super::unit::{INSERT, MixOp, READ, SCAN, Staged};
+use super::unit::{INSERT, MixOp, READ, RMW, SCAN, Staged};
 use crate::db::schema;
 use crate::db::sql::TableName;
 use crate::db::unnamed;
@@ -88,6 +88,9 @@ impl YcsbMix {
             types: self.types(),
             writes: self.writes(),
             description: self.description(),
+            // Every type but read-modify-write (two statements, maybe in
+            // a transaction) is one statement.
+            pipelines: !self.active.contains(&RMW),
             ..Facts::new(self.spec, table)
         }
     }

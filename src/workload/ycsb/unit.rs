@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 use rand::RngExt;
 use rand::rngs::SmallRng;
@@ -12,17 +13,17 @@ use super::mix::TYPES;
 use super::run::Acknowledged;
 use super::schema::{field_list, key_of};
 use crate::db::sql::quote_literal;
-use crate::db::wire::{Param, Stmt, WireConn};
+use crate::db::wire::{Answer, Param, Stmt, WireConn, WireError};
 use crate::error::{Error, Result};
 use crate::workload::kit::keys::KeyPicker;
 use crate::workload::kit::rowgen::fill_alphanumeric;
-use crate::workload::{Operation, Outcome};
+use crate::workload::{Operation, Outcome, Ticket};
 
 pub(super) const READ: usize = 0;
 pub(super) const UPDATE: usize = 1;
 pub(super) const INSERT: usize = 2;
 pub(super) const SCAN: usize = 3;
-const RMW: usize = 4;
+pub(super) const RMW: usize = 4;
 
 /// The prepared statements of a mix worker.
 pub(super) struct Statements {
@@ -42,8 +43,8 @@ pub(super) struct Staged {
     /// The field an update writes (when not all).
     pub(super) field: usize,
     pub(super) scan_len: i64,
-    /// The record number of an insert (it counts for `latest` once done).
-    pub(super) insert_n: u64,
+    /// The record's number (the key is made from it).
+    pub(super) number: u64,
 }
 
 pub(super) struct MixOp {
@@ -154,130 +155,124 @@ impl MixOp {
         )
     }
 
-    async fn read(&self, conn: &mut WireConn) -> Result<u64> {
-        let fail = |e| Error::wire("YCSB read failed", e);
-        match self.st.as_ref().and_then(|st| st.read) {
-            Some(read) => Ok(conn
-                .execute(read, &[self.staged.key.as_str().into()])
-                .await
-                .map_err(fail)?
-                .rows),
-            None => {
-                let sql = format!(
-                    "select ycsb_key, {} from {} where ycsb_key = {}",
-                    field_list(self.fields),
-                    self.table,
-                    quote_literal(&self.staged.key)
-                );
-                Ok(conn.simple_query(&sql).await.map_err(fail)?.rows)
-            }
-        }
-    }
-
-    async fn update(&self, conn: &mut WireConn) -> Result<u64> {
-        let fail = |e| Error::wire("YCSB update failed", e);
+    /// Queues the staged read, update, insert or scan on its prepared
+    /// statement, with its Sync; false when nothing is prepared
+    /// (`--no-prepared`).
+    fn queue_prepared(&self, conn: &mut WireConn, kind: usize) -> Result<bool> {
+        let Some(st) = self.st.as_ref() else {
+            return Ok(false);
+        };
         let key = self.staged.key.as_str();
-        let prepared = self
-            .st
-            .as_ref()
-            .filter(|st| st.update_all.is_some() || !st.update_one.is_empty());
-        if let Some(st) = prepared {
-            let answer = if let Some(all) = st.update_all {
+        let missing = || {
+            Error::run(format!(
+                "no statement prepared for the YCSB {}",
+                TYPES[kind]
+            ))
+        };
+        let queued = match kind {
+            READ => conn.queue(st.read.ok_or_else(missing)?, &[key.into()]),
+            UPDATE => match st.update_all {
+                Some(all) => {
+                    let mut params: Vec<Param<'_>> = Vec::with_capacity(self.fields + 1);
+                    params.push(key.into());
+                    for i in 0..self.fields {
+                        params.push(self.value(i)?.into());
+                    }
+                    conn.queue(all, &params)
+                }
+                None => {
+                    let one = st.update_one.get(self.staged.field).copied();
+                    conn.queue(
+                        one.ok_or_else(missing)?,
+                        &[key.into(), self.value(0)?.into()],
+                    )
+                }
+            },
+            INSERT => {
                 let mut params: Vec<Param<'_>> = Vec::with_capacity(self.fields + 1);
                 params.push(key.into());
                 for i in 0..self.fields {
                     params.push(self.value(i)?.into());
                 }
-                conn.execute(all, &params).await
-            } else {
-                let v = self.value(0)?;
-                let one = st
-                    .update_one
-                    .get(self.staged.field)
-                    .copied()
-                    .ok_or_else(|| Error::run("no UPDATE prepared for the field"))?;
-                conn.execute(one, &[key.into(), v.into()]).await
-            };
-            return Ok(answer.map_err(fail)?.affected);
-        }
-        let sets: Vec<String> = if self.write_all {
-            (0..self.fields)
-                .map(|i| Ok(format!("field{i} = {}", quote_literal(self.value(i)?))))
-                .collect::<Result<_>>()?
-        } else {
-            vec![format!(
-                "field{} = {}",
-                self.staged.field,
-                quote_literal(self.value(0)?)
-            )]
-        };
-        let sql = format!(
-            "update {} set {} where ycsb_key = {}",
-            self.table,
-            sets.join(", "),
-            quote_literal(key)
-        );
-        Ok(conn.simple_query(&sql).await.map_err(fail)?.affected)
-    }
-
-    async fn insert(&self, conn: &mut WireConn) -> Result<u64> {
-        let fail = |e| Error::wire("YCSB insert failed", e);
-        let key = self.staged.key.as_str();
-        let vals: Vec<&str> = (0..self.fields)
-            .map(|i| self.value(i))
-            .collect::<Result<_>>()?;
-        if let Some(insert) = self.st.as_ref().and_then(|st| st.insert) {
-            let mut params: Vec<Param<'_>> = Vec::with_capacity(self.fields + 1);
-            params.push(key.into());
-            params.extend(vals.iter().map(|v| Param::Text(v)));
-            return Ok(conn.execute(insert, &params).await.map_err(fail)?.affected);
-        }
-        let lits: Vec<String> = vals.iter().map(|v| quote_literal(v)).collect();
-        let sql = format!(
-            "insert into {} (ycsb_key, {}) values ({}, {})",
-            self.table,
-            field_list(self.fields),
-            quote_literal(key),
-            lits.join(", ")
-        );
-        Ok(conn.simple_query(&sql).await.map_err(fail)?.affected)
-    }
-
-    async fn scan(&self, conn: &mut WireConn) -> Result<u64> {
-        let fail = |e| Error::wire("YCSB scan failed", e);
-        match self.st.as_ref().and_then(|st| st.scan) {
-            Some(scan) => Ok(conn
-                .execute(
-                    scan,
-                    &[self.staged.key.as_str().into(), self.staged.scan_len.into()],
-                )
-                .await
-                .map_err(fail)?
-                .rows),
-            None => {
-                let sql = format!(
-                    "select ycsb_key, {} from {} where ycsb_key >= {} order by ycsb_key limit {}",
-                    field_list(self.fields),
-                    self.table,
-                    quote_literal(&self.staged.key),
-                    self.staged.scan_len
-                );
-                Ok(conn.simple_query(&sql).await.map_err(fail)?.rows)
+                conn.queue(st.insert.ok_or_else(missing)?, &params)
             }
-        }
+            SCAN => conn.queue(
+                st.scan.ok_or_else(missing)?,
+                &[key.into(), self.staged.scan_len.into()],
+            ),
+            _ => return Err(Error::run("a read-modify-write is not one statement")),
+        };
+        queued.map_err(failed(kind))?;
+        conn.queue_sync();
+        Ok(true)
+    }
+
+    /// The staged read, update, insert or scan with its values written
+    /// into the text (`--no-prepared`).
+    fn literal_sql(&self, kind: usize) -> Result<String> {
+        let key = quote_literal(&self.staged.key);
+        let (fields, table) = (field_list(self.fields), &self.table);
+        Ok(match kind {
+            READ => format!("select ycsb_key, {fields} from {table} where ycsb_key = {key}"),
+            UPDATE => {
+                let sets: Vec<String> = if self.write_all {
+                    (0..self.fields)
+                        .map(|i| Ok(format!("field{i} = {}", quote_literal(self.value(i)?))))
+                        .collect::<Result<_>>()?
+                } else {
+                    vec![format!(
+                        "field{} = {}",
+                        self.staged.field,
+                        quote_literal(self.value(0)?)
+                    )]
+                };
+                format!(
+                    "update {table} set {} where ycsb_key = {key}",
+                    sets.join(", ")
+                )
+            }
+            INSERT => {
+                let lits: Vec<String> = (0..self.fields)
+                    .map(|i| Ok(quote_literal(self.value(i)?)))
+                    .collect::<Result<_>>()?;
+                format!(
+                    "insert into {table} (ycsb_key, {fields}) values ({key}, {})",
+                    lits.join(", ")
+                )
+            }
+            _ => format!(
+                "select ycsb_key, {fields} from {table} where ycsb_key >= {key} order by ycsb_key limit {}",
+                self.staged.scan_len
+            ),
+        })
+    }
+
+    /// Runs the staged read, update, insert or scan alone: the rows it
+    /// read, or wrote.
+    async fn one(&self, conn: &mut WireConn, kind: usize) -> Result<u64> {
+        let answer = if self.queue_prepared(conn, kind)? {
+            match conn.send().await {
+                Ok(()) => conn.answer().await,
+                Err(e) => Err(e),
+            }
+        } else {
+            let sql = self.literal_sql(kind)?;
+            conn.simple_query(&sql).await
+        };
+        Ok(rows_of(kind, answer.map_err(failed(kind))?))
     }
 
     async fn read_modify_write(&self, conn: &mut WireConn) -> Result<u64> {
         if !self.rmw_txn {
-            let found = self.read(conn).await?;
-            let _ = self.update(conn).await?;
+            let found = self.one(conn, READ).await?;
+            let _ = self.one(conn, UPDATE).await?;
             return Ok(found);
         }
         let fail = |e| Error::wire("YCSB read-modify-write transaction failed", e);
         conn.simple_query("begin").await.map_err(fail)?;
         let done = async {
-            let found = self.read(conn).await?;
-            self.update(conn).await?;
+            let found = self.one(conn, READ).await?;
+            self.one(conn, UPDATE).await?;
             Ok::<_, Error>(found)
         }
         .await;
@@ -295,6 +290,29 @@ impl MixOp {
                 Err(e)
             }
         }
+    }
+}
+
+/// How a failure of the YCSB statement `kind` is said.
+fn failed(kind: usize) -> impl Fn(WireError) -> Error {
+    move |e| Error::wire(format!("YCSB {} failed", TYPES[kind]), e)
+}
+
+/// The rows a statement of `kind` read or wrote.
+fn rows_of(kind: usize, answer: Answer) -> u64 {
+    match kind {
+        READ | SCAN => answer.rows,
+        _ => answer.affected,
+    }
+}
+
+/// A unit of `kind` that read or wrote `rows`: a read, update or
+/// read-modify-write that found no record is missing one; a scan past the
+/// last key may rightly find none.
+fn outcome(kind: usize, rows: u64) -> Outcome {
+    Outcome {
+        rows,
+        missing: u64::from(rows == 0 && kind != SCAN),
     }
 }
 
@@ -346,7 +364,6 @@ impl Operation for MixOp {
             // number is interleaved with the other clients' (--clients).
             let local = self.next_insert.fetch_add(1, Ordering::Relaxed);
             let n = self.client.interleave(self.insert_base, local);
-            self.staged.insert_n = n;
             self.pending_ack = Some(local);
             n
         } else if self.latest {
@@ -357,6 +374,7 @@ impl Operation for MixOp {
         } else {
             self.keys.next(&mut self.rng)
         };
+        self.staged.number = n;
         self.staged.key = key_of(n);
         self.values.clear();
         match kind {
@@ -391,21 +409,53 @@ impl Operation for MixOp {
     async fn execute(&mut self, conn: &mut WireConn) -> Result<Outcome> {
         let kind = self.kind();
         let rows = match kind {
-            READ => self.read(conn).await?,
-            UPDATE => self.update(conn).await?,
-            INSERT => {
-                let n = self.insert(conn).await?;
-                if let Some(k) = self.pending_ack.take() {
+            RMW => self.read_modify_write(conn).await?,
+            _ => {
+                let n = self.one(conn, kind).await?;
+                if kind == INSERT
+                    && let Some(k) = self.pending_ack.take()
+                {
                     self.acked.ack(k);
                 }
                 n
             }
-            SCAN => self.scan(conn).await?,
-            _ => self.read_modify_write(conn).await?,
         };
-        // A read, update or read-modify-write that found no record; a
-        // scan past the last key may rightly find none.
-        let missing = u64::from(rows == 0 && kind != SCAN);
-        Ok(Outcome { rows, missing })
+        Ok(outcome(kind, rows))
+    }
+
+    fn queue(&mut self, conn: &mut WireConn) -> Result<Ticket> {
+        let kind = self.kind();
+        self.queue_prepared(conn, kind)?
+            .then_some(())
+            .ok_or_else(|| Error::run("--pipeline needs the statements prepared"))?;
+        // A queued insert is acknowledged when its answer comes (or its
+        // failure), not when the next unit is staged.
+        let number = match (kind, self.pending_ack.take()) {
+            (INSERT, Some(local)) => local,
+            _ => self.staged.number,
+        };
+        Ok(Ticket(number << 3 | kind as u64))
+    }
+
+    fn answered(
+        &mut self,
+        ticket: Ticket,
+        answer: std::result::Result<Answer, WireError>,
+        _took: Duration,
+    ) -> Result<Outcome> {
+        let kind = (ticket.0 & 7) as usize;
+        if kind == INSERT {
+            self.acked.ack(ticket.0 >> 3);
+        }
+        Ok(outcome(kind, rows_of(kind, answer.map_err(failed(kind))?)))
+    }
+
+    fn queued_label(&self, ticket: Ticket) -> Option<String> {
+        let kind = (ticket.0 & 7) as usize;
+        let number = match kind {
+            INSERT => self.client.interleave(self.insert_base, ticket.0 >> 3),
+            _ => ticket.0 >> 3,
+        };
+        Some(format!("{} of {}", TYPES.get(kind)?, key_of(number)))
     }
 }

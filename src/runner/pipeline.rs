@@ -1,0 +1,409 @@
+//! The units a worker has started and not yet counted ([`Lane`]), and how
+//! they are sent: one at a time through the operation's `execute`, or with
+//! `--pipeline N` up to N in flight on the connection.
+//!
+//! Pipelined, each unit is queued as its own Bind/Execute/Sync
+//! ([`crate::workload::Operation::queue`]), everything queued is written at
+//! once, and the answers are read in order: the first one awaited, then
+//! every other one that came in the same read without another syscall
+//! ([`crate::db::wire::WireConn::buffered_answer`]). In a closed loop this
+//! keeps N queries in flight and costs one read and one write per batch of
+//! answers. Under `--rate` the next unit waits for its due time while the
+//! answers of the earlier ones are read (a `select!` between the two, which
+//! the answer's reading survives), and is queued then, not when an answer
+//! frees a place.
+//!
+//! Each unit keeps its own times: latency from its due time (or its send),
+//! service time from its send to its answer. A unit whose failure the retry
+//! policy names is queued again, as it was, once its backoff has passed; a
+//! Sync per unit means its failure cost the others nothing. A lost
+//! connection fails every unit in flight on it, each counted; the first
+//! makes the worker reconnect ([`super::worker`]'s `unit_failed`).
+//!
+//! What follows the end of a unit (counting it, retries, errors,
+//! reconnecting, the stop) is the one worker loop's, whichever way it was
+//! sent.
+
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+use super::backoff;
+use super::schedule;
+use super::worker::{Finished, Held, Phase, Sent};
+use crate::db::wire::WireError;
+use crate::error::{Error, Result};
+use crate::workload::{Operation, Ticket};
+
+/// The units a worker has started and not yet counted.
+pub(super) struct Lane {
+    /// Units in flight at most: 1 sends each unit alone, through the
+    /// operation's `execute`.
+    depth: usize,
+    /// The next unit, staged and waiting for its due time.
+    pub(super) held: Option<Held>,
+    /// A unit to send alone (depth 1), its due time reached.
+    alone: Option<Held>,
+    /// Pipelined units queued or sent, oldest first: their answers come
+    /// in this order.
+    flights: VecDeque<Flight>,
+    /// How many of the last of `flights` are queued and not yet written.
+    unsent: usize,
+    /// Failed units waiting for their next try.
+    retries: Vec<Flight>,
+    /// Units at their end, to be counted.
+    pub(super) done: VecDeque<Finished>,
+    /// When the held unit is due: the wait for answers ends then.
+    pub(super) wake: Option<Instant>,
+    /// Buffers of finished units' messages, for the next ones to keep.
+    spare: Vec<Vec<u8>>,
+}
+
+/// A pipelined unit, from its queueing to its answer.
+struct Flight {
+    ty: usize,
+    due: Option<Instant>,
+    ticket: Ticket,
+    /// Its first send, and its last (a retry's).
+    sent: Instant,
+    attempt: Instant,
+    /// Tries sent (or queued) so far.
+    tries: u32,
+    /// The connection it was queued on ([`super::session::Session::number`]).
+    conn: u64,
+    /// Its messages, to queue again after a failure the retry policy
+    /// names; empty when no retry can be.
+    replay: Vec<u8>,
+    /// A failed unit waits for its next try until then.
+    not_before: Instant,
+    /// Why its last try failed, while it waits for the next.
+    error: Option<Error>,
+}
+
+impl Flight {
+    fn finished(&self, end: Instant, res: Result<crate::workload::Outcome>) -> Finished {
+        Finished {
+            unit: Sent {
+                ty: self.ty,
+                due: self.due,
+                sent: self.sent,
+                attempt: self.attempt,
+                end,
+                tries: self.tries,
+                ticket: Some(self.ticket),
+                conn: self.conn,
+                think: Duration::ZERO,
+            },
+            res,
+            cancelled: None,
+        }
+    }
+}
+
+impl Lane {
+    pub(super) fn new(depth: usize) -> Lane {
+        Lane {
+            depth: depth.max(1),
+            held: None,
+            alone: None,
+            flights: VecDeque::with_capacity(depth),
+            unsent: 0,
+            retries: Vec::new(),
+            done: VecDeque::new(),
+            wake: None,
+            spare: Vec::new(),
+        }
+    }
+
+    fn pipelined(&self) -> bool {
+        self.depth > 1
+    }
+
+    /// Whether another unit may start now.
+    pub(super) fn has_room(&self) -> bool {
+        self.done.is_empty()
+            && self.alone.is_none()
+            && self.flights.len() + self.retries.len() < self.depth
+    }
+
+    /// Nothing started is left to send, answer or count (a held unit was
+    /// only staged).
+    pub(super) fn idle(&self) -> bool {
+        self.alone.is_none()
+            && self.flights.is_empty()
+            && self.retries.is_empty()
+            && self.done.is_empty()
+    }
+
+    /// No unit starts any more: the held one is dropped, and the failed
+    /// ones waiting for a try end with their last error.
+    pub(super) fn close(&mut self) {
+        self.held = None;
+        self.wake = None;
+        let now = Instant::now();
+        for mut f in std::mem::take(&mut self.retries) {
+            let e = f
+                .error
+                .take()
+                .unwrap_or_else(|| Error::run("not tried again"));
+            self.done.push_back(f.finished(now, Err(e)));
+        }
+    }
+
+    /// When the wait for answers must end: the held unit's due time or the
+    /// next retry's.
+    fn next_wake(&self) -> Option<Instant> {
+        let retry = self.retries.iter().map(|f| f.not_before).min();
+        match (self.wake, retry) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    fn keep(&mut self, messages: &[u8]) -> Vec<u8> {
+        let mut v = self.spare.pop().unwrap_or_default();
+        v.extend_from_slice(messages);
+        v
+    }
+
+    fn recycle(&mut self, mut f: Flight) {
+        if f.replay.capacity() > 0 {
+            f.replay.clear();
+            self.spare.push(std::mem::take(&mut f.replay));
+        }
+    }
+}
+
+impl Phase<'_> {
+    /// Starts `held`, its due time reached: kept to be sent alone, or
+    /// queued on the connection (a unit that cannot be queued ends at
+    /// once, failed).
+    pub(super) fn start<O: Operation>(&mut self, op: &mut O, lane: &mut Lane, held: Held) {
+        if !lane.pipelined() {
+            lane.alone = Some(held);
+            return;
+        }
+        let now = Instant::now();
+        let conn_number = self.session.number();
+        // The messages are kept only when a failure may be tried again.
+        let keep = self.pace.retry.max_tries != 1 && op.retryable();
+        let queued = self.session.conn().and_then(|conn| {
+            let mark = conn.queued_len();
+            let ticket = op.queue(conn)?;
+            let replay = if keep {
+                lane.keep(conn.queued_since(mark))
+            } else {
+                Vec::new()
+            };
+            Ok((ticket, replay))
+        });
+        match queued {
+            Ok((ticket, replay)) => {
+                lane.flights.push_back(Flight {
+                    ty: held.ty,
+                    due: held.due,
+                    ticket,
+                    sent: now,
+                    attempt: now,
+                    tries: 1,
+                    conn: conn_number,
+                    replay,
+                    not_before: now,
+                    error: None,
+                });
+                lane.unsent += 1;
+            }
+            Err(e) => lane.done.push_back(Finished {
+                unit: Sent {
+                    ty: held.ty,
+                    due: held.due,
+                    sent: now,
+                    attempt: now,
+                    end: now,
+                    tries: 1,
+                    ticket: None,
+                    conn: conn_number,
+                    think: Duration::ZERO,
+                },
+                res: Err(e),
+                cancelled: None,
+            }),
+        }
+    }
+
+    /// Queues again the first failed unit whose backoff has passed, on the
+    /// connection it failed on; one whose connection was since replaced
+    /// ends with its error. False when none was due.
+    pub(super) fn start_retry(&mut self, lane: &mut Lane, now: Instant) -> bool {
+        let Some(i) = lane.retries.iter().position(|f| f.not_before <= now) else {
+            return false;
+        };
+        let mut f = lane.retries.swap_remove(i);
+        let same = f.conn == self.session.number();
+        let queued = same
+            && self
+                .session
+                .conn()
+                .is_ok_and(|c| c.queue_again(&f.replay).is_ok());
+        if queued {
+            self.stats().with(|s| s.of(f.ty).retries += 1);
+            f.tries += 1;
+            f.error = None;
+            lane.flights.push_back(f);
+            lane.unsent += 1;
+        } else {
+            let e = f
+                .error
+                .take()
+                .unwrap_or_else(|| Error::run("not tried again"));
+            lane.done.push_back(f.finished(now, Err(e)));
+            lane.recycle(f);
+        }
+        true
+    }
+
+    /// Sends what was started and waits for what comes next: the unit sent
+    /// alone runs to its end (with its retries); pipelined, the queued
+    /// units are written and at least one answer is read, unless the held
+    /// unit's due time or a retry's comes first.
+    pub(super) async fn finish<O: Operation>(
+        &mut self,
+        op: &mut O,
+        lane: &mut Lane,
+        deadline: Option<Instant>,
+        ending: bool,
+    ) {
+        if let Some(h) = lane.alone.take() {
+            let conn = self.session.number();
+            let sent = Instant::now();
+            let (res, tries, cancelled, attempt) =
+                self.execute_with_retries(op, h.ty, deadline).await;
+            lane.done.push_back(Finished {
+                unit: Sent {
+                    ty: h.ty,
+                    due: h.due,
+                    sent,
+                    attempt,
+                    end: Instant::now(),
+                    tries,
+                    ticket: None,
+                    conn,
+                    think: h.think,
+                },
+                res,
+                cancelled,
+            });
+            return;
+        }
+        if !lane.done.is_empty() {
+            return;
+        }
+        self.send_queued(lane).await;
+        let wake = lane.next_wake();
+        if lane.flights.is_empty() {
+            if let Some(w) = wake {
+                schedule::wait_until_or(w, self.stop.stopped()).await;
+            }
+            return;
+        }
+        let Ok(conn) = self.session.conn() else {
+            self.all_lost(op, lane, deadline, ending);
+            return;
+        };
+        let stop = &self.stop;
+        let first = tokio::select! {
+            biased;
+            a = conn.answer() => Some(a),
+            _ = sleep_until(wake) => None,
+            _ = stop.stopped(), if wake.is_some() => None,
+        };
+        let Some(first) = first else {
+            return;
+        };
+        self.answered(op, lane, first, deadline, ending);
+        while !lane.flights.is_empty() {
+            let Some(next) = self.session.conn().ok().and_then(|c| c.buffered_answer()) else {
+                break;
+            };
+            self.answered(op, lane, next, deadline, ending);
+        }
+    }
+
+    /// Writes the queued units, all in one write; their sends are now.
+    async fn send_queued(&mut self, lane: &mut Lane) {
+        if lane.unsent == 0 {
+            return;
+        }
+        let now = Instant::now();
+        for f in lane.flights.iter_mut().rev().take(lane.unsent) {
+            f.attempt = now;
+            if f.tries == 1 {
+                f.sent = now;
+            }
+        }
+        lane.unsent = 0;
+        // A failed write breaks the connection: the answers say so.
+        if let Ok(conn) = self.session.conn() {
+            let _ = conn.send().await;
+        }
+    }
+
+    /// The worker has no connection: every unit in flight fails.
+    fn all_lost<O: Operation>(
+        &mut self,
+        op: &mut O,
+        lane: &mut Lane,
+        deadline: Option<Instant>,
+        ending: bool,
+    ) {
+        while !lane.flights.is_empty() {
+            self.answered(op, lane, Err(WireError::Closed(None)), deadline, ending);
+        }
+    }
+
+    /// The oldest unit in flight got `answer`: it ends, or waits to be
+    /// tried again.
+    fn answered<O: Operation>(
+        &mut self,
+        op: &mut O,
+        lane: &mut Lane,
+        answer: std::result::Result<crate::db::wire::Answer, WireError>,
+        deadline: Option<Instant>,
+        ending: bool,
+    ) {
+        let now = Instant::now();
+        let Some(mut f) = lane.flights.pop_front() else {
+            return;
+        };
+        let res = op.answered(f.ticket, answer, now - f.attempt);
+        match res {
+            Err(e)
+                if !ending
+                    && !f.replay.is_empty()
+                    && f.conn == self.session.number()
+                    && self.may_retry(op, f.tries, &e, deadline) =>
+            {
+                f.not_before = now
+                    + backoff(
+                        f.tries,
+                        Duration::from_millis(1),
+                        Duration::from_millis(200),
+                        &mut self.rng,
+                    );
+                f.error = Some(e);
+                lane.retries.push(f);
+            }
+            res => {
+                lane.done.push_back(f.finished(now, res));
+                lane.recycle(f);
+            }
+        }
+    }
+}
+
+/// Sleeps until `t`; for ever without one.
+async fn sleep_until(t: Option<Instant>) {
+    match t {
+        Some(t) => tokio::time::sleep_until(t.into()).await,
+        None => std::future::pending().await,
+    }
+}
