@@ -12,12 +12,13 @@ use std::time::Duration;
 
 use crate::cli::{
     Cli, HistogramScaleArg, IsolationArg, KeyDistributionArg, LoadBalanceArg, OnErrorArg,
-    RateDistributionArg,
+    ProtocolArg, RateDistributionArg,
 };
 use crate::db::connect::ConnTarget;
 use crate::db::nodes::Balance;
 use crate::db::sql::{Isolation, TableName};
 use crate::db::tls::{TlsPlan, TlsSettings};
+use crate::db::wire::Protocol;
 use crate::error::{Error, Result};
 use crate::report::histogram::Scale;
 use crate::runner::schedule::Distribution;
@@ -289,12 +290,18 @@ impl RunPlan {
             rate_given: cli.rate.is_some(),
             clients: cluster.as_ref().map(|_| client),
         })?;
+        let protocol = match (cli.protocol, cli.no_prepared) {
+            (Some(ProtocolArg::Simple), _) | (None, true) => Protocol::Simple,
+            (Some(ProtocolArg::Extended), _) => Protocol::Extended,
+            (Some(ProtocolArg::Prepared), _) | (None, false) => Protocol::Prepared,
+        };
         let workload = Settings {
             threads: cli.threads,
             rows,
             batch_size: cli.batch_size,
             field_len: cli.fields_length,
-            prepared: !cli.no_prepared,
+            prepared: protocol == Protocol::Prepared,
+            protocol,
             table_name,
             tablets: cli.tablets,
             drop: cli.drop,
@@ -363,7 +370,7 @@ fn check_pipeline(workloads: &[Box<dyn Workload>], depth: usize) -> Result<()> {
 }
 
 /// `--pipeline`: how deep, and what it cannot go with.
-fn pipeline_depth(cli: &Cli) -> Result<usize> {
+fn pipeline_depth(cli: &Cli, protocol: Protocol) -> Result<usize> {
     let n = cli.pipeline;
     if n > MAX_PIPELINE {
         return Err(Error::usage(format!(
@@ -375,9 +382,14 @@ fn pipeline_depth(cli: &Cli) -> Result<usize> {
             "--pipeline {n} keeps queries in flight on one connection, and --reconnect makes a new connection for each: give one of them"
         )));
     }
-    if n > 1 && cli.no_prepared {
+    if n > 1 && protocol == Protocol::Simple {
+        let flag = if cli.no_prepared {
+            "--no-prepared"
+        } else {
+            "-M simple"
+        };
         return Err(Error::usage(format!(
-            "--pipeline {n} needs prepared statements: PostgreSQL runs the simple query protocol of --no-prepared one query at a time"
+            "--pipeline {n} needs the extended protocol (-M prepared, the default, or -M extended): the simple query protocol of {flag} has no pipeline"
         )));
     }
     Ok(n)
@@ -541,7 +553,7 @@ fn run_settings(cli: &Cli, w: &Settings) -> Result<RunSettings> {
         statement_timeout: cli.statement_timeout.filter(|d| !d.is_zero()),
         nontransactional: cli.nontransactional,
         reconnect: cli.reconnect,
-        pipeline: pipeline_depth(cli)?,
+        pipeline: pipeline_depth(cli, w.protocol)?,
     })
 }
 

@@ -5,7 +5,7 @@ use super::table::{self, TableOp};
 use crate::db::sql::TableName;
 use std::time::Duration;
 
-use crate::db::wire::{Answer, Stmt, WireConn, WireError};
+use crate::db::wire::{Answer, Protocol, Sql, WireConn, WireError};
 use crate::error::{Error, Result};
 use crate::workload::kit::keys::KeyDistribution;
 use crate::workload::{IdPicker, Operation, Outcome, Role, Settings, Spec, Ticket};
@@ -13,8 +13,8 @@ use crate::workload::{IdPicker, Operation, Outcome, Role, Settings, Spec, Ticket
 pub struct Select {
     table: String,
     ids: IdPicker,
-    prepared: bool,
-    statement: Option<Stmt>,
+    protocol: Protocol,
+    statement: Option<Sql>,
     id: i32,
 }
 
@@ -45,7 +45,7 @@ impl TableOp for Select {
                 plan.rows,
                 plan.keys.unwrap_or(KeyDistribution::Uniform),
             ),
-            prepared: plan.prepared,
+            protocol: plan.protocol,
             statement: None,
             id: 0,
         }
@@ -55,6 +55,12 @@ impl TableOp for Select {
 impl Select {
     fn sql(&self) -> String {
         format!("select f1, f2, f3, f4 from {} where id = $1", self.table)
+    }
+
+    fn statement(&self) -> Result<&Sql> {
+        self.statement
+            .as_ref()
+            .ok_or_else(|| Error::run("the SELECT ran before it was prepared"))
     }
 
     /// What an answer counts as: the row, or a missing one.
@@ -69,15 +75,10 @@ impl Select {
 
 impl Operation for Select {
     async fn prepare(&mut self, conn: &mut WireConn) -> Result<()> {
-        self.statement = None;
-        if self.prepared {
-            let sql = self.sql();
-            self.statement = Some(
-                conn.prepare(&sql)
-                    .await
-                    .map_err(|e| Error::wire("cannot prepare the SELECT", e))?,
-            );
-        }
+        let sql = Sql::new(conn, self.sql(), self.protocol)
+            .await
+            .map_err(|e| Error::wire("cannot prepare the SELECT", e))?;
+        self.statement = Some(sql);
         Ok(())
     }
 
@@ -87,24 +88,13 @@ impl Operation for Select {
     }
 
     async fn execute(&mut self, conn: &mut WireConn) -> Result<Outcome> {
-        let answer = match self.statement {
-            Some(s) => conn.execute(s, &[self.id.into()]).await,
-            None => {
-                let sql = format!(
-                    "select f1, f2, f3, f4 from {} where id = {}",
-                    self.table, self.id
-                );
-                conn.simple_query(&sql).await
-            }
-        };
+        let answer = self.statement()?.execute(conn, &[self.id.into()]).await;
         Self::outcome(answer)
     }
 
     fn queue(&mut self, conn: &mut WireConn) -> Result<Ticket> {
-        let st = self
-            .statement
-            .ok_or_else(|| Error::run("--pipeline needs the SELECT prepared"))?;
-        conn.queue(st, &[self.id.into()])
+        self.statement()?
+            .queue(conn, &[self.id.into()])
             .map_err(|e| Error::wire("SELECT failed", e))?;
         conn.queue_sync();
         Ok(Ticket(self.id as u32 as u64))

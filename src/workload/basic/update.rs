@@ -7,7 +7,7 @@ use super::table::{self, TableOp};
 use crate::db::sql::TableName;
 use std::time::Duration;
 
-use crate::db::wire::{Answer, Param, Stmt, WireConn, WireError};
+use crate::db::wire::{Answer, Param, Protocol, Sql, WireConn, WireError};
 use crate::error::{Error, Result};
 use crate::workload::kit::keys::KeyDistribution;
 use crate::workload::kit::rowgen::{FIELDS, fill_alphanumeric};
@@ -17,8 +17,8 @@ pub struct Update {
     table: String,
     ids: IdPicker,
     field_len: usize,
-    prepared: bool,
-    statement: Option<Stmt>,
+    protocol: Protocol,
+    statement: Option<Sql>,
     id: i32,
     fields: Vec<u8>,
 }
@@ -51,7 +51,7 @@ impl TableOp for Update {
                 plan.keys.unwrap_or(KeyDistribution::Uniform),
             ),
             field_len: plan.field_len,
-            prepared: plan.prepared,
+            protocol: plan.protocol,
             statement: None,
             id: 0,
             fields: Vec::with_capacity(plan.field_len * FIELDS),
@@ -72,6 +72,12 @@ impl Update {
             "update {} set f1 = $2, f2 = $3, f3 = $4, f4 = $5 where id = $1",
             self.table
         )
+    }
+
+    fn statement(&self) -> Result<&Sql> {
+        self.statement
+            .as_ref()
+            .ok_or_else(|| Error::run("the UPDATE ran before it was prepared"))
     }
 
     /// The staged unit's parameters: the id, then the four fields.
@@ -97,15 +103,10 @@ impl Update {
 
 impl Operation for Update {
     async fn prepare(&mut self, conn: &mut WireConn) -> Result<()> {
-        self.statement = None;
-        if self.prepared {
-            let sql = self.sql();
-            self.statement = Some(
-                conn.prepare(&sql)
-                    .await
-                    .map_err(|e| Error::wire("cannot prepare the UPDATE", e))?,
-            );
-        }
+        let sql = Sql::new(conn, self.sql(), self.protocol)
+            .await
+            .map_err(|e| Error::wire("cannot prepare the UPDATE", e))?;
+        self.statement = Some(sql);
         Ok(())
     }
 
@@ -117,30 +118,13 @@ impl Operation for Update {
     }
 
     async fn execute(&mut self, conn: &mut WireConn) -> Result<Outcome> {
-        let answer = match self.statement {
-            Some(s) => conn.execute(s, &self.params()?).await,
-            None => {
-                let (f1, f2, f3, f4) = (
-                    self.field(0)?,
-                    self.field(1)?,
-                    self.field(2)?,
-                    self.field(3)?,
-                );
-                let sql = format!(
-                    "update {} set f1 = '{f1}', f2 = '{f2}', f3 = '{f3}', f4 = '{f4}' where id = {}",
-                    self.table, self.id
-                );
-                conn.simple_query(&sql).await
-            }
-        };
+        let answer = self.statement()?.execute(conn, &self.params()?).await;
         Self::outcome(answer)
     }
 
     fn queue(&mut self, conn: &mut WireConn) -> Result<Ticket> {
-        let st = self
-            .statement
-            .ok_or_else(|| Error::run("--pipeline needs the UPDATE prepared"))?;
-        conn.queue(st, &self.params()?)
+        self.statement()?
+            .queue(conn, &self.params()?)
             .map_err(|e| Error::wire("UPDATE failed", e))?;
         conn.queue_sync();
         Ok(Ticket(self.id as u32 as u64))

@@ -9,7 +9,7 @@ use rand::rngs::SmallRng;
 
 use super::schema::{C_GROUPS, PAD_GROUPS, digits_value, table};
 use super::statements::{KINDS, Kind};
-use crate::db::wire::{Answer, Param, Stmt, WireConn, WireError};
+use crate::db::wire::{Answer, Param, Protocol, Sql, WireConn, WireError};
 use crate::error::{Error, Result};
 use crate::workload::kit::keys::KeyPicker;
 use crate::workload::{Operation, Outcome, StatementStats, Ticket};
@@ -36,12 +36,12 @@ pub(super) struct OltpOp {
     pub(super) txn: bool,
     /// oltp-insert: the id comes from the table's sequence.
     pub(super) serial_insert: bool,
-    pub(super) prepared: bool,
+    pub(super) protocol: Protocol,
     pub(super) rng: SmallRng,
     pub(super) keys: KeyPicker,
     /// Prepared statements per table (index table-1) and kind (index in
     /// KINDS).
-    pub(super) statements: Vec<Vec<Option<Stmt>>>,
+    pub(super) statements: Vec<Vec<Option<Sql>>>,
     /// The staged event.
     pub(super) steps: Vec<Step>,
     /// The step that failed last, for the failed unit's label.
@@ -71,91 +71,40 @@ impl OltpOp {
         }
     }
 
-    /// Queues step `i` on its prepared statement, with its Sync; false
-    /// when nothing is prepared (`--no-prepared`).
-    fn queue_step(&self, conn: &mut WireConn, i: usize) -> Result<bool> {
-        let step = &self.steps[i];
-        let kind = step.kind;
-        let Some(st) = self
-            .statements
-            .get(step.table - 1)
-            .and_then(|t| t[Self::kind_index(kind)])
-        else {
-            return Ok(false);
-        };
-        let (id, other) = (Param::from(step.id), Param::from(step.other));
-        let (c, pad) = (Param::Text(&step.c), Param::Text(&step.pad));
-        match kind {
-            Kind::SimpleRange | Kind::SumRange | Kind::OrderRange | Kind::DistinctRange => {
-                conn.queue(st, &[id, other])
-            }
-            Kind::NonIndexUpdate => conn.queue(st, &[id, c]),
-            Kind::Insert if self.serial_insert => conn.queue(st, &[other, c, pad]),
-            Kind::Insert => conn.queue(st, &[id, other, c, pad]),
-            Kind::Begin | Kind::Commit => conn.queue(st, &[]),
-            Kind::PointSelect | Kind::IndexUpdate | Kind::Delete => conn.queue(st, &[id]),
-        }
-        .map_err(failed(kind))?;
-        conn.queue_sync();
-        Ok(true)
-    }
-
     /// Runs one statement; returns the rows it read or wrote.
     async fn run(&mut self, conn: &mut WireConn, i: usize) -> Result<u64> {
         let kind = self.steps[i].kind;
         let began = Instant::now();
-        let answer = if self.queue_step(conn, i)? {
-            match conn.send().await {
-                Ok(()) => conn.answer().await,
-                Err(e) => Err(e),
-            }
-        } else {
-            let sql = self.literal_sql(&self.steps[i]);
-            conn.simple_query(&sql).await
-        };
-        let n = rows_of(kind, answer.map_err(failed(kind))?);
+        let (st, params, n) = self.bound(i)?;
+        let answer = st.execute(conn, &params[..n]).await.map_err(failed(kind))?;
+        let n = rows_of(kind, answer);
         self.record(kind, began);
         Ok(n)
     }
 
-    /// `--no-prepared`: the statement with its values as literals (ids are
-    /// integers, c and pad digits and dashes: nothing to escape).
-    fn literal_sql(&self, s: &Step) -> String {
-        let t = table(s.table).quoted();
-        match s.kind {
-            Kind::PointSelect => format!("SELECT c FROM {t} WHERE id={}", s.id),
-            Kind::SimpleRange => {
-                format!(
-                    "SELECT c FROM {t} WHERE id BETWEEN {} AND {}",
-                    s.id, s.other
-                )
+    /// Step `i`'s statement and its parameters (the first `n` of the
+    /// array).
+    fn bound(&self, i: usize) -> Result<(&Sql, [Param<'_>; 4], usize)> {
+        let step = &self.steps[i];
+        let kind = step.kind;
+        let st = self
+            .statements
+            .get(step.table - 1)
+            .and_then(|t| t[Self::kind_index(kind)].as_ref())
+            .ok_or_else(|| Error::run(format!("oltp {} was not prepared", kind.name())))?;
+        let (id, other) = (Param::from(step.id), Param::from(step.other));
+        let (c, pad) = (Param::Text(&step.c), Param::Text(&step.pad));
+        let none = Param::Null;
+        Ok(match kind {
+            Kind::SimpleRange | Kind::SumRange | Kind::OrderRange | Kind::DistinctRange => {
+                (st, [id, other, none, none], 2)
             }
-            Kind::SumRange => format!(
-                "SELECT SUM(k) FROM {t} WHERE id BETWEEN {} AND {}",
-                s.id, s.other
-            ),
-            Kind::OrderRange => format!(
-                "SELECT c FROM {t} WHERE id BETWEEN {} AND {} ORDER BY c",
-                s.id, s.other
-            ),
-            Kind::DistinctRange => format!(
-                "SELECT DISTINCT c FROM {t} WHERE id BETWEEN {} AND {} ORDER BY c",
-                s.id, s.other
-            ),
-            Kind::IndexUpdate => format!("UPDATE {t} SET k=k+1 WHERE id={}", s.id),
-            Kind::NonIndexUpdate => format!("UPDATE {t} SET c='{}' WHERE id={}", s.c, s.id),
-            Kind::Delete => format!("DELETE FROM {t} WHERE id={}", s.id),
-            Kind::Insert if self.serial_insert => format!(
-                "INSERT INTO {t} (k, c, pad) VALUES ({}, '{}', '{}')",
-                s.other, s.c, s.pad
-            ),
-            Kind::Insert => format!(
-                "INSERT INTO {t} (id, k, c, pad) VALUES ({}, {}, '{}', '{}')",
-                s.id, s.other, s.c, s.pad
-            ),
-            Kind::Begin => "BEGIN".to_string(),
-            Kind::Commit => "COMMIT".to_string(),
-        }
+            Kind::NonIndexUpdate => (st, [id, c, none, none], 2),
+            Kind::Insert if self.serial_insert => (st, [other, c, pad, none], 3),
+            Kind::Insert => (st, [id, other, c, pad], 4),
+            Kind::Begin | Kind::Commit => (st, [none; 4], 0),
+            Kind::PointSelect | Kind::IndexUpdate | Kind::Delete => (st, [id, none, none, none], 1),
+        })
     }
 
     fn step(&self, kind: Kind, table: usize, id: i32, other: i32) -> Step {
@@ -187,9 +136,6 @@ fn rows_of(kind: Kind, answer: Answer) -> u64 {
 impl Operation for OltpOp {
     async fn prepare(&mut self, conn: &mut WireConn) -> Result<()> {
         self.statements.clear();
-        if !self.prepared {
-            return Ok(());
-        }
         for i in 1..=self.tables {
             let t = table(i).quoted();
             let mut per_kind = vec![None; KINDS.len()];
@@ -201,7 +147,7 @@ impl Operation for OltpOp {
                 if used {
                     let sql = k.sql(&t, self.serial_insert);
                     *slot = Some(
-                        conn.prepare(&sql)
+                        Sql::new(conn, sql.clone(), self.protocol)
                             .await
                             .map_err(|e| Error::wire(format!("cannot prepare '{sql}'"), e))?,
                     );
@@ -210,7 +156,7 @@ impl Operation for OltpOp {
             if self.txn {
                 for k in [Kind::Begin, Kind::Commit] {
                     per_kind[Self::kind_index(k)] = Some(
-                        conn.prepare(k.sql("", false).as_str())
+                        Sql::new(conn, k.sql("", false), self.protocol)
                             .await
                             .map_err(|e| Error::wire(format!("cannot prepare {}", k.name()), e))?,
                     );
@@ -307,12 +253,12 @@ impl Operation for OltpOp {
     }
 
     fn queue(&mut self, conn: &mut WireConn) -> Result<Ticket> {
-        if self.steps.len() != 1 || !self.queue_step(conn, 0)? {
-            return Err(Error::run(
-                "--pipeline needs events of one prepared statement",
-            ));
-        }
-        let step = &self.steps[0];
+        let [step] = &self.steps[..] else {
+            return Err(Error::run("--pipeline needs events of one statement"));
+        };
+        let (st, params, n) = self.bound(0)?;
+        st.queue(conn, &params[..n]).map_err(failed(step.kind))?;
+        conn.queue_sync();
         Ok(Ticket(
             (Self::kind_index(step.kind) as u64) << 32 | step.table as u64,
         ))

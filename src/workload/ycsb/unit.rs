@@ -12,8 +12,7 @@ use super::MAX_SCAN;
 use super::mix::TYPES;
 use super::run::Acknowledged;
 use super::schema::{field_list, key_of};
-use crate::db::sql::quote_literal;
-use crate::db::wire::{Answer, Param, Stmt, WireConn, WireError};
+use crate::db::wire::{Answer, Param, Protocol, Sql, WireConn, WireError};
 use crate::error::{Error, Result};
 use crate::workload::kit::keys::KeyPicker;
 use crate::workload::kit::rowgen::fill_alphanumeric;
@@ -25,14 +24,14 @@ pub(super) const INSERT: usize = 2;
 pub(super) const SCAN: usize = 3;
 pub(super) const RMW: usize = 4;
 
-/// The prepared statements of a mix worker.
+/// The statements of a mix worker, of the types it draws.
 pub(super) struct Statements {
-    pub(super) read: Option<Stmt>,
+    pub(super) read: Option<Sql>,
     /// One per field: `update … set fieldK = $2 where ycsb_key = $1`.
-    pub(super) update_one: Vec<Stmt>,
-    pub(super) update_all: Option<Stmt>,
-    pub(super) insert: Option<Stmt>,
-    pub(super) scan: Option<Stmt>,
+    pub(super) update_one: Vec<Sql>,
+    pub(super) update_all: Option<Sql>,
+    pub(super) insert: Option<Sql>,
+    pub(super) scan: Option<Sql>,
 }
 
 #[derive(Default)]
@@ -64,7 +63,7 @@ pub(super) struct MixOp {
     pub(super) field_len: usize,
     pub(super) write_all: bool,
     pub(super) rmw_txn: bool,
-    pub(super) prepared: bool,
+    pub(super) protocol: Protocol,
     pub(super) next_insert: Arc<AtomicU64>,
     /// Where this mix's inserts began; the client's record numbers are
     /// interleaved with the other clients' from there.
@@ -113,8 +112,7 @@ impl MixOp {
         )
     }
 
-    /// The statements this mix draws, in the order both drivers prepare
-    /// them: read, the update(s), insert, scan.
+    /// The statements this mix draws: read, the update(s), insert, scan.
     pub(super) fn statement_sqls(&self) -> Vec<(usize, String)> {
         let has = |t: usize| self.active.contains(&t);
         let mut out = Vec::new();
@@ -155,124 +153,107 @@ impl MixOp {
         )
     }
 
-    /// Queues the staged read, update, insert or scan on its prepared
-    /// statement, with its Sync; false when nothing is prepared
-    /// (`--no-prepared`).
-    fn queue_prepared(&self, conn: &mut WireConn, kind: usize) -> Result<bool> {
-        let Some(st) = self.st.as_ref() else {
-            return Ok(false);
-        };
+    /// The statement of the staged unit's kind.
+    fn statement(&self, pick: impl Fn(&Statements) -> Option<&Sql>) -> Result<&Sql> {
+        self.st
+            .as_ref()
+            .and_then(pick)
+            .ok_or_else(|| Error::run("a YCSB unit ran before its statement was prepared"))
+    }
+
+    /// The key and every field's value: the parameters of an insert or
+    /// of an update of all fields.
+    fn key_and_values(&self) -> Result<Vec<Param<'_>>> {
+        let mut params: Vec<Param<'_>> = Vec::with_capacity(self.fields + 1);
+        params.push(self.staged.key.as_str().into());
+        for i in 0..self.fields {
+            params.push(self.value(i)?.into());
+        }
+        Ok(params)
+    }
+
+    /// Queues the staged read, update, insert or scan (`--pipeline`), with
+    /// its Sync.
+    fn queue_unit(&self, conn: &mut WireConn, kind: usize) -> Result<()> {
         let key = self.staged.key.as_str();
-        let missing = || {
-            Error::run(format!(
-                "no statement prepared for the YCSB {}",
-                TYPES[kind]
-            ))
-        };
         let queued = match kind {
-            READ => conn.queue(st.read.ok_or_else(missing)?, &[key.into()]),
-            UPDATE => match st.update_all {
-                Some(all) => {
-                    let mut params: Vec<Param<'_>> = Vec::with_capacity(self.fields + 1);
-                    params.push(key.into());
-                    for i in 0..self.fields {
-                        params.push(self.value(i)?.into());
-                    }
-                    conn.queue(all, &params)
-                }
-                None => {
-                    let one = st.update_one.get(self.staged.field).copied();
-                    conn.queue(
-                        one.ok_or_else(missing)?,
-                        &[key.into(), self.value(0)?.into()],
-                    )
-                }
-            },
-            INSERT => {
-                let mut params: Vec<Param<'_>> = Vec::with_capacity(self.fields + 1);
-                params.push(key.into());
-                for i in 0..self.fields {
-                    params.push(self.value(i)?.into());
-                }
-                conn.queue(st.insert.ok_or_else(missing)?, &params)
-            }
-            SCAN => conn.queue(
-                st.scan.ok_or_else(missing)?,
-                &[key.into(), self.staged.scan_len.into()],
-            ),
-            _ => return Err(Error::run("a read-modify-write is not one statement")),
+            READ => self
+                .statement(|st| st.read.as_ref())?
+                .queue(conn, &[key.into()]),
+            UPDATE if self.write_all => self
+                .statement(|st| st.update_all.as_ref())?
+                .queue(conn, &self.key_and_values()?),
+            UPDATE => self
+                .statement(|st| st.update_one.get(self.staged.field))?
+                .queue(conn, &[key.into(), self.value(0)?.into()]),
+            INSERT => self
+                .statement(|st| st.insert.as_ref())?
+                .queue(conn, &self.key_and_values()?),
+            SCAN => self
+                .statement(|st| st.scan.as_ref())?
+                .queue(conn, &[key.into(), self.staged.scan_len.into()]),
+            _ => return Err(Error::run("a read-modify-write cannot be pipelined")),
         };
         queued.map_err(failed(kind))?;
         conn.queue_sync();
-        Ok(true)
+        Ok(())
     }
 
-    /// The staged read, update, insert or scan with its values written
-    /// into the text (`--no-prepared`).
-    fn literal_sql(&self, kind: usize) -> Result<String> {
-        let key = quote_literal(&self.staged.key);
-        let (fields, table) = (field_list(self.fields), &self.table);
-        Ok(match kind {
-            READ => format!("select ycsb_key, {fields} from {table} where ycsb_key = {key}"),
-            UPDATE => {
-                let sets: Vec<String> = if self.write_all {
-                    (0..self.fields)
-                        .map(|i| Ok(format!("field{i} = {}", quote_literal(self.value(i)?))))
-                        .collect::<Result<_>>()?
-                } else {
-                    vec![format!(
-                        "field{} = {}",
-                        self.staged.field,
-                        quote_literal(self.value(0)?)
-                    )]
-                };
-                format!(
-                    "update {table} set {} where ycsb_key = {key}",
-                    sets.join(", ")
-                )
-            }
-            INSERT => {
-                let lits: Vec<String> = (0..self.fields)
-                    .map(|i| Ok(quote_literal(self.value(i)?)))
-                    .collect::<Result<_>>()?;
-                format!(
-                    "insert into {table} (ycsb_key, {fields}) values ({key}, {})",
-                    lits.join(", ")
-                )
-            }
-            _ => format!(
-                "select ycsb_key, {fields} from {table} where ycsb_key >= {key} order by ycsb_key limit {}",
-                self.staged.scan_len
-            ),
-        })
+    async fn read(&self, conn: &mut WireConn) -> Result<u64> {
+        let read = self.statement(|st| st.read.as_ref())?;
+        Ok(read
+            .execute(conn, &[self.staged.key.as_str().into()])
+            .await
+            .map_err(|e| Error::wire("YCSB read failed", e))?
+            .rows)
     }
 
-    /// Runs the staged read, update, insert or scan alone: the rows it
-    /// read, or wrote.
-    async fn one(&self, conn: &mut WireConn, kind: usize) -> Result<u64> {
-        let answer = if self.queue_prepared(conn, kind)? {
-            match conn.send().await {
-                Ok(()) => conn.answer().await,
-                Err(e) => Err(e),
-            }
+    async fn update(&self, conn: &mut WireConn) -> Result<u64> {
+        let fail = |e| Error::wire("YCSB update failed", e);
+        let key = self.staged.key.as_str();
+        let answer = if self.write_all {
+            let all = self.statement(|st| st.update_all.as_ref())?;
+            all.execute(conn, &self.key_and_values()?).await
         } else {
-            let sql = self.literal_sql(kind)?;
-            conn.simple_query(&sql).await
+            let one = self.statement(|st| st.update_one.get(self.staged.field))?;
+            one.execute(conn, &[key.into(), self.value(0)?.into()])
+                .await
         };
-        Ok(rows_of(kind, answer.map_err(failed(kind))?))
+        Ok(answer.map_err(fail)?.affected)
+    }
+
+    async fn insert(&self, conn: &mut WireConn) -> Result<u64> {
+        let insert = self.statement(|st| st.insert.as_ref())?;
+        Ok(insert
+            .execute(conn, &self.key_and_values()?)
+            .await
+            .map_err(|e| Error::wire("YCSB insert failed", e))?
+            .affected)
+    }
+
+    async fn scan(&self, conn: &mut WireConn) -> Result<u64> {
+        let scan = self.statement(|st| st.scan.as_ref())?;
+        Ok(scan
+            .execute(
+                conn,
+                &[self.staged.key.as_str().into(), self.staged.scan_len.into()],
+            )
+            .await
+            .map_err(|e| Error::wire("YCSB scan failed", e))?
+            .rows)
     }
 
     async fn read_modify_write(&self, conn: &mut WireConn) -> Result<u64> {
         if !self.rmw_txn {
-            let found = self.one(conn, READ).await?;
-            let _ = self.one(conn, UPDATE).await?;
+            let found = self.read(conn).await?;
+            let _ = self.update(conn).await?;
             return Ok(found);
         }
         let fail = |e| Error::wire("YCSB read-modify-write transaction failed", e);
         conn.simple_query("begin").await.map_err(fail)?;
         let done = async {
-            let found = self.one(conn, READ).await?;
-            self.one(conn, UPDATE).await?;
+            let found = self.read(conn).await?;
+            self.update(conn).await?;
             Ok::<_, Error>(found)
         }
         .await;
@@ -293,35 +274,9 @@ impl MixOp {
     }
 }
 
-/// How a failure of the YCSB statement `kind` is said.
-fn failed(kind: usize) -> impl Fn(WireError) -> Error {
-    move |e| Error::wire(format!("YCSB {} failed", TYPES[kind]), e)
-}
-
-/// The rows a statement of `kind` read or wrote.
-fn rows_of(kind: usize, answer: Answer) -> u64 {
-    match kind {
-        READ | SCAN => answer.rows,
-        _ => answer.affected,
-    }
-}
-
-/// A unit of `kind` that read or wrote `rows`: a read, update or
-/// read-modify-write that found no record is missing one; a scan past the
-/// last key may rightly find none.
-fn outcome(kind: usize, rows: u64) -> Outcome {
-    Outcome {
-        rows,
-        missing: u64::from(rows == 0 && kind != SCAN),
-    }
-}
-
 impl Operation for MixOp {
     async fn prepare(&mut self, conn: &mut WireConn) -> Result<()> {
         self.st = None;
-        if !self.prepared {
-            return Ok(());
-        }
         let mut st = Statements {
             read: None,
             update_one: Vec::new(),
@@ -332,8 +287,7 @@ impl Operation for MixOp {
         // Only the statements of the types this mix draws: with -C they
         // are made again on every connection.
         for (kind, sql) in self.statement_sqls() {
-            let s = conn
-                .prepare(&sql)
+            let s = Sql::new(conn, sql.clone(), self.protocol)
                 .await
                 .map_err(|e| Error::wire(format!("cannot prepare '{sql}'"), e))?;
             match kind {
@@ -409,25 +363,24 @@ impl Operation for MixOp {
     async fn execute(&mut self, conn: &mut WireConn) -> Result<Outcome> {
         let kind = self.kind();
         let rows = match kind {
-            RMW => self.read_modify_write(conn).await?,
-            _ => {
-                let n = self.one(conn, kind).await?;
-                if kind == INSERT
-                    && let Some(k) = self.pending_ack.take()
-                {
+            READ => self.read(conn).await?,
+            UPDATE => self.update(conn).await?,
+            INSERT => {
+                let n = self.insert(conn).await?;
+                if let Some(k) = self.pending_ack.take() {
                     self.acked.ack(k);
                 }
                 n
             }
+            SCAN => self.scan(conn).await?,
+            _ => self.read_modify_write(conn).await?,
         };
         Ok(outcome(kind, rows))
     }
 
     fn queue(&mut self, conn: &mut WireConn) -> Result<Ticket> {
         let kind = self.kind();
-        self.queue_prepared(conn, kind)?
-            .then_some(())
-            .ok_or_else(|| Error::run("--pipeline needs the statements prepared"))?;
+        self.queue_unit(conn, kind)?;
         // A queued insert is acknowledged when its answer comes (or its
         // failure), not when the next unit is staged.
         let number = match (kind, self.pending_ack.take()) {
@@ -447,7 +400,12 @@ impl Operation for MixOp {
         if kind == INSERT {
             self.acked.ack(ticket.0 >> 3);
         }
-        Ok(outcome(kind, rows_of(kind, answer.map_err(failed(kind))?)))
+        let answer = answer.map_err(failed(kind))?;
+        let rows = match kind {
+            READ | SCAN => answer.rows,
+            _ => answer.affected,
+        };
+        Ok(outcome(kind, rows))
     }
 
     fn queued_label(&self, ticket: Ticket) -> Option<String> {
@@ -457,5 +415,20 @@ impl Operation for MixOp {
             _ => ticket.0 >> 3,
         };
         Some(format!("{} of {}", TYPES.get(kind)?, key_of(number)))
+    }
+}
+
+/// How a failure of the YCSB statement `kind` is said.
+fn failed(kind: usize) -> impl Fn(WireError) -> Error {
+    move |e| Error::wire(format!("YCSB {} failed", TYPES[kind]), e)
+}
+
+/// A unit of `kind` that read or wrote `rows`: a read, update or
+/// read-modify-write that found no record is missing one; a scan past the
+/// last key may rightly find none.
+fn outcome(kind: usize, rows: u64) -> Outcome {
+    Outcome {
+        rows,
+        missing: u64::from(rows == 0 && kind != SCAN),
     }
 }
