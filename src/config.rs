@@ -801,6 +801,60 @@ mod tests {
     use super::*;
 
     #[test]
+    fn pipeline_is_refused_where_units_cannot_be_in_flight_together() {
+        let m = usage_message(&["-o", "ycsb-f,oltp-read-write,select", "--pipeline", "8"]);
+        assert!(
+            m.contains("--pipeline 8: ycsb-f, oltp-read-write cannot keep several units in flight"),
+            "{m}"
+        );
+        for (args, expect) in [
+            (
+                &["-o", "select", "--pipeline", "8", "-C"][..],
+                "--reconnect",
+            ),
+            (
+                &["-o", "select", "--pipeline", "8", "--no-prepared"][..],
+                "--no-prepared has no pipeline",
+            ),
+            (
+                &["-o", "update", "--pipeline", "2", "-M", "simple"][..],
+                "-M simple has no pipeline",
+            ),
+            (&["-o", "select", "--pipeline", "257"][..], "more than 256"),
+            (&["-o", "tpcc", "--pipeline", "2"][..], "tpcc cannot"),
+        ] {
+            let m = usage_message(args);
+            assert!(m.contains(expect), "{args:?}: {m}");
+        }
+        // 1 is sending each unit alone: fine for every workload.
+        assert!(plan(&["-o", "ycsb-f", "--pipeline", "1", "-C"]).is_ok());
+        for ok in [
+            &["-o", "select,update", "--pipeline", "8", "-M", "extended"][..],
+            &[
+                "-o",
+                "ycsb-a,ycsb-b,ycsb-c,ycsb-d,ycsb-e",
+                "--pipeline",
+                "8",
+            ],
+            &["-o", "oltp-point-select", "--pipeline", "8"],
+            &["-o", "oltp-update-index", "--skip-trx", "--pipeline", "8"],
+        ] {
+            let p = plan(ok).unwrap_or_else(|e| panic!("{ok:?}: {e}"));
+            assert_eq!(p.run.pipeline, 8, "{ok:?}");
+        }
+        // A load before the queries sends its batches one at a time, and
+        // says so.
+        let w = plan(&["-o", "copy-mem,select", "--pipeline", "8"])
+            .unwrap()
+            .warnings()
+            .join("\n");
+        assert!(
+            w.contains("--pipeline keeps queries in flight; copy-mem sends one batch at a time"),
+            "{w}"
+        );
+    }
+
+    #[test]
     fn clean_ups_go_last() {
         assert!(
             usage_message(&["-o", "cleanup,copy-mem"]).contains(

@@ -174,6 +174,12 @@ impl Lane {
 }
 
 impl Phase<'_> {
+    /// Whether no unit may start before those in flight are counted: their
+    /// connection is broken, and the first failure to count replaces it.
+    pub(super) fn must_drain(&self, lane: &Lane) -> bool {
+        !lane.flights.is_empty() && self.session.is_closed()
+    }
+
     /// Starts `held`, its due time reached: kept to be sent alone, or
     /// queued on the connection (a unit that cannot be queued ends at
     /// once, failed).
@@ -296,6 +302,14 @@ impl Phase<'_> {
         }
         if !lane.done.is_empty() {
             return;
+        }
+        // Units queued on a connection since replaced get no answer.
+        while lane
+            .flights
+            .front()
+            .is_some_and(|f| f.conn != self.session.number())
+        {
+            self.answered(op, lane, Err(WireError::Closed(None)), deadline, ending);
         }
         self.send_queued(lane).await;
         let wake = lane.next_wake();

@@ -359,6 +359,11 @@ impl Phase<'_> {
         out: &mut WorkerOutput,
     ) -> bool {
         lane.wake = None;
+        if self.must_drain(lane) {
+            return true;
+        }
+        // A failed unit's next try takes the place it had.
+        while self.start_retry(lane, Instant::now()) {}
         while lane.has_room() {
             if !think.is_zero() && !self.pause(std::mem::take(think), deadline).await {
                 return false;
@@ -370,9 +375,6 @@ impl Phase<'_> {
             if deadline.is_some_and(|d| now >= d) {
                 out.timed_out = self.pace.spec.is_load();
                 return false;
-            }
-            if self.start_retry(lane, now) {
-                continue;
             }
             let held = match lane.held.take() {
                 Some(h) => h,

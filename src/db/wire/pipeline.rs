@@ -104,10 +104,10 @@ impl WireConn {
                         None => Ok(part.answer),
                     });
                 }
-                // BindComplete, RowDescription, NoData, EmptyQuery,
-                // PortalSuspended, notices, parameter changes,
-                // notifications.
-                b'2' | b'T' | b'n' | b'I' | b's' | b'N' | b'S' | b'A' => {}
+                // ParseComplete (an unnamed statement), BindComplete,
+                // RowDescription, NoData, EmptyQuery, PortalSuspended,
+                // notices, parameter changes, notifications.
+                b'1' | b'2' | b'T' | b'n' | b'I' | b's' | b'N' | b'S' | b'A' => {}
                 other => {
                     return Some(Err(
                         self.unexpected(other, "waiting for a pipelined unit's answer")

@@ -1,0 +1,383 @@
+//! `--pipeline N` against real servers: the queries the tool counts are
+//! the ones the server ran (index scans, rows updated), prepared and as
+//! unnamed statements; a query that fails inside a pipeline fails alone
+//! and is counted once; `--on-error stop` still counts what was in
+//! flight; a server restart is survived; `--rate` keeps its rate with
+//! queries in flight, latency never below service time; the depth is in
+//! the summary and the JSON report.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{client, plan, run_args, sandbox, spawn_run};
+use tokio_postgres::Client;
+use ysql_bench::db::sandbox::Sandbox;
+
+/// (idx_scan, n_tup_upd) of test_table and xact_rollback of the database,
+/// once the backends that ran the queries have reported them (at exit,
+/// which a run's end does not wait for): read until two reads a little
+/// apart agree.
+async fn counts(c: &Client) -> (i64, i64, i64) {
+    let read = || async {
+        c.batch_execute("select pg_stat_clear_snapshot()")
+            .await
+            .unwrap();
+        let r = c
+            .query_one(
+                "select coalesce(idx_scan, 0), n_tup_upd, \
+                 (select xact_rollback from pg_stat_database where datname = current_database()) \
+                 from pg_stat_user_tables where relname = 'test_table'",
+                &[],
+            )
+            .await
+            .unwrap();
+        (r.get::<_, i64>(0), r.get::<_, i64>(1), r.get::<_, i64>(2))
+    };
+    let mut last = read().await;
+    loop {
+        tokio::time::sleep(Duration::from_millis(700)).await;
+        let now = read().await;
+        if now == last {
+            return now;
+        }
+        last = now;
+    }
+}
+
+async fn loaded(rows: &str) -> (Sandbox, Client) {
+    let sb = sandbox();
+    run_args(&sb, &["-o", "copy-mem", "-r", rows]).await;
+    let c = client(&sb).await;
+    (sb, c)
+}
+
+/// Every query the tool counts is one the server ran, and no more: select
+/// (index scans) and update (rows updated), prepared and as unnamed
+/// statements, eight in flight on each of two connections.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pipelined_queries_count_what_the_server_counts() {
+    let (sb, c) = loaded("2000").await;
+    let dir = tempfile::tempdir().unwrap();
+    for protocol in ["prepared", "extended"] {
+        for op in ["select", "update"] {
+            let json = dir.path().join(format!("{op}-{protocol}.json"));
+            let before = counts(&c).await;
+            let (report, text) = run_args(
+                &sb,
+                &[
+                    "-o",
+                    op,
+                    "-r",
+                    "2000",
+                    "-t",
+                    "2",
+                    "--time",
+                    "2s",
+                    "--pipeline",
+                    "8",
+                    "-M",
+                    protocol,
+                    "--no-server-stats",
+                    "--json",
+                    json.to_str().unwrap(),
+                ],
+            )
+            .await;
+            let after = counts(&c).await;
+            let r = &report.operations[0];
+            assert!(r.failure.is_none(), "{text}");
+            assert_eq!(r.total.failed(), 0, "{text}");
+            assert!(r.total.ops > 100, "{text}");
+            assert_eq!(r.total.missing, 0, "{text}");
+            let server = match op {
+                "select" => after.0 - before.0,
+                _ => after.1 - before.1,
+            };
+            assert_eq!(
+                r.total.ops as i64, server,
+                "{op} -M {protocol}: the tool's count against the server's\n{text}"
+            );
+            assert!(
+                text.contains("pipeline              : 8 queries in flight per connection"),
+                "{text}"
+            );
+            let saved: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+            assert_eq!(saved["operations"][0]["pipeline"], 8, "{saved}");
+        }
+    }
+    // Without --pipeline the line is not there, and the key says 1.
+    let (report, text) = run_args(
+        &sb,
+        &[
+            "-o",
+            "select",
+            "-r",
+            "2000",
+            "--time",
+            "1s",
+            "--no-server-stats",
+        ],
+    )
+    .await;
+    assert!(!text.contains("pipeline "), "{text}");
+    assert_eq!(report.operations[0].pipeline, 1);
+}
+
+/// A trigger refuses the update of every tenth id: those queries fail,
+/// each counted once (as many as the server rolled back), and the others
+/// in the same pipelines succeed (as many as the server updated).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_query_in_a_pipeline_fails_alone() {
+    let (sb, c) = loaded("2000").await;
+    c.batch_execute(
+        "create function no_tens() returns trigger language plpgsql as $$
+         begin if new.id % 10 = 0 then raise exception 'id % refused', new.id using errcode = 'P0042'; end if; return new; end $$;
+         create trigger no_tens before update on test_table for each row execute function no_tens();",
+    )
+    .await
+    .unwrap();
+    let before = counts(&c).await;
+    let (report, text) = run_args(
+        &sb,
+        &[
+            "-o",
+            "update",
+            "-r",
+            "2000",
+            "-t",
+            "2",
+            "--time",
+            "2s",
+            "--pipeline",
+            "8",
+            "--on-error",
+            "continue",
+            "--no-server-stats",
+        ],
+    )
+    .await;
+    let after = counts(&c).await;
+    let r = &report.operations[0];
+    let failed = r.total.failed();
+    assert_eq!(r.total.ops as i64, after.1 - before.1, "{text}");
+    assert_eq!(failed as i64, after.2 - before.2, "{text}");
+    assert_eq!(
+        r.total.errors.keys().collect::<Vec<_>>(),
+        ["P0042"],
+        "{text}"
+    );
+    // About a tenth of the ids are refused.
+    let share = failed as f64 / (failed + r.total.ops) as f64;
+    assert!((0.05..0.15).contains(&share), "{share}: {text}");
+    assert_eq!(r.total.reconnects, 0, "{text}");
+
+    // --on-error stop: the first failure stops the run, and what was in
+    // flight still counts, failed or not.
+    let before = counts(&c).await;
+    let (report, text) = run_args(
+        &sb,
+        &[
+            "-o",
+            "update",
+            "-r",
+            "2000",
+            "-t",
+            "2",
+            "--time",
+            "5s",
+            "--pipeline",
+            "8",
+            "--on-error",
+            "stop",
+            "--no-server-stats",
+        ],
+    )
+    .await;
+    let after = counts(&c).await;
+    let r = &report.operations[0];
+    assert!(!report.succeeded(), "{text}");
+    assert!(
+        r.failure.as_deref().unwrap_or("").contains("P0042"),
+        "{text}"
+    );
+    assert!(r.wallclock < Duration::from_secs(4), "{text}");
+    assert!(r.total.failed() >= 1, "{text}");
+    assert_eq!(r.total.ops as i64, after.1 - before.1, "{text}");
+    assert_eq!(r.total.failed() as i64, after.2 - before.2, "{text}");
+}
+
+/// A failure the retry policy names is sent again inside the pipeline: a
+/// trigger refuses every third update with a serialization failure (40001;
+/// a sequence counts them, as a rollback does not undo it), and every unit
+/// ends done after its retries.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retried_query_is_queued_again() {
+    let (sb, c) = loaded("2000").await;
+    c.batch_execute(
+        "create sequence tries;
+         create function every_third_fails() returns trigger language plpgsql as $$
+         begin
+           if nextval('tries') % 3 = 0 then
+             raise exception 'try of % refused', new.id using errcode = '40001';
+           end if;
+           return new;
+         end $$;
+         create trigger every_third_fails before update on test_table for each row execute function every_third_fails();",
+    )
+    .await
+    .unwrap();
+    let before = counts(&c).await;
+    let (report, text) = run_args(
+        &sb,
+        &[
+            "-o",
+            "update",
+            "-r",
+            "2000",
+            "-t",
+            "2",
+            "--time",
+            "2s",
+            "--pipeline",
+            "8",
+            "--max-tries",
+            "20",
+            "--no-server-stats",
+        ],
+    )
+    .await;
+    let after = counts(&c).await;
+    let r = &report.operations[0];
+    assert_eq!(r.total.failed(), 0, "{text}");
+    assert!(r.total.retries > 0 && r.total.retried > 0, "{text}");
+    assert_eq!(r.total.ops as i64, after.1 - before.1, "{text}");
+}
+
+/// The server restarts under eight queries in flight per connection: the
+/// queries in flight fail (each counted), the workers reconnect once each,
+/// and the run goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pipelined_select_survives_a_server_restart() {
+    let mut sb = sandbox();
+    run_args(&sb, &["-o", "copy-mem", "-r", "1000"]).await;
+    let p = plan(
+        &sb,
+        &[
+            "-o",
+            "select",
+            "-r",
+            "1000",
+            "-t",
+            "2",
+            "--time",
+            "6s",
+            "--pipeline",
+            "8",
+        ],
+    );
+    let run = spawn_run(p);
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    tokio::task::block_in_place(|| {
+        sb.stop_server();
+        std::thread::sleep(Duration::from_millis(800));
+        sb.start_server().unwrap();
+    });
+    let (report, text) = run.await.unwrap();
+    let report = report.unwrap();
+    let op = &report.operations[0];
+    // Every worker ends on time: none waits for an answer that cannot
+    // come (a unit queued on the connection that was lost).
+    assert!(op.wallclock < Duration::from_millis(6500), "{text}");
+    assert!(
+        (2..=4).contains(&op.total.reconnects),
+        "one reconnect per worker (two if the server refused the first while starting)\n{text}"
+    );
+    assert!((1..=2 * 8).contains(&op.total.failed()), "{text}");
+    let classes: Vec<&String> = op.total.errors.keys().collect();
+    assert!(
+        classes
+            .iter()
+            .all(|c| c.starts_with("57P0") || *c == "connection-closed"),
+        "{classes:?}"
+    );
+    let last = op.intervals.last().unwrap();
+    assert!(last.ops > 0, "{:?}", op.intervals);
+}
+
+/// Under --rate the pipelined queries keep the rate (counted on the
+/// server), and each one's latency, from its due time, is never below
+/// its service time, from its send. A 2 ms query on one connection due
+/// every 2.5 ms sometimes falls due while the one before is in flight.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pipelined_queries_keep_the_rate() {
+    let (sb, c) = loaded("2000").await;
+    let before = counts(&c).await;
+    let (report, text) = run_args(
+        &sb,
+        &[
+            "-o",
+            "select",
+            "-r",
+            "2000",
+            "-t",
+            "2",
+            "--time",
+            "2s",
+            "--rate",
+            "300",
+            "--pipeline",
+            "8",
+            "--no-server-stats",
+        ],
+    )
+    .await;
+    let after = counts(&c).await;
+    let r = &report.operations[0];
+    assert_eq!(r.total.failed(), 0, "{text}");
+    assert_eq!(r.total.ops as i64, after.0 - before.0, "{text}");
+    assert!((570..=601).contains(&r.total.ops), "{text}");
+    latency_covers_service(&r.total, &text);
+
+    c.batch_execute(
+        "create function slow() returns trigger language plpgsql as $$
+         begin perform pg_sleep(0.002); return new; end $$;
+         create trigger slow before update on test_table for each row execute function slow();",
+    )
+    .await
+    .unwrap();
+    let before = counts(&c).await;
+    let (report, text) = run_args(
+        &sb,
+        &[
+            "-o",
+            "update",
+            "-r",
+            "2000",
+            "--time",
+            "2s",
+            "--rate",
+            "400",
+            "--pipeline",
+            "4",
+            "--no-server-stats",
+        ],
+    )
+    .await;
+    let after = counts(&c).await;
+    let r = &report.operations[0];
+    assert_eq!(r.total.failed(), 0, "{text}");
+    assert_eq!(r.total.ops as i64, after.1 - before.1, "{text}");
+    assert!(r.total.ops >= 700, "{text}");
+    latency_covers_service(&r.total, &text);
+}
+
+fn latency_covers_service(t: &ysql_bench::stats::Stats, text: &str) {
+    for q in [0.0, 0.5, 0.99, 1.0] {
+        assert!(
+            t.latency.value_at_quantile(q) >= t.service.value_at_quantile(q),
+            "quantile {q}: latency below service time\n{text}"
+        );
+    }
+}
