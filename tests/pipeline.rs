@@ -381,3 +381,79 @@ fn latency_covers_service(t: &ysql_bench::stats::Stats, text: &str) {
         );
     }
 }
+
+/// The YCSB mixes without read-modify-write and oltp-point-select
+/// pipeline too: inserts in flight are acknowledged as their answers come
+/// (so that `latest` never reads a record still being inserted: no
+/// record missing), every insert is in the table, and each point select
+/// is one index scan and one statement in the per-statement figures.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ycsb_mixes_and_oltp_point_select_pipeline_too() {
+    let sb = sandbox();
+    let c = client(&sb).await;
+    run_args(&sb, &["-o", "ycsb-load", "-r", "2000", "-t", "2"]).await;
+    let records = || async {
+        c.query_one("select count(*) from usertable", &[])
+            .await
+            .unwrap()
+            .get::<_, i64>(0)
+    };
+    for mix in ["ycsb-d", "ycsb-e", "ycsb-a"] {
+        let before = records().await;
+        let (report, text) = run_args(
+            &sb,
+            &[
+                "-o",
+                mix,
+                "-r",
+                "2000",
+                "-t",
+                "2",
+                "--time",
+                "1s",
+                "--pipeline",
+                "8",
+                "--no-server-stats",
+            ],
+        )
+        .await;
+        let r = &report.operations[0];
+        assert_eq!(r.total.failed(), 0, "{mix}: {text}");
+        assert_eq!(r.total.missing, 0, "{mix}: {text}");
+        assert!(r.total.ops > 100, "{mix}: {text}");
+        let inserted: u64 = r
+            .types
+            .iter()
+            .filter(|t| t.name == "insert")
+            .map(|t| t.stats.ops)
+            .sum();
+        assert_eq!(records().await - before, inserted as i64, "{mix}: {text}");
+    }
+
+    run_args(&sb, &["-o", "oltp-prepare", "-r", "2000"]).await;
+    let before = common::index_scans(&c, "sbtest1").await;
+    let (report, text) = run_args(
+        &sb,
+        &[
+            "-o",
+            "oltp-point-select",
+            "-r",
+            "2000",
+            "-t",
+            "2",
+            "--time",
+            "1s",
+            "--pipeline",
+            "8",
+            "--no-server-stats",
+        ],
+    )
+    .await;
+    let after = common::index_scans(&c, "sbtest1").await;
+    let r = &report.operations[0];
+    assert_eq!(r.total.failed(), 0, "{text}");
+    assert_eq!(r.total.missing, 0, "{text}");
+    assert_eq!(r.total.ops as i64, after - before, "{text}");
+    let selects: u64 = r.statements.iter().map(|s| s.count).sum();
+    assert_eq!(selects, r.total.ops, "{text}");
+}
