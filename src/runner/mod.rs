@@ -12,7 +12,9 @@
 //! meet (a trait: [`crate::cluster`] implements it); [`setup_race`] lets a
 //! stop cancel a set-up query; `coordinator.rs`
 //! starts the workers and ends them (grace, cancel, abandon);
-//! `worker.rs` is the one unit loop every workload runs through;
+//! `worker.rs` is the one unit loop every workload runs through, and
+//! `pipeline.rs` how it sends units (alone, or several in flight with
+//! `--pipeline`);
 //! `recover.rs` retries units and replaces lost connections; `ending.rs`
 //! says why units are being ended early and wakes waiting workers at a
 //! stop; `recorder.rs` holds what the workers of one OS thread measure;

@@ -6,6 +6,15 @@
 //! (a TPC-C terminal's keying and think times) are waited before and
 //! after it and count in neither: they are not work for the server.
 //!
+//! The loop starts units into a [`Lane`] and counts what comes out of it:
+//! one unit at a time through the operation's `execute`, or with
+//! `--pipeline N` up to N queued on the connection at once (see
+//! `pipeline.rs`). Either way a unit's end goes through the same code:
+//! its retries, its failure and what follows it (stop, reconnect), its
+//! statistics, intervals and latency log line. Once no unit may start
+//! (the stop, the deadline, a failure that ends the worker), those in
+//! flight are still read and counted.
+//!
 //! A worker records into the [`ThreadRecorder`] it shares with the other
 //! workers of its OS thread (statistics per transaction type, interval
 //! pieces, scatter sample; see `recorder.rs`), and owns only what is its
