@@ -8,8 +8,9 @@
 //!
 //! A worker records into the [`ThreadRecorder`] it shares with the other
 //! workers of its OS thread (statistics per transaction type, interval
-//! pieces, scatter sample; see `recorder.rs`), and owns only what is its
-//! own: its rows, its error, the end of its last unit ([`WorkerOutput`]).
+//! pieces, scatter sample, per-statement figures; see `recorder.rs`), and
+//! owns only what is its own: its rows, its error, the end of its last
+//! unit ([`WorkerOutput`]).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -26,7 +27,7 @@ use super::settings::RetryPolicy;
 use super::{InFlight, OnError, RunCtx, RunSettings, backoff};
 use crate::error::{Error, Result};
 use crate::stats::Timing;
-use crate::workload::{Operation, Spec, StatementStats, worker_seed};
+use crate::workload::{Operation, Spec, worker_seed};
 
 /// What one worker hands back; its measurements are in its thread's
 /// recorder.
@@ -40,8 +41,6 @@ pub(super) struct WorkerOutput {
     /// When the last measured unit ended: after a stop, the wallclock runs
     /// to the stop or to the last unit counted, whichever is later.
     pub(super) last_end: Option<Instant>,
-    /// Per statement kind, as the operation kept them (transactions).
-    pub(super) statements: Vec<StatementStats>,
 }
 
 /// How a worker runs, the same for all workers of an operation.
@@ -155,18 +154,16 @@ pub(super) async fn worker_loop<O: Operation>(
             out.error = discard.error;
             return out;
         }
-        // What the statements did during the warmup is not measured.
-        drop(op.take_statements());
     }
     phase.measured = true;
     phase.rec.begin(start);
+    phase.rec.name_statements(op.statement_times());
     phase.log = ctx.latency_log.as_ref().map(|l| l.writer());
     let deadline = pace.run_time.map(|d| start + d);
     phase.units(&mut op, deadline, &mut out).await;
     if let Some(log) = phase.log.as_mut() {
         log.flush().await;
     }
-    out.statements = op.take_statements();
     Box::pin(phase.session.close()).await;
     out
 }
@@ -306,6 +303,9 @@ impl Phase<'_> {
             let (res, tries, cancelled, attempt) =
                 self.execute_with_retries(op, ty, deadline).await;
             let end = Instant::now();
+            // Its statements' times, retries' and failures' included.
+            self.rec
+                .statements_done(self.measured, op.statement_times());
             think = pauses.after;
             let unit = Sent {
                 ty,

@@ -18,7 +18,8 @@
 //! indexed by slot, each SQL command's prepared statement is kept per
 //! connection, and parameters are written into reused strings. (The
 //! driver allocates its own messages and rows.) Every SQL command and
-//! `\sleep` keeps its own latency histogram.
+//! `\sleep` is timed as a statement kind of its own (the runner keeps
+//! their histograms, see [`StatementTimes`]).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -31,7 +32,7 @@ use super::eval::{Env, Value, VarError, eval, parse_text_value};
 use super::parse::{Command, Program, SleepAmount, Sql, TxnEffect};
 use crate::db::wire::{Param, Protocol, Rows, Stmt, WireConn, WireError};
 use crate::error::{Error, Result};
-use crate::workload::StatementStats;
+use crate::workload::StatementTimes;
 use crate::workload::kit::keys::ZipfSampler;
 
 /// A variable of one client.
@@ -76,7 +77,7 @@ pub struct Interp {
     program: Arc<Program>,
     vars: Vec<Var>,
     zipf: Vec<Option<ZipfSampler>>,
-    stats: Vec<StatementStats>,
+    stats: StatementTimes,
     /// How SQL commands are sent (`-M`).
     protocol: Protocol,
     /// The prepared statement of each script's each command, per
@@ -96,11 +97,9 @@ pub struct Interp {
 impl Interp {
     /// An interpreter whose variables start as `vars` (one per slot).
     pub fn new(program: Arc<Program>, vars: Vec<Var>, protocol: Protocol) -> Interp {
-        let stats = program
-            .statements
-            .iter()
-            .map(|n| StatementStats::new(n))
-            .collect();
+        let stats = StatementTimes::new(program.statements.iter().copied(), |name| {
+            super::query_class(name).unwrap_or("other")
+        });
         let n = program.max_params;
         Interp {
             zipf: vec![None; program.zipf_sites],
@@ -153,12 +152,9 @@ impl Interp {
         Ok(())
     }
 
-    /// Hands over the per-statement figures kept since the last call.
-    pub fn take_stats(&mut self) -> Vec<StatementStats> {
-        self.stats
-            .iter_mut()
-            .map(|s| std::mem::replace(s, StatementStats::new(s.name)))
-            .collect()
+    /// The times of its SQL commands and `\sleep`s.
+    pub fn times(&mut self) -> &mut StatementTimes {
+        &mut self.stats
     }
 
     /// Runs script `index` once; `seed` seeds its random draws. Returns the
@@ -230,9 +226,7 @@ impl Interp {
                     let ns = (n.max(0) as u64).saturating_mul(*unit_ns);
                     let began = Instant::now();
                     tokio::time::sleep(Duration::from_nanos(ns)).await;
-                    if let Some(s) = self.stats.get_mut(*stat) {
-                        s.record(began.elapsed());
-                    }
+                    self.stats.record(*stat, began.elapsed());
                 }
                 Command::Sql(sql) => {
                     match self.sql(conn, index, pc, sql).await {
@@ -302,9 +296,7 @@ impl Interp {
         } else {
             self.sql_simple(conn, sql).await?
         };
-        if let Some(s) = self.stats.get_mut(sql.stat) {
-            s.record(began.elapsed());
-        }
+        self.stats.record(sql.stat, began.elapsed());
         Ok(rows)
     }
 

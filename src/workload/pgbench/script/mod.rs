@@ -44,7 +44,7 @@ use crate::db::unnamed;
 use crate::db::wire::WireConn;
 use crate::error::{Error, Result};
 use crate::workload::{
-    BoxFuture, DynOperation, Facts, Operation, Outcome, Role, Settings, Spec, StatementStats,
+    BoxFuture, DynOperation, Facts, Operation, Outcome, Role, Settings, Spec, StatementTimes,
     TableSet, Workload, worker_seed,
 };
 
@@ -572,12 +572,8 @@ impl Operation for ScriptOp {
         }
     }
 
-    fn take_statements(&mut self) -> Vec<StatementStats> {
-        let mut taken = self.interp.take_stats();
-        for s in &mut taken {
-            s.class = query_class(s.name).unwrap_or("other");
-        }
-        taken
+    fn statement_times(&mut self) -> Option<&mut StatementTimes> {
+        Some(self.interp.times())
     }
 }
 
