@@ -97,7 +97,7 @@ pub enum KeyDistributionArg {
 pub enum DriverArg {
     /// The lean driver where it can be used, tokio-postgres elsewhere.
     Auto,
-    /// The lean driver (prepared statements, no TLS), or an error.
+    /// The lean driver (prepared statements), or an error.
     Lean,
     /// tokio-postgres for everything.
     TokioPostgres,
@@ -444,8 +444,8 @@ pub struct Cli {
     /// Which client library sends the queries of select, update, YCSB and the oltp scripts.
     ///
     /// auto: the lean driver (no task, channel or allocation per query) where it can be used:
-    /// prepared statements on a plain-text connection (sslmode=disable, or prefer against a server
-    /// without TLS); tokio-postgres otherwise. lean: the lean driver, or refuse to run. Loads,
+    /// prepared statements, over TLS or not; tokio-postgres otherwise (--no-prepared). lean: the
+    /// lean driver, or refuse to run. Loads,
     /// COPY, YCSB's read-modify-write, scripts, booking and TPC-C always use tokio-postgres.
     #[arg(long, value_enum, value_name = "DRIVER", default_value = "auto", help_heading = CONNECTION)]
     pub driver: DriverArg,

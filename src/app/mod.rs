@@ -30,7 +30,7 @@ use crate::db::sandbox::{Sandbox, SandboxOptions};
 use crate::db::schema::{self, ServerInfo};
 use crate::db::server_stats;
 use crate::db::server_watch::ServerWatch;
-use crate::db::tls::{SslMode, Tls};
+use crate::db::tls::Tls;
 use crate::error::{Error, Result};
 use crate::report::files::FileTargets;
 use crate::report::{self, Pictures, text};
@@ -134,32 +134,23 @@ pub async fn run_with(
     run_workloads(plan, workloads, out, control).await
 }
 
-/// Where the lean driver ([`crate::db::wire`]) may run, now that the
-/// server was asked: it speaks plain text only, so the connection must be
-/// unencrypted by the user's choice (sslmode=disable) or by the server's
-/// (sslmode=prefer against a server that offers no TLS), and must need
-/// nothing the lean driver lacks. `--driver lean` where it cannot run is
-/// refused; `--driver auto` then uses tokio-postgres.
-fn lean_use(plan: &RunPlan, encryption: &str, endpoints: &[Endpoint]) -> Result<Lean> {
+/// Where the lean driver ([`crate::db::wire`]) may run: wherever
+/// `--driver` allows it and every endpoint's configuration is one it can
+/// connect with (it speaks TLS in every sslmode and what else
+/// tokio-postgres takes from a connection string, so only what
+/// tokio-postgres refuses too is refused). `--driver lean` where it
+/// cannot run is refused; `--driver auto` then uses tokio-postgres.
+fn lean_use(plan: &RunPlan, endpoints: &[Endpoint]) -> Result<Lean> {
     if plan.run.lean == Lean::Never {
         return Ok(Lean::Never);
     }
-    let why_not = match plan.tls.mode {
-        SslMode::Disable => None,
-        SslMode::Prefer if encryption == "none" => None,
-        SslMode::Prefer => Some("the server encrypts the connection (TLS)".to_string()),
-        m => Some(format!("sslmode={} asks for TLS", m.name())),
-    }
-    .or_else(|| {
-        endpoints
-            .iter()
-            .find_map(|e| crate::db::wire::supports(&e.config).err())
-            .map(str::to_string)
-    });
+    let why_not = endpoints
+        .iter()
+        .find_map(|e| crate::db::wire::supports(&e.config).err());
     match (why_not, plan.run.lean) {
         (None, lean) => Ok(lean),
         (Some(why), Lean::Always) => Err(Error::usage(format!(
-            "--driver lean speaks plain text only and {why}: use --driver auto or tokio-postgres, or sslmode=disable"
+            "--driver lean cannot connect here: {why}; use --driver auto or tokio-postgres"
         ))),
         (Some(_), _) => Ok(Lean::Never),
     }
@@ -204,7 +195,7 @@ pub async fn run_workloads(
     } = prepared;
     say_balance(&plan, &endpoints);
     let mut plan = plan;
-    plan.run.lean = lean_use(&plan, &server.encryption, &endpoints)?;
+    plan.run.lean = lean_use(&plan, &endpoints)?;
     let conns = Arc::new(ConnSource::new(
         endpoints,
         plan.balance,

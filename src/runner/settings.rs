@@ -20,8 +20,8 @@ pub enum OnError {
 /// and the connection allow.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Lean {
-    /// Never (`--driver tokio-postgres`, or the connection needs TLS or
-    /// settings the lean driver does not have, or --no-prepared).
+    /// Never (`--driver tokio-postgres`, --no-prepared, or a connection
+    /// string the lean driver cannot connect with).
     #[default]
     Never,
     /// For operations that offer it; tokio-postgres for the others, and
