@@ -34,7 +34,6 @@ use crate::db::tls::Tls;
 use crate::error::{Error, Result};
 use crate::report::files::FileTargets;
 use crate::report::{self, Pictures, text};
-use crate::runner::settings::Lean;
 use crate::runner::setup_race::{self, SETUP, SetUpConn};
 use crate::runner::{self, RunCtx, StartBarrier, latency_log};
 use crate::stats::OpResult;
@@ -134,28 +133,6 @@ pub async fn run_with(
     run_workloads(plan, workloads, out, control).await
 }
 
-/// Where the lean driver ([`crate::db::wire`]) may run: wherever
-/// `--driver` allows it and every endpoint's configuration is one it can
-/// connect with (it speaks TLS in every sslmode and what else
-/// tokio-postgres takes from a connection string, so only what
-/// tokio-postgres refuses too is refused). `--driver lean` where it
-/// cannot run is refused; `--driver auto` then uses tokio-postgres.
-fn lean_use(plan: &RunPlan, endpoints: &[Endpoint]) -> Result<Lean> {
-    if plan.run.lean == Lean::Never {
-        return Ok(Lean::Never);
-    }
-    let why_not = endpoints
-        .iter()
-        .find_map(|e| crate::db::wire::supports(&e.config).err());
-    match (why_not, plan.run.lean) {
-        (None, lean) => Ok(lean),
-        (Some(why), Lean::Always) => Err(Error::usage(format!(
-            "--driver lean cannot connect here: {why}; use --driver auto or tokio-postgres"
-        ))),
-        (Some(_), _) => Ok(Lean::Never),
-    }
-}
-
 /// Runs `workloads` (built from the plan, or any other [`Workload`], as
 /// tests of the runner do with units that need no table) with the plan's
 /// connection, pacing and reports.
@@ -194,8 +171,6 @@ pub async fn run_workloads(
         watch,
     } = prepared;
     say_balance(&plan, &endpoints);
-    let mut plan = plan;
-    plan.run.lean = lean_use(&plan, &endpoints)?;
     let conns = Arc::new(ConnSource::new(
         endpoints,
         plan.balance,

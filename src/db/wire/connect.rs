@@ -278,46 +278,7 @@ impl WireConn {
                 )));
             }
         };
-        let secure = match (tls.rustls(), config.get_ssl_mode()) {
-            (_, SslMode::Disable) | (None, SslMode::Prefer) => None,
-            (Some(rustls), _) => Some(Secure {
-                config: rustls.clone(),
-                name: server_name(host, addr)?,
-                direct: config.get_ssl_negotiation() == SslNegotiation::Direct,
-            }),
-            (None, _) => {
-                return Err(WireError::Tls(io::Error::new(
-                    io::ErrorKind::InvalidInput,
-                    "the sslmode requires TLS and no TLS configuration was given",
-                )));
-            }
-        };
-        let (stream, binding, secure) = match secure {
-            None => (Stream::Tcp(tcp), Binding::None, None),
-            Some(s) => {
-                if s.direct && config.get_ssl_mode() == SslMode::Prefer {
-                    return Err(WireError::Tls(io::Error::new(
-                        io::ErrorKind::InvalidInput,
-                        "sslnegotiation=direct needs sslmode=require or stronger, not prefer",
-                    )));
-                }
-                match s.handshake(tcp).await? {
-                    Stream::Tls(t) => {
-                        let hash = end_point_hash(&t);
-                        (Stream::Tls(t), Binding::Tls(hash), Some(s))
-                    }
-                    plain if config.get_ssl_mode() == SslMode::Prefer => {
-                        (plain, Binding::None, None)
-                    }
-                    _ => {
-                        return Err(WireError::Tls(io::Error::new(
-                            io::ErrorKind::ConnectionRefused,
-                            "the server does not accept TLS connections, and the sslmode requires TLS",
-                        )));
-                    }
-                }
-            }
-        };
+        let (stream, binding, secure) = encrypt(tcp, config, tls, host, addr).await?;
         WireConn::new(stream, peer, secure)
             .start(config, binding)
             .await
@@ -336,6 +297,7 @@ impl WireConn {
             },
             statements: Vec::new(),
             broken: false,
+            status: b'I',
         }
     }
 
@@ -533,6 +495,57 @@ impl WireConn {
             }
         }
     }
+}
+
+/// TLS on `tcp` as the sslmode and `tls` say (libpq's rules): none with
+/// disable; with prefer, plain text when the server has no TLS; else TLS
+/// or an error. Also what SCRAM can bind to, and how a cancel request
+/// must go.
+async fn encrypt(
+    tcp: TcpStream,
+    config: &Config,
+    tls: &Tls,
+    host: Option<&Host>,
+    addr: Option<IpAddr>,
+) -> Result<(Stream, Binding, Option<Secure>), WireError> {
+    let secure = match (tls.rustls(), config.get_ssl_mode()) {
+        (_, SslMode::Disable) | (None, SslMode::Prefer) => None,
+        (Some(rustls), _) => Some(Secure {
+            config: rustls.clone(),
+            name: server_name(host, addr)?,
+            direct: config.get_ssl_negotiation() == SslNegotiation::Direct,
+        }),
+        (None, _) => {
+            return Err(WireError::Tls(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "the sslmode requires TLS and no TLS configuration was given",
+            )));
+        }
+    };
+    Ok(match secure {
+        None => (Stream::Tcp(tcp), Binding::None, None),
+        Some(s) => {
+            if s.direct && config.get_ssl_mode() == SslMode::Prefer {
+                return Err(WireError::Tls(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "sslnegotiation=direct needs sslmode=require or stronger, not prefer",
+                )));
+            }
+            match s.handshake(tcp).await? {
+                Stream::Tls(t) => {
+                    let hash = end_point_hash(&t);
+                    (Stream::Tls(t), Binding::Tls(hash), Some(s))
+                }
+                plain if config.get_ssl_mode() == SslMode::Prefer => (plain, Binding::None, None),
+                _ => {
+                    return Err(WireError::Tls(io::Error::new(
+                        io::ErrorKind::ConnectionRefused,
+                        "the server does not accept TLS connections, and the sslmode requires TLS",
+                    )));
+                }
+            }
+        }
+    })
 }
 
 /// The SASL mechanism and channel binding to use, as libpq and
