@@ -171,36 +171,134 @@ pub enum VarError<'a> {
 }
 
 /// The value of a variable that holds text (from `-D` or `\gset`), read
-/// as pgbench reads it: `null`, a boolean word (`true`, `yes`, `on` and
-/// their prefixes such as `t`, `y`; likewise false), an integer (which must
-/// fit), else a double.
+/// as pgbench 15 reads it: `null`; a boolean word, case-insensitive:
+/// `true` and `yes` or any beginning of them (`t`, `ye`), `on`, and for
+/// false `false` and `no` or any beginning of them, `off` and `of` (but
+/// not `o`, which begins both `on` and `off`); an integer, which must
+/// fit; else a double as C's `strtod` reads it. Spaces may lead a number
+/// but not follow it, and a double out of range (`1e400`, `1e-310`) is
+/// no value, as pgbench says "malformed".
 pub fn parse_text_value(text: &str) -> Option<Value> {
     let t = text;
+    if t.is_empty() {
+        return None;
+    }
     if t.eq_ignore_ascii_case("null") {
         return Some(Value::Null);
     }
-    let prefix_of = |word: &str| {
-        !t.is_empty() && t.len() <= word.len() && word[..t.len()].eq_ignore_ascii_case(t)
-    };
+    let prefix_of = |word: &str| t.len() <= word.len() && word[..t.len()].eq_ignore_ascii_case(t);
     if prefix_of("true") || prefix_of("yes") || t.eq_ignore_ascii_case("on") {
         return Some(Value::Bool(true));
     }
-    if prefix_of("false") || prefix_of("no") || t.eq_ignore_ascii_case("off") {
+    if prefix_of("false")
+        || prefix_of("no")
+        || t.eq_ignore_ascii_case("off")
+        || t.eq_ignore_ascii_case("of")
+    {
         return Some(Value::Bool(false));
     }
-    let trimmed = t.trim();
-    let digits = trimmed.strip_prefix(['+', '-']).unwrap_or(trimmed);
-    if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
-        // Looks like an integer: it must be one.
-        return trimmed
+    // C's isspace: what strtol and strtod skip.
+    let number = t.trim_start_matches([' ', '\t', '\n', '\r', '\x0b', '\x0c']);
+    let digits = number.strip_prefix(['+', '-']).unwrap_or(number);
+    if digits.bytes().all(|b| b.is_ascii_digit()) {
+        // Looks like an integer (a lone sign too): it must be one.
+        return number
             .strip_prefix('+')
-            .unwrap_or(trimmed)
+            .unwrap_or(number)
             .parse::<i64>()
             .ok()
             .map(Value::Int);
     }
-    // strtod also takes inf and nan; Rust's parser does, too.
-    trimmed.parse::<f64>().ok().map(Value::Double)
+    strtod(number).map(Value::Double)
+}
+
+/// A whole text as C's `strtod` reads it, None where it would stop
+/// before the end or say the value is out of range: decimal and
+/// hexadecimal (`0x1p3`) forms, `inf`, `infinity` and `nan`.
+fn strtod(text: &str) -> Option<f64> {
+    let (negative, body) = match text.as_bytes().first() {
+        Some(b'-') => (true, &text[1..]),
+        Some(b'+') => (false, &text[1..]),
+        _ => (false, text),
+    };
+    let hex = body
+        .get(..2)
+        .filter(|p| p.eq_ignore_ascii_case("0x"))
+        .map(|_| &body[2..]);
+    let magnitude = match hex {
+        Some(h) => hex_float(h)?,
+        None => {
+            // Rust's parser reads what strtod reads in decimal, and no
+            // sign here (one was taken above).
+            if body.starts_with(['+', '-']) {
+                return None;
+            }
+            let d: f64 = body.parse().ok()?;
+            let special = body
+                .bytes()
+                .any(|b| b.is_ascii_alphabetic() && b != b'e' && b != b'E');
+            if !special && out_of_range(d, body) {
+                return None;
+            }
+            d
+        }
+    };
+    Some(if negative { -magnitude } else { magnitude })
+}
+
+/// Whether a finite decimal text read as `d` lies out of a double's
+/// range, as strtod says with ERANGE: infinite, or below the smallest
+/// normal double while its digits are not all zero.
+fn out_of_range(d: f64, text: &str) -> bool {
+    let mantissa = text.split(['e', 'E']).next().unwrap_or("");
+    let zero = mantissa.bytes().all(|b| b == b'0' || b == b'.');
+    d.is_infinite() || (!zero && d.abs() < f64::MIN_POSITIVE)
+}
+
+/// The hexadecimal form after its `0x`: hex digits with an optional
+/// point, then an optional binary exponent `p[+-]N`.
+fn hex_float(text: &str) -> Option<f64> {
+    let (digits, exponent) = match text.find(['p', 'P']) {
+        Some(i) => (&text[..i], Some(&text[i + 1..])),
+        None => (text, None),
+    };
+    let (int_part, frac_part) = digits.split_once('.').unwrap_or((digits, ""));
+    if int_part.is_empty() && frac_part.is_empty() {
+        return None;
+    }
+    let mut value = 0f64;
+    for c in int_part.chars() {
+        value = value * 16.0 + f64::from(c.to_digit(16)?);
+    }
+    let mut scale = 1f64 / 16.0;
+    for c in frac_part.chars() {
+        value += f64::from(c.to_digit(16)?) * scale;
+        scale /= 16.0;
+    }
+    let shift: i32 = match exponent {
+        Some(e) => {
+            let n = e.strip_prefix('+').unwrap_or(e);
+            if n.is_empty()
+                || !n
+                    .trim_start_matches('-')
+                    .bytes()
+                    .all(|b| b.is_ascii_digit())
+            {
+                return None;
+            }
+            n.parse::<i32>().unwrap_or(if n.starts_with('-') {
+                i32::MIN
+            } else {
+                i32::MAX
+            })
+        }
+        None => 0,
+    };
+    let d = value * 2f64.powi(shift.clamp(-2000, 2000));
+    if d.is_infinite() || (value != 0.0 && d.abs() < f64::MIN_POSITIVE) {
+        return None;
+    }
+    Some(d)
 }
 
 /// Evaluates `e`.
@@ -1046,18 +1144,55 @@ mod tests {
 
     #[test]
     fn text_values_are_read_as_pgbench_reads_them() {
-        assert_eq!(parse_text_value("5"), Some(Value::Int(5)));
-        assert_eq!(parse_text_value(" -5 "), Some(Value::Int(-5)));
-        assert_eq!(parse_text_value("+7"), Some(Value::Int(7)));
-        assert_eq!(parse_text_value("1.5"), Some(Value::Double(1.5)));
-        assert_eq!(parse_text_value("1e3"), Some(Value::Double(1000.0)));
-        assert_eq!(parse_text_value("t"), Some(Value::Bool(true)));
-        assert_eq!(parse_text_value("YES"), Some(Value::Bool(true)));
-        assert_eq!(parse_text_value("off"), Some(Value::Bool(false)));
-        assert_eq!(parse_text_value("NULL"), Some(Value::Null));
-        assert_eq!(parse_text_value("abc"), None);
-        assert_eq!(parse_text_value("99999999999999999999"), None);
-        assert_eq!(parse_text_value(""), None);
+        // Each line as pgbench 15.20 read `-D x=TEXT` in `\set r debug(:x)`.
+        for (text, want) in [
+            ("5", Some(Value::Int(5))),
+            (" -5", Some(Value::Int(-5))),
+            ("+7", Some(Value::Int(7))),
+            ("00012", Some(Value::Int(12))),
+            ("1.5", Some(Value::Double(1.5))),
+            (" 1.5", Some(Value::Double(1.5))),
+            ("1e3", Some(Value::Double(1000.0))),
+            ("1.", Some(Value::Double(1.0))),
+            (".5", Some(Value::Double(0.5))),
+            ("0x10", Some(Value::Double(16.0))),
+            ("0x1p3", Some(Value::Double(8.0))),
+            ("-0X.8", Some(Value::Double(-0.5))),
+            ("inf", Some(Value::Double(f64::INFINITY))),
+            ("-Infinity", Some(Value::Double(f64::NEG_INFINITY))),
+            ("t", Some(Value::Bool(true))),
+            ("tr", Some(Value::Bool(true))),
+            ("YES", Some(Value::Bool(true))),
+            ("y", Some(Value::Bool(true))),
+            ("On", Some(Value::Bool(true))),
+            ("off", Some(Value::Bool(false))),
+            ("of", Some(Value::Bool(false))),
+            ("OF", Some(Value::Bool(false))),
+            ("fals", Some(Value::Bool(false))),
+            ("n", Some(Value::Bool(false))),
+            ("NULL", Some(Value::Null)),
+            // Refused: pgbench says malformed, or out of range.
+            ("o", None),
+            ("abc", None),
+            ("truex", None),
+            ("-5 ", None),
+            ("1.5 ", None),
+            ("+", None),
+            ("-", None),
+            (" ", None),
+            ("1e", None),
+            ("1e400", None),
+            ("1e-310", None),
+            ("1_000", None),
+            ("0x", None),
+            ("99999999999999999999", None),
+            ("9223372036854775808", None),
+            ("", None),
+        ] {
+            assert_eq!(parse_text_value(text), want, "{text:?}");
+        }
+        assert!(matches!(parse_text_value("nan"), Some(Value::Double(d)) if d.is_nan()));
+        assert!(matches!(parse_text_value("NaN"), Some(Value::Double(d)) if d.is_nan()));
     }
 
     #[test]

@@ -365,7 +365,7 @@ impl Interp {
                 self.name_buf.clear();
                 self.name_buf.push_str(&into.prefix);
                 self.name_buf.push_str(col.name());
-                let Some(slot) = self.program.slot(&self.name_buf) else {
+                let Some(slot) = gset_slot(&self.program, &self.name_buf, sql)? else {
                     continue;
                 };
                 let cell: RawCell<'_> = row.try_get(i).map_err(fail)?;
@@ -420,7 +420,7 @@ impl Interp {
                 self.name_buf.clear();
                 self.name_buf.push_str(&into.prefix);
                 self.name_buf.push_str(col.name());
-                let Some(slot) = self.program.slot(&self.name_buf) else {
+                let Some(slot) = gset_slot(&self.program, &self.name_buf, sql)? else {
                     continue;
                 };
                 if let Some(var) = self.vars.get_mut(slot) {
@@ -433,6 +433,24 @@ impl Interp {
         }
         Ok(count)
     }
+}
+
+/// The variable a `\gset` or `\aset` stores a column into: None when no
+/// line reads it (nothing to keep). A column whose name (with the prefix)
+/// is no variable name, such as `?column?` of `select 1`, is the script's
+/// error, as pgbench fails the command.
+fn gset_slot(program: &Program, name: &str, sql: &Sql) -> Result<Option<usize>> {
+    if !super::valid_name(name) {
+        let what = match &sql.into {
+            Some(g) if g.all_rows => "\\aset",
+            _ => "\\gset",
+        };
+        return Err(Error::script(format!(
+            "{}: {what} cannot store a column into \"{name}\": it is no variable name (letters, digits and _, not starting with a digit); name the column with AS",
+            sql.at
+        )));
+    }
+    Ok(program.slot(name))
 }
 
 /// The start of a statement, for error messages.

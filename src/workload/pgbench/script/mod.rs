@@ -181,9 +181,11 @@ fn find_builtin(name: &str) -> Result<(&'static str, &'static str)> {
     }
 }
 
-/// Whether a `-D` or `\set` name is one pgbench accepts.
+/// Whether a `-D`, `\set` or `\gset` name is one pgbench 15 accepts:
+/// ASCII letters, digits and `_` and any non-ASCII character, not
+/// starting with a digit.
 pub fn valid_name(name: &str) -> bool {
-    !name.is_empty() && name.bytes().all(expr::is_name_byte)
+    name.bytes().next().is_some_and(|b| !b.is_ascii_digit()) && name.bytes().all(expr::is_name_byte)
 }
 
 /// A name of a transaction type that no other script of the run has:
@@ -205,7 +207,7 @@ fn compile(s: &ScriptSettings) -> Result<(Program, bool)> {
     for (name, _) in &s.defines {
         if !valid_name(name) {
             return Err(Error::usage(format!(
-                "-D {name}=...: '{name}' is not a variable name (letters, digits and _)"
+                "-D {name}=...: '{name}' is not a variable name (letters, digits and _, not starting with a digit)"
             )));
         }
         c.define(name);

@@ -747,16 +747,37 @@ impl ScriptParser<'_> {
                     ));
                 }
                 let prefix = words.first().copied().unwrap_or("").to_string();
+                let prefix_at = i + self.text[i..end].find(&prefix).unwrap_or(0);
                 if let Some(bad) = prefix.bytes().position(|c| !is_name_byte(c)) {
                     return Err(self.err(
-                        i + self.text[i..end].find(&prefix).unwrap_or(0) + bad,
+                        prefix_at + bad,
                         format!("\\{name}: '{prefix}' is not a variable name prefix (letters, digits and _)"),
+                    ));
+                }
+                if prefix.starts_with(|c: char| c.is_ascii_digit()) {
+                    return Err(self.err(
+                        prefix_at,
+                        format!("\\{name}: '{prefix}' cannot begin a variable name: a name may not start with a digit"),
                     ));
                 }
                 match self.commands.last_mut() {
                     Some(Command::Sql(sql)) if was_sql && sql.into.is_none() => {
                         match super::columns::result_columns(&sql.text) {
                             Some(cols) => {
+                                // As pgbench, a column whose name is no
+                                // variable name fails the \gset: here
+                                // before the run, when the text says it.
+                                if let Some(bad) = cols
+                                    .iter()
+                                    .find(|c| !super::valid_name(&format!("{prefix}{c}")))
+                                {
+                                    return Err(self.err(
+                                        start,
+                                        format!(
+                                            "\\{name} would store the column \"{bad}\" into the variable \"{prefix}{bad}\", which is no variable name (letters, digits and _, not starting with a digit): name the column with AS"
+                                        ),
+                                    ));
+                                }
                                 let c = &mut *self.c;
                                 let names: Vec<String> =
                                     cols.iter().map(|col| format!("{prefix}{col}")).collect();
@@ -876,6 +897,13 @@ impl ScriptParser<'_> {
             ));
         }
         let name = self.text[name_start..i].to_string();
+        if !super::valid_name(&name) {
+            // pgbench fails the \set when it runs.
+            return Err(self.err(
+                name_start,
+                format!("\\set {name}: a variable name may not start with a digit"),
+            ));
+        }
         let first = self.c.reads.len();
         let expr = self.expression(i, end, "\\set")?;
         for r in self.c.reads.iter_mut().skip(first) {
@@ -1094,6 +1122,9 @@ fn scan_sql(b: &[u8], start: usize) -> SqlScan {
                 }
             }
             b':' if b.get(i + 1) == Some(&b':') => i += 2,
+            // As pgbench: a name starts with a letter, `_` or a non-ASCII
+            // character; `:1` is text (a slice `a[1:2]`).
+            b':' if b.get(i + 1).is_some_and(|c| c.is_ascii_digit()) => i += 1,
             b':' => {
                 let mut j = i + 1;
                 while j < b.len() && is_name_byte(b[j]) {
@@ -1559,6 +1590,34 @@ mod tests {
         assert!(follows_array(b"select ARRAY  "));
         assert!(!follows_array(b"select myarray"));
         assert!(!follows_array(b"select a"));
+    }
+
+    #[test]
+    fn names_follow_pgbench_15_a_digit_never_starts_one() {
+        // pgbench fails `\set 1a 5` and a \gset into "?column?" or
+        // "bad name!" when they run; here before the run.
+        assert_eq!(
+            error("\\set 1a 5"),
+            "t.sql:1:6: \\set 1a: a variable name may not start with a digit"
+        );
+        let e = error("select 1 as \"bad name!\" \\gset");
+        assert!(
+            e.starts_with("t.sql:1:25: \\gset would store the column \"bad name!\""),
+            "{e}"
+        );
+        assert!(error("select 1 as \"1a\" \\aset").contains("\"1a\", which is no variable name"));
+        assert!(
+            error("select 1 as a \\gset 1p_").contains("t.sql:1:21: \\gset: '1p_' cannot begin")
+        );
+        // With a prefix the name is valid.
+        let p = compile("select 1 as \"1a\" \\gset p_\nselect :p_1a;").unwrap();
+        assert!(p.slot("p_1a").is_some());
+        // In SQL, `:1` is text, as pgbench sends it: no variable to set.
+        let p = compile("select (array[1, 2, 3])[2:3], :1a;").unwrap();
+        assert_eq!(sqls(&p)[0].prepared, "select (array[1, 2, 3])[2:3], :1a");
+        assert!(sqls(&p)[0].params.is_empty());
+        // Non-ASCII names are names.
+        compile("\\set é1 1\nselect :é1;").unwrap();
     }
 
     #[test]
