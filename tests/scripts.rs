@@ -898,3 +898,66 @@ fn a_script_error_says_it_overrides_on_error_continue_and_when_it_was_in_the_war
     assert!(stderr.contains(says), "{stderr}");
     assert!(!stderr.contains("did not start"), "{stderr}");
 }
+
+/// pgbench's -t on scripts: each thread ends `--transactions` units, the
+/// failed ones counted among them as pgbench counts them; the server
+/// holds one row per unit. Under a rate too high to keep, the slots
+/// skipped by --latency-limit count too (pgbench's "late throttling"
+/// test: `\sleep 2ms` at 100000/s with a 1 ms limit).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_script_run_with_transactions_ends_each_threads_count_failed_units_included() {
+    let sb = sandbox();
+    let c = client(&sb).await;
+    c.batch_execute("create table done (k int, fails bool)")
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    // Every unit writes its row (autocommit), then about half fail.
+    let script = write(
+        dir.path(),
+        "half.sql",
+        "\\set f random(0, 1)\ninsert into done values (:client_id, :f = 0);\nselect 1 / :f;\n",
+    );
+    let (r, s) = run_args(
+        &sb,
+        &["--script", &script, "-t", "2", "--transactions", "7"],
+    )
+    .await;
+    let op = &r.operations[0];
+    assert_eq!(op.total.ops + op.total.failed(), 14, "{s}");
+    assert!(op.total.failed() > 0 && op.total.ops > 0, "{s}");
+    assert_eq!(one_i64(&c, "select count(*) from done").await, 14, "{s}");
+    let per_thread = c
+        .query("select count(*) from done group by k order by k", &[])
+        .await
+        .unwrap();
+    let per_thread: Vec<i64> = per_thread.iter().map(|r| r.get(0)).collect();
+    assert_eq!(per_thread, [7, 7], "{s}");
+    let failed = one_i64(&c, "select count(*) from done where fails").await;
+    assert_eq!(failed as u64, op.total.failed(), "{s}");
+
+    let late = write(
+        dir.path(),
+        "late.sql",
+        "insert into done values (-1, false);\n\\sleep 2ms\n",
+    );
+    let (r, s) = run_args(
+        &sb,
+        &[
+            "--script",
+            &late,
+            "--transactions",
+            "10",
+            "--rate",
+            "100000",
+            "--latency-limit",
+            "1",
+        ],
+    )
+    .await;
+    let t = &r.operations[0].total;
+    assert_eq!(t.ops + t.failed() + t.skipped, 10, "{s}");
+    assert!(t.skipped >= 8, "{s}");
+    let ran = one_i64(&c, "select count(*) from done where k = -1").await;
+    assert_eq!(ran as u64, t.ops, "{s}");
+}
