@@ -539,6 +539,25 @@ fn parse_errors_name_the_file_line_and_column_and_exit_2_before_connecting() {
             "\\set x 9223372036854775808\n",
             "bad.sql:1:8: bigint constant overflow",
         ),
+        // What pgbench 15 fails only when a client meets it.
+        (
+            "\\startpipeline\nselect 1 \\gset\n\\endpipeline\n",
+            "bad.sql:2:10: \\gset is not allowed inside a pipeline",
+        ),
+        (
+            "\\startpipeline\nselect 1;\n",
+            "bad.sql:1:1: \\startpipeline without a matching \\endpipeline",
+        ),
+        ("\\set 1x 1\n", "bad.sql:1:6: \\set 1x: a variable name"),
+        (
+            "select 1 as \"a b\" \\gset\n",
+            "bad.sql:1:19: \\gset would store the column \"a b\"",
+        ),
+        // A pipeline is parsed, and not run yet.
+        (
+            "\n\\startpipeline\nselect 1;\n\\endpipeline\n",
+            "bad.sql:2: \\startpipeline: ysql-bench parses pipelines but does not run them yet",
+        ),
     ] {
         let f = write(dir.path(), "bad.sql", body);
         let out = bin("ysql-bench", &["-u", url, "--script", &f]);
@@ -547,6 +566,19 @@ fn parse_errors_name_the_file_line_and_column_and_exit_2_before_connecting() {
         assert!(err.contains(says), "{body}: {err}");
         assert!(!err.contains(">> connect"), "{err}");
     }
+    // As pgbench -M simple, a pipeline needs the extended protocol.
+    let f = write(
+        dir.path(),
+        "pipe.sql",
+        "\\startpipeline\nselect 1;\n\\endpipeline\n",
+    );
+    let out = bin("ysql-bench", &["-u", url, "--script", &f, "--no-prepared"]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("pipe.sql:1: \\startpipeline needs prepared statements"),
+        "{err}"
+    );
     let out = bin(
         "ysql-bench",
         &["-u", url, "-o", "select", "--builtin", "tpcb-like"],
@@ -960,4 +992,41 @@ async fn a_script_run_with_transactions_ends_each_threads_count_failed_units_inc
     assert!(t.skipped >= 8, "{s}");
     let ran = one_i64(&c, "select count(*) from done where k = -1").await;
     assert_eq!(ran as u64, t.ops, "{s}");
+}
+
+/// Issue 24: `of` is false, as pgbench reads it; a `\\gset` of a column
+/// whose name is no variable name (`select 1` gives `?column?`) fails the
+/// transaction and stops the run, as pgbench aborts the client.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn of_reads_false_and_a_gset_into_no_variable_name_fails_as_in_pgbench() {
+    let sb = sandbox();
+    let c = client(&sb).await;
+    c.batch_execute("create table got (v text)").await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let script = write(
+        dir.path(),
+        "of.sql",
+        "\\if :f\ninsert into got values ('true');\n\\else\ninsert into got values ('false');\n\\endif\n",
+    );
+    for (value, want) in [("of", "false"), ("OF", "false"), ("on", "true")] {
+        c.batch_execute("truncate got").await.unwrap();
+        let d = format!("f={value}");
+        let (r, s) = run_args(&sb, &["--script", &script, "-D", &d, "--transactions", "1"]).await;
+        assert!(r.succeeded(), "{value}: {s}");
+        let got: String = c.query_one("select v from got", &[]).await.unwrap().get(0);
+        assert_eq!(got, want, "{value}");
+    }
+
+    let gset = write(dir.path(), "gset.sql", "select 1 \\gset\nselect 2;\n");
+    let url = sb.url();
+    for mode in [None, Some("--no-prepared")] {
+        let mut args = vec!["-u", url.as_str(), "--script", &gset, "--time", "20s"];
+        args.extend(mode);
+        let out = bin("ysql-bench", &args);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{mode:?}: {stderr}");
+        let says =
+            "gset.sql:1: \\gset cannot store a column into \"?column?\": it is no variable name";
+        assert_eq!(stderr.matches(says).count(), 1, "{mode:?}: {stderr}");
+    }
 }

@@ -301,6 +301,48 @@ fn hex_float(text: &str) -> Option<f64> {
     Some(d)
 }
 
+/// The amount of a `\\sleep :name`, as pgbench 15 reads the variable: C's
+/// `atoi` of its text (an integer's digits, a double as `%.15g` writes it:
+/// 2.7 sleeps 2, 1e+20 sleeps 1), an error when that reads 0 from a text
+/// that does not start with a digit (`abc`, `true`, ` 0`).
+pub fn sleep_amount(var: &super::exec::Var, name: &str) -> Result<i64, String> {
+    let mut buf = String::new();
+    let text = match var {
+        super::exec::Var::Unset => return Err(format!("undefined variable \"{name}\"")),
+        super::exec::Var::Text(t) => t.as_str(),
+        // Its digits: the common case, without writing them.
+        super::exec::Var::Value(Value::Int(i)) => return Ok(*i),
+        super::exec::Var::Value(Value::Null) => "NULL",
+        super::exec::Var::Value(v) => {
+            v.write_text(&mut buf);
+            buf.as_str()
+        }
+    };
+    let n = atoi(text);
+    if n == 0 && !text.starts_with(|c: char| c.is_ascii_digit()) {
+        return Err(format!(
+            "invalid sleep time \"{text}\" in variable \"{name}\": not a whole number"
+        ));
+    }
+    Ok(n)
+}
+
+/// C's `atoi`: spaces, a sign, then digits as far as they go; 0 when there
+/// are none. Saturates where C's would overflow.
+fn atoi(text: &str) -> i64 {
+    let t = text.trim_start_matches([' ', '\t', '\n', '\r', '\x0b', '\x0c']);
+    let (negative, digits) = match t.as_bytes().first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t),
+    };
+    let mut n: i64 = 0;
+    for b in digits.bytes().take_while(u8::is_ascii_digit) {
+        n = n.saturating_mul(10).saturating_add(i64::from(b - b'0'));
+    }
+    if negative { -n } else { n }
+}
+
 /// Evaluates `e`.
 pub fn eval(e: &Expr, env: &mut Env<'_>) -> Result<Value, EvalError> {
     match e {
@@ -1193,6 +1235,37 @@ mod tests {
         }
         assert!(matches!(parse_text_value("nan"), Some(Value::Double(d)) if d.is_nan()));
         assert!(matches!(parse_text_value("NaN"), Some(Value::Double(d)) if d.is_nan()));
+    }
+
+    #[test]
+    fn a_sleep_reads_its_variable_as_pgbench_15_does() {
+        use crate::workload::pgbench::script::exec::Var;
+        let text = |t: &str| sleep_amount(&Var::Text(t.to_string()), "x");
+        let value = |v: Value| sleep_amount(&Var::Value(v), "x");
+        // As pgbench 15.20 slept for `-D x=TEXT` and `\\sleep :x`.
+        assert_eq!(text("1.0"), Ok(1));
+        assert_eq!(text("2.7"), Ok(2));
+        assert_eq!(text("1e+20"), Ok(1));
+        assert_eq!(text("-5"), Ok(-5));
+        assert_eq!(text(" 7"), Ok(7));
+        assert_eq!(text("0"), Ok(0));
+        assert!(
+            text("abc")
+                .unwrap_err()
+                .contains("invalid sleep time \"abc\"")
+        );
+        assert!(text("true").is_err());
+        assert!(text(" 0").is_err());
+        // `\\set x 2.7` then `\\sleep :x s` slept 2 s.
+        assert_eq!(value(Value::Double(2.7)), Ok(2));
+        assert_eq!(value(Value::Int(15)), Ok(15));
+        assert!(value(Value::Bool(true)).is_err());
+        assert!(value(Value::Null).is_err());
+        assert!(
+            sleep_amount(&Var::Unset, "x")
+                .unwrap_err()
+                .contains("undefined")
+        );
     }
 
     #[test]

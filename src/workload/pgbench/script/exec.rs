@@ -30,7 +30,7 @@ use tokio_postgres::{Client, SimpleQueryMessage, Statement};
 
 use super::bind::{TextParam, write_literal};
 use super::decode::{RawCell, store};
-use super::eval::{Env, Value, VarError, eval, parse_text_value};
+use super::eval::{Env, Value, VarError, eval, parse_text_value, sleep_amount};
 use super::parse::{Command, Program, SleepAmount, Sql, TxnEffect};
 use crate::error::{Error, Result};
 use crate::workload::StatementStats;
@@ -197,6 +197,13 @@ impl Interp {
                     pc = *target;
                     continue;
                 }
+                // Parsed, not run yet: the build refuses a script with a
+                // pipeline until the driver can send one.
+                Command::StartPipeline { at }
+                | Command::SyncPipeline { at, .. }
+                | Command::EndPipeline { at, .. } => {
+                    return Err(Error::run(format!("{at}: pipelines are not run yet")));
+                }
                 Command::Sleep {
                     amount,
                     unit_ns,
@@ -208,16 +215,7 @@ impl Interp {
                         SleepAmount::Var(slot) => {
                             let v = self.vars.get(*slot).unwrap_or(&Var::Unset);
                             let name = self.program.names.get(*slot).map_or("?", |n| n.as_str());
-                            let n = match v.value() {
-                                Ok(v) => v.to_int().map_err(|e| e.to_string()),
-                                Err(VarError::Undefined) => {
-                                    Err(format!("undefined variable \"{name}\""))
-                                }
-                                Err(VarError::Malformed(_)) => {
-                                    Err(format!("variable \"{name}\" is not a number"))
-                                }
-                            };
-                            match n {
+                            match sleep_amount(v, name) {
                                 Ok(n) => n,
                                 Err(why) => {
                                     let e = Error::script(format!("{at}: \\sleep: {why}"));

@@ -251,6 +251,17 @@ fn compile(s: &ScriptSettings) -> Result<(Program, bool)> {
 
 fn build(spec: &'static Spec, s: &Settings) -> Result<Box<dyn Workload>> {
     let (program, builtin_used) = compile(&s.family::<ScriptSettings>())?;
+    if let Some(at) = &program.pipeline {
+        if !s.prepared {
+            // As pgbench -M simple: a pipeline needs the extended protocol.
+            return Err(Error::usage(format!(
+                "{at}: \\startpipeline needs prepared statements (the extended protocol), and --no-prepared sends simple queries: leave out one of them"
+            )));
+        }
+        return Err(Error::usage(format!(
+            "{at}: \\startpipeline: ysql-bench parses pipelines but does not run them yet; remove \\startpipeline, \\syncpipeline and \\endpipeline (the statements then run one after another)"
+        )));
+    }
     let table = TableName::new(&guess_table(&program, builtin_used))?;
     let mut cumulative = Vec::with_capacity(program.scripts.len());
     let mut acc = 0u64;

@@ -16,8 +16,15 @@
 //! as pgbench sends a name that is no variable.
 //!
 //! Meta-commands: `\set`, `\sleep`, `\if`/`\elif`/`\else`/`\endif`,
-//! `\gset`/`\aset` (after an SQL command). `\setshell` and `\shell` are
-//! refused (no shell commands per transaction), as are pipelines.
+//! `\gset`/`\aset` (after an SQL command), and pipelines:
+//! `\startpipeline`, `\syncpipeline` (pgbench 17's), `\endpipeline`.
+//! `\setshell` and `\shell` are refused (no shell commands per
+//! transaction). What pgbench 15 finds wrong in a pipeline only when a
+//! client meets it (a nested `\startpipeline`, an `\endpipeline` outside
+//! one, a `\gset` inside one, a script that ends with one open) is an
+//! error here before the run, and so is a pipeline that an `\if` branch
+//! opens without closing or closes without opening: whether a pipeline is
+//! open must not depend on the branch taken.
 //!
 //! Every error names the file, line and column; the caller turns it into
 //! a usage error (exit 2) before any connection is made. Among them: a
@@ -68,6 +75,9 @@ pub struct Program {
     pub statements: Vec<&'static str>,
     /// The most parameters one SQL command binds.
     pub max_params: usize,
+    /// Where the first `\startpipeline` of any script is ("file:line"),
+    /// if one has any.
+    pub pipeline: Option<String>,
 }
 
 impl Program {
@@ -83,6 +93,8 @@ impl Program {
 pub struct Script {
     /// Its name in reports: the file's name, or the builtin's.
     pub name: &'static str,
+    /// Where it was read from, as messages name it.
+    pub file: String,
     pub weight: u64,
     pub commands: Vec<Command>,
 }
@@ -112,6 +124,25 @@ pub enum Command {
     },
     /// The end of a taken branch: to the command after `\endif`.
     Jump(usize),
+    /// `\startpipeline`: the SQL commands up to the matching
+    /// `\endpipeline` ([`Sql::pipelined`]) are sent without waiting for
+    /// their results (extended protocol, no Sync after each).
+    StartPipeline {
+        at: String,
+    },
+    /// `\syncpipeline` (pgbench 17's): a Sync inside the pipeline, which
+    /// stays open; the results sent so far come back before `\endpipeline`.
+    SyncPipeline {
+        stat: usize,
+        at: String,
+    },
+    /// `\endpipeline`: a Sync, then every result of the pipeline is read,
+    /// and pipeline mode ends. Its statistic is that wait, as pgbench times
+    /// it (a pipelined SQL command's own is only its sending).
+    EndPipeline {
+        stat: usize,
+        at: String,
+    },
 }
 
 #[derive(Debug, PartialEq, Eq)]
@@ -156,6 +187,9 @@ pub struct Sql {
     pub optional: Vec<bool>,
     pub into: Option<Gset>,
     pub txn: TxnEffect,
+    /// Inside `\startpipeline` … `\endpipeline`: sent, its result read at
+    /// the next `\syncpipeline` or `\endpipeline`.
+    pub pipelined: bool,
     /// "file:line".
     pub at: String,
     pub stat: usize,
@@ -228,6 +262,8 @@ pub struct Compiler {
     statements: Vec<&'static str>,
     scripts: Vec<Script>,
     max_params: usize,
+    /// The first `\startpipeline`'s "file:line".
+    pipeline: Option<String>,
 }
 
 impl Default for Compiler {
@@ -252,6 +288,7 @@ impl Compiler {
             statements: Vec::new(),
             scripts: Vec::new(),
             max_params: 0,
+            pipeline: None,
         };
         for name in AUTOMATIC {
             c.slot(name);
@@ -272,9 +309,15 @@ impl Compiler {
     /// nothing sets: a slice bound (`a[1:n]`), not a variable; and marks
     /// [`Sql::optional`] each that only a `\gset` of unknown columns may
     /// set, for the run to tell.
-    fn unbind_slice_bounds(&mut self) {
+    ///
+    /// Such a command goes as text in a run where the bound is not set,
+    /// which a pipeline cannot carry: inside one it is refused.
+    fn unbind_slice_bounds(&mut self) -> Result<(), ParseError> {
         let mut scripts = std::mem::take(&mut self.scripts);
-        for cmd in scripts.iter_mut().flat_map(|s| s.commands.iter_mut()) {
+        for (file, cmd) in scripts
+            .iter_mut()
+            .flat_map(|s| s.commands.iter_mut().map(|c| (s.file.clone(), c)))
+        {
             let Command::Sql(sql) = cmd else { continue };
             let vars = scan_sql(sql.text.as_bytes(), 0).vars;
             if !vars.iter().any(|v| v.in_subscript) {
@@ -288,9 +331,24 @@ impl Compiler {
                 .iter()
                 .map(|v| v.in_subscript && !self.certain(&v.name))
                 .collect();
+            if sql.pipelined
+                && let Some(v) = vars.iter().zip(&sql.optional).find(|(_, o)| **o)
+            {
+                let line = sql.at.rsplit_once(':').map_or("1", |(_, l)| l);
+                return Err(ParseError {
+                    file,
+                    line: line.parse().unwrap_or(1),
+                    column: 1,
+                    message: format!(
+                        "the bound :{} in a subscript is set only by a \\gset of columns the text does not name, so the command would go as text where it is not set, which a pipeline cannot carry: set {} with \\set or -D, or name the \\gset's columns",
+                        v.0.name, v.0.name
+                    ),
+                });
+            }
             (sql.prepared, sql.parts, sql.params) = bind_vars(self, &sql.text, &vars);
         }
         self.scripts = scripts;
+        Ok(())
     }
 
     /// Whether `name` is given a value by a `\set`, `-D`, the tool, or a
@@ -384,6 +442,7 @@ impl Compiler {
             lines: Lines::new(text),
             commands: Vec::new(),
             ifs: Vec::new(),
+            pipeline: None,
             last_sql: false,
             sql_reads: 0,
         }
@@ -398,6 +457,7 @@ impl Compiler {
         }
         self.scripts.push(Script {
             name,
+            file: file.to_string(),
             weight,
             commands,
         });
@@ -425,7 +485,7 @@ impl Compiler {
             return Err(self.undefined(e));
         }
         if self.subscript_reads.iter().any(|n| !self.certain(n)) {
-            self.unbind_slice_bounds();
+            self.unbind_slice_bounds()?;
         }
         Ok(Program {
             scripts: self.scripts,
@@ -434,6 +494,7 @@ impl Compiler {
             zipf_sites: self.zipf_sites,
             statements: self.statements,
             max_params: self.max_params,
+            pipeline: self.pipeline,
         })
     }
 }
@@ -457,6 +518,9 @@ struct IfFrame {
     to_end: Vec<usize>,
     has_else: bool,
     offset: usize,
+    /// The pipeline open at the `\if` (its `\startpipeline`'s offset):
+    /// each branch must leave it as it found it.
+    pipeline: Option<usize>,
 }
 
 struct ScriptParser<'a> {
@@ -468,6 +532,8 @@ struct ScriptParser<'a> {
     lines: Lines,
     commands: Vec<Command>,
     ifs: Vec<IfFrame>,
+    /// The open pipeline: its `\startpipeline`'s offset.
+    pipeline: Option<usize>,
     /// The last command was SQL (a `\gset` may follow).
     last_sql: bool,
     /// The first of the last SQL command's reads in `c.reads`.
@@ -542,6 +608,13 @@ impl ScriptParser<'_> {
         if let Some(f) = self.ifs.last() {
             return Err(self.err(f.offset, "\\if without a matching \\endif"));
         }
+        if let Some(open) = self.pipeline {
+            // pgbench aborts the client at the end of the script.
+            return Err(self.err(
+                open,
+                "\\startpipeline without a matching \\endpipeline: the script would end with the pipeline open",
+            ));
+        }
         Ok(self.commands)
     }
 
@@ -615,6 +688,7 @@ impl ScriptParser<'_> {
             optional,
             into: None,
             txn: txn_effect(text),
+            pipelined: self.pipeline.is_some(),
             at,
             stat,
         }));
@@ -680,6 +754,7 @@ impl ScriptParser<'_> {
                     to_end: Vec::new(),
                     has_else: false,
                     offset: start,
+                    pipeline: self.pipeline,
                 });
                 let at = self.at(start);
                 self.commands.push(Command::Test {
@@ -702,6 +777,7 @@ impl ScriptParser<'_> {
                 if frame.has_else {
                     return Err(self.err(start, format!("\\{name} after \\else")));
                 }
+                self.same_pipeline(frame.pipeline, start, &name)?;
                 let jump = self.commands.len();
                 self.commands.push(Command::Jump(usize::MAX));
                 let here = self.commands.len();
@@ -728,6 +804,7 @@ impl ScriptParser<'_> {
                 let Some(frame) = self.ifs.pop() else {
                     return Err(self.err(start, "\\endif without \\if"));
                 };
+                self.same_pipeline(frame.pipeline, start, &name)?;
                 let here = self.commands.len();
                 self.patch_test(frame.test, here);
                 for j in frame.to_end {
@@ -761,6 +838,14 @@ impl ScriptParser<'_> {
                     ));
                 }
                 match self.commands.last_mut() {
+                    // pgbench aborts the client on it: the results come
+                    // back only at the end of the pipeline.
+                    Some(Command::Sql(sql)) if was_sql && sql.pipelined => {
+                        return Err(self.err(
+                            start,
+                            format!("\\{name} is not allowed inside a pipeline: its results are read only at \\endpipeline; end the pipeline before this command"),
+                        ));
+                    }
                     Some(Command::Sql(sql)) if was_sql && sql.into.is_none() => {
                         match super::columns::result_columns(&sql.text) {
                             Some(cols) => {
@@ -807,11 +892,44 @@ impl ScriptParser<'_> {
                     ),
                 ));
             }
-            "startpipeline" | "endpipeline" | "syncpipeline" => {
-                return Err(self.err(
-                    start,
-                    format!("\\{name}: pipelines are not supported; remove the pipeline commands (the statements then run one after another)"),
-                ));
+            "startpipeline" => {
+                self.no_arguments(&name, i, end)?;
+                if let Some(open) = self.pipeline {
+                    let line = self.lines.at(self.text, open).0;
+                    return Err(self.err(
+                        start,
+                        format!("\\startpipeline inside the pipeline started at line {line}: pipelines do not nest"),
+                    ));
+                }
+                self.pipeline = Some(start);
+                let at = self.at(start);
+                if self.c.pipeline.is_none() {
+                    self.c.pipeline = Some(format!(
+                        "{}:{}",
+                        self.file,
+                        self.lines.at(self.text, start).0
+                    ));
+                }
+                self.commands.push(Command::StartPipeline { at });
+            }
+            "syncpipeline" | "endpipeline" => {
+                self.no_arguments(&name, i, end)?;
+                if self.pipeline.is_none() {
+                    return Err(self.err(
+                        start,
+                        format!(
+                            "\\{name} outside a pipeline: it needs a \\startpipeline before it"
+                        ),
+                    ));
+                }
+                let at = self.at(start);
+                let stat = self.statement_name(&at, &format!("\\{name}"));
+                self.commands.push(if name == "endpipeline" {
+                    self.pipeline = None;
+                    Command::EndPipeline { stat, at }
+                } else {
+                    Command::SyncPipeline { stat, at }
+                });
             }
             "" if b.get(start + 1) == Some(&b';') => {
                 return Err(self.err(
@@ -835,6 +953,31 @@ impl ScriptParser<'_> {
             }
         }
         Ok(next)
+    }
+
+    /// A branch of `\if` ends (at `\elif`, `\else` or `\endif`) with the
+    /// pipeline as it was at the `\if`: a pipeline started in a branch
+    /// ends in it, and one open at the `\if` is not ended in a branch, so
+    /// that whether a pipeline is open never depends on the branch taken.
+    fn same_pipeline(
+        &self,
+        at_if: Option<usize>,
+        start: usize,
+        name: &str,
+    ) -> Result<(), ParseError> {
+        if self.pipeline == at_if {
+            return Ok(());
+        }
+        let why = match self.pipeline {
+            Some(open) => format!(
+                "the pipeline started at line {} inside this \\if branch must end in it, before \\{name}",
+                self.lines.at(self.text, open).0
+            ),
+            None => format!(
+                "this \\if branch ends the pipeline that was open at its \\if; end it before the \\if or after the \\endif (found \\{name})"
+            ),
+        };
+        Err(self.err(start, why))
     }
 
     fn patch_test(&mut self, test: Option<usize>, target: usize) {
@@ -1397,7 +1540,7 @@ mod tests {
         assert!(error("\\set x frob(1)").starts_with("t.sql:1:8: unknown function 'frob'"));
         assert!(error("\\setshell x echo 1").contains("does not run shell commands"));
         assert!(error("\\shell ls").starts_with("t.sql:1:1: \\shell runs a shell command"));
-        assert!(error("\\startpipeline").contains("pipelines are not supported"));
+        assert!(error("\\startpipeline").contains("without a matching \\endpipeline"));
         assert!(error("\\gset").contains("must follow an SQL command"));
         assert!(error("\\set x 1\n\\gset").contains("t.sql:2:1: \\gset must follow"));
         assert!(error("select 1 \\gset a b").contains("at most one argument"));
@@ -1618,6 +1761,93 @@ mod tests {
         assert!(sqls(&p)[0].params.is_empty());
         // Non-ASCII names are names.
         compile("\\set é1 1\nselect :é1;").unwrap();
+    }
+
+    #[test]
+    fn a_pipeline_compiles_into_its_commands_with_its_sql_marked() {
+        let p = defining(
+            &["x"],
+            "\\startpipeline\nselect 1;\n\\set y :x + 1\nselect :y;\n\\syncpipeline\nbegin;\n\\sleep 1 ms\nend;\n\\endpipeline\nselect 2;",
+        )
+        .unwrap();
+        let c = &p.scripts[0].commands;
+        assert!(matches!(c[0], Command::StartPipeline { .. }), "{c:#?}");
+        assert!(matches!(c[4], Command::SyncPipeline { .. }), "{c:#?}");
+        assert!(matches!(c[8], Command::EndPipeline { .. }), "{c:#?}");
+        let pipelined: Vec<bool> = sqls(&p).iter().map(|s| s.pipelined).collect();
+        assert_eq!(pipelined, [true, true, true, true, false]);
+        assert_eq!(p.pipeline.as_deref(), Some("t.sql:1"));
+        let Command::EndPipeline { stat, .. } = &c[8] else {
+            unreachable!()
+        };
+        assert_eq!(p.statements[*stat], "t:9 \\endpipeline");
+        // A pipeline inside one branch, or around a whole \if, is whole.
+        compile("\\if 1\n\\startpipeline\nselect 1;\n\\endpipeline\n\\else\nselect 2;\n\\endif")
+            .unwrap();
+        compile("\\startpipeline\n\\if 1\nselect 1;\n\\else\nselect 2;\n\\endif\n\\endpipeline")
+            .unwrap();
+        assert_eq!(compile("select 1;").unwrap().pipeline, None);
+    }
+
+    #[test]
+    fn pipelines_are_checked_as_pgbench_15_fails_them_but_before_the_run() {
+        // pgbench 15 aborts the client on these when it meets them.
+        assert_eq!(
+            error("\\startpipeline\nselect 1;\n\\startpipeline\n"),
+            "t.sql:3:1: \\startpipeline inside the pipeline started at line 1: pipelines do not nest"
+        );
+        assert_eq!(
+            error("select 1;\n\\endpipeline\n"),
+            "t.sql:2:1: \\endpipeline outside a pipeline: it needs a \\startpipeline before it"
+        );
+        assert!(
+            error("\\syncpipeline").starts_with("t.sql:1:1: \\syncpipeline outside a pipeline")
+        );
+        assert_eq!(
+            error("select 0;\n\\startpipeline\nselect 1;\n"),
+            "t.sql:2:1: \\startpipeline without a matching \\endpipeline: the script would end with the pipeline open"
+        );
+        let e = error("\\startpipeline\nselect 1 \\gset f\n\\endpipeline\n");
+        assert!(
+            e.starts_with("t.sql:2:10: \\gset is not allowed inside a pipeline"),
+            "{e}"
+        );
+        assert!(
+            error("\\startpipeline\nselect 1 as a \\aset\n\\endpipeline\n")
+                .contains("\\aset is not allowed inside a pipeline")
+        );
+        // As pgbench's parser: no arguments.
+        assert!(
+            error("\\startpipeline x\nselect 1;\n\\endpipeline")
+                .contains("t.sql:1:16: \\startpipeline takes no argument")
+        );
+        assert!(
+            error("\\startpipeline\n\\endpipeline now").contains("\\endpipeline takes no argument")
+        );
+        // Whether a pipeline is open never depends on the branch taken
+        // (pgbench decides it at run time, and fails in one branch).
+        let e = error("\\if 1\n\\startpipeline\n\\endif\nselect 1;\n\\endpipeline");
+        assert!(
+            e.starts_with(
+                "t.sql:3:1: the pipeline started at line 2 inside this \\if branch must end in it"
+            ),
+            "{e}"
+        );
+        let e = error("\\startpipeline\n\\if 1\n\\endpipeline\n\\else\nselect 1;\n\\endif");
+        assert!(
+            e.starts_with(
+                "t.sql:4:1: this \\if branch ends the pipeline that was open at its \\if"
+            ),
+            "{e}"
+        );
+        // A command that may go as text cannot be pipelined.
+        let e = error(
+            "select 2 as m, (select 1) \\gset\n\\startpipeline\nselect (array[1, 2])[1:m];\n\\endpipeline",
+        );
+        assert!(
+            e.starts_with("t.sql:3:1: the bound :m in a subscript"),
+            "{e}"
+        );
     }
 
     #[test]
