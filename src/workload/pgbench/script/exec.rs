@@ -399,37 +399,61 @@ impl Interp {
         let Some(into) = &sql.into else {
             return Ok(done);
         };
-        let mut count = 0u64;
-        let mut last = None;
+        // Each statement's rows end at its CommandComplete (several when
+        // joined by \;): as pgbench, \gset takes the last statement's one
+        // row, \aset each statement's last row, in order.
+        let (mut rows, mut count, mut last) = (0u64, 0u64, None);
+        let mut ended = (0u64, None);
         for m in &messages {
-            if let SimpleQueryMessage::Row(r) = m {
-                count += 1;
-                last = Some(r);
+            match m {
+                SimpleQueryMessage::Row(r) => {
+                    (rows, count, last) = (rows + 1, count + 1, Some(r));
+                }
+                SimpleQueryMessage::CommandComplete(_) => {
+                    if into.all_rows
+                        && let Some(row) = last
+                    {
+                        self.store_text_row(row, sql)?;
+                    }
+                    ended = (std::mem::take(&mut count), last.take());
+                }
+                _ => {}
             }
         }
-        if !into.all_rows && count != 1 {
-            return Err(Error::script(format!(
-                "{}: \\gset expects one row, the query returned {count}",
-                sql.at
-            )));
+        if !into.all_rows {
+            let (count, row) = ended;
+            if count != 1 {
+                return Err(Error::script(format!(
+                    "{}: \\gset expects one row, the query returned {count}",
+                    sql.at
+                )));
+            }
+            if let Some(row) = row {
+                self.store_text_row(row, sql)?;
+            }
         }
-        if let Some(row) = last {
-            for (i, col) in row.columns().iter().enumerate() {
-                self.name_buf.clear();
-                self.name_buf.push_str(&into.prefix);
-                self.name_buf.push_str(col.name());
-                let Some(slot) = gset_slot(&self.program, &self.name_buf, sql)? else {
-                    continue;
-                };
-                if let Some(var) = self.vars.get_mut(slot) {
-                    match row.get(i) {
-                        Some(text) => var.set_text(text),
-                        None => *var = Var::Value(Value::Null),
-                    }
+        Ok(rows)
+    }
+
+    /// Stores a row of text columns into the variables of `sql`'s `\gset`
+    /// or `\aset`.
+    fn store_text_row(&mut self, row: &tokio_postgres::SimpleQueryRow, sql: &Sql) -> Result<()> {
+        let prefix = sql.into.as_ref().map_or("", |g| g.prefix.as_str());
+        for (i, col) in row.columns().iter().enumerate() {
+            self.name_buf.clear();
+            self.name_buf.push_str(prefix);
+            self.name_buf.push_str(col.name());
+            let Some(slot) = gset_slot(&self.program, &self.name_buf, sql)? else {
+                continue;
+            };
+            if let Some(var) = self.vars.get_mut(slot) {
+                match row.get(i) {
+                    Some(text) => var.set_text(text),
+                    None => *var = Var::Value(Value::Null),
                 }
             }
         }
-        Ok(count)
+        Ok(())
     }
 }
 

@@ -251,6 +251,13 @@ fn compile(s: &ScriptSettings) -> Result<(Program, bool)> {
 
 fn build(spec: &'static Spec, s: &Settings) -> Result<Box<dyn Workload>> {
     let (program, builtin_used) = compile(&s.family::<ScriptSettings>())?;
+    if let Some(at) = program.compound.as_ref().filter(|_| s.prepared) {
+        // As pgbench -M prepared and extended: the server prepares one
+        // statement at a time.
+        return Err(Error::usage(format!(
+            "{at}: statements joined by \\; go as one simple query, which a prepared statement cannot hold: give --no-prepared (as pgbench -M simple, its default) or end each statement with ;"
+        )));
+    }
     if let Some(at) = &program.pipeline {
         if !s.prepared {
             // As pgbench -M simple: a pipeline needs the extended protocol.

@@ -15,6 +15,10 @@
 //! a `:name` that nothing sets stays in the text, a slice bound (`a[1:n]`),
 //! as pgbench sends a name that is no variable.
 //!
+//! A `\;` joins two statements into one command (pgbench's compound
+//! command), sent as one simple query: the run refuses it under prepared
+//! statements, as the server does.
+//!
 //! Meta-commands: `\set`, `\sleep`, `\if`/`\elif`/`\else`/`\endif`,
 //! `\gset`/`\aset` (after an SQL command), and pipelines:
 //! `\startpipeline`, `\syncpipeline` (pgbench 17's), `\endpipeline`.
@@ -78,6 +82,8 @@ pub struct Program {
     /// Where the first `\startpipeline` of any script is ("file:line"),
     /// if one has any.
     pub pipeline: Option<String>,
+    /// Where the first command of statements joined by `\\;` is.
+    pub compound: Option<String>,
 }
 
 impl Program {
@@ -187,6 +193,10 @@ pub struct Sql {
     pub optional: Vec<bool>,
     pub into: Option<Gset>,
     pub txn: TxnEffect,
+    /// Statements joined by `\\;` (pgbench's compound command): one simple
+    /// query; a `\\gset` takes the last statement's row, an `\\aset` each
+    /// statement's last row.
+    pub compound: bool,
     /// Inside `\startpipeline` … `\endpipeline`: sent, its result read at
     /// the next `\syncpipeline` or `\endpipeline`.
     pub pipelined: bool,
@@ -264,6 +274,8 @@ pub struct Compiler {
     max_params: usize,
     /// The first `\startpipeline`'s "file:line".
     pipeline: Option<String>,
+    /// The first compound command's "file:line".
+    compound: Option<String>,
 }
 
 impl Default for Compiler {
@@ -289,6 +301,7 @@ impl Compiler {
             scripts: Vec::new(),
             max_params: 0,
             pipeline: None,
+            compound: None,
         };
         for name in AUTOMATIC {
             c.slot(name);
@@ -319,7 +332,8 @@ impl Compiler {
             .flat_map(|s| s.commands.iter_mut().map(|c| (s.file.clone(), c)))
         {
             let Command::Sql(sql) = cmd else { continue };
-            let vars = scan_sql(sql.text.as_bytes(), 0).vars;
+            let scan = scan_sql(sql.text.as_bytes(), 0);
+            let (vars, joins) = (scan.vars, scan.joins);
             if !vars.iter().any(|v| v.in_subscript) {
                 continue;
             }
@@ -345,7 +359,7 @@ impl Compiler {
                     ),
                 });
             }
-            (sql.prepared, sql.parts, sql.params) = bind_vars(self, &sql.text, &vars);
+            (sql.prepared, sql.parts, sql.params) = bind_vars(self, &sql.text, &vars, &joins);
         }
         self.scripts = scripts;
         Ok(())
@@ -495,6 +509,7 @@ impl Compiler {
             statements: self.statements,
             max_params: self.max_params,
             pipeline: self.pipeline,
+            compound: self.compound,
         })
     }
 }
@@ -560,6 +575,9 @@ struct SqlScan {
     vars: Vec<SqlVar>,
     /// `:name` inside quotes.
     quoted: Vec<(usize, String)>,
+    /// Where a `\\;` joins two statements into one command: the offsets
+    /// of their backslashes, which the text sent leaves out.
+    joins: Vec<usize>,
 }
 
 impl ScriptParser<'_> {
@@ -599,7 +617,7 @@ impl ScriptParser<'_> {
             if pos >= self.bytes.len() {
                 break;
             }
-            pos = if self.bytes[pos] == b'\\' {
+            pos = if self.bytes[pos] == b'\\' && self.bytes.get(pos + 1) != Some(&b';') {
                 self.meta(pos)?
             } else {
                 self.sql(pos)?
@@ -665,7 +683,8 @@ impl ScriptParser<'_> {
                 ..v.clone()
             })
             .collect();
-        let (prepared, parts, params) = bind_vars(self.c, text, &vars);
+        let joins: Vec<usize> = scan.joins.iter().map(|j| j - start).collect();
+        let (prepared, parts, params) = bind_vars(self.c, text, &vars, &joins);
         let optional = vec![false; params.len()];
         if params.len() > super::MAX_PARAMS {
             return Err(self.err(
@@ -678,6 +697,13 @@ impl ScriptParser<'_> {
             ));
         }
         self.c.max_params = self.c.max_params.max(params.len());
+        if !joins.is_empty() && self.c.compound.is_none() {
+            self.c.compound = Some(format!(
+                "{}:{}",
+                self.file,
+                self.lines.at(self.text, start).0
+            ));
+        }
         let at = self.at(start);
         let stat = self.statement_name(&at, text);
         self.commands.push(Command::Sql(Sql {
@@ -687,7 +713,8 @@ impl ScriptParser<'_> {
             params,
             optional,
             into: None,
-            txn: txn_effect(text),
+            txn: compound_txn_effect(text, &joins),
+            compound: !joins.is_empty(),
             pipelined: self.pipeline.is_some(),
             at,
             stat,
@@ -847,7 +874,14 @@ impl ScriptParser<'_> {
                         ));
                     }
                     Some(Command::Sql(sql)) if was_sql && sql.into.is_none() => {
-                        match super::columns::result_columns(&sql.text) {
+                        // Of statements joined by \; the text's columns
+                        // are not read: any name may come of them.
+                        let known = if sql.compound {
+                            None
+                        } else {
+                            super::columns::result_columns(&sql.text)
+                        };
+                        match known {
                             Some(cols) => {
                                 // As pgbench, a column whose name is no
                                 // variable name fails the \gset: here
@@ -930,12 +964,6 @@ impl ScriptParser<'_> {
                 } else {
                     Command::SyncPipeline { stat, at }
                 });
-            }
-            "" if b.get(start + 1) == Some(&b';') => {
-                return Err(self.err(
-                    start,
-                    "compound commands (\\;) are not supported: end each statement with ; as its own command",
-                ));
             }
             "" => {
                 return Err(self.err(
@@ -1150,6 +1178,21 @@ fn edit_distance(a: &str, b: &str) -> usize {
     back1[b.len()]
 }
 
+/// How a command of statements joined by `\\;` (at `joins`) moves the
+/// transaction: as its last statement that moves it.
+fn compound_txn_effect(text: &str, joins: &[usize]) -> TxnEffect {
+    let mut effect = TxnEffect::None;
+    let mut from = 0;
+    for &to in joins.iter().chain(std::iter::once(&text.len())) {
+        match txn_effect(&text[from..to]) {
+            TxnEffect::None => {}
+            e => effect = e,
+        }
+        from = (to + 2).min(text.len());
+    }
+    effect
+}
+
 /// How an SQL command moves the transaction, from its first words.
 fn txn_effect(text: &str) -> TxnEffect {
     let mut words = text
@@ -1190,6 +1233,7 @@ fn skip_block_comment(b: &[u8], mut pos: usize) -> usize {
 fn scan_sql(b: &[u8], start: usize) -> SqlScan {
     let mut vars = Vec::new();
     let mut quoted = Vec::new();
+    let mut joins = Vec::new();
     let mut depth = 0i32;
     // Open brackets: true for a subscript, false for ARRAY[...].
     let mut brackets: Vec<bool> = Vec::new();
@@ -1211,7 +1255,14 @@ fn scan_sql(b: &[u8], start: usize) -> SqlScan {
                     next: i + 1,
                     vars,
                     quoted,
+                    joins,
                 };
+            }
+            // `\;`: the command goes on with another statement (pgbench's
+            // compound command, one simple query).
+            b'\\' if b.get(i + 1) == Some(&b';') => {
+                joins.push(i);
+                i += 2;
             }
             b'\\' => {
                 return SqlScan {
@@ -1219,6 +1270,7 @@ fn scan_sql(b: &[u8], start: usize) -> SqlScan {
                     next: i,
                     vars,
                     quoted,
+                    joins,
                 };
             }
             b'(' => {
@@ -1290,6 +1342,7 @@ fn scan_sql(b: &[u8], start: usize) -> SqlScan {
         next: b.len(),
         vars,
         quoted,
+        joins,
     }
 }
 
@@ -1306,24 +1359,40 @@ fn follows_array(before: &[u8]) -> bool {
 /// The statement of an SQL command's `text` with its variables bound:
 /// the text to prepare (`$1`, `$2`, …), the pieces around the variables
 /// (for `--no-prepared`) and each parameter's slot. A `:name` not among
-/// `vars` stays in the text as written.
-fn bind_vars(c: &mut Compiler, text: &str, vars: &[SqlVar]) -> (String, Vec<String>, Vec<usize>) {
+/// `vars` stays in the text as written; the backslash of each `\\;` at
+/// `joins` (offsets in `text`) is left out.
+fn bind_vars(
+    c: &mut Compiler,
+    text: &str,
+    vars: &[SqlVar],
+    joins: &[usize],
+) -> (String, Vec<String>, Vec<usize>) {
+    let piece = |from: usize, to: usize| -> String {
+        let mut s = String::with_capacity(to - from);
+        let mut at = from;
+        for &j in joins.iter().filter(|&&j| j >= from && j < to) {
+            s.push_str(&text[at..j]);
+            at = j + 1;
+        }
+        s.push_str(&text[at..to]);
+        s
+    };
     let mut prepared = String::with_capacity(text.len());
     let mut parts = Vec::with_capacity(vars.len() + 1);
     let mut params = Vec::with_capacity(vars.len());
     let mut last = 0;
     for v in vars {
-        let piece = &text[last..v.offset];
-        prepared.push_str(piece);
+        let p = piece(last, v.offset);
+        prepared.push_str(&p);
         prepared.push('$');
         prepared.push_str(&(params.len() + 1).to_string());
-        parts.push(piece.to_string());
+        parts.push(p);
         params.push(c.slot(&v.name));
         last = v.offset + 1 + v.name.len();
     }
-    let tail = &text[last..];
-    prepared.push_str(tail);
-    parts.push(tail.to_string());
+    let tail = piece(last, text.len());
+    prepared.push_str(&tail);
+    parts.push(tail);
     (prepared, parts, params)
 }
 
@@ -1848,6 +1917,33 @@ mod tests {
             e.starts_with("t.sql:3:1: the bound :m in a subscript"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn statements_joined_by_backslash_semicolon_are_one_command_as_in_pgbench() {
+        // pgbench's own \gset test: the command runs on, and its \gset
+        // takes the last statement's row.
+        let p = compile("\\; \\; SELECT 0 AS i5 \\; SELECT 5 AS i5 \\; \\; \\gset\nselect :i5;")
+            .unwrap();
+        let s = sqls(&p);
+        assert_eq!(s.len(), 2, "{s:#?}");
+        assert!(s[0].compound && !s[1].compound);
+        assert_eq!(s[0].prepared, "; ; SELECT 0 AS i5 ; SELECT 5 AS i5 ; ;");
+        assert!(s[0].into.is_some());
+        assert_eq!(p.compound.as_deref(), Some("t.sql:1"));
+        // Variables in each statement; a \; inside quotes is text.
+        let p = defining(&["a", "b"], "select :a, '\\;' \\; select :b;").unwrap();
+        let s = sqls(&p);
+        assert_eq!(s[0].prepared, "select $1, '\\;' ; select $2");
+        assert_eq!(s[0].parts, ["select ", ", '\\;' ; select ", ""]);
+        // The transaction's state is the last statement's that moves it.
+        let p = compile("BEGIN \\; select 1 \\; COMMIT;\nselect 2 \\; commit \\; begin;\nend;")
+            .unwrap();
+        let effects: Vec<TxnEffect> = sqls(&p).iter().map(|s| s.txn).collect();
+        assert_eq!(effects, [TxnEffect::End, TxnEffect::Begin, TxnEffect::End]);
+        // Of joined statements the columns are not read: any name may be set.
+        compile("select 1 as a \\; select 2 as b \\gset p_\nselect :p_b, :p_c;").unwrap();
+        assert_eq!(compile("select 1;").unwrap().compound, None);
     }
 
     #[test]
