@@ -6,9 +6,11 @@
 //! division or modulo by zero; a double operand makes the arithmetic
 //! double (IEEE: `1.0 / 0` is Infinity); `%`, the bitwise operators and
 //! `int()` round a double to the nearest integer (ties to even); `AND`,
-//! `OR` and `NOT` take booleans (an integer is refused) with SQL's
-//! three-valued logic, while `\if` and `CASE` take any value as true when
-//! it is not zero, false or NULL; comparisons do not chain.
+//! `OR` and `NOT` take booleans (an integer is refused), lazily from the
+//! left, and a NULL on the left is their result (pgbench's rule, not SQL's
+//! three-valued logic: `NULL AND false` is NULL), while `\if` and `CASE`
+//! take any value as true when it is not zero, false or NULL; comparisons
+//! do not chain.
 //!
 //! Why it is shaped so: an expression is compiled once, at parse time,
 //! into a tree ([`super::expr::Expr`]), and evaluated per transaction by a
@@ -358,43 +360,25 @@ pub fn eval(e: &Expr, env: &mut Env<'_>) -> Result<Value, EvalError> {
             v => Ok(Value::Bool(!v.to_bool()?)),
         },
         Expr::BitNot(a) => Ok(Value::Int(!eval(a, env)?.to_int()?)),
-        Expr::And(a, b) => {
-            let left = eval(a, env)?;
-            let left = match left {
-                Value::Null => None,
-                v => Some(v.to_bool()?),
-            };
-            if left == Some(false) {
-                return Ok(Value::Bool(false));
-            }
-            let right = match eval(b, env)? {
-                Value::Null => None,
-                v => Some(v.to_bool()?),
-            };
-            Ok(match (left, right) {
-                (_, Some(false)) => Value::Bool(false),
-                (Some(true), Some(true)) => Value::Bool(true),
-                _ => Value::Null,
-            })
-        }
-        Expr::Or(a, b) => {
-            let left = match eval(a, env)? {
-                Value::Null => None,
-                v => Some(v.to_bool()?),
-            };
-            if left == Some(true) {
-                return Ok(Value::Bool(true));
-            }
-            let right = match eval(b, env)? {
-                Value::Null => None,
-                v => Some(v.to_bool()?),
-            };
-            Ok(match (left, right) {
-                (_, Some(true)) => Value::Bool(true),
-                (Some(false), Some(false)) => Value::Bool(false),
-                _ => Value::Null,
-            })
-        }
+        // As pgbench 15, not SQL: a NULL on the left is the result, the
+        // right side unread (`NULL AND false` is NULL); else the left
+        // decides when it can, and the right is the result.
+        Expr::And(a, b) => match eval(a, env)? {
+            Value::Null => Ok(Value::Null),
+            v if !v.to_bool()? => Ok(Value::Bool(false)),
+            _ => match eval(b, env)? {
+                Value::Null => Ok(Value::Null),
+                v => Ok(Value::Bool(v.to_bool()?)),
+            },
+        },
+        Expr::Or(a, b) => match eval(a, env)? {
+            Value::Null => Ok(Value::Null),
+            v if v.to_bool()? => Ok(Value::Bool(true)),
+            _ => match eval(b, env)? {
+                Value::Null => Ok(Value::Null),
+                v => Ok(Value::Bool(v.to_bool()?)),
+            },
+        },
         Expr::Is(a, test, negated) => {
             let v = eval(a, env)?;
             let holds = match test {
@@ -1139,6 +1123,14 @@ mod tests {
         assert_eq!(b("not true"), Some(false));
         assert_eq!(b("true and null"), None);
         assert_eq!(b("false and null"), Some(false));
+        // pgbench 15.20: a NULL on the left is the result, the right unread.
+        assert_eq!(b("null and false"), None);
+        assert_eq!(b("null or true"), None);
+        assert_eq!(b("null or false"), None);
+        assert_eq!(b("null and 1 / 0 = 1"), None);
+        assert_eq!(b("false or null"), None);
+        assert_eq!(b("true or 1"), Some(true));
+        assert_eq!(b("false and 1"), Some(false));
         assert_eq!(b("2 isnull"), Some(false));
         assert_eq!(b("5 notnull"), Some(true));
         assert_eq!(b("1 <= 1 and 2 >= 3 or 1 < 2"), Some(true));
