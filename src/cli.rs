@@ -92,17 +92,6 @@ pub enum KeyDistributionArg {
     Sequential,
 }
 
-/// `--driver`: which client library sends select's and update's queries.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum DriverArg {
-    /// The lean driver where it can be used, tokio-postgres elsewhere.
-    Auto,
-    /// The lean driver (prepared statements, no TLS), or an error.
-    Lean,
-    /// tokio-postgres for everything.
-    TokioPostgres,
-}
-
 /// How `--load-balance` spreads connections over the hosts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum LoadBalanceArg {
@@ -448,15 +437,6 @@ pub struct Cli {
     /// The connect time is measured apart (avg, p99), and throughput is shown with and without it.
     #[arg(short = 'C', long, help_heading = CONNECTION)]
     pub reconnect: bool,
-
-    /// Which client library sends the queries of select, update, YCSB and the oltp scripts.
-    ///
-    /// auto: the lean driver (no task, channel or allocation per query) where it can be used:
-    /// prepared statements on a plain-text connection (sslmode=disable, or prefer against a server
-    /// without TLS); tokio-postgres otherwise. lean: the lean driver, or refuse to run. Loads,
-    /// COPY, YCSB's read-modify-write, scripts, booking and TPC-C always use tokio-postgres.
-    #[arg(long, value_enum, value_name = "DRIVER", default_value = "auto", help_heading = CONNECTION)]
-    pub driver: DriverArg,
 
     /// The CA certificate (PEM) that signed the server's, as sslrootcert.
     ///

@@ -211,6 +211,7 @@ impl WireConn {
             },
             statements: Vec::new(),
             broken: false,
+            status: b'I',
         };
         conn.start_up(config).await?;
         Ok(conn)

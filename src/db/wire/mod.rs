@@ -44,8 +44,10 @@ use bytes::BytesMut;
 use postgres_protocol::message::frontend;
 
 pub use connect::{CancelKey, Peer, supports};
+pub use decode::Rows;
 pub use decode::{parse_error, tag_rows};
-pub use encode::{Param, encode_param, type_supported};
+pub use encode::Param;
+pub use query::{Protocol, Sql, Stmt, inline};
 
 use connect::Stream;
 use decode::ReadBuf;
@@ -154,6 +156,8 @@ pub(crate) struct Prepared {
     pub(crate) name: String,
     /// The declared types of its parameters (OIDs).
     pub(crate) types: Vec<u32>,
+    /// The names of its columns.
+    pub(crate) names: Vec<String>,
 }
 
 /// One lean connection to a server.
@@ -166,6 +170,9 @@ pub struct WireConn {
     /// The connection failed or was closed by the server: nothing more can
     /// be sent on it.
     broken: bool,
+    /// The transaction status of the last ReadyForQuery: `I` idle, `T`
+    /// in a transaction, `E` in a failed one.
+    status: u8,
 }
 
 impl WireConn {
@@ -255,39 +262,10 @@ mod tests {
     }
 
     #[test]
-    fn parameters_are_encoded_as_their_declared_types_say() {
-        let mut b = BytesMut::new();
-        encode_param(Param::Int(7), INT4, &mut b).unwrap();
-        encode_param(Param::Int(7), INT8, &mut b).unwrap();
-        encode_param(Param::Int(-2), INT2, &mut b).unwrap();
-        encode_param(Param::Text("ab"), VARCHAR, &mut b).unwrap();
-        assert_eq!(
-            &b[..],
-            &[0, 0, 0, 7, 0, 0, 0, 0, 0, 0, 0, 7, 0xff, 0xfe, b'a', b'b']
-        );
-        assert!(encode_param(Param::Int(1 << 40), INT4, &mut b).is_err());
-        assert!(encode_param(Param::Text("x"), INT4, &mut b).is_err());
-        assert!(encode_param(Param::Int(1), 1700, &mut b).is_err());
-        assert!(type_supported(INT4) && type_supported(TEXT) && !type_supported(1700));
-    }
-
-    #[test]
     fn a_bind_execute_sync_is_one_buffer_of_three_messages() {
         let mut b = BytesMut::new();
-        let types = [INT4, TEXT];
         let params = [Param::Int(5), Param::Text("x")];
-        frontend::bind(
-            "",
-            "s0",
-            Some(1),
-            0..2,
-            |i, buf| encode_param(params[i], types[i], buf),
-            Some(1),
-            &mut b,
-        )
-        .map_err(|_| "bind failed")
-        .unwrap();
-        frontend::execute("", 0, &mut b).unwrap();
+        query::bind_for_test(&mut b, "s0", &[INT4, TEXT], &params);
         frontend::sync(&mut b);
         let mut r = ReadBuf::new();
         r.buf[..b.len()].copy_from_slice(&b);

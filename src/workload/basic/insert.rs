@@ -8,8 +8,7 @@
 
 use std::fmt::Write as _;
 
-use tokio_postgres::types::ToSql;
-use tokio_postgres::{Client, Statement};
+use crate::db::wire::{Param, Stmt, WireConn};
 
 use super::table::{self, TableOp};
 use crate::db::sql::{MAX_BIND_PARAMS, TableName};
@@ -17,7 +16,6 @@ use crate::error::{Error, Result};
 use crate::workload::kit::limits::{INSERT_COLUMNS, MAX_INSERT_BATCH, check_batch_bytes};
 use crate::workload::kit::partition::Batches;
 use crate::workload::kit::rowgen::{FIELDS, RowGen};
-use crate::workload::kit::simple_query::command_rows;
 use crate::workload::{Operation, Outcome, Role, Settings, Spec};
 
 pub struct Insert {
@@ -30,8 +28,8 @@ pub struct Insert {
     has_full: bool,
     rows: RowGen,
     prepared: bool,
-    full: Option<Statement>,
-    short: Option<Statement>,
+    full: Option<Stmt>,
+    short: Option<Stmt>,
     ids: Vec<i32>,
     fields: Vec<u8>,
     sql: String,
@@ -110,26 +108,30 @@ pub fn insert_sql(table: &str, rows: usize) -> String {
 }
 
 impl Operation for Insert {
-    async fn prepare(&mut self, client: &Client) -> Result<()> {
+    async fn prepare(&mut self, conn: &mut WireConn) -> Result<()> {
+        self.full = None;
+        self.short = None;
         if !self.prepared {
             return Ok(());
         }
-        let prep = |n: usize| {
-            let sql = insert_sql(&self.table, n);
-            async move {
-                client
-                    .prepare(&sql)
-                    .await
-                    .map_err(|e| Error::db(format!("cannot prepare the INSERT of {n} rows"), e))
-            }
-        };
         // Per connection: with --reconnect this runs again on every new
         // connection, so it must not depend on how far the batches went.
+        let mut sizes = Vec::new();
         if self.has_full {
-            self.full = Some(prep(self.batch_size).await?);
+            sizes.push(self.batch_size);
         }
-        if let Some(n) = self.last_size {
-            self.short = Some(prep(n).await?);
+        sizes.extend(self.last_size);
+        for n in sizes {
+            let sql = insert_sql(&self.table, n);
+            let st = conn
+                .prepare(&sql)
+                .await
+                .map_err(|e| Error::wire(format!("cannot prepare the INSERT of {n} rows"), e))?;
+            if n == self.batch_size && self.has_full {
+                self.full = Some(st);
+            } else {
+                self.short = Some(st);
+            }
         }
         Ok(())
     }
@@ -183,13 +185,13 @@ impl Operation for Insert {
         ))
     }
 
-    async fn execute(&mut self, client: &Client) -> Result<Outcome> {
+    async fn execute(&mut self, conn: &mut WireConn) -> Result<Outcome> {
         let n = self.ids.len();
         let affected = if self.prepared {
             let stmt = if n == self.batch_size {
-                self.full.as_ref()
+                self.full
             } else {
-                self.short.as_ref()
+                self.short
             };
             let stmt =
                 stmt.ok_or_else(|| Error::run(format!("no INSERT prepared for {n} rows")))?;
@@ -199,24 +201,22 @@ impl Operation for Insert {
             let fields: Vec<&str> = (0..n * FIELDS)
                 .map(|k| &text[k * len..(k + 1) * len])
                 .collect();
-            let mut params: Vec<&(dyn ToSql + Sync)> = Vec::with_capacity(n * (FIELDS + 1));
+            let mut params: Vec<Param<'_>> = Vec::with_capacity(n * (FIELDS + 1));
             for (i, id) in self.ids.iter().enumerate() {
-                params.push(id);
+                params.push((*id).into());
                 for f in &fields[i * FIELDS..(i + 1) * FIELDS] {
-                    params.push(f);
+                    params.push((*f).into());
                 }
             }
-            client
-                .execute(stmt, &params)
+            conn.execute(stmt, &params)
                 .await
-                .map_err(|e| Error::db("INSERT failed", e))?
+                .map_err(|e| Error::wire("INSERT failed", e))?
+                .affected
         } else {
-            command_rows(
-                &client
-                    .simple_query(&self.sql)
-                    .await
-                    .map_err(|e| Error::db("INSERT failed", e))?,
-            )
+            conn.simple_query(&self.sql)
+                .await
+                .map_err(|e| Error::wire("INSERT failed", e))?
+                .affected
         };
         if affected != n as u64 {
             return Err(Error::run(format!(

@@ -6,18 +6,17 @@ use std::sync::atomic::{AtomicI64, Ordering};
 
 use rand::RngExt;
 use rand::rngs::SmallRng;
-use tokio_postgres::types::ToSql;
-use tokio_postgres::{Client, Statement};
 
 use super::schema::FIRST_DAY;
+use crate::db::wire::{Param, Stmt, WireConn};
 use crate::error::{Error, Result};
 use crate::workload::kit::keys::KeyPicker;
 use crate::workload::{Operation, Outcome, StatementStats};
 
 pub(super) struct Statements {
-    pub(super) seat: Statement,
-    pub(super) payment: Statement,
-    pub(super) audit: Statement,
+    pub(super) seat: Stmt,
+    pub(super) payment: Stmt,
+    pub(super) audit: Stmt,
 }
 
 pub(super) struct BookingOp {
@@ -45,21 +44,21 @@ const AUDIT: &str = "insert into audit (schedule_id, day, seats_occupied) \
 impl BookingOp {
     /// Runs statement `k` of a booking (BEGIN, the seat, the payment,
     /// the audit counter, COMMIT), timing it into its figures.
-    async fn step(&mut self, client: &Client, k: usize) -> Result<()> {
+    async fn step(&mut self, conn: &mut WireConn, k: usize) -> Result<()> {
         let (user, flight, day, amount) = self.staged;
         let began = std::time::Instant::now();
-        let fail = |e| Error::db(format!("booking: {} failed", STEPS[k]), e);
-        match (&self.st, k) {
-            (_, 0) => client.batch_execute(&self.begin).await.map_err(fail)?,
-            (_, 4) => client.batch_execute("commit").await.map_err(fail)?,
+        let fail = |e| Error::wire(format!("booking: {} failed", STEPS[k]), e);
+        let _ = match (&self.st, k) {
+            (_, 0) => conn.simple_query(&self.begin).await.map_err(fail)?,
+            (_, 4) => conn.simple_query("commit").await.map_err(fail)?,
             (Some(st), _) => {
-                let p: Vec<&(dyn ToSql + Sync)> = match k {
-                    1 => vec![&user, &flight, &day],
-                    2 => vec![&user, &flight, &day, &amount],
-                    _ => vec![&flight, &day],
-                };
-                let statement = [&st.seat, &st.payment, &st.audit][k - 1];
-                client.execute(statement, &p).await.map_err(fail)?;
+                let (u, f, d) = (Param::from(user), Param::from(flight), Param::from(day));
+                match k {
+                    1 => conn.execute(st.seat, &[u, f, d]).await,
+                    2 => conn.execute(st.payment, &[u, f, d, amount.into()]).await,
+                    _ => conn.execute(st.audit, &[f, d]).await,
+                }
+                .map_err(fail)?
             }
             (None, _) => {
                 let d = format!("date '{FIRST_DAY}' + {day}");
@@ -75,9 +74,9 @@ impl BookingOp {
                          on conflict (schedule_id, day) do update set seats_occupied = audit.seats_occupied + 1"
                     ),
                 };
-                client.batch_execute(&sql).await.map_err(fail)?;
+                conn.simple_query(&sql).await.map_err(fail)?
             }
-        }
+        };
         self.stats[k].record(began.elapsed());
         Ok(())
     }
@@ -87,21 +86,23 @@ impl BookingOp {
 pub(super) const STEPS: [&str; 5] = ["begin", "seat", "payment", "audit", "commit"];
 
 impl Operation for BookingOp {
-    async fn prepare(&mut self, client: &Client) -> Result<()> {
+    async fn prepare(&mut self, conn: &mut WireConn) -> Result<()> {
         self.st = None;
         if !self.prepared {
             return Ok(());
         }
-        let prep = |sql: &'static str| async move {
-            client
-                .prepare(sql)
-                .await
-                .map_err(|e| Error::db("cannot prepare the booking statements", e))
-        };
+        let mut made = Vec::with_capacity(3);
+        for sql in [SEAT, PAYMENT, AUDIT] {
+            made.push(
+                conn.prepare(sql)
+                    .await
+                    .map_err(|e| Error::wire("cannot prepare the booking statements", e))?,
+            );
+        }
         self.st = Some(Statements {
-            seat: prep(SEAT).await?,
-            payment: prep(PAYMENT).await?,
-            audit: prep(AUDIT).await?,
+            seat: made[0],
+            payment: made[1],
+            audit: made[2],
         });
         Ok(())
     }
@@ -122,12 +123,14 @@ impl Operation for BookingOp {
         ))
     }
 
-    async fn execute(&mut self, client: &Client) -> Result<Outcome> {
+    async fn execute(&mut self, conn: &mut WireConn) -> Result<Outcome> {
         for k in 0..STEPS.len() {
-            if let Err(e) = self.step(client, k).await {
+            if let Err(e) = self.step(conn, k).await {
                 // The error is the unit's; a failed rollback on a lost
                 // connection adds nothing to it.
-                let _ = client.batch_execute("rollback").await;
+                if !conn.is_closed() {
+                    let _ = conn.simple_query("rollback").await;
+                }
                 return Err(e);
             }
         }

@@ -1,19 +1,18 @@
 //! One worker of a script: the event it stages (a list of statements with
-//! their ids) and how it sends it on tokio-postgres.
+//! their ids) and how it sends it, a statement a round trip (as sysbench
+//! sends them).
 
 use std::time::{Duration, Instant};
 
 use rand::RngExt;
 use rand::rngs::SmallRng;
-use tokio_postgres::types::ToSql;
-use tokio_postgres::{Client, Statement};
 
 use super::schema::{C_GROUPS, PAD_GROUPS, digits_value, table};
 use super::statements::{KINDS, Kind};
+use crate::db::wire::{Param, Stmt, WireConn};
 use crate::error::{Error, Result};
 use crate::workload::kit::keys::KeyPicker;
-use crate::workload::kit::simple_query::command_rows;
-use crate::workload::{Operation, Outcome, StatementStats, WireUnit};
+use crate::workload::{Operation, Outcome, StatementStats};
 
 /// One statement of a staged transaction.
 pub(super) struct Step {
@@ -28,14 +27,8 @@ pub(super) struct Step {
 }
 
 pub(super) struct OltpOp {
-    /// The lean driver's statements: (table, kind) in the order prepared.
-    pub(super) wire: Vec<(usize, Kind)>,
-    /// Where (table, kind) is in `wire` (index table-1, then as in KINDS).
-    pub(super) wire_slots: Vec<Vec<Option<usize>>>,
     /// Where each kind's figures are in `stats` (as in KINDS).
     pub(super) stat_slots: [Option<usize>; KINDS.len()],
-    /// What the staged unit's statements did so far (lean driver).
-    pub(super) done: Outcome,
     pub(super) tables: usize,
     pub(super) rows: u64,
     pub(super) range: u64,
@@ -48,7 +41,7 @@ pub(super) struct OltpOp {
     pub(super) keys: KeyPicker,
     /// Prepared statements per table (index table-1) and kind (index in
     /// KINDS).
-    pub(super) statements: Vec<Vec<Option<Statement>>>,
+    pub(super) statements: Vec<Vec<Option<Stmt>>>,
     /// The staged event.
     pub(super) steps: Vec<Step>,
     /// The step that failed last, for the failed unit's label.
@@ -79,59 +72,39 @@ impl OltpOp {
     }
 
     /// Runs one statement; returns the rows it read or wrote.
-    async fn run(&mut self, client: &Client, i: usize) -> Result<u64> {
+    async fn run(&mut self, conn: &mut WireConn, i: usize) -> Result<u64> {
         let step = &self.steps[i];
         let kind = step.kind;
         let began = Instant::now();
-        let fail = |e| Error::db(format!("oltp {} failed", kind.name()), e);
-        let n = if let Some(st) = self
+        let fail = |e| Error::wire(format!("oltp {} failed", kind.name()), e);
+        let answer = if let Some(st) = self
             .statements
             .get(step.table - 1)
-            .and_then(|t| t[Self::kind_index(kind)].as_ref())
+            .and_then(|t| t[Self::kind_index(kind)])
         {
+            let (id, other) = (Param::from(step.id), Param::from(step.other));
+            let (c, pad) = (Param::Text(&step.c), Param::Text(&step.pad));
             match kind {
-                Kind::PointSelect => {
-                    client.query(st, &[&step.id]).await.map_err(fail)?.len() as u64
-                }
                 Kind::SimpleRange | Kind::SumRange | Kind::OrderRange | Kind::DistinctRange => {
-                    client
-                        .query(st, &[&step.id, &step.other])
-                        .await
-                        .map_err(fail)?
-                        .len() as u64
+                    conn.execute(st, &[id, other]).await
                 }
-                Kind::IndexUpdate | Kind::Delete => {
-                    client.execute(st, &[&step.id]).await.map_err(fail)?
-                }
-                Kind::NonIndexUpdate => client
-                    .execute(st, &[&step.id, &step.c])
-                    .await
-                    .map_err(fail)?,
-                Kind::Insert if self.serial_insert => {
-                    let p: [&(dyn ToSql + Sync); 3] = [&step.other, &step.c, &step.pad];
-                    client.execute(st, &p).await.map_err(fail)?
-                }
-                Kind::Insert => {
-                    let p: [&(dyn ToSql + Sync); 4] = [&step.id, &step.other, &step.c, &step.pad];
-                    client.execute(st, &p).await.map_err(fail)?
-                }
-                Kind::Begin | Kind::Commit => {
-                    client.execute(st, &[]).await.map_err(fail)?;
-                    0
+                Kind::NonIndexUpdate => conn.execute(st, &[id, c]).await,
+                Kind::Insert if self.serial_insert => conn.execute(st, &[other, c, pad]).await,
+                Kind::Insert => conn.execute(st, &[id, other, c, pad]).await,
+                Kind::Begin | Kind::Commit => conn.execute(st, &[]).await,
+                Kind::PointSelect | Kind::IndexUpdate | Kind::Delete => {
+                    conn.execute(st, &[id]).await
                 }
             }
         } else {
             let sql = self.literal_sql(step);
-            let msgs = client.simple_query(&sql).await.map_err(fail)?;
-            let rows = msgs
-                .iter()
-                .filter(|m| matches!(m, tokio_postgres::SimpleQueryMessage::Row(_)))
-                .count() as u64;
-            if kind.is_read() {
-                rows
-            } else {
-                command_rows(&msgs)
-            }
+            conn.simple_query(&sql).await
+        }
+        .map_err(fail)?;
+        let n = match kind {
+            k if k.is_read() => answer.rows,
+            Kind::Begin | Kind::Commit => 0,
+            _ => answer.affected,
         };
         self.record(kind, began);
         Ok(n)
@@ -190,7 +163,7 @@ impl OltpOp {
 }
 
 impl Operation for OltpOp {
-    async fn prepare(&mut self, client: &Client) -> Result<()> {
+    async fn prepare(&mut self, conn: &mut WireConn) -> Result<()> {
         self.statements.clear();
         if !self.prepared {
             return Ok(());
@@ -206,20 +179,18 @@ impl Operation for OltpOp {
                 if used {
                     let sql = k.sql(&t, self.serial_insert);
                     *slot = Some(
-                        client
-                            .prepare(&sql)
+                        conn.prepare(&sql)
                             .await
-                            .map_err(|e| Error::db(format!("cannot prepare '{sql}'"), e))?,
+                            .map_err(|e| Error::wire(format!("cannot prepare '{sql}'"), e))?,
                     );
                 }
             }
             if self.txn {
                 for k in [Kind::Begin, Kind::Commit] {
                     per_kind[Self::kind_index(k)] = Some(
-                        client
-                            .prepare(k.sql("", false).as_str())
+                        conn.prepare(k.sql("", false).as_str())
                             .await
-                            .map_err(|e| Error::db(format!("cannot prepare {}", k.name()), e))?,
+                            .map_err(|e| Error::wire(format!("cannot prepare {}", k.name()), e))?,
                     );
                 }
             }
@@ -288,11 +259,11 @@ impl Operation for OltpOp {
         Some(format!("{} on sbtest{}", step.kind.name(), step.table))
     }
 
-    async fn execute(&mut self, client: &Client) -> Result<Outcome> {
+    async fn execute(&mut self, conn: &mut WireConn) -> Result<Outcome> {
         let mut rows = 0;
         let mut missing = 0;
         for i in 0..self.steps.len() {
-            match self.run(client, i).await {
+            match self.run(conn, i).await {
                 Ok(n) => {
                     rows += n;
                     missing += u64::from(n == 0 && self.steps[i].kind == Kind::PointSelect);
@@ -302,7 +273,9 @@ impl Operation for OltpOp {
                     if self.txn {
                         // The error is the unit's; a failed rollback on a
                         // lost connection adds nothing to it.
-                        let _ = client.batch_execute("ROLLBACK").await;
+                        if !conn.is_closed() {
+                            let _ = conn.simple_query("ROLLBACK").await;
+                        }
                     }
                     return Err(e);
                 }
@@ -316,11 +289,5 @@ impl Operation for OltpOp {
             .iter_mut()
             .map(|s| std::mem::replace(s, StatementStats::new(s.name)))
             .collect()
-    }
-
-    /// On the lean driver whenever statements are prepared: a unit is
-    /// its statements one after another, as [`OltpOp::run`] sends them.
-    fn wire(&mut self) -> Option<&mut dyn WireUnit> {
-        if self.prepared { Some(self) } else { None }
     }
 }

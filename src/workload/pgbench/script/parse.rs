@@ -17,7 +17,10 @@
 //!
 //! A `\;` joins two statements into one command (pgbench's compound
 //! command), sent as one simple query: the run refuses it under prepared
-//! statements, as the server does.
+//! statements, as the server does. A `\gset` after it reads the last
+//! statement that returns rows; an `\aset` after it, which in pgbench
+//! stores each statement's last row, is refused (the driver keeps one row
+//! set).
 //!
 //! Meta-commands: `\set`, `\sleep`, `\if`/`\elif`/`\else`/`\endif`,
 //! `\gset`/`\aset` (after an SQL command), and pipelines:
@@ -194,8 +197,8 @@ pub struct Sql {
     pub into: Option<Gset>,
     pub txn: TxnEffect,
     /// Statements joined by `\\;` (pgbench's compound command): one simple
-    /// query; a `\\gset` takes the last statement's row, an `\\aset` each
-    /// statement's last row.
+    /// query, whose `\\gset` takes the row of the last statement that
+    /// returns rows (no `\\aset`).
     pub compound: bool,
     /// Inside `\startpipeline` … `\endpipeline`: sent, its result read at
     /// the next `\syncpipeline` or `\endpipeline`.
@@ -871,6 +874,14 @@ impl ScriptParser<'_> {
                         return Err(self.err(
                             start,
                             format!("\\{name} is not allowed inside a pipeline: its results are read only at \\endpipeline; end the pipeline before this command"),
+                        ));
+                    }
+                    // pgbench stores each joined statement's last row;
+                    // the driver keeps the last row set only.
+                    Some(Command::Sql(sql)) if was_sql && sql.compound && name == "aset" => {
+                        return Err(self.err(
+                            start,
+                            "\\aset after statements joined by \\; is not supported (pgbench stores the last row of each): give each statement its own \\aset",
                         ));
                     }
                     Some(Command::Sql(sql)) if was_sql && sql.into.is_none() => {
@@ -1943,6 +1954,10 @@ mod tests {
         assert_eq!(effects, [TxnEffect::End, TxnEffect::Begin, TxnEffect::End]);
         // Of joined statements the columns are not read: any name may be set.
         compile("select 1 as a \\; select 2 as b \\gset p_\nselect :p_b, :p_c;").unwrap();
+        assert!(
+            error("select 1 as a \\; select 2 as b \\aset")
+                .starts_with("t.sql:1:32: \\aset after statements joined by \\; is not supported")
+        );
         assert_eq!(compile("select 1;").unwrap().compound, None);
     }
 
