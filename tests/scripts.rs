@@ -838,14 +838,15 @@ async fn a_subscript_bound_an_unknown_gset_may_set_is_the_variable_only_when_set
         .await
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
-    // The \gset's second column has no name the text says: any name may
-    // come of it. It sets m (2), never n: [1:n] is the column n of the
-    // subquery (3), [:m] the variable.
+    // The \gset's columns have no names the text says (`*`): any name may
+    // come of them. It sets m (2), never n: [1:n] is the column n of the
+    // subquery (3), [:m] the variable. (A column named ?column? would fail
+    // the \gset, as in pgbench.)
     let script = write(
         dir.path(),
         "maybe.sql",
         "insert into got select :mode, null, (array[10, 20, 30])[1:n] from (select 3 as n) s;\n\
-         select 2 as m, (select 1) \\gset\n\
+         select * from (select 2 as m, 1 as k) g \\gset\n\
          insert into got select :mode, (array[10, 20, 30])[:m], null;\n",
     );
     for mode in ["prepared", "simple"] {
