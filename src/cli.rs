@@ -92,6 +92,14 @@ pub enum KeyDistributionArg {
     Sequential,
 }
 
+/// `-M`: how statements are sent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ProtocolArg {
+    Simple,
+    Extended,
+    Prepared,
+}
+
 /// How `--load-balance` spreads connections over the hosts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum LoadBalanceArg {
@@ -244,12 +252,17 @@ pub struct Cli {
     #[arg(long, value_name = "N", value_parser = parse_positive::<u32>, help_heading = WORKLOAD)]
     pub tablets: Option<u32>,
 
-    /// Send SQL text with literal values instead of prepared statements.
+    /// How statements are sent, as pgbench's -M: prepared, extended or simple.
     ///
-    /// The simple query protocol, like pgbench -M simple; TPC-C binds its parameters to
-    /// unnamed statements instead. Nothing the run sends stays prepared on a server
-    /// connection, as PgBouncer in transaction mode needs.
-    #[arg(long, help_heading = WORKLOAD)]
+    /// prepared: each statement is parsed once per connection and then bound and run (the
+    /// default). extended: the unnamed statement, parsed every time, parameters bound apart.
+    /// simple: SQL text with the values written in as literals. extended and simple leave
+    /// nothing prepared on a server connection, as PgBouncer in transaction mode needs.
+    #[arg(short = 'M', long, value_enum, value_name = "PROTOCOL", help_heading = WORKLOAD)]
+    pub protocol: Option<ProtocolArg>,
+
+    /// The original tool's name for -M simple.
+    #[arg(long, conflicts_with = "protocol", help_heading = WORKLOAD)]
     pub no_prepared: bool,
 
     /// The table to load and query (default test_table; usertable for YCSB), always quoted as an identifier.

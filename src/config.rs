@@ -12,12 +12,13 @@ use std::time::Duration;
 
 use crate::cli::{
     Cli, HistogramScaleArg, IsolationArg, KeyDistributionArg, LoadBalanceArg, OnErrorArg,
-    RateDistributionArg,
+    ProtocolArg, RateDistributionArg,
 };
 use crate::db::connect::ConnTarget;
 use crate::db::nodes::Balance;
 use crate::db::sql::{Isolation, TableName};
 use crate::db::tls::{TlsPlan, TlsSettings};
+use crate::db::wire::Protocol;
 use crate::error::{Error, Result};
 use crate::report::histogram::Scale;
 use crate::runner::schedule::Distribution;
@@ -284,12 +285,18 @@ impl RunPlan {
             rate_given: cli.rate.is_some(),
             clients: cluster.as_ref().map(|_| client),
         })?;
+        let protocol = match (cli.protocol, cli.no_prepared) {
+            (Some(ProtocolArg::Simple), _) | (None, true) => Protocol::Simple,
+            (Some(ProtocolArg::Extended), _) => Protocol::Extended,
+            (Some(ProtocolArg::Prepared), _) | (None, false) => Protocol::Prepared,
+        };
         let workload = Settings {
             threads: cli.threads,
             rows,
             batch_size: cli.batch_size,
             field_len: cli.fields_length,
-            prepared: !cli.no_prepared,
+            prepared: protocol == Protocol::Prepared,
+            protocol,
             table_name,
             tablets: cli.tablets,
             drop: cli.drop,

@@ -199,6 +199,14 @@ fn array_text(p: &Param<'_>, out: &mut String) {
 pub fn literal(p: &Param<'_>, out: &mut String) {
     match *p {
         Param::Null => out.push_str("NULL"),
+        // A negative number in parentheses: `a -$1` must not become the
+        // comment `a --5`.
+        Param::Int(v) if v < 0 => {
+            let _ = write!(out, "({v})");
+        }
+        Param::Float(v) if v.is_sign_negative() => {
+            let _ = write!(out, "({v})");
+        }
         Param::Int(v) => {
             let _ = write!(out, "{v}");
         }
@@ -277,6 +285,6 @@ mod tests {
             literal(&p, &mut s);
             s.push(' ');
         }
-        assert_eq!(s, "-3 'it''s' NULL '{4,5}' 1.5 ");
+        assert_eq!(s, "(-3) 'it''s' NULL '{4,5}' 1.5 ");
     }
 }

@@ -62,37 +62,36 @@ impl Protocol {
     }
 }
 
-/// A workload's statement: prepared once per connection, or (with
-/// `--no-prepared`, as a pooler in transaction mode needs) sent as the
-/// unnamed statement each time, so that nothing of it outlives the round
-/// trip.
+/// A workload's statement, sent as the run's protocol says (`-M`):
+/// prepared once per connection; as the unnamed statement each time (so
+/// that nothing of it outlives the round trip, as a pooler in transaction
+/// mode needs); or with its values written into the text (the simple
+/// protocol). A workload writes its statement once, with `$n`
+/// parameters, whatever the protocol.
 #[derive(Clone, Debug)]
 pub struct Sql {
     text: String,
+    protocol: Protocol,
     st: Option<Stmt>,
 }
 
 impl Sql {
-    /// `text`, prepared on `conn` when `prepared`.
-    pub async fn new(conn: &mut WireConn, text: String, prepared: bool) -> Result<Sql, WireError> {
-        let st = if prepared {
+    /// `text`, prepared on `conn` when the protocol prepares.
+    pub async fn new(
+        conn: &mut WireConn,
+        text: String,
+        protocol: Protocol,
+    ) -> Result<Sql, WireError> {
+        let st = if protocol == Protocol::Prepared {
             Some(conn.prepare(&text).await?)
         } else {
             None
         };
-        Ok(Sql { text, st })
+        Ok(Sql { text, protocol, st })
     }
 
     pub fn text(&self) -> &str {
         &self.text
-    }
-
-    fn protocol(&self) -> Protocol {
-        if self.st.is_some() {
-            Protocol::Prepared
-        } else {
-            Protocol::Extended
-        }
     }
 
     /// Runs it, counting what it returns.
@@ -101,7 +100,7 @@ impl Sql {
         conn: &mut WireConn,
         params: &[Param<'_>],
     ) -> Result<Answer, WireError> {
-        conn.run(self.protocol(), &self.text, self.st, params, None)
+        conn.run(self.protocol, &self.text, self.st, params, None)
             .await
     }
 
@@ -112,8 +111,22 @@ impl Sql {
         params: &[Param<'_>],
         rows: &mut Rows,
     ) -> Result<Answer, WireError> {
-        conn.run(self.protocol(), &self.text, self.st, params, Some(rows))
+        conn.run(self.protocol, &self.text, self.st, params, Some(rows))
             .await
+    }
+
+    /// Queues it into a pipeline (prepared or unnamed; the simple
+    /// protocol has no pipeline).
+    pub fn queue(&self, conn: &mut WireConn, params: &[Param<'_>]) -> Result<(), WireError> {
+        match self.st {
+            Some(st) => conn.queue(st, params),
+            None if self.protocol == Protocol::Extended => {
+                conn.queue_unnamed(&self.text, params, false)
+            }
+            None => Err(WireError::Unsupported(
+                "the simple query protocol cannot be pipelined".into(),
+            )),
+        }
     }
 }
 
@@ -572,13 +585,15 @@ pub fn inline(sql: &str, params: &[Param<'_>]) -> String {
     while i < bytes.len() {
         let c = bytes[i];
         match quote {
-            Some(q) => {
-                if c == q {
-                    quote = None;
-                }
-            }
+            Some(q) if c == q => quote = None,
+            Some(_) => {}
             None if c == b'\'' || c == b'"' => quote = Some(c),
-            None if c == b'$' => {
+            None if c == b'$'
+                && !(i > 0
+                    && (bytes[i - 1].is_ascii_alphanumeric()
+                        || bytes[i - 1] == b'_'
+                        || bytes[i - 1] == b'$')) =>
+            {
                 let digits = bytes[i + 1..]
                     .iter()
                     .take_while(|b| b.is_ascii_digit())
@@ -617,11 +632,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn values_are_written_into_the_text_outside_quotes() {
+    fn values_are_written_into_the_text_outside_quotes_and_identifiers() {
         let p = [Param::Int(5), Param::Text("o'k")];
         assert_eq!(
-            inline("select $1, '$1', \"$2\", $2, $3, $12é", &p),
-            "select 5, '$1', \"$2\", 'o''k', $3, $12é"
+            inline("select $1, '$1', \"$2\", $2, $3, $12é, x$1", &p),
+            "select 5, '$1', \"$2\", 'o''k', $3, $12é, x$1"
         );
     }
 }

@@ -3,7 +3,7 @@
 
 use super::table::{self, TableOp};
 use crate::db::sql::TableName;
-use crate::db::wire::{Stmt, WireConn};
+use crate::db::wire::{Protocol, Sql, WireConn};
 use crate::error::{Error, Result};
 use crate::workload::kit::keys::KeyDistribution;
 use crate::workload::{IdPicker, Operation, Outcome, Role, Settings, Spec};
@@ -11,8 +11,8 @@ use crate::workload::{IdPicker, Operation, Outcome, Role, Settings, Spec};
 pub struct Select {
     table: String,
     ids: IdPicker,
-    prepared: bool,
-    statement: Option<Stmt>,
+    protocol: Protocol,
+    statement: Option<Sql>,
     id: i32,
 }
 
@@ -41,7 +41,7 @@ impl TableOp for Select {
                 plan.rows,
                 plan.keys.unwrap_or(KeyDistribution::Uniform),
             ),
-            prepared: plan.prepared,
+            protocol: plan.protocol,
             statement: None,
             id: 0,
         }
@@ -56,15 +56,10 @@ impl Select {
 
 impl Operation for Select {
     async fn prepare(&mut self, conn: &mut WireConn) -> Result<()> {
-        self.statement = None;
-        if self.prepared {
-            let sql = self.sql();
-            self.statement = Some(
-                conn.prepare(&sql)
-                    .await
-                    .map_err(|e| Error::wire("cannot prepare the SELECT", e))?,
-            );
-        }
+        let sql = Sql::new(conn, self.sql(), self.protocol)
+            .await
+            .map_err(|e| Error::wire("cannot prepare the SELECT", e))?;
+        self.statement = Some(sql);
         Ok(())
     }
 
@@ -74,17 +69,13 @@ impl Operation for Select {
     }
 
     async fn execute(&mut self, conn: &mut WireConn) -> Result<Outcome> {
-        let answer = match self.statement {
-            Some(s) => conn.execute(s, &[self.id.into()]).await,
-            None => {
-                let sql = format!(
-                    "select f1, f2, f3, f4 from {} where id = {}",
-                    self.table, self.id
-                );
-                conn.simple_query(&sql).await
-            }
-        }
-        .map_err(|e| Error::wire("SELECT failed", e))?;
+        let Some(sql) = &self.statement else {
+            return Err(Error::run("the SELECT ran before it was prepared"));
+        };
+        let answer = sql
+            .execute(conn, &[self.id.into()])
+            .await
+            .map_err(|e| Error::wire("SELECT failed", e))?;
         Ok(Outcome {
             rows: answer.rows,
             missing: u64::from(answer.rows == 0),

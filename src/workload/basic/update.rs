@@ -5,7 +5,7 @@
 
 use super::table::{self, TableOp};
 use crate::db::sql::TableName;
-use crate::db::wire::{Stmt, WireConn};
+use crate::db::wire::{Protocol, Sql, WireConn};
 use crate::error::{Error, Result};
 use crate::workload::kit::keys::KeyDistribution;
 use crate::workload::kit::rowgen::{FIELDS, fill_alphanumeric};
@@ -15,8 +15,8 @@ pub struct Update {
     table: String,
     ids: IdPicker,
     field_len: usize,
-    prepared: bool,
-    statement: Option<Stmt>,
+    protocol: Protocol,
+    statement: Option<Sql>,
     id: i32,
     fields: Vec<u8>,
 }
@@ -47,7 +47,7 @@ impl TableOp for Update {
                 plan.keys.unwrap_or(KeyDistribution::Uniform),
             ),
             field_len: plan.field_len,
-            prepared: plan.prepared,
+            protocol: plan.protocol,
             statement: None,
             id: 0,
             fields: Vec::with_capacity(plan.field_len * FIELDS),
@@ -73,15 +73,10 @@ impl Update {
 
 impl Operation for Update {
     async fn prepare(&mut self, conn: &mut WireConn) -> Result<()> {
-        self.statement = None;
-        if self.prepared {
-            let sql = self.sql();
-            self.statement = Some(
-                conn.prepare(&sql)
-                    .await
-                    .map_err(|e| Error::wire("cannot prepare the UPDATE", e))?,
-            );
-        }
+        let sql = Sql::new(conn, self.sql(), self.protocol)
+            .await
+            .map_err(|e| Error::wire("cannot prepare the UPDATE", e))?;
+        self.statement = Some(sql);
         Ok(())
     }
 
@@ -93,29 +88,22 @@ impl Operation for Update {
     }
 
     async fn execute(&mut self, conn: &mut WireConn) -> Result<Outcome> {
+        let Some(sql) = &self.statement else {
+            return Err(Error::run("the UPDATE ran before it was prepared"));
+        };
         let (f1, f2, f3, f4) = (
             self.field(0)?,
             self.field(1)?,
             self.field(2)?,
             self.field(3)?,
         );
-        let answer = match self.statement {
-            Some(s) => {
-                conn.execute(
-                    s,
-                    &[self.id.into(), f1.into(), f2.into(), f3.into(), f4.into()],
-                )
-                .await
-            }
-            None => {
-                let sql = format!(
-                    "update {} set f1 = '{f1}', f2 = '{f2}', f3 = '{f3}', f4 = '{f4}' where id = {}",
-                    self.table, self.id
-                );
-                conn.simple_query(&sql).await
-            }
-        }
-        .map_err(|e| Error::wire("UPDATE failed", e))?;
+        let answer = sql
+            .execute(
+                conn,
+                &[self.id.into(), f1.into(), f2.into(), f3.into(), f4.into()],
+            )
+            .await
+            .map_err(|e| Error::wire("UPDATE failed", e))?;
         Ok(Outcome {
             rows: answer.affected,
             missing: u64::from(answer.affected == 0),

@@ -7,16 +7,15 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use rand::RngExt;
 use rand::rngs::SmallRng;
 
-use super::schema::FIRST_DAY;
-use crate::db::wire::{Param, Stmt, WireConn};
+use crate::db::wire::{Param, Protocol, Sql, WireConn};
 use crate::error::{Error, Result};
 use crate::workload::kit::keys::KeyPicker;
 use crate::workload::{Operation, Outcome, StatementStats};
 
 pub(super) struct Statements {
-    pub(super) seat: Stmt,
-    pub(super) payment: Stmt,
-    pub(super) audit: Stmt,
+    pub(super) seat: Sql,
+    pub(super) payment: Sql,
+    pub(super) audit: Sql,
 }
 
 pub(super) struct BookingOp {
@@ -25,7 +24,7 @@ pub(super) struct BookingOp {
     pub(super) day_range: u32,
     pub(super) begin: String,
     pub(super) next_user: Arc<AtomicI64>,
-    pub(super) prepared: bool,
+    pub(super) protocol: Protocol,
     pub(super) st: Option<Statements>,
     /// user id, flight, day offset, amount.
     pub(super) staged: (i64, i32, i32, f64),
@@ -48,35 +47,20 @@ impl BookingOp {
         let (user, flight, day, amount) = self.staged;
         let began = std::time::Instant::now();
         let fail = |e| Error::wire(format!("booking: {} failed", STEPS[k]), e);
+        let (u, f, d) = (Param::from(user), Param::from(flight), Param::from(day));
         let _ = match (&self.st, k) {
-            (_, 0) => conn.simple_query(&self.begin).await.map_err(fail)?,
-            (_, 4) => conn.simple_query("commit").await.map_err(fail)?,
-            (Some(st), _) => {
-                let (u, f, d) = (Param::from(user), Param::from(flight), Param::from(day));
-                match k {
-                    1 => conn.execute(st.seat, &[u, f, d]).await,
-                    2 => conn.execute(st.payment, &[u, f, d, amount.into()]).await,
-                    _ => conn.execute(st.audit, &[f, d]).await,
-                }
-                .map_err(fail)?
-            }
+            (_, 0) => conn.simple_query(&self.begin).await,
+            (_, 4) => conn.simple_query("commit").await,
+            (Some(st), 1) => st.seat.execute(conn, &[u, f, d]).await,
+            (Some(st), 2) => st.payment.execute(conn, &[u, f, d, amount.into()]).await,
+            (Some(st), _) => st.audit.execute(conn, &[f, d]).await,
             (None, _) => {
-                let d = format!("date '{FIRST_DAY}' + {day}");
-                let sql = match k {
-                    1 => format!(
-                        "insert into seat (user_id, schedule_id, day) values ({user}, {flight}, {d})"
-                    ),
-                    2 => format!(
-                        "insert into payment (user_id, schedule_id, day, amount) values ({user}, {flight}, {d}, {amount:.2})"
-                    ),
-                    _ => format!(
-                        "insert into audit (schedule_id, day, seats_occupied) values ({flight}, {d}, 1) \
-                         on conflict (schedule_id, day) do update set seats_occupied = audit.seats_occupied + 1"
-                    ),
-                };
-                conn.simple_query(&sql).await.map_err(fail)?
+                return Err(Error::run(
+                    "booking ran before its statements were prepared",
+                ));
             }
-        };
+        }
+        .map_err(fail)?;
         self.stats[k].record(began.elapsed());
         Ok(())
     }
@@ -88,21 +72,20 @@ pub(super) const STEPS: [&str; 5] = ["begin", "seat", "payment", "audit", "commi
 impl Operation for BookingOp {
     async fn prepare(&mut self, conn: &mut WireConn) -> Result<()> {
         self.st = None;
-        if !self.prepared {
-            return Ok(());
-        }
-        let mut made = Vec::with_capacity(3);
-        for sql in [SEAT, PAYMENT, AUDIT] {
-            made.push(
-                conn.prepare(sql)
-                    .await
-                    .map_err(|e| Error::wire("cannot prepare the booking statements", e))?,
-            );
-        }
+        let fail = |e| Error::wire("cannot prepare the booking statements", e);
+        let seat = Sql::new(conn, SEAT.into(), self.protocol)
+            .await
+            .map_err(fail)?;
+        let payment = Sql::new(conn, PAYMENT.into(), self.protocol)
+            .await
+            .map_err(fail)?;
+        let audit = Sql::new(conn, AUDIT.into(), self.protocol)
+            .await
+            .map_err(fail)?;
         self.st = Some(Statements {
-            seat: made[0],
-            payment: made[1],
-            audit: made[2],
+            seat,
+            payment,
+            audit,
         });
         Ok(())
     }

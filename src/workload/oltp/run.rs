@@ -172,7 +172,7 @@ impl Workload for OltpRun {
             groups,
             txn,
             serial_insert: self.script == Script::Insert,
-            prepared: s.prepared,
+            protocol: s.protocol,
             rng: SmallRng::seed_from_u64(worker_seed(s.seed, thread, 17)),
             keys: KeyPicker::new(keys, s.rows, start),
             statements: Vec::new(),

@@ -9,7 +9,7 @@ use rand::rngs::SmallRng;
 
 use super::schema::{C_GROUPS, PAD_GROUPS, digits_value, table};
 use super::statements::{KINDS, Kind};
-use crate::db::wire::{Param, Stmt, WireConn};
+use crate::db::wire::{Param, Protocol, Sql, WireConn};
 use crate::error::{Error, Result};
 use crate::workload::kit::keys::KeyPicker;
 use crate::workload::{Operation, Outcome, StatementStats};
@@ -36,12 +36,12 @@ pub(super) struct OltpOp {
     pub(super) txn: bool,
     /// oltp-insert: the id comes from the table's sequence.
     pub(super) serial_insert: bool,
-    pub(super) prepared: bool,
+    pub(super) protocol: Protocol,
     pub(super) rng: SmallRng,
     pub(super) keys: KeyPicker,
     /// Prepared statements per table (index table-1) and kind (index in
     /// KINDS).
-    pub(super) statements: Vec<Vec<Option<Stmt>>>,
+    pub(super) statements: Vec<Vec<Option<Sql>>>,
     /// The staged event.
     pub(super) steps: Vec<Step>,
     /// The step that failed last, for the failed unit's label.
@@ -77,28 +77,22 @@ impl OltpOp {
         let kind = step.kind;
         let began = Instant::now();
         let fail = |e| Error::wire(format!("oltp {} failed", kind.name()), e);
-        let answer = if let Some(st) = self
+        let st = self
             .statements
             .get(step.table - 1)
-            .and_then(|t| t[Self::kind_index(kind)])
-        {
-            let (id, other) = (Param::from(step.id), Param::from(step.other));
-            let (c, pad) = (Param::Text(&step.c), Param::Text(&step.pad));
-            match kind {
-                Kind::SimpleRange | Kind::SumRange | Kind::OrderRange | Kind::DistinctRange => {
-                    conn.execute(st, &[id, other]).await
-                }
-                Kind::NonIndexUpdate => conn.execute(st, &[id, c]).await,
-                Kind::Insert if self.serial_insert => conn.execute(st, &[other, c, pad]).await,
-                Kind::Insert => conn.execute(st, &[id, other, c, pad]).await,
-                Kind::Begin | Kind::Commit => conn.execute(st, &[]).await,
-                Kind::PointSelect | Kind::IndexUpdate | Kind::Delete => {
-                    conn.execute(st, &[id]).await
-                }
+            .and_then(|t| t[Self::kind_index(kind)].as_ref())
+            .ok_or_else(|| Error::run(format!("oltp {} was not prepared", kind.name())))?;
+        let (id, other) = (Param::from(step.id), Param::from(step.other));
+        let (c, pad) = (Param::Text(&step.c), Param::Text(&step.pad));
+        let answer = match kind {
+            Kind::SimpleRange | Kind::SumRange | Kind::OrderRange | Kind::DistinctRange => {
+                st.execute(conn, &[id, other]).await
             }
-        } else {
-            let sql = self.literal_sql(step);
-            conn.simple_query(&sql).await
+            Kind::NonIndexUpdate => st.execute(conn, &[id, c]).await,
+            Kind::Insert if self.serial_insert => st.execute(conn, &[other, c, pad]).await,
+            Kind::Insert => st.execute(conn, &[id, other, c, pad]).await,
+            Kind::Begin | Kind::Commit => st.execute(conn, &[]).await,
+            Kind::PointSelect | Kind::IndexUpdate | Kind::Delete => st.execute(conn, &[id]).await,
         }
         .map_err(fail)?;
         let n = match kind {
@@ -108,46 +102,6 @@ impl OltpOp {
         };
         self.record(kind, began);
         Ok(n)
-    }
-
-    /// `--no-prepared`: the statement with its values as literals (ids are
-    /// integers, c and pad digits and dashes: nothing to escape).
-    fn literal_sql(&self, s: &Step) -> String {
-        let t = table(s.table).quoted();
-        match s.kind {
-            Kind::PointSelect => format!("SELECT c FROM {t} WHERE id={}", s.id),
-            Kind::SimpleRange => {
-                format!(
-                    "SELECT c FROM {t} WHERE id BETWEEN {} AND {}",
-                    s.id, s.other
-                )
-            }
-            Kind::SumRange => format!(
-                "SELECT SUM(k) FROM {t} WHERE id BETWEEN {} AND {}",
-                s.id, s.other
-            ),
-            Kind::OrderRange => format!(
-                "SELECT c FROM {t} WHERE id BETWEEN {} AND {} ORDER BY c",
-                s.id, s.other
-            ),
-            Kind::DistinctRange => format!(
-                "SELECT DISTINCT c FROM {t} WHERE id BETWEEN {} AND {} ORDER BY c",
-                s.id, s.other
-            ),
-            Kind::IndexUpdate => format!("UPDATE {t} SET k=k+1 WHERE id={}", s.id),
-            Kind::NonIndexUpdate => format!("UPDATE {t} SET c='{}' WHERE id={}", s.c, s.id),
-            Kind::Delete => format!("DELETE FROM {t} WHERE id={}", s.id),
-            Kind::Insert if self.serial_insert => format!(
-                "INSERT INTO {t} (k, c, pad) VALUES ({}, '{}', '{}')",
-                s.other, s.c, s.pad
-            ),
-            Kind::Insert => format!(
-                "INSERT INTO {t} (id, k, c, pad) VALUES ({}, {}, '{}', '{}')",
-                s.id, s.other, s.c, s.pad
-            ),
-            Kind::Begin => "BEGIN".to_string(),
-            Kind::Commit => "COMMIT".to_string(),
-        }
     }
 
     fn step(&self, kind: Kind, table: usize, id: i32, other: i32) -> Step {
@@ -165,9 +119,6 @@ impl OltpOp {
 impl Operation for OltpOp {
     async fn prepare(&mut self, conn: &mut WireConn) -> Result<()> {
         self.statements.clear();
-        if !self.prepared {
-            return Ok(());
-        }
         for i in 1..=self.tables {
             let t = table(i).quoted();
             let mut per_kind = vec![None; KINDS.len()];
@@ -179,7 +130,7 @@ impl Operation for OltpOp {
                 if used {
                     let sql = k.sql(&t, self.serial_insert);
                     *slot = Some(
-                        conn.prepare(&sql)
+                        Sql::new(conn, sql.clone(), self.protocol)
                             .await
                             .map_err(|e| Error::wire(format!("cannot prepare '{sql}'"), e))?,
                     );
@@ -188,7 +139,7 @@ impl Operation for OltpOp {
             if self.txn {
                 for k in [Kind::Begin, Kind::Commit] {
                     per_kind[Self::kind_index(k)] = Some(
-                        conn.prepare(k.sql("", false).as_str())
+                        Sql::new(conn, k.sql("", false), self.protocol)
                             .await
                             .map_err(|e| Error::wire(format!("cannot prepare {}", k.name()), e))?,
                     );

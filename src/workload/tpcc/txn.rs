@@ -12,8 +12,9 @@
 //! back as the specification wants and is a success of the tool, counted
 //! as a "missing" row of its type and reported apart from tpmC.
 //!
-//! Statements are prepared once per connection; with `--no-prepared` each
-//! is sent as the unnamed statement (arrays of order lines, money in
+//! Statements are prepared once per connection; with `-M extended` each
+//! is sent as the unnamed statement, with `-M simple` (`--no-prepared`)
+//! as text with its values written in (arrays of order lines, money in
 //! cents as parameters either way), so that a pooler in transaction mode
 //! keeps nothing of them. Where the specification
 //! reads a row and then updates it, one `UPDATE … RETURNING` does both
@@ -26,7 +27,7 @@ use rand::{RngExt, SeedableRng};
 
 use super::load::last_name;
 use super::{CUSTOMERS, DISTRICTS, ITEMS, WarehouseRange, nurand, wait};
-use crate::db::wire::{Param, Rows, Sql, WireConn};
+use crate::db::wire::{Param, Protocol, Rows, Sql, WireConn};
 use crate::error::{Error, Result};
 use crate::workload::{Operation, Outcome, Pauses, worker_seed};
 
@@ -213,9 +214,8 @@ pub struct Terminal {
     /// `--tpcc-wait`: keying and think times around each transaction.
     wait: bool,
     pauses: Pauses,
-    /// Statements prepared per connection, or (--no-prepared) sent as
-    /// unnamed statements.
-    prepared: bool,
+    /// How the statements are sent (`-M`).
+    protocol: Protocol,
     st: Option<Statements>,
     staged: Option<Staged>,
 }
@@ -259,17 +259,17 @@ impl Terminal {
             begin,
             wait,
             pauses: Pauses::default(),
-            prepared: true,
+            protocol: Protocol::Prepared,
             st: None,
             staged: None,
         }
     }
 
-    /// With `prepared` false (--no-prepared) the statements are sent as
-    /// unnamed statements, each parsed where it runs: through a pooler in
-    /// transaction mode nothing of them stays on a server connection.
-    pub fn prepared(mut self, prepared: bool) -> Self {
-        self.prepared = prepared;
+    /// How the statements are sent (`-M`): with extended or simple
+    /// nothing of them stays on a server connection, as a pooler in
+    /// transaction mode needs.
+    pub fn protocol(mut self, protocol: Protocol) -> Self {
+        self.protocol = protocol;
         self
     }
 
@@ -724,10 +724,10 @@ const STOCK: &str = "update stock set s_quantity = case when s_quantity >= $3 + 
 impl Operation for Terminal {
     async fn prepare(&mut self, conn: &mut WireConn) -> Result<()> {
         self.st = None;
-        let prepared = self.prepared;
+        let protocol = self.protocol;
         let mut p = async |sql: String| {
             let fail = |e| Error::wire(format!("cannot prepare '{sql}'"), e);
-            Sql::new(conn, sql.clone(), prepared).await.map_err(fail)
+            Sql::new(conn, sql.clone(), protocol).await.map_err(fail)
         };
         let mut stock = Vec::with_capacity(DISTRICTS as usize);
         for d in 1..=DISTRICTS {

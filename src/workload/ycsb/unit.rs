@@ -11,8 +11,7 @@ use super::MAX_SCAN;
 use super::mix::TYPES;
 use super::run::Acknowledged;
 use super::schema::{field_list, key_of};
-use crate::db::sql::quote_literal;
-use crate::db::wire::{Param, Stmt, WireConn};
+use crate::db::wire::{Param, Protocol, Sql, WireConn};
 use crate::error::{Error, Result};
 use crate::workload::kit::keys::KeyPicker;
 use crate::workload::kit::rowgen::fill_alphanumeric;
@@ -24,14 +23,14 @@ pub(super) const INSERT: usize = 2;
 pub(super) const SCAN: usize = 3;
 const RMW: usize = 4;
 
-/// The prepared statements of a mix worker.
+/// The statements of a mix worker, of the types it draws.
 pub(super) struct Statements {
-    pub(super) read: Option<Stmt>,
+    pub(super) read: Option<Sql>,
     /// One per field: `update … set fieldK = $2 where ycsb_key = $1`.
-    pub(super) update_one: Vec<Stmt>,
-    pub(super) update_all: Option<Stmt>,
-    pub(super) insert: Option<Stmt>,
-    pub(super) scan: Option<Stmt>,
+    pub(super) update_one: Vec<Sql>,
+    pub(super) update_all: Option<Sql>,
+    pub(super) insert: Option<Sql>,
+    pub(super) scan: Option<Sql>,
 }
 
 #[derive(Default)]
@@ -63,7 +62,7 @@ pub(super) struct MixOp {
     pub(super) field_len: usize,
     pub(super) write_all: bool,
     pub(super) rmw_txn: bool,
-    pub(super) prepared: bool,
+    pub(super) protocol: Protocol,
     pub(super) next_insert: Arc<AtomicU64>,
     /// Where this mix's inserts began; the client's record numbers are
     /// interleaved with the other clients' from there.
@@ -112,8 +111,7 @@ impl MixOp {
         )
     }
 
-    /// The statements this mix draws, in the order both drivers prepare
-    /// them: read, the update(s), insert, scan.
+    /// The statements this mix draws: read, the update(s), insert, scan.
     pub(super) fn statement_sqls(&self) -> Vec<(usize, String)> {
         let has = |t: usize| self.active.contains(&t);
         let mut out = Vec::new();
@@ -154,117 +152,66 @@ impl MixOp {
         )
     }
 
+    /// The statement of the staged unit's kind.
+    fn statement(&self, pick: impl Fn(&Statements) -> Option<&Sql>) -> Result<&Sql> {
+        self.st
+            .as_ref()
+            .and_then(pick)
+            .ok_or_else(|| Error::run("a YCSB unit ran before its statement was prepared"))
+    }
+
     async fn read(&self, conn: &mut WireConn) -> Result<u64> {
-        let fail = |e| Error::wire("YCSB read failed", e);
-        match self.st.as_ref().and_then(|st| st.read) {
-            Some(read) => Ok(conn
-                .execute(read, &[self.staged.key.as_str().into()])
-                .await
-                .map_err(fail)?
-                .rows),
-            None => {
-                let sql = format!(
-                    "select ycsb_key, {} from {} where ycsb_key = {}",
-                    field_list(self.fields),
-                    self.table,
-                    quote_literal(&self.staged.key)
-                );
-                Ok(conn.simple_query(&sql).await.map_err(fail)?.rows)
-            }
-        }
+        let read = self.statement(|st| st.read.as_ref())?;
+        Ok(read
+            .execute(conn, &[self.staged.key.as_str().into()])
+            .await
+            .map_err(|e| Error::wire("YCSB read failed", e))?
+            .rows)
     }
 
     async fn update(&self, conn: &mut WireConn) -> Result<u64> {
         let fail = |e| Error::wire("YCSB update failed", e);
         let key = self.staged.key.as_str();
-        let prepared = self
-            .st
-            .as_ref()
-            .filter(|st| st.update_all.is_some() || !st.update_one.is_empty());
-        if let Some(st) = prepared {
-            let answer = if let Some(all) = st.update_all {
-                let mut params: Vec<Param<'_>> = Vec::with_capacity(self.fields + 1);
-                params.push(key.into());
-                for i in 0..self.fields {
-                    params.push(self.value(i)?.into());
-                }
-                conn.execute(all, &params).await
-            } else {
-                let v = self.value(0)?;
-                let one = st
-                    .update_one
-                    .get(self.staged.field)
-                    .copied()
-                    .ok_or_else(|| Error::run("no UPDATE prepared for the field"))?;
-                conn.execute(one, &[key.into(), v.into()]).await
-            };
-            return Ok(answer.map_err(fail)?.affected);
-        }
-        let sets: Vec<String> = if self.write_all {
-            (0..self.fields)
-                .map(|i| Ok(format!("field{i} = {}", quote_literal(self.value(i)?))))
-                .collect::<Result<_>>()?
+        let answer = if self.write_all {
+            let all = self.statement(|st| st.update_all.as_ref())?;
+            let mut params: Vec<Param<'_>> = Vec::with_capacity(self.fields + 1);
+            params.push(key.into());
+            for i in 0..self.fields {
+                params.push(self.value(i)?.into());
+            }
+            all.execute(conn, &params).await
         } else {
-            vec![format!(
-                "field{} = {}",
-                self.staged.field,
-                quote_literal(self.value(0)?)
-            )]
+            let one = self.statement(|st| st.update_one.get(self.staged.field))?;
+            one.execute(conn, &[key.into(), self.value(0)?.into()])
+                .await
         };
-        let sql = format!(
-            "update {} set {} where ycsb_key = {}",
-            self.table,
-            sets.join(", "),
-            quote_literal(key)
-        );
-        Ok(conn.simple_query(&sql).await.map_err(fail)?.affected)
+        Ok(answer.map_err(fail)?.affected)
     }
 
     async fn insert(&self, conn: &mut WireConn) -> Result<u64> {
-        let fail = |e| Error::wire("YCSB insert failed", e);
-        let key = self.staged.key.as_str();
-        let vals: Vec<&str> = (0..self.fields)
-            .map(|i| self.value(i))
-            .collect::<Result<_>>()?;
-        if let Some(insert) = self.st.as_ref().and_then(|st| st.insert) {
-            let mut params: Vec<Param<'_>> = Vec::with_capacity(self.fields + 1);
-            params.push(key.into());
-            params.extend(vals.iter().map(|v| Param::Text(v)));
-            return Ok(conn.execute(insert, &params).await.map_err(fail)?.affected);
+        let insert = self.statement(|st| st.insert.as_ref())?;
+        let mut params: Vec<Param<'_>> = Vec::with_capacity(self.fields + 1);
+        params.push(self.staged.key.as_str().into());
+        for i in 0..self.fields {
+            params.push(self.value(i)?.into());
         }
-        let lits: Vec<String> = vals.iter().map(|v| quote_literal(v)).collect();
-        let sql = format!(
-            "insert into {} (ycsb_key, {}) values ({}, {})",
-            self.table,
-            field_list(self.fields),
-            quote_literal(key),
-            lits.join(", ")
-        );
-        Ok(conn.simple_query(&sql).await.map_err(fail)?.affected)
+        Ok(insert
+            .execute(conn, &params)
+            .await
+            .map_err(|e| Error::wire("YCSB insert failed", e))?
+            .affected)
     }
 
     async fn scan(&self, conn: &mut WireConn) -> Result<u64> {
-        let fail = |e| Error::wire("YCSB scan failed", e);
-        match self.st.as_ref().and_then(|st| st.scan) {
-            Some(scan) => Ok(conn
-                .execute(
-                    scan,
-                    &[self.staged.key.as_str().into(), self.staged.scan_len.into()],
-                )
-                .await
-                .map_err(fail)?
-                .rows),
-            None => {
-                let sql = format!(
-                    "select ycsb_key, {} from {} where ycsb_key >= {} order by ycsb_key limit {}",
-                    field_list(self.fields),
-                    self.table,
-                    quote_literal(&self.staged.key),
-                    self.staged.scan_len
-                );
-                Ok(conn.simple_query(&sql).await.map_err(fail)?.rows)
-            }
-        }
+        let scan = self.statement(|st| st.scan.as_ref())?;
+        Ok(scan
+            .execute(
+                conn,
+                &[self.staged.key.as_str().into(), self.staged.scan_len.into()],
+            )
+            .await
+            .map_err(|e| Error::wire("YCSB scan failed", e))?
+            .rows)
     }
 
     async fn read_modify_write(&self, conn: &mut WireConn) -> Result<u64> {
@@ -301,9 +248,6 @@ impl MixOp {
 impl Operation for MixOp {
     async fn prepare(&mut self, conn: &mut WireConn) -> Result<()> {
         self.st = None;
-        if !self.prepared {
-            return Ok(());
-        }
         let mut st = Statements {
             read: None,
             update_one: Vec::new(),
@@ -314,8 +258,7 @@ impl Operation for MixOp {
         // Only the statements of the types this mix draws: with -C they
         // are made again on every connection.
         for (kind, sql) in self.statement_sqls() {
-            let s = conn
-                .prepare(&sql)
+            let s = Sql::new(conn, sql.clone(), self.protocol)
                 .await
                 .map_err(|e| Error::wire(format!("cannot prepare '{sql}'"), e))?;
             match kind {

@@ -29,7 +29,7 @@ use rand::rngs::SmallRng;
 use super::bind::write_literal;
 use super::eval::{Env, Value, VarError, eval, parse_text_value, sleep_amount};
 use super::parse::{Command, Program, SleepAmount, Sql, TxnEffect};
-use crate::db::wire::{Param, Rows, Stmt, WireConn, WireError};
+use crate::db::wire::{Param, Protocol, Rows, Stmt, WireConn, WireError};
 use crate::error::{Error, Result};
 use crate::workload::StatementStats;
 use crate::workload::kit::keys::ZipfSampler;
@@ -77,7 +77,8 @@ pub struct Interp {
     vars: Vec<Var>,
     zipf: Vec<Option<ZipfSampler>>,
     stats: Vec<StatementStats>,
-    prepared: bool,
+    /// How SQL commands are sent (`-M`).
+    protocol: Protocol,
     /// The prepared statement of each script's each command, per
     /// connection (None: not an SQL command, or prepared at first use).
     statements: Vec<Vec<Option<Stmt>>>,
@@ -94,7 +95,7 @@ pub struct Interp {
 
 impl Interp {
     /// An interpreter whose variables start as `vars` (one per slot).
-    pub fn new(program: Arc<Program>, vars: Vec<Var>, prepared: bool) -> Interp {
+    pub fn new(program: Arc<Program>, vars: Vec<Var>, protocol: Protocol) -> Interp {
         let stats = program
             .statements
             .iter()
@@ -112,7 +113,7 @@ impl Interp {
             program,
             vars,
             stats,
-            prepared,
+            protocol,
         }
     }
 
@@ -127,7 +128,9 @@ impl Interp {
                 let st = match c {
                     // A command with an optional slice bound is prepared
                     // when it first runs with the bound set, if ever.
-                    Command::Sql(sql) if self.prepared && !sql.optional.contains(&true) => {
+                    Command::Sql(sql)
+                        if self.protocol == Protocol::Prepared && !sql.optional.contains(&true) =>
+                    {
                         match conn.prepare(&sql.prepared).await {
                             Ok(st) => Some(st),
                             Err(e) if e.code().is_some_and(|c| UNDEFINED_OBJECT.contains(&c)) => {
@@ -292,7 +295,7 @@ impl Interp {
             .iter()
             .zip(&sql.params)
             .any(|(&o, &slot)| o && matches!(self.vars.get(slot), None | Some(Var::Unset)));
-        let rows = if self.prepared && !bound_unset {
+        let rows = if self.protocol != Protocol::Simple && !bound_unset {
             self.sql_prepared(conn, script, pc, sql).await?
         } else {
             self.sql_simple(conn, sql).await?
@@ -322,14 +325,21 @@ impl Interp {
             .and_then(|s| s.get(pc))
             .and_then(|s| *s);
         let st = match known {
-            Some(st) => st,
-            None => {
+            Some(st) => Some(st),
+            None if self.protocol == Protocol::Prepared => {
                 let st = conn.prepare(&sql.prepared).await.map_err(fail)?;
                 if let Some(slot) = self.statements.get_mut(script).and_then(|s| s.get_mut(pc)) {
                     *slot = Some(st);
                 }
-                st
+                Some(st)
             }
+            // -M extended: the unnamed statement, parsed each time.
+            None => None,
+        };
+        let protocol = if st.is_some() {
+            Protocol::Prepared
+        } else {
+            Protocol::Extended
         };
         for (i, &slot) in sql.params.iter().enumerate() {
             let buf = &mut self.params[i];
@@ -356,11 +366,14 @@ impl Interp {
             })
             .collect();
         let Some(into) = &sql.into else {
-            let answer = conn.execute(st, &params).await.map_err(fail)?;
+            let answer = conn
+                .run(protocol, &sql.prepared, st, &params, None)
+                .await
+                .map_err(fail)?;
             return Ok(answer.affected.max(answer.rows));
         };
         let answer = conn
-            .query(st, &params, &mut self.rows)
+            .run(protocol, &sql.prepared, st, &params, Some(&mut self.rows))
             .await
             .map_err(fail)?;
         drop(params);

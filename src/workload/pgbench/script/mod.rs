@@ -510,7 +510,7 @@ impl Workload for ScriptRun {
             }
         }
         Box::new(ScriptOp {
-            interp: Interp::new(p.clone(), vars, self.settings.prepared),
+            interp: Interp::new(p.clone(), vars, self.settings.protocol),
             shown: self.shown.clone(),
             rng: SmallRng::seed_from_u64(worker_seed(seed, thread, 29)),
             cumulative: self.cumulative.clone(),
