@@ -576,7 +576,7 @@ fn parse_errors_name_the_file_line_and_column_and_exit_2_before_connecting() {
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
-        err.contains("pipe.sql:1: \\startpipeline needs prepared statements"),
+        err.contains("pipe.sql:1: \\startpipeline needs the extended protocol"),
         "{err}"
     );
     let out = bin(
@@ -1074,11 +1074,15 @@ async fn pgbench_gset_and_aset_tests_give_pgbench_values() {
     assert_eq!(vals, [0, 1, 2, 3, 4, 5, 6, 8], "{s}");
 
     let url = "host=127.0.0.1 port=1 user=nobody connect_timeout=1";
-    let out = bin("ysql-bench", &["-u", url, "--script", &script]);
-    let err = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(
-        err.contains("gset.sql:6: statements joined by \\; go as one simple query"),
-        "{err}"
-    );
+    for protocol in [None, Some(["-M", "extended"])] {
+        let mut args = vec!["-u", url, "--script", &script];
+        args.extend(protocol.into_iter().flatten());
+        let out = bin("ysql-bench", &args);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains("gset.sql:6: statements joined by \\; go as one simple query"),
+            "{err}"
+        );
+    }
 }

@@ -251,18 +251,19 @@ fn compile(s: &ScriptSettings) -> Result<(Program, bool)> {
 
 fn build(spec: &'static Spec, s: &Settings) -> Result<Box<dyn Workload>> {
     let (program, builtin_used) = compile(&s.family::<ScriptSettings>())?;
-    if let Some(at) = program.compound.as_ref().filter(|_| s.prepared) {
-        // As pgbench -M prepared and extended: the server prepares one
+    let simple = s.protocol == crate::db::wire::Protocol::Simple;
+    if let Some(at) = program.compound.as_ref().filter(|_| !simple) {
+        // As pgbench -M prepared and extended: the server parses one
         // statement at a time.
         return Err(Error::usage(format!(
-            "{at}: statements joined by \\; go as one simple query, which a prepared statement cannot hold: give --no-prepared (as pgbench -M simple, its default) or end each statement with ;"
+            "{at}: statements joined by \\; go as one simple query, which the extended protocol cannot carry: give -M simple (pgbench's default) or end each statement with ;"
         )));
     }
     if let Some(at) = &program.pipeline {
-        if !s.prepared {
+        if simple {
             // As pgbench -M simple: a pipeline needs the extended protocol.
             return Err(Error::usage(format!(
-                "{at}: \\startpipeline needs prepared statements (the extended protocol), and --no-prepared sends simple queries: leave out one of them"
+                "{at}: \\startpipeline needs the extended protocol, and -M simple sends simple queries: give -M prepared or extended"
             )));
         }
         return Err(Error::usage(format!(
