@@ -277,6 +277,9 @@ impl RunPlan {
             (None, false) => Balance::Failover,
         };
         let tls = tls_plan(&cli, url_tls)?;
+        if let ConnTarget::Server(s) = &target {
+            tls.check_channel_binding(&s.config)?;
+        }
         let output = output_options(&cli)?;
         let families = cli.workloads.settings(&RunContext {
             operations: &operations,

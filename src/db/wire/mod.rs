@@ -1,6 +1,7 @@
 //! The lean driver: a PostgreSQL connection for the hot path of select and
 //! update, written on `postgres-protocol`'s message encoders and SCRAM/MD5
-//! authentication, over a plain TCP or Unix-domain socket.
+//! authentication, over TCP (plain or TLS on rustls) or a Unix-domain
+//! socket.
 //!
 //! Why a second driver: against pgbench (select by primary key, prepared,
 //! PostgreSQL 15 on the same machine), the client's user CPU per query was
@@ -24,13 +25,12 @@
 //! detail and hint. Reads go through tokio's `poll_read`, which marks the
 //! socket drained after a short read, so that a query costs one `recvfrom`.
 //!
-//! Only what select and update need is here: start-up and authentication
-//! (trust, cleartext password, MD5, SCRAM-SHA-256 without channel
-//! binding), the simple query protocol for session settings, named
-//! prepared statements with int and text parameters encoded in binary as
-//! their declared types say, the cancel request and a polite Terminate.
-//! TLS, COPY, transactions and anything else stay on tokio-postgres
-//! ([`supports`] says when this driver may be used at all).
+//! The connection is made as the connection string asks for it (TLS in
+//! every sslmode, keepalives, tcp_user_timeout, target_session_attrs:
+//! `connect.rs` says how), logged in by trust, cleartext password, MD5 or
+//! SCRAM-SHA-256 (bound to the TLS connection when there is one), and
+//! ended by a polite Terminate; a cancel request goes to the same server
+//! the same way. What runs on it is `query.rs`'s.
 
 mod connect;
 mod decode;
@@ -74,6 +74,10 @@ pub enum WireError {
     Closed(Option<io::Error>),
     /// No connection could be made.
     Connect(io::Error),
+    /// TLS could not be set up: the handshake failed (a certificate
+    /// refused), or the server does not accept TLS where the sslmode
+    /// requires it.
+    Tls(io::Error),
     /// The server asks for a password and none was given.
     NoPassword,
     /// Authentication could not proceed on the client's side (a method
@@ -132,6 +136,7 @@ impl fmt::Display for WireError {
             WireError::Closed(None) => f.write_str("connection closed"),
             WireError::Closed(Some(e)) => write!(f, "connection closed: {e}"),
             WireError::Connect(e) => write!(f, "error connecting to server: {e}"),
+            WireError::Tls(e) => write!(f, "error performing TLS handshake: {e}"),
             WireError::NoPassword => f.write_str(crate::error::NO_PASSWORD),
             WireError::Auth(why) => write!(f, "authentication error: {why}"),
             WireError::Unsupported(why) => write!(f, "not supported by the lean driver: {why}"),
