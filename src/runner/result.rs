@@ -38,6 +38,7 @@ pub(super) fn begin(ctx: &RunCtx, workload: &dyn Workload) -> OpResult {
     result.latency_limit = s.latency_limit.filter(|_| spec.paced);
     if !spec.is_load() {
         result.warmup = s.warmup;
+        result.transactions = s.transactions;
     }
     result.hosts = ctx.conns.labels();
     result.types = workload

@@ -28,7 +28,7 @@ use rand::SeedableRng;
 use rand::rngs::SmallRng;
 
 use super::bind::write_literal;
-use super::eval::{Env, Value, VarError, eval, parse_text_value};
+use super::eval::{Env, Value, VarError, eval, parse_text_value, sleep_amount};
 use super::parse::{Command, Program, SleepAmount, Sql, TxnEffect};
 use crate::db::wire::{Param, Protocol, Rows, Stmt, WireConn, WireError};
 use crate::error::{Error, Result};
@@ -194,6 +194,13 @@ impl Interp {
                     pc = *target;
                     continue;
                 }
+                // Parsed, not run yet: the build refuses a script with a
+                // pipeline until the interpreter sends one.
+                Command::StartPipeline { at }
+                | Command::SyncPipeline { at, .. }
+                | Command::EndPipeline { at, .. } => {
+                    return Err(Error::run(format!("{at}: pipelines are not run yet")));
+                }
                 Command::Sleep {
                     amount,
                     unit_ns,
@@ -205,16 +212,7 @@ impl Interp {
                         SleepAmount::Var(slot) => {
                             let v = self.vars.get(*slot).unwrap_or(&Var::Unset);
                             let name = self.program.names.get(*slot).map_or("?", |n| n.as_str());
-                            let n = match v.value() {
-                                Ok(v) => v.to_int().map_err(|e| e.to_string()),
-                                Err(VarError::Undefined) => {
-                                    Err(format!("undefined variable \"{name}\""))
-                                }
-                                Err(VarError::Malformed(_)) => {
-                                    Err(format!("variable \"{name}\" is not a number"))
-                                }
-                            };
-                            match n {
+                            match sleep_amount(v, name) {
                                 Ok(n) => n,
                                 Err(why) => {
                                     let e = Error::script(format!("{at}: \\sleep: {why}"));
@@ -423,7 +421,7 @@ impl Interp {
             self.name_buf.push_str(&into.prefix);
             self.name_buf
                 .push_str(self.rows.names().get(i).map_or("?column?", |n| n.as_str()));
-            let Some(slot) = self.program.slot(&self.name_buf) else {
+            let Some(slot) = gset_slot(&self.program, &self.name_buf, sql)? else {
                 continue;
             };
             if let Some(var) = self.vars.get_mut(slot) {
@@ -435,6 +433,24 @@ impl Interp {
         }
         Ok(())
     }
+}
+
+/// The variable a `\gset` or `\aset` stores a column into: None when no
+/// line reads it (nothing to keep). A column whose name (with the prefix)
+/// is no variable name, such as `?column?` of `select 1`, is the script's
+/// error, as pgbench fails the command.
+fn gset_slot(program: &Program, name: &str, sql: &Sql) -> Result<Option<usize>> {
+    if !super::valid_name(name) {
+        let what = match &sql.into {
+            Some(g) if g.all_rows => "\\aset",
+            _ => "\\gset",
+        };
+        return Err(Error::script(format!(
+            "{}: {what} cannot store a column into \"{name}\": it is no variable name (letters, digits and _, not starting with a digit); name the column with AS",
+            sql.at
+        )));
+    }
+    Ok(program.slot(name))
 }
 
 /// The start of a statement, for error messages.
