@@ -121,7 +121,10 @@ fn pgbench_habits_fail_with_a_hint_of_the_equivalent() {
         ),
         (vec!["-f", script], "use --script"),
         (vec!["-o", "select", "-j", "2"], "leave it out"),
-        (vec!["-o", "select", "-M", "simple"], "--no-prepared"),
+        (
+            vec!["-o", "select", "-M", "fast"],
+            "possible values: simple, extended, prepared",
+        ),
         (vec!["-o", "select", "-R", "100"], "is --rate here"),
         (vec!["-o", "select", "-L", "50"], "is --latency-limit here"),
         (vec!["-S"], "--builtin select-only"),

@@ -553,11 +553,6 @@ fn parse_errors_name_the_file_line_and_column_and_exit_2_before_connecting() {
             "select 1 as \"a b\" \\gset\n",
             "bad.sql:1:19: \\gset would store the column \"a b\"",
         ),
-        // A pipeline is parsed, and not run yet.
-        (
-            "\n\\startpipeline\nselect 1;\n\\endpipeline\n",
-            "bad.sql:2: \\startpipeline: ysql-bench parses pipelines but does not run them yet",
-        ),
     ] {
         let f = write(dir.path(), "bad.sql", body);
         let out = bin("ysql-bench", &["-u", url, "--script", &f]);
@@ -1085,4 +1080,71 @@ async fn pgbench_gset_and_aset_tests_give_pgbench_values() {
             "{err}"
         );
     }
+}
+
+/// Pipelines as pgbench runs them: the statements up to a Sync go before
+/// any result is read, in one implicit transaction, so an error inside
+/// fails the unit and takes the statements around it back; prepared and
+/// unnamed alike, `\syncpipeline` included.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pipelines_run_whole_and_an_error_inside_fails_their_unit() {
+    let sb = sandbox();
+    let c = client(&sb).await;
+    c.batch_execute("create table piped (k int, mode text)")
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let script = write(
+        dir.path(),
+        "pipe.sql",
+        "\\set m 1\n\\startpipeline\ninsert into piped values (:m, :mode);\n\
+         insert into piped values (2, :mode);\n\\syncpipeline\n\
+         insert into piped values (3, :mode);\nselect 1;\n\\endpipeline\n",
+    );
+    for mode in ["prepared", "extended"] {
+        let d = format!("mode={mode}");
+        let (r, s) = run_args(
+            &sb,
+            &[
+                "--script",
+                &script,
+                "-M",
+                mode,
+                "-D",
+                &d,
+                "-t",
+                "2",
+                "--transactions",
+                "5",
+            ],
+        )
+        .await;
+        let op = &r.operations[0];
+        assert!(op.failure.is_none(), "{mode}: {s}");
+        assert_eq!(op.total.ops, 10, "{mode}: {s}");
+        assert_eq!(op.total.failed(), 0, "{mode}: {s}");
+        let n = one_i64(
+            &c,
+            &format!("select count(*) from piped where mode = '{mode}'"),
+        )
+        .await;
+        assert_eq!(n, 30, "{mode}: {s}");
+    }
+    // An error between two inserts of one pipeline part: the whole part
+    // rolls back, the unit fails under its SQLSTATE, the run goes on.
+    let bad = write(
+        dir.path(),
+        "bad_pipe.sql",
+        "\\startpipeline\ninsert into piped values (10, 'bad');\nselect 1 / 0;\n\
+         insert into piped values (11, 'bad');\n\\endpipeline\nselect 1;\n",
+    );
+    let (r, s) = run_args(&sb, &["--script", &bad, "-t", "1", "--transactions", "3"]).await;
+    let op = &r.operations[0];
+    assert_eq!(op.total.failed(), 3, "{s}");
+    assert_eq!(op.total.errors.get("22012").copied(), Some(3), "{s}");
+    assert_eq!(
+        one_i64(&c, "select count(*) from piped where mode = 'bad'").await,
+        0,
+        "{s}"
+    );
 }

@@ -28,10 +28,6 @@ const FLAGS: &[(&[&str], &str)] = &[
         &["-j", "--jobs"],
         "pgbench's -j THREADS needs no equivalent: the workers are spread over as many OS threads as there are cores; leave it out",
     ),
-    (
-        &["-M", "--protocol"],
-        "pgbench's -M: prepared statements are the default here, -M simple is --no-prepared (-M extended has no equivalent)",
-    ),
     (&["-R"], "pgbench's -R RATE is --rate here"),
     (&["-L"], "pgbench's -L MS is --latency-limit here"),
     (

@@ -259,15 +259,10 @@ fn build(spec: &'static Spec, s: &Settings) -> Result<Box<dyn Workload>> {
             "{at}: statements joined by \\; go as one simple query, which the extended protocol cannot carry: give -M simple (pgbench's default) or end each statement with ;"
         )));
     }
-    if let Some(at) = &program.pipeline {
-        if simple {
-            // As pgbench -M simple: a pipeline needs the extended protocol.
-            return Err(Error::usage(format!(
-                "{at}: \\startpipeline needs the extended protocol, and -M simple sends simple queries: give -M prepared or extended"
-            )));
-        }
+    if let Some(at) = program.pipeline.as_ref().filter(|_| simple) {
+        // As pgbench -M simple: a pipeline needs the extended protocol.
         return Err(Error::usage(format!(
-            "{at}: \\startpipeline: ysql-bench parses pipelines but does not run them yet; remove \\startpipeline, \\syncpipeline and \\endpipeline (the statements then run one after another)"
+            "{at}: \\startpipeline needs the extended protocol, and -M simple sends simple queries: give -M prepared or extended"
         )));
     }
     let table = TableName::new(&guess_table(&program, builtin_used))?;
