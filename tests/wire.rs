@@ -3,15 +3,17 @@
 //! password authentication by SCRAM-SHA-256, MD5 and cleartext; server
 //! errors with the same SQLSTATE and words as tokio-postgres's (the
 //! control connections' driver); a restart survived; every workload
-//! family on it.
+//! family on it; target_session_attrs as tokio-postgres reads it. TLS
+//! is in `tests/tls.rs`.
 
 mod common;
 
 use std::time::Duration;
 
-use common::{bin, client, plan, run_args, sandbox, spawn_run, text};
+use common::{bin, client, plan, plan_of, run_args, sandbox, sandbox_with, spawn_run, text};
 use tokio_postgres::Client;
 use ysql_bench::db::sandbox::{Sandbox, SandboxOptions};
+use ysql_bench::db::tls::Tls;
 use ysql_bench::db::wire::{Param, WireConn, WireError};
 use ysql_bench::error::Error;
 
@@ -122,7 +124,7 @@ fn config(sb: &Sandbox, user: &str, password: &str) -> tokio_postgres::Config {
 /// A login, a prepared statement with an int and a text parameter, and
 /// its answer.
 async fn round_trip(config: &tokio_postgres::Config) -> Result<(), WireError> {
-    let mut w = WireConn::connect(config).await?;
+    let mut w = WireConn::connect(config, &Tls::Plain).await?;
     w.simple_query("set statement_timeout = 5000").await?;
     let st = w.prepare("select $1::int4 + 1, $2::text").await?;
     let a = w.execute(st, &[Param::Int(41), Param::Text("x")]).await?;
@@ -215,7 +217,7 @@ async fn scram_md5_and_cleartext_passwords_log_in_and_a_wrong_one_is_said() {
 async fn a_server_error_has_the_same_sqlstate_and_words_on_both_drivers() {
     let sb = sandbox();
     let c = client(&sb).await;
-    let mut w = WireConn::connect(&sb.config()).await.unwrap();
+    let mut w = WireConn::connect(&sb.config(), &Tls::Plain).await.unwrap();
     let sql = "select 1 / $1::int4";
     let st = w.prepare(sql).await.unwrap();
     let lean = w.execute(st, &[Param::Int(0)]).await.unwrap_err();
@@ -361,4 +363,88 @@ async fn ycsb_mixes_run_on_the_one_driver() {
         assert_eq!(op.total.missing, 0, "{mix}: {text}");
         assert!(op.total.errors.is_empty(), "{mix}: {text}");
     }
+}
+
+/// Which of `ports` the lean connection `w` is on.
+async fn lean_port(w: &mut WireConn, ports: &[u16]) -> Option<u16> {
+    for &p in ports {
+        let sql = format!("select 1 where current_setting('port') = '{p}'");
+        if w.simple_query(&sql).await.unwrap().rows == 1 {
+            return Some(p);
+        }
+    }
+    None
+}
+
+/// target_session_attrs: a server with default_transaction_read_only on
+/// says transaction_read_only is on, as a hot standby does, and is passed
+/// over for read-write (and taken for read-only), by the lean driver as
+/// by tokio-postgres; a run with such a host list lands where it can
+/// write, on the lean driver.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn target_session_attrs_pass_over_a_server_of_the_wrong_kind() {
+    let ro = sandbox_with(vec![("default_transaction_read_only".into(), "on".into())]);
+    let rw = sandbox();
+    let ports = [ro.port(), rw.port()];
+    let url = |attrs: &str, order: [u16; 2]| {
+        format!(
+            "host=127.0.0.1,127.0.0.1 port={},{} user=postgres dbname=postgres target_session_attrs={attrs}",
+            order[0], order[1]
+        )
+    };
+    for (attrs, order, want) in [
+        ("read-write", [ro.port(), rw.port()], rw.port()),
+        ("read-only", [rw.port(), ro.port()], ro.port()),
+        ("any", [ro.port(), rw.port()], ro.port()),
+    ] {
+        let config: tokio_postgres::Config = url(attrs, order).parse().unwrap();
+        let mut w = WireConn::connect(&config, &Tls::Plain)
+            .await
+            .unwrap_or_else(|e| panic!("{attrs}: {e}"));
+        assert_eq!(lean_port(&mut w, &ports).await, Some(want), "{attrs}");
+        w.close().await;
+        // tokio-postgres lands on the same server.
+        let (c, conn) = config.connect(tokio_postgres::NoTls).await.unwrap();
+        tokio::spawn(conn);
+        let port: String = c.query_one("show port", &[]).await.unwrap().get(0);
+        assert_eq!(port, want.to_string(), "tokio-postgres, {attrs}");
+    }
+    // Only the read-only server: refused, and why.
+    let only: tokio_postgres::Config = format!(
+        "host=127.0.0.1 port={} user=postgres dbname=postgres target_session_attrs=read-write",
+        ro.port()
+    )
+    .parse()
+    .unwrap();
+    let e = WireConn::connect(&only, &Tls::Plain)
+        .await
+        .err()
+        .expect("a read-only server");
+    assert!(e.to_string().contains("read-only"), "{e}");
+
+    // A run over the host list: it writes its table on the read-write
+    // server, and its select runs there on the lean driver.
+    let u = url("read-write", [ro.port(), rw.port()]);
+    let mut out = Vec::new();
+    let r = ysql_bench::run(
+        plan_of(&[
+            "-u",
+            &u,
+            "-o",
+            "copy-mem,select",
+            "-r",
+            "300",
+            "--time",
+            "1s",
+        ]),
+        &mut out,
+    )
+    .await
+    .unwrap_or_else(|e| panic!("a run with target_session_attrs=read-write: {e}"));
+    let shown = String::from_utf8_lossy(&out).into_owned();
+    assert!(r.succeeded(), "{shown}");
+    let select = &r.operations[1];
+    assert_eq!(select.driver, "lean", "{shown}");
+    assert_eq!(select.total.missing, 0, "{shown}");
+    assert!(select.total.ops > 20, "{shown}");
 }

@@ -56,6 +56,8 @@ pub(super) struct Lane {
     pub(super) wake: Option<Instant>,
     /// Buffers of finished units' messages, for the next ones to keep.
     spare: Vec<Vec<u8>>,
+    /// Units that may still start (`--transactions`; None: no limit).
+    pub(super) left: Option<u64>,
 }
 
 /// A pipelined unit, from its queueing to its answer.
@@ -100,7 +102,7 @@ impl Flight {
 }
 
 impl Lane {
-    pub(super) fn new(depth: usize) -> Lane {
+    pub(super) fn new(depth: usize, left: Option<u64>) -> Lane {
         Lane {
             depth: depth.max(1),
             held: None,
@@ -111,7 +113,13 @@ impl Lane {
             done: VecDeque::new(),
             wake: None,
             spare: Vec::new(),
+            left,
         }
+    }
+
+    /// One more unit started, or skipped as late.
+    pub(super) fn count_down(&mut self) {
+        self.left = self.left.map(|n| n.saturating_sub(1));
     }
 
     fn pipelined(&self) -> bool {
@@ -184,6 +192,7 @@ impl Phase<'_> {
     /// queued on the connection (a unit that cannot be queued ends at
     /// once, failed).
     pub(super) fn start<O: Operation>(&mut self, op: &mut O, lane: &mut Lane, held: Held) {
+        lane.count_down();
         if !lane.pipelined() {
             lane.alone = Some(held);
             return;
@@ -283,6 +292,9 @@ impl Phase<'_> {
             let sent = Instant::now();
             let (res, tries, cancelled, attempt) =
                 self.execute_with_retries(op, h.ty, deadline).await;
+            // Its statements' times, retries' and failures' included.
+            self.rec
+                .statements_done(self.measured, op.statement_times());
             lane.done.push_back(Finished {
                 unit: Sent {
                     ty: h.ty,
@@ -389,6 +401,8 @@ impl Phase<'_> {
             return;
         };
         let res = op.answered(f.ticket, answer, now - f.attempt);
+        self.rec
+            .statements_done(self.measured, op.statement_times());
         match res {
             Err(e)
                 if !ending

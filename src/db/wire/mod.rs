@@ -1,8 +1,10 @@
-//! The lean driver: a PostgreSQL connection for the hot path of select and
-//! update, written on `postgres-protocol`'s message encoders and SCRAM/MD5
-//! authentication, over a plain TCP or Unix-domain socket.
+//! The one data-plane driver: the PostgreSQL connection every workload's
+//! units run on, written on `postgres-protocol`'s message encoders and
+//! SCRAM/MD5 authentication, over TCP (plain or TLS on rustls) or a
+//! Unix-domain socket. tokio-postgres serves only the control connections
+//! (set-up, checks, the server's statistics, the barrier).
 //!
-//! Why a second driver: against pgbench (select by primary key, prepared,
+//! Why a driver of our own: against pgbench (select by primary key, prepared,
 //! PostgreSQL 15 on the same machine), the client's user CPU per query was
 //! 2.6 µs against pgbench's 1.0 µs, with the same syscalls (one send, one
 //! receive). Callgrind put 18.1k user instructions on each query, about
@@ -14,7 +16,8 @@
 //! statement and count what comes back.
 //!
 //! So this connection is one struct that the worker owns and awaits
-//! directly: no task, no channel, no allocation per query. It keeps one
+//! directly: no task, no channel, no allocation per query for a statement
+//! that needs no rows back. It keeps one
 //! write buffer and one read buffer, both starting at a few hundred bytes
 //! and growing only when a message needs it (a thousand connections must
 //! cost kilobytes each, not tens). A unit is Bind+Execute+Sync written in
@@ -24,13 +27,12 @@
 //! detail and hint. Reads go through tokio's `poll_read`, which marks the
 //! socket drained after a short read, so that a query costs one `recvfrom`.
 //!
-//! Only what select and update need is here: start-up and authentication
-//! (trust, cleartext password, MD5, SCRAM-SHA-256 without channel
-//! binding), the simple query protocol for session settings, named
-//! prepared statements with int and text parameters encoded in binary as
-//! their declared types say, the cancel request and a polite Terminate.
-//! TLS, COPY, transactions and anything else stay on tokio-postgres
-//! ([`supports`] says when this driver may be used at all).
+//! The connection is made as the connection string asks for it (TLS in
+//! every sslmode, keepalives, tcp_user_timeout, target_session_attrs:
+//! `connect.rs` says how), logged in by trust, cleartext password, MD5 or
+//! SCRAM-SHA-256 (bound to the TLS connection when there is one), and
+//! ended by a polite Terminate; a cancel request goes to the same server
+//! the same way. What runs on it is `query.rs`'s.
 
 mod connect;
 mod decode;
@@ -75,6 +77,10 @@ pub enum WireError {
     Closed(Option<io::Error>),
     /// No connection could be made.
     Connect(io::Error),
+    /// TLS could not be set up: the handshake failed (a certificate
+    /// refused), or the server does not accept TLS where the sslmode
+    /// requires it.
+    Tls(io::Error),
     /// The server asks for a password and none was given.
     NoPassword,
     /// Authentication could not proceed on the client's side (a method
@@ -133,6 +139,7 @@ impl fmt::Display for WireError {
             WireError::Closed(None) => f.write_str("connection closed"),
             WireError::Closed(Some(e)) => write!(f, "connection closed: {e}"),
             WireError::Connect(e) => write!(f, "error connecting to server: {e}"),
+            WireError::Tls(e) => write!(f, "error performing TLS handshake: {e}"),
             WireError::NoPassword => f.write_str(crate::error::NO_PASSWORD),
             WireError::Auth(why) => write!(f, "authentication error: {why}"),
             WireError::Unsupported(why) => write!(f, "not supported by the lean driver: {why}"),

@@ -12,7 +12,7 @@ use super::statements::{KINDS, Kind};
 use crate::db::wire::{Answer, Param, Protocol, Sql, WireConn, WireError};
 use crate::error::{Error, Result};
 use crate::workload::kit::keys::KeyPicker;
-use crate::workload::{Operation, Outcome, StatementStats, Ticket};
+use crate::workload::{Operation, Outcome, StatementTimes, Ticket};
 
 /// One statement of a staged transaction.
 pub(super) struct Step {
@@ -27,7 +27,7 @@ pub(super) struct Step {
 }
 
 pub(super) struct OltpOp {
-    /// Where each kind's figures are in `stats` (as in KINDS).
+    /// Where each kind's times are in `stats` (as in KINDS).
     pub(super) stat_slots: [Option<usize>; KINDS.len()],
     pub(super) tables: usize,
     pub(super) rows: u64,
@@ -46,7 +46,7 @@ pub(super) struct OltpOp {
     pub(super) steps: Vec<Step>,
     /// The step that failed last, for the failed unit's label.
     pub(super) failed_at: Option<usize>,
-    pub(super) stats: Vec<StatementStats>,
+    pub(super) stats: StatementTimes,
 }
 
 impl OltpOp {
@@ -64,10 +64,8 @@ impl OltpOp {
     }
 
     pub(super) fn record_took(&mut self, kind: Kind, took: Duration) {
-        if let Some(i) = self.stat_slots[Self::kind_index(kind)]
-            && let Some(s) = self.stats.get_mut(i)
-        {
-            s.record(took);
+        if let Some(i) = self.stat_slots[Self::kind_index(kind)] {
+            self.stats.record(i, took);
         }
     }
 
@@ -119,20 +117,6 @@ impl OltpOp {
     }
 }
 
-/// How a failure of a statement of `kind` is said.
-fn failed(kind: Kind) -> impl Fn(WireError) -> Error {
-    move |e| Error::wire(format!("oltp {} failed", kind.name()), e)
-}
-
-/// The rows a statement of `kind` read or wrote.
-fn rows_of(kind: Kind, answer: Answer) -> u64 {
-    match kind {
-        k if k.is_read() => answer.rows,
-        Kind::Begin | Kind::Commit => 0,
-        _ => answer.affected,
-    }
-}
-
 impl Operation for OltpOp {
     async fn prepare(&mut self, conn: &mut WireConn) -> Result<()> {
         self.statements.clear();
@@ -142,6 +126,7 @@ impl Operation for OltpOp {
             for (k, slot) in KINDS.iter().zip(per_kind.iter_mut()) {
                 let used = self
                     .stats
+                    .names()
                     .iter()
                     .any(|s| s.name == k.name() && !matches!(k, Kind::Begin | Kind::Commit));
                 if used {
@@ -252,6 +237,10 @@ impl Operation for OltpOp {
         Ok(Outcome { rows, missing })
     }
 
+    fn statement_times(&mut self) -> Option<&mut StatementTimes> {
+        Some(&mut self.stats)
+    }
+
     fn queue(&mut self, conn: &mut WireConn) -> Result<Ticket> {
         let [step] = &self.steps[..] else {
             return Err(Error::run("--pipeline needs events of one statement"));
@@ -283,11 +272,18 @@ impl Operation for OltpOp {
         let kind = KINDS.get((ticket.0 >> 32) as usize)?;
         Some(format!("{} on sbtest{}", kind.name(), ticket.0 as u32))
     }
+}
 
-    fn take_statements(&mut self) -> Vec<StatementStats> {
-        self.stats
-            .iter_mut()
-            .map(|s| std::mem::replace(s, StatementStats::new(s.name)))
-            .collect()
+/// How a failure of a statement of `kind` is said.
+fn failed(kind: Kind) -> impl Fn(WireError) -> Error {
+    move |e| Error::wire(format!("oltp {} failed", kind.name()), e)
+}
+
+/// The rows a statement of `kind` read or wrote.
+fn rows_of(kind: Kind, answer: Answer) -> u64 {
+    match kind {
+        k if k.is_read() => answer.rows,
+        Kind::Begin | Kind::Commit => 0,
+        _ => answer.affected,
     }
 }
