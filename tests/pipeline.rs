@@ -107,6 +107,29 @@ async fn pipelined_queries_count_what_the_server_counts() {
             assert_eq!(saved["operations"][0]["pipeline"], 8, "{saved}");
         }
     }
+    // --transactions counts the queries each worker starts: exactly that
+    // many run, none left in flight.
+    let before = counts(&c).await;
+    let (report, text) = run_args(
+        &sb,
+        &[
+            "-o",
+            "select",
+            "-r",
+            "2000",
+            "-t",
+            "2",
+            "--transactions",
+            "1001",
+            "--pipeline",
+            "8",
+            "--no-server-stats",
+        ],
+    )
+    .await;
+    let after = counts(&c).await;
+    assert_eq!(report.operations[0].total.ops, 2002, "{text}");
+    assert_eq!(after.0 - before.0, 2002, "{text}");
     // Without --pipeline the line is not there, and the key says 1.
     let (report, text) = run_args(
         &sb,
