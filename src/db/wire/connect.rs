@@ -14,7 +14,7 @@ use tokio::net::{TcpSocket, TcpStream, UnixStream};
 use tokio_postgres::Config;
 use tokio_postgres::config::{ChannelBinding as ChannelBindingSetting, Host, TargetSessionAttrs};
 
-use super::decode::{Body, ReadBuf, parse_error};
+use super::decode::{Body, ReadBuf, parse_error, unexpected};
 use super::{FIRST_WRITE, WireConn, WireError, encode_err};
 
 /// Whether the lean driver can connect as `config` says; the reason when
@@ -211,6 +211,7 @@ impl WireConn {
             },
             statements: Vec::new(),
             broken: false,
+            unanswered: false,
         };
         conn.start_up(config).await?;
         Ok(conn)
@@ -309,7 +310,8 @@ impl WireConn {
                 }
                 b'Z' => return Ok(()),
                 // ParameterStatus, NoticeResponse, NegotiateProtocolVersion.
-                _ => {}
+                b'S' | b'N' | b'v' => {}
+                other => return Err(unexpected(other, "during start-up")),
             }
         }
     }

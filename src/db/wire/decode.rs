@@ -1,5 +1,14 @@
 //! Reading what the server sends: the read buffer that frames messages
 //! in place, and the parsers of the messages' bodies.
+//!
+//! What arrives is not trusted: a server, a pooler or whatever listens on
+//! the port may send anything. Each header is checked as soon as its five
+//! bytes are in (a type the protocol has, a length that type can have), so
+//! that garbage fails at once as [`WireError::Protocol`] rather than as a
+//! wait for bytes that never come or an allocation of what a length
+//! claims; the parsers take any body and fail cleanly. Property tests
+//! (`decode/tests.rs`, on the stable toolchain) and the fuzz targets
+//! under `fuzz/` feed them arbitrary streams split at arbitrary points.
 
 use super::{DbError, WireError};
 
@@ -10,6 +19,113 @@ pub(super) const FIRST_READ: usize = 512;
 /// many rows: an oltp range select is about 13 KB), so that a large
 /// answer takes a few reads, not one per 512 bytes.
 pub(super) const MOST_READ: usize = 64 * 1024;
+
+/// The longest message (counting its length word) of a kind that is never
+/// long: libpq gives up on the stream past this length too, so no server
+/// that libpq can talk to sends more. A longer one says the stream is not
+/// the protocol (or no longer in step with it).
+pub(super) const SHORT_MESSAGE: usize = 30_000;
+
+/// The longest of the kinds that may be long (rows, errors, COPY data):
+/// the length word is a signed 32-bit count. The buffer grows only as the
+/// bytes arrive, so a length that lies costs nothing until they do.
+pub(super) const LONG_MESSAGE: usize = i32::MAX as usize;
+
+/// A message the server may send: its name (for errors) and the lengths
+/// its length word may give (the word counts itself). None for a tag the
+/// protocol does not have.
+fn kind(tag: u8) -> Option<(&'static str, usize, usize)> {
+    Some(match tag {
+        b'R' => ("Authentication", 8, SHORT_MESSAGE),
+        // 12 in protocol 3.0, which the start-up message asks for; 3.2
+        // allows a key of up to 256 bytes.
+        b'K' => ("BackendKeyData", 12, 8 + 256),
+        b'S' => ("ParameterStatus", 6, SHORT_MESSAGE),
+        b'Z' => ("ReadyForQuery", 5, 5),
+        b'T' => ("RowDescription", 6, LONG_MESSAGE),
+        b'D' => ("DataRow", 6, LONG_MESSAGE),
+        b'C' => ("CommandComplete", 5, SHORT_MESSAGE),
+        b'E' => ("ErrorResponse", 5, LONG_MESSAGE),
+        b'N' => ("NoticeResponse", 5, LONG_MESSAGE),
+        b'A' => ("NotificationResponse", 10, LONG_MESSAGE),
+        b'I' => ("EmptyQueryResponse", 4, 4),
+        b'1' => ("ParseComplete", 4, 4),
+        b'2' => ("BindComplete", 4, 4),
+        b'3' => ("CloseComplete", 4, 4),
+        b'n' => ("NoData", 4, 4),
+        b's' => ("PortalSuspended", 4, 4),
+        // Up to 65535 parameters of 4 bytes each.
+        b't' => ("ParameterDescription", 6, 6 + 4 * 65_535),
+        b'G' => ("CopyInResponse", 7, SHORT_MESSAGE),
+        b'H' => ("CopyOutResponse", 7, SHORT_MESSAGE),
+        b'W' => ("CopyBothResponse", 7, SHORT_MESSAGE),
+        b'd' => ("CopyData", 4, LONG_MESSAGE),
+        b'c' => ("CopyDone", 4, 4),
+        b'V' => ("FunctionCallResponse", 8, LONG_MESSAGE),
+        b'v' => ("NegotiateProtocolVersion", 12, SHORT_MESSAGE),
+        _ => return None,
+    })
+}
+
+/// A message type as errors name it: "a DataRow ('D')", or the byte of
+/// one the protocol does not have.
+pub(super) fn describe(tag: u8) -> String {
+    let shown = if tag.is_ascii_graphic() {
+        format!("'{}'", tag as char)
+    } else {
+        format!("0x{tag:02x}")
+    };
+    match kind(tag) {
+        Some((name, _, _)) => format!("a {name} ({shown})"),
+        None => format!("a message of unknown type {shown}"),
+    }
+}
+
+/// The error for a message the server may send, but not here (`during`
+/// says where: "in the answer to a query").
+pub(super) fn unexpected(tag: u8, during: &str) -> WireError {
+    WireError::Protocol(format!("{} {during}", describe(tag)))
+}
+
+/// Checks a message's header: a type the protocol has, and a length that
+/// type can have. Done as soon as the five bytes are in, so that a length
+/// that lies fails at once instead of waiting for bytes that never come.
+fn check_header(tag: u8, len: usize) -> Result<(), WireError> {
+    let Some((name, least, most)) = kind(tag) else {
+        return Err(WireError::Protocol(format!(
+            "{} (length {len}): the stream is not the protocol",
+            describe(tag)
+        )));
+    };
+    if len < least || len > most {
+        let allowed = if least == most {
+            format!("{least}")
+        } else {
+            format!("{least} to {most}")
+        };
+        return Err(WireError::Protocol(format!(
+            "a {name} ('{}') of length {len}, where it must be {allowed}",
+            tag as char
+        )));
+    }
+    Ok(())
+}
+
+/// Checks what can be checked of a whole message's body without parsing
+/// it: the transaction status of a ReadyForQuery and the terminated tag
+/// of a CommandComplete (the two that every answer ends with).
+fn check_body(tag: u8, body: &[u8]) -> Result<(), WireError> {
+    match tag {
+        b'Z' if !matches!(body, [b'I' | b'T' | b'E']) => Err(WireError::Protocol(format!(
+            "a ReadyForQuery ('Z') with transaction status {:?}, not I, T or E",
+            body.first().map(|&b| b as char)
+        ))),
+        b'C' if body.iter().position(|&b| b == 0) != Some(body.len() - 1) => Err(
+            WireError::Protocol("a CommandComplete ('C') whose tag is not one string".into()),
+        ),
+        _ => Ok(()),
+    }
+}
 
 /// The read buffer: bytes `start..end` of `buf` are received and not yet
 /// parsed. Messages are parsed where they lie; the buffer is compacted or
@@ -30,21 +146,21 @@ impl ReadBuf {
     }
 
     /// The next whole message in the buffer: its tag and where its body
-    /// lies. None when more bytes are needed.
-    pub(super) fn next(&mut self) -> Option<(u8, usize, usize)> {
+    /// lies. None when more bytes are needed; an error when the bytes are
+    /// not a message the server may send (a type the protocol does not
+    /// have, a length its type cannot have): the stream is out of step
+    /// and nothing after it can be trusted.
+    pub(super) fn next(&mut self) -> Result<Option<(u8, usize, usize)>, WireError> {
         let have = &self.buf[self.start..self.end];
-        if have.len() < 5 {
-            return None;
-        }
-        // The length counts itself: below 4 the server (or what answers
-        // in its place) is not speaking the protocol. Read as a body that
-        // ends where it starts, so that no slice runs backwards; the
-        // message is unknown or fails to parse as what its tag says.
-        let len = (u32::from_be_bytes([have[1], have[2], have[3], have[4]]) as usize).max(4);
-        if have.len() < 1 + len {
-            return None;
-        }
-        let tag = have[0];
+        let Some(&[tag, a, b, c, d]) = have.first_chunk::<5>() else {
+            return Ok(None);
+        };
+        let len = u32::from_be_bytes([a, b, c, d]) as usize;
+        check_header(tag, len)?;
+        let Some(body) = have.get(5..1 + len) else {
+            return Ok(None);
+        };
+        check_body(tag, body)?;
         let body = self.start + 5;
         let end = self.start + 1 + len;
         self.start = end;
@@ -54,7 +170,7 @@ impl ReadBuf {
             self.start = 0;
             self.end = 0;
         }
-        Some((tag, body, end))
+        Ok(Some((tag, body, end)))
     }
 
     /// `n` bytes were read into the free space: a read that filled it
@@ -69,25 +185,29 @@ impl ReadBuf {
         }
     }
 
-    /// Room for at least the rest of the message that starts at `start`:
-    /// compacts, and grows when the message is larger than the buffer.
+    /// Room for more of the message that starts at `start`, and free
+    /// space behind `end` in any case: compacts, and grows when the
+    /// message is larger than the buffer. It grows at once to what the
+    /// message needs up to [`MOST_READ`], beyond that by doubling when the
+    /// bytes received fill it: a length the server announces is not
+    /// allocated before its bytes arrive.
     pub(super) fn make_room(&mut self) {
         let have = self.end - self.start;
-        let need = if have >= 5 {
-            let b = &self.buf[self.start..];
-            1 + u32::from_be_bytes([b[1], b[2], b[3], b[4]]) as usize
-        } else {
-            5
+        let need = match self.buf[self.start..self.end].first_chunk::<5>() {
+            Some(&[_, a, b, c, d]) => 1 + u32::from_be_bytes([a, b, c, d]) as usize,
+            None => 5,
         };
-        let short = |r: &ReadBuf| r.buf.len() - r.start < need || r.end == r.buf.len();
-        if self.start > 0 && short(self) {
+        if self.start > 0 && (self.buf.len() - self.start < need || self.end == self.buf.len()) {
             self.buf.copy_within(self.start..self.end, 0);
             self.start = 0;
             self.end = have;
         }
-        if short(self) {
-            let size = need.max(self.buf.len() * 2).next_power_of_two();
-            self.buf.resize(size, 0);
+        let mut want = need.min(MOST_READ);
+        if self.end == self.buf.len() {
+            want = want.max(self.buf.len() * 2);
+        }
+        if want > self.buf.len() {
+            self.buf.resize(want.next_power_of_two(), 0);
         }
     }
 }
@@ -175,3 +295,6 @@ pub fn tag_rows(body: &[u8]) -> u64 {
         n.saturating_mul(10).saturating_add(u64::from(d - b'0'))
     })
 }
+
+#[cfg(test)]
+mod tests;

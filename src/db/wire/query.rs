@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use postgres_protocol::message::frontend;
 
-use super::decode::{Body, parse_error, tag_rows};
+use super::decode::{Body, parse_error, tag_rows, unexpected};
 use super::encode::{encode_param, type_supported};
 use super::{Answer, DbError, Param, Prepared, WireConn, WireError, encode_err};
 
@@ -16,6 +16,7 @@ static NEXT_STATEMENT: AtomicU64 = AtomicU64::new(0);
 impl WireConn {
     /// Writes the write buffer out and empties it.
     pub(super) async fn flush(&mut self) -> Result<(), WireError> {
+        self.unanswered = true;
         let r = self.stream.write_all(&self.wbuf).await;
         self.wbuf.clear();
         r.map_err(|e| self.lost(Some(e)))
@@ -27,10 +28,13 @@ impl WireConn {
     }
 
     /// The next whole message: its tag and where its body lies in the
-    /// read buffer (valid until the next call).
+    /// read buffer (valid until the next call). Bytes that are not a
+    /// message the server may send are [`WireError::Protocol`], and the
+    /// connection is then out of step (see `unanswered`).
     pub(super) async fn next_message(&mut self) -> Result<(u8, usize, usize), WireError> {
         loop {
-            if let Some(m) = self.rbuf.next() {
+            if let Some(m) = self.rbuf.next()? {
+                self.unanswered &= m.0 != b'Z';
                 return Ok(m);
             }
             self.rbuf.make_room();
@@ -76,10 +80,14 @@ impl WireConn {
                         None => Ok(answer),
                     };
                 }
-                // BindComplete, ParseComplete, NoData, EmptyQuery,
-                // RowDescription, notices, parameter changes,
+                // BindComplete, ParseComplete, CloseComplete, NoData,
+                // EmptyQuery, RowDescription, ParameterDescription,
+                // PortalSuspended, notices, parameter changes,
                 // notifications.
-                _ => {}
+                b'1' | b'2' | b'3' | b'n' | b'I' | b'T' | b't' | b's' | b'N' | b'S' | b'A' => {}
+                // COPY, authentication, a key: the driver would wait for a
+                // ReadyForQuery that does not come (a COPY waits for data).
+                other => return Err(unexpected(other, "in the answer to a query")),
             }
         }
     }
@@ -87,7 +95,7 @@ impl WireConn {
     /// Runs `sql` with the simple query protocol (session settings).
     pub async fn simple_query(&mut self, sql: &str) -> Result<Answer, WireError> {
         self.usable()?;
-        frontend::query(sql, &mut self.wbuf).map_err(encode_err)?;
+        frontend::query(sql, &mut self.wbuf).map_err(|e| self.unwritten(e))?;
         self.flush().await?;
         self.answer().await
     }
@@ -100,8 +108,9 @@ impl WireConn {
         // Unique in the process, as tokio-postgres names its statements:
         // behind a pooler, server connections are shared by clients.
         let name = format!("lean{}", NEXT_STATEMENT.fetch_add(1, Ordering::Relaxed));
-        frontend::parse(&name, sql, std::iter::empty(), &mut self.wbuf).map_err(encode_err)?;
-        frontend::describe(b'S', &name, &mut self.wbuf).map_err(encode_err)?;
+        frontend::parse(&name, sql, std::iter::empty(), &mut self.wbuf)
+            .map_err(|e| self.unwritten(e))?;
+        frontend::describe(b'S', &name, &mut self.wbuf).map_err(|e| self.unwritten(e))?;
         frontend::sync(&mut self.wbuf);
         self.flush().await?;
         let mut types = Vec::new();
@@ -124,7 +133,10 @@ impl WireConn {
                     failed.get_or_insert(parse_error(body)?);
                 }
                 b'Z' => break,
-                _ => {}
+                // ParseComplete, NoData, RowDescription, notices,
+                // parameter changes, notifications.
+                b'1' | b'n' | b'T' | b'N' | b'S' | b'A' => {}
+                other => return Err(unexpected(other, "in the answer to a Parse")),
             }
         }
         if let Some(db) = failed {
