@@ -1,31 +1,70 @@
 #!/usr/bin/env bash
 # Side-by-side benchmark of ysql-bench against pgbench and psql (issues 7,
-# 11 and 16).
+# 11, 16 and 24).
 #
 # Starts one throwaway PostgreSQL server that both tools share, loads the
-# tables, and runs each pair alternately (A B A B ...) so that drift in the
-# machine's load hits both sides alike. Prints the median of each figure and
-# the ratio ysql-bench / peer as Markdown that can be recorded in
-# bench/RESULTS.md, and draws the connection sweep as a PNG.
+# tables, and runs each pair alternately so that drift in the machine's load
+# hits both sides alike. Prints the medians and the ratios ysql-bench / peer
+# as Markdown that can be recorded in bench/RESULTS.md, and draws the
+# connection sweep as a PNG.
 #
-# ysql-bench's timed runs go without its server-statistics sampler
-# (--no-server-stats): an extra connection polling pg_stat_activity is work
-# that pgbench and sysbench do not do. Queries (and -C's connections, one
-# query each) are counted on the server
-# (index scans of the tables, before and after each run), not taken from
-# the tools' own reports. Client CPU is user+system time of the client process
-# (GNU time) divided by those counts; peak RSS is GNU time's %M. pgbench
-# runs as it is meant to: `-M prepared -n -j <cores>`, the database in a
-# connection string (pgbench's -d is --debug), and every run is checked for
-# debug output and for the -j it reports.
+# The sweep (issue 24) runs every point of workloads x sslmodes x
+# connections: select and update by key (ysql-bench -o select/update against
+# a pgbench script on the same test_table), pgbench's built-in select-only
+# and tpcb-like (ysql-bench --builtin, on tables made by pgbench -i),
+# pipelined select by key (ysql-bench --pipeline D against a pgbench script
+# of D selects between \startpipeline and \endpipeline; queries, not
+# transactions, are its unit), each over plain TCP (sslmode=disable) and TLS
+# (sslmode=require: the server gets ssl=on and a throwaway self-signed
+# certificate, RSA 2048, made with the openssl command). Each point runs
+# --pairs pairs; the first tool of a pair alternates (ysql-bench first in
+# odd pairs, pgbench in even ones). Per point it reports the median and the
+# range (min-max) of the per-pair ratios ysql-bench / pgbench of client CPU
+# per unit and of units/s, and the medians of CPU and user CPU per unit, of
+# units/s and of peak RSS for each tool.
 #
-#   bench/compare.sh                 full run (about 30 minutes; release build)
-#   bench/compare.sh --quick         tiny sizes, short runs, one repetition
+# Units are counted on the server, never taken from the tools' reports:
+# index scans of test_table (select, update, pipeline: one per query) and of
+# pgbench_accounts (select-only: one per transaction), rows inserted into
+# pgbench_history (tpcb-like: one per transaction); statistics are read
+# before and after each run, once they have settled. ysql-bench runs without
+# its server-statistics sampler (--no-server-stats): an extra connection
+# polling pg_stat_activity is work pgbench does not do. Client CPU is the
+# user+system time of the whole client process (GNU time) over those
+# counts, user CPU the user time alone; peak RSS is GNU time's %M. pgbench
+# runs as it is meant to: `-n -M prepared -j <cores>` (never more threads
+# than clients), the database in a connection string (pgbench's -d is
+# --debug), and every run is checked for debug output, for the -j and the
+# query mode it reports and for failed transactions; a ysql-bench run with
+# a `failed` line, a run that exits non-zero, or a point that counted no
+# unit stops the script with an error. Units/s are over the seconds each
+# tool queried: pgbench's -T includes its connecting, ysql-bench's --time
+# does not, so pgbench's -T is lengthened by its connecting time (seconds
+# at a thousand connections) and both query for about --secs. The other
+# sections run over plain TCP (PGSSLMODE=disable).
+#
+#   bench/compare.sh                 full run (release build): the sweep
+#                                    alone (--only sweep: 60 points x 3
+#                                    pairs x 2 runs of 10 s, plus connecting
+#                                    and settling) takes about 90 minutes on
+#                                    2 cores, the other sections about 20
+#   bench/compare.sh --quick         tiny sizes, 1 s runs, one pair, the sweep
+#                                    at 4 connections, TLS on select alone
 #                                    (about a minute): proves the script
 #                                    works, asserts nothing about speed
-#   options: --reps N            repetitions of each pair (3)
+#   options: --pairs N           pairs of runs per point, alternated (3);
+#                                also --reps
 #            --secs S            seconds per timed run (10)
 #            --conns "1 4 16"    the sweep's connection counts (1 4 16 64 256 1024)
+#            --workloads LIST    the sweep's workloads, comma-separated:
+#                                select, update, select-only, tpcb-like,
+#                                pipeline (all; pipeline is skipped, with a
+#                                note, when ysql-bench has no --pipeline)
+#            --sslmodes LIST     disable, require (both)
+#            --pipeline D        queries per pipeline (8)
+#            --scale N           pgbench -i's scale for the built-in
+#                                scripts (10; --quick 1)
+#            --runs FILE         write every run of the sweep to FILE (TSV)
 #            --only LIST         sections, comma-separated: sweep, connect,
 #                                ycsb, sysbench, memory, copy, csv (all)
 #            --record FILE       append the results to FILE
@@ -43,6 +82,12 @@ quick=0
 reps=""
 secs=""
 conns=""
+workloads="select,update,select-only,tpcb-like,pipeline"
+sslmodes="disable,require"
+sslmodes_given=0
+depth=8
+scale=""
+runs_file=""
 only="sweep,connect,ycsb,sysbench,memory,copy,csv"
 record=""
 png=""
@@ -50,31 +95,45 @@ bin_dir=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --quick) quick=1 ;;
-        --reps) reps=${2:?--reps needs a number}; shift ;;
+        --reps|--pairs) reps=${2:?$1 needs a number}; shift ;;
         --secs) secs=${2:?--secs needs a number}; shift ;;
         --conns) conns=${2:?--conns needs a list}; shift ;;
+        --workloads) workloads=${2:?--workloads needs a list}; shift ;;
+        --sslmodes) sslmodes=${2:?--sslmodes needs a list}; sslmodes_given=1; shift ;;
+        --pipeline) depth=${2:?--pipeline needs a number}; shift ;;
+        --scale) scale=${2:?--scale needs a number}; shift ;;
+        --runs) runs_file=${2:?--runs needs a file}; shift ;;
         --only) only=${2:?--only needs a list}; shift ;;
         --record) record=${2:?--record needs a file}; shift ;;
         --png) png=${2:?--png needs a file}; shift ;;
         --bin-dir) bin_dir=${2:?--bin-dir needs a directory}; shift ;;
-        -h|--help) sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
         *) echo "error: unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
     shift
 done
 
 if [ "$quick" = 1 ]; then
-    rows=20000; secs=${secs:-1}; conns=${conns:-"1 16"}; reps=${reps:-1}
+    rows=20000; secs=${secs:-1}; conns=${conns:-4}; reps=${reps:-1}; scale=${scale:-1}
     ycsb_records=2000; mem_conns=64; rss_secs=2; big_rows=200000; sb_rows=2000
     copy_batch=1000; csv_small=20000; csv_big=100000; profile=debug
 else
-    rows=1000000; secs=${secs:-10}; conns=${conns:-"1 4 16 64 256 1024"}; reps=${reps:-3}
+    rows=1000000; secs=${secs:-10}; conns=${conns:-"1 4 16 64 256 1024"}; reps=${reps:-3}; scale=${scale:-10}
     ycsb_records=100000; mem_conns=1000; rss_secs=60; big_rows=10000000; sb_rows=100000
     copy_batch=10000; csv_small=1000000; csv_big=10000000; profile=release
 fi
 num_ok() { case "$1" in ''|*[!0-9]*|0) return 1 ;; esac; }
 num_ok "$reps" || { echo "error: --reps must be a whole number of at least 1" >&2; exit 2; }
 num_ok "$secs" || { echo "error: --secs must be a whole number of at least 1" >&2; exit 2; }
+num_ok "$depth" || { echo "error: --pipeline must be a whole number of at least 1" >&2; exit 2; }
+num_ok "$scale" || { echo "error: --scale must be a whole number of at least 1" >&2; exit 2; }
+for w in ${workloads//,/ }; do
+    case "$w" in select|update|select-only|tpcb-like|pipeline) ;; *) echo "error: --workloads: no workload '$w'" >&2; exit 2 ;; esac
+done
+for m in ${sslmodes//,/ }; do
+    case "$m" in disable|require) ;; *) echo "error: --sslmodes: '$m' is neither disable nor require" >&2; exit 2 ;; esac
+done
+[ -n "${workloads//,/}" ] && [ -n "${sslmodes//,/}" ] || { echo "error: --workloads and --sslmodes need at least one item" >&2; exit 2; }
 for c in $conns; do num_ok "$c" || { echo "error: --conns takes whole numbers of at least 1, not '$c'" >&2; exit 2; }; done
 has() { case ",$only," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
 for s in ${only//,/ }; do
@@ -130,9 +189,26 @@ mkdir -p "$work/csv"
 # max_connections has room for the largest sweep point and the counting.
 server_settings=(-c listen_addresses=127.0.0.1 -c max_connections=$((max_conns + 20))
     -c synchronous_commit=off -c shared_buffers=1GB -c max_wal_size=4GB)
+# The sweep's TLS points: ssl=on with a throwaway self-signed certificate
+# (RSA 2048, as PostgreSQL's documentation makes one), in the data
+# directory under the names the server looks for by default.
+if has sweep && [[ ",$sslmodes," == *,require,* ]]; then
+    command -v openssl >/dev/null 2>&1 ||
+        { echo "error: the TLS points need the openssl command (or --sslmodes disable)" >&2; exit 1; }
+    openssl req -new -x509 -days 2 -nodes -newkey rsa:2048 -subj /CN=127.0.0.1 \
+        -keyout "$work/data/server.key" -out "$work/data/server.crt" >"$work/openssl.log" 2>&1 ||
+        { cat "$work/openssl.log" >&2; echo "error: openssl could not make the server's certificate" >&2; exit 1; }
+    chmod 600 "$work/data/server.key"
+    [ ${#as_server[@]} -eq 0 ] || chown postgres: "$work/data/server.key" "$work/data/server.crt"
+    server_settings+=(-c ssl=on)
+fi
 server_start "${server_settings[@]}"
 
-url="host=127.0.0.1 port=$port user=postgres dbname=postgres"
+# Every client connects over plain TCP unless told otherwise: with ssl=on a
+# libpq default of sslmode=prefer would put every other section (and
+# sysbench, which takes no connection string) on TLS.
+export PGSSLMODE=disable
+url="host=127.0.0.1 port=$port user=postgres dbname=postgres sslmode=disable"
 sql() { "$psql" "$url" -X -q -A -t -v ON_ERROR_STOP=1 -c "$1"; }
 
 # --- measuring ------------------------------------------------------------------
@@ -141,15 +217,17 @@ sql() { "$psql" "$url" -X -q -A -t -v ON_ERROR_STOP=1 -c "$1"; }
 # one). Backends report them when they end or go idle (at most a second
 # late), so the reading waits until two readings agree; reading them runs
 # no scan of these tables, so it does not change them.
+# scans [COLUMN TABLES]: the sum of a pg_stat_user_tables column (idx_scan)
+# over the tables (test_table and usertable), TABLES as quoted SQL names.
 scans() {
-    sql "select coalesce(sum(idx_scan), 0) from pg_stat_user_tables where relname in ('test_table', 'usertable')"
+    sql "select coalesce(sum(${1:-idx_scan}), 0) from pg_stat_user_tables where relname in (${2:-'test_table', 'usertable'})"
 }
 counted() {
     local a b
-    a=$(scans)
+    a=$(scans "$@")
     for _ in $(seq 1 50); do
         sleep 0.2
-        b=$(scans)
+        b=$(scans "$@")
         [ "$a" = "$b" ] && break
         a=$b
     done
@@ -162,6 +240,16 @@ run() {
     timed_run "$@"
     q1=$(counted)
     QUERIES=$((q1 - q0))
+}
+# run_on COLUMN TABLES NAME cmd...: as run, counting COUNT as the change of
+# COLUMN over TABLES (see scans).
+run_on() {
+    local column=$1 tables=$2 c0 c1
+    shift 2
+    c0=$(counted "$column" "$tables")
+    timed_run "$@"
+    c1=$(counted "$column" "$tables")
+    COUNT=$((c1 - c0))
 }
 # check_pgbench NAME THREADS: pgbench ran as intended: no debug output, the
 # -j it was given, prepared statements. A pgbench in debug mode (-d) logs
@@ -176,14 +264,23 @@ check_pgbench() {
         { echo "error: pgbench in $name did not run $j threads: $(grep '^number of threads' "$work/$name.out")" >&2; exit 1; }
     grep -q "^query mode: prepared\$" "$work/$name.out" ||
         { echo "error: pgbench in $name did not use prepared statements" >&2; exit 1; }
+    if grep -q '^number of failed transactions: [1-9]' "$work/$name.out"; then
+        echo "error: pgbench in $name: $(grep '^number of failed transactions' "$work/$name.out")" >&2
+        exit 1
+    fi
 }
 # pgbench_secs NAME: the seconds pgbench's clients ran queries. pgbench's -T
 # clock starts before it opens its connections (it reports that part as
 # "initial connection time"), ysql-bench's --time after its workers have
 # connected: dividing both by --secs would charge pgbench for its connects,
 # which at hundreds of connections take seconds of the run.
+# With T, the run's -T was T rather than --secs.
 pgbench_secs() {
-    awk -v s="$secs" '/^initial connection time = / { s -= $5 / 1000 } END { printf "%.3f", s }' "$work/$1.out"
+    awk -v s="${2:-$secs}" '/^initial connection time = / { s -= $5 / 1000 } END { printf "%.3f", s }' "$work/$1.out"
+}
+# connect_secs NAME: pgbench's initial connection time in seconds.
+connect_secs() {
+    awk '/^initial connection time = / { printf "%.3f", $5 / 1000 }' "$work/$1.out"
 }
 # div A B [SCALE [FORMAT]]: A * SCALE / B.
 div() { awk -v a="$1" -v b="$2" -v s="${3:-1}" -v f="${4:-%.2f}" 'BEGIN { if (b > 0) printf f, a * s / b; else print "n/a" }'; }
@@ -218,42 +315,180 @@ upd_vars=(-D f1=AbCdEfGhIjKlMnOpQrStUvWx -D f2=BcDeFgHiJkLmNoPqRsTuVwXy
 # more threads than clients (pgbench refuses that).
 pgbench_threads() { if [ "$1" -lt "$cores" ]; then echo "$1"; else echo "$cores"; fi; }
 
-# --- the connection sweep: select and update --------------------------------------------
+# --- the sweep: workloads x sslmodes x connections --------------------------------------
+# workload_args WORKLOAD: sets yargs (ysql-bench's arguments) and pargs
+# (pgbench's) for WORKLOAD, and where the server counts its units: ucol, a
+# pg_stat_user_tables column, over utab, tables as quoted SQL names.
+workload_args() {
+    case "$1" in
+        select|update)
+            yargs=(-o "$1" -r "$rows"); pargs=(-f "$work/$1.sql"); ucol=idx_scan; utab="'test_table'" ;;
+        pipeline)
+            yargs=(-o select -r "$rows" --pipeline "$depth"); pargs=(-f "$work/pipeline.sql"); ucol=idx_scan; utab="'test_table'" ;;
+        select-only)
+            yargs=(--builtin select-only); pargs=(-b select-only); ucol=idx_scan; utab="'pgbench_accounts'" ;;
+        tpcb-like)
+            yargs=(--builtin tpcb-like); pargs=(-b tpcb-like); ucol=n_tup_ins; utab="'pgbench_history'" ;;
+    esac
+    [ "$1" = update ] && pargs+=("${upd_vars[@]}")
+    return 0
+}
+workload_title() {
+    case "$1" in
+        select) echo "select by key" ;;
+        update) echo "update by key" ;;
+        pipeline) echo "select by key, pipeline $depth (queries)" ;;
+        *) echo "$1 (builtin)" ;;
+    esac
+}
+# check_ysql NAME SSLMODE: the run failed no unit and was on the transport
+# asked for (ysql-bench says on stderr how its connection is encrypted).
+check_ysql() {
+    if grep -q '^failed ' "$work/$1.out"; then
+        echo "error: ysql-bench in $1: $(grep '^failed ' "$work/$1.out")" >&2; exit 1
+    fi
+    case "$2" in
+        require) grep -q 'encryption: TLS' "$work/$1.err" ||
+            { echo "error: ysql-bench in $1 did not report a TLS connection" >&2; exit 1; }
+            [ -n "$tls_seen" ] || tls_seen=$(sed -n 's/.*encryption: //p' "$work/$1.err" | head -n 1) ;;
+        disable) if grep -q 'encryption: TLS' "$work/$1.err"; then
+            echo "error: ysql-bench in $1 connected over TLS with sslmode=disable" >&2; exit 1; fi ;;
+    esac
+}
+# spread X...: "median (min–max)" of ratios.
+spread() {
+    local lo hi
+    lo=$(printf '%s\n' "$@" | sort -g | head -n 1)
+    hi=$(printf '%s\n' "$@" | sort -g | tail -n 1)
+    awk -v m="$(median "$@")" -v a="$lo" -v b="$hi" 'BEGIN { printf "%.2f (%.2f–%.2f)", m, a, b }'
+}
+
+# sweep_point WORKLOAD SSLMODE CONNECTIONS: --pairs alternated pairs, one
+# row of the table and two lines of the picture.
+sweep_point() {
+    local w=$1 mode=$2 c=$3 j u i tool name dur tps cpu usr rss tool_n tool_rate
+    local yt=() yc=() yu=() ym=() pt=() pc=() pu=() pm=() rc=() rt=()
+    local yargs pargs ucol utab
+    workload_args "$w"
+    j=$(pgbench_threads "$c")
+    u="host=127.0.0.1 port=$port user=postgres dbname=postgres sslmode=$mode"
+    # pgbench's -T counts its connecting, which takes seconds at a thousand
+    # connections (more over TLS); ysql-bench's --time starts once it has
+    # connected. So that both query for about --secs, and both amortize
+    # their connecting over as many seconds of queries, pgbench's -T is
+    # --secs plus its connecting time at this point, rounded: measured once
+    # by a one-transaction run, then taken from its latest run.
+    local key="$mode-$c" pg_t
+    if [ -z "${conn_secs[$key]:-}" ]; then
+        say "sslmode=$mode, $c connections: pgbench's connecting time"
+        "$pgbench" "$u" -n -M prepared -c "$c" -j "$j" -t 1 -f "$work/select.sql" >"$work/probe-$key.out" 2>&1 ||
+            { tail -n 20 "$work/probe-$key.out" >&2; echo "error: pgbench could not connect $c times with sslmode=$mode" >&2; exit 1; }
+        conn_secs[$key]=$(connect_secs "probe-$key")
+    fi
+    for i in $(seq 1 "$reps"); do
+        local order="ysql-bench pgbench"
+        [ $((i % 2)) = 0 ] && order="pgbench ysql-bench"
+        for tool in $order; do
+            name="$w-$mode-$c-$tool-$i"
+            say "$w, sslmode=$mode, $c connections, pair $i/$reps: $tool"
+            if [ "$tool" = ysql-bench ]; then
+                run_on "$ucol" "$utab" "$name" "$ysql" -u "$u" --seed "$((seed + i))" -t "$c" --time "${secs}s" \
+                    --no-server-stats "${yargs[@]}"
+                check_ysql "$name" "$mode"
+                dur=$secs
+                tool_n=$(field "$work/$name.out" "nr queries"); [ -n "$tool_n" ] || tool_n=$(field "$work/$name.out" "nr txns")
+                tool_rate=$(field "$work/$name.out" "queries/s"); [ -n "$tool_rate" ] || tool_rate=$(field "$work/$name.out" "txns/s")
+            else
+                # Connecting a thousand times varies from run to run: a run
+                # that queried less than 80% of --secs is done again with
+                # the -T its own connecting asks for (at most twice).
+                local try
+                for try in 1 2 3; do
+                    pg_t=$(awk -v s="$secs" -v c="${conn_secs[$key]:-0}" 'BEGIN { printf "%d", s + int(c + 0.5) }')
+                    run_on "$ucol" "$utab" "$name" "$pgbench" "$u" -n -M prepared -c "$c" -j "$j" -T "$pg_t" "${pargs[@]}"
+                    check_pgbench "$name" "$j"
+                    dur=$(pgbench_secs "$name" "$pg_t")
+                    conn_secs[$key]=$(connect_secs "$name")
+                    awk -v d="$dur" -v s="$secs" 'BEGIN { exit !(d < 0.8 * s) }' || break
+                    [ "$try" = 3 ] || say "pgbench queried $dur s of -T $pg_t (connecting took ${conn_secs[$key]} s): again"
+                done
+                awk -v d="$dur" 'BEGIN { exit !(d > 0) }' ||
+                    { echo "error: $name: pgbench spent all its -T $pg_t s connecting (${conn_secs[$key]} s)" >&2; exit 1; }
+                tool_n=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$work/$name.out")
+                tool_rate=$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$work/$name.out")
+            fi
+            [ "$COUNT" -gt 0 ] ||
+                { echo "error: $name: the server counted no unit ($ucol of $utab did not grow)" >&2; exit 1; }
+            tps=$(div "$COUNT" "$dur" 1 %.1f); cpu=$(div "$CPU" "$COUNT" 1e6 %.3f)
+            usr=$(div "$UCPU" "$COUNT" 1e6 %.3f); rss=$(mb "$RSS_KB")
+            if [ "$tool" = ysql-bench ]; then
+                yt+=("$tps"); yc+=("$cpu"); yu+=("$usr"); ym+=("$rss")
+            else
+                pt+=("$tps"); pc+=("$cpu"); pu+=("$usr"); pm+=("$rss")
+            fi
+            [ -z "$runs_file" ] || printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$w" "$mode" "$c" "$i" \
+                "$tool" "$dur" "$COUNT" "${tool_n:-?}" "${tool_rate:-?}" "$tps" "$cpu" "$usr" "$rss" "$CPU" >>"$runs_file"
+        done
+        rc+=("$(awk -v a="${yc[-1]}" -v b="${pc[-1]}" 'BEGIN { printf "%.4f", a / b }')")
+        rt+=("$(awk -v a="${yt[-1]}" -v b="${pt[-1]}" 'BEGIN { printf "%.4f", a / b }')")
+    done
+    local mode_title=plain; [ "$mode" = require ] && mode_title=TLS
+    sweep_rows+=("| $(workload_title "$w") | $mode_title | $c | $reps | $(spread "${rc[@]}") | $(spread "${rt[@]}") | $(median "${yc[@]}") / $(median "${pc[@]}") | $(median "${yu[@]}") / $(median "${pu[@]}") | $(median "${yt[@]}") / $(median "${pt[@]}") | $(median "${ym[@]}") / $(median "${pm[@]}") |")
+    printf '%s\tysql-bench\t%s\t%s\t%s\t%s\n' "$w $mode_title" "$c" "$(median "${yt[@]}")" "$(median "${yc[@]}")" "$(median "${ym[@]}")" >>"$work/sweep.tsv"
+    printf '%s\tpgbench -j %s\t%s\t%s\t%s\t%s\n' "$w $mode_title" "$cores" "$c" "$(median "${pt[@]}")" "$(median "${pc[@]}")" "$(median "${pm[@]}")" >>"$work/sweep.tsv"
+    if [ "$c" -ge 1000 ]; then
+        local m
+        for m in "${ym[@]}"; do awk -v m="$m" -v r="${y_rss_max[$mode]}" 'BEGIN { exit !(m > r) }' && y_rss_max[$mode]=$m; done
+    fi
+    return 0
+}
+
+declare -A conn_secs=() y_rss_max=([disable]=0 [require]=0)
+skipped=()
+tls_seen=""
 if has sweep; then
-    printf 'op\ttool\tconnections\tqueries_per_s\tcpu_us_per_query\trss_mb\n' >"$work/sweep.tsv"
-    for op in select update; do
-        extra=()
-        [ "$op" = update ] && extra=("${upd_vars[@]}")
-        for c in $conns; do
-            j=$(pgbench_threads "$c")
-            yq=() yc=() ym=() pq=() pc=() pm=()
-            for i in $(seq 1 "$reps"); do
-                say "$op, $c connections, $i/$reps: ysql-bench"
-                run "$op-$c-y$i" "$ysql" -u "$url" --seed "$((seed + i))" -o "$op" -t "$c" -r "$rows" --time "${secs}s" --no-server-stats
-                yq+=("$(div "$QUERIES" "$secs" 1 %.0f)"); yc+=("$(div "$CPU" "$QUERIES" 1e6)"); ym+=("$(mb "$RSS_KB")")
-                say "$op, $c connections, $i/$reps: pgbench"
-                run "$op-$c-p$i" "$pgbench" "$url" -n -M prepared -c "$c" -j "$j" -T "$secs" \
-                    -f "$work/$op.sql" "${extra[@]}"
-                check_pgbench "$op-$c-p$i" "$j"
-                pq+=("$(div "$QUERIES" "$(pgbench_secs "$op-$c-p$i")" 1 %.0f)"); pc+=("$(div "$CPU" "$QUERIES" 1e6)"); pm+=("$(mb "$RSS_KB")")
+    ws=" ${workloads//,/ } "
+    if [[ "$ws" == *" select-only "* || "$ws" == *" tpcb-like "* ]]; then
+        # pgbench's own tables, as pgbench -i makes them; the builtin scripts
+        # of both tools run on them.
+        say "pgbench -i -s $scale"
+        run pgbench-init "$pgbench" "$url" -i -q -s "$scale"
+    fi
+    if [[ "$ws" == *" pipeline "* ]] && ! "$ysql" --help | grep -q -- '--pipeline'; then
+        say "ysql-bench has no --pipeline: the pipeline points are skipped"
+        skipped+=("pipeline (ysql-bench $("$ysql" --version | awk '{ print $2 }') has no --pipeline)")
+        ws=${ws/ pipeline / }
+    fi
+    # pgbench's pipeline: $depth selects of random ids sent before waiting,
+    # one sync at the end (\endpipeline); -M prepared, as the other points.
+    {
+        for k in $(seq 1 "$depth"); do echo "\\set id$k random(0, $((rows - 1)))"; done
+        echo '\startpipeline'
+        for k in $(seq 1 "$depth"); do echo "select f1, f2, f3, f4 from test_table where id = :id$k;"; done
+        echo '\endpipeline'
+    } >"$work/pipeline.sql"
+    [ -z "$runs_file" ] || printf 'workload\tsslmode\tconnections\tpair\ttool\tseconds\tserver_units\ttool_count\ttool_rate\tunits_per_s\tcpu_us_per_unit\tuser_us_per_unit\trss_mb\tcpu_s\n' >"$runs_file"
+    printf 'op\ttool\tconnections\tunits_per_s\tcpu_us_per_unit\trss_mb\n' >"$work/sweep.tsv"
+    for w in $ws; do
+        for mode in ${sslmodes//,/ }; do
+            # --quick proves the TLS path on select alone, to stay short.
+            [ "$quick" = 1 ] && [ "$sslmodes_given" = 0 ] && [ "$mode" = require ] && [ "$w" != select ] && continue
+            for c in $conns; do
+                sweep_point "$w" "$mode" "$c"
             done
-            a=$(median "${yq[@]}"); b=$(median "${pq[@]}")
-            ac=$(median "${yc[@]}"); bc=$(median "${pc[@]}")
-            am=$(median "${ym[@]}"); bm=$(median "${pm[@]}")
-            sweep_rows+=("| $op | $c | $a | $b | $(ratio "$a" "$b") | $ac | $bc | $(ratio "$ac" "$bc") | $am | $bm | ${yq[*]} / ${pq[*]}; ${yc[*]} / ${pc[*]} |")
-            printf '%s\tysql-bench\t%s\t%s\t%s\t%s\n' "$op" "$c" "$a" "$ac" "$am" >>"$work/sweep.tsv"
-            printf '%s\tpgbench -j %s\t%s\t%s\t%s\t%s\n' "$op" "$cores" "$c" "$b" "$bc" "$bm" >>"$work/sweep.tsv"
         done
     done
-    if [ -z "$png" ]; then
-        if [ "$quick" = 1 ]; then png=$work/sweep.png; else png=$repo/bench/sweep.png; fi
-    fi
-    if [ -n "$plot" ] && [ -x "$plot" ]; then
-        "$plot" "$work/sweep.tsv" "$png" "ysql-bench and pgbench -M prepared -j $cores, $cores cores, server on the same machine" >&2
-        [ -s "$png" ] || { echo "error: no picture in $png" >&2; exit 1; }
-        say "sweep picture: $png"
-    else
-        say "no sweep_plot example in $bin_dir: no picture"
+    if [ ${#sweep_rows[@]} -gt 0 ]; then
+        if [ -z "$png" ]; then
+            if [ "$quick" = 1 ]; then png=$work/sweep.png; else png=$repo/bench/sweep.png; fi
+        fi
+        if [ -n "$plot" ] && [ -x "$plot" ]; then
+            "$plot" "$work/sweep.tsv" "$png" "ysql-bench and pgbench -M prepared -j $cores, $cores cores, server on the same machine" >&2
+            [ -s "$png" ] || { echo "error: no picture in $png" >&2; exit 1; }
+            say "sweep picture: $png"
+        else
+            say "no sweep_plot example in $bin_dir: no picture"
+        fi
     fi
 fi
 
@@ -467,13 +702,25 @@ mode=full; [ "$quick" = 1 ] && mode="quick (sizes too small for the figures to m
     echo "- machine: $cores cores ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)), $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), load average before the run: $load_before, after: $load_after"
     echo "- server: PostgreSQL $server_version on 127.0.0.1 (TCP), ${server_settings[*]}"
     echo "- clients: ysql-bench $("$ysql" --version | awk '{ print $2 }') ($build, commit $(cd "$repo" && git describe --always --dirty 2>/dev/null || echo '?')), $("$pgbench" --version), $("$psql" --version)"
-    echo "- $reps repetition(s) of $secs s per pair, alternating; medians shown, every run listed as ysql-bench / peer; queries (and -C's connections, one query each) counted on the server as index scans"
+    if [ ${#results[@]} -gt 0 ]; then
+        echo "- other figures: $reps repetition(s) of $secs s per pair, alternating; medians shown, every run listed as ysql-bench / peer; queries (and -C's connections, one query each) counted on the server as index scans"
+    fi
     if [ ${#sweep_rows[@]} -gt 0 ]; then
         echo
-        echo "| op | conn | ysql-bench q/s | pgbench q/s | q/s ratio | ysql-bench CPU µs/q | pgbench CPU µs/q | CPU ratio | ysql-bench RSS MB | pgbench RSS MB | runs (q/s; CPU) |"
-        echo "|---|---|---|---|---|---|---|---|---|---|---|"
+        echo "Sweep: $reps pair(s) of $secs s per point, the first tool alternating; ratios are ysql-bench / pgbench per pair, median (min–max); the other columns are medians, ysql-bench / pgbench. A unit is a transaction (a query for the pipeline points), counted on the server; CPU is user+system of the whole client process, user µs the user part. pgbench: \`-n -M prepared -j <min(conn, $cores)>\`, its -T lengthened by its connecting time so that both tools query for about $secs s; TLS: sslmode=require on both (ysql-bench reported ${tls_seen:-no TLS run}), self-signed RSA 2048 certificate; builtins on pgbench -i -s $scale."
+        echo
+        echo "| workload | transport | conn | pairs | CPU/unit ratio | units/s ratio | CPU µs/unit | user µs/unit | units/s | peak RSS MB |"
+        echo "|---|---|---|---|---|---|---|---|---|---|"
         printf '%s\n' "${sweep_rows[@]}"
+        for mode in disable require; do
+            m=${y_rss_max[$mode]}
+            awk -v m="$m" 'BEGIN { exit !(m > 0) }' || continue
+            verdict="met"; awk -v m="$m" 'BEGIN { exit !(m > 40) }' && verdict="NOT met"
+            echo
+            echo "ysql-bench's largest peak RSS at 1000 connections or more, $([ "$mode" = require ] && echo TLS || echo plain): $m MB (goal ≤ 40 MB: $verdict)."
+        done
     fi
+    for s in "${skipped[@]}"; do echo; echo "Skipped: $s."; done
     if [ ${#results[@]} -gt 0 ]; then
         echo
         echo "| figure | ysql-bench | peer | ratio | runs |"

@@ -92,7 +92,8 @@ server_start() {
 
 # --- measuring ----------------------------------------------------------------
 # timed_run NAME cmd...: runs a client under GNU time; leaves $work/NAME.out
-# and NAME.err, and sets CPU (user+system seconds), RSS_KB and WALL (seconds).
+# and NAME.err, and sets CPU (user+system seconds), UCPU (user seconds),
+# RSS_KB and WALL (seconds).
 # `run` is the same unless a script defines its own around it.
 timed_run() {
     local name=$1; shift
@@ -108,6 +109,7 @@ timed_run() {
     WALL=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f", (b - a) / 1e9 }')
     read -r u s RSS_KB < <(tail -n 1 "$work/$name.time")
     CPU=$(awk -v u="$u" -v s="$s" 'BEGIN { printf "%.3f", u + s }')
+    UCPU=$u
 }
 run() { timed_run "$@"; }
 # field FILE LABEL: the value after "LABEL :" in a ysql-bench summary.

@@ -1,6 +1,8 @@
 //! Draws the connection sweep of `bench/compare.sh` as one PNG: for each
-//! operation, queries per second and client CPU per query against the
-//! number of connections, one line per tool.
+//! operation, units per second and client CPU per unit against the number
+//! of connections, one line per tool. A unit is what the operation counts:
+//! a query for select and update by key, a transaction for pgbench's
+//! built-in scripts.
 //!
 //! An example rather than a subcommand: it is a tool of the benchmark
 //! script, not of the benchmark, and it needs nothing the project does not
@@ -10,7 +12,7 @@
 //!   cargo run --release --example sweep_plot -- SWEEP.tsv OUT.png [TITLE]
 //!
 //! SWEEP.tsv has a header line, then one line per point, tab-separated:
-//! `op  tool  connections  queries_per_s  cpu_us_per_query  rss_mb`.
+//! `op  tool  connections  units_per_s  cpu_us_per_unit  rss_mb`.
 
 use std::collections::BTreeMap;
 use std::error::Error;
@@ -22,7 +24,7 @@ use plotters::style::FontStyle;
 const FONT: &[u8] = include_bytes!("../assets/fonts/DejaVuSans.ttf");
 const FAMILY: &str = "sans-serif";
 
-/// One measured point: connections, q/s, CPU µs per query.
+/// One measured point: connections, units/s, CPU µs per unit.
 type Point = (u32, f64, f64);
 
 fn main() {
@@ -99,8 +101,8 @@ fn draw(series: &Series, path: &Path, title: &str) -> Result<(), Box<dyn Error>>
     ];
     for (row, (op, tools)) in series.iter().enumerate() {
         for (col, (what, pick)) in [
-            ("queries/s", (|p: &Point| p.1) as fn(&Point) -> f64),
-            ("client CPU µs per query", |p: &Point| p.2),
+            ("units/s", (|p: &Point| p.1) as fn(&Point) -> f64),
+            ("client CPU µs per unit", |p: &Point| p.2),
         ]
         .into_iter()
         .enumerate()

@@ -5,7 +5,8 @@
 #   scripts/install-deps.sh                 what the tests need: PostgreSQL's
 #       server binaries (for the sandbox servers) and psql, haproxy and
 #       PgBouncer (for the multi-node and pooler tests), GNU time
-#       (bench/compare.sh measures client CPU and peak RSS with it)
+#       (bench/compare.sh measures client CPU and peak RSS with it), the
+#       openssl command (compare.sh's TLS points make a certificate with it)
 #   scripts/install-deps.sh --sandbox-only  only PostgreSQL's server
 #       binaries, all that `ysql-bench --sandbox` (the quick start) needs
 set -euo pipefail
@@ -29,6 +30,7 @@ if [ "$sandbox_only" = 0 ]; then
     command -v pgbouncer >/dev/null 2>&1 || [ -x /usr/sbin/pgbouncer ] || missing+=(pgbouncer)
 command -v sysbench >/dev/null 2>&1 || missing+=(sysbench)
     [ -x /usr/bin/time ] || missing+=(time)
+    command -v openssl >/dev/null 2>&1 || missing+=(openssl)
 fi
 
 # The Kubernetes manifests are validated offline by the PyPI package

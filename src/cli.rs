@@ -92,15 +92,12 @@ pub enum KeyDistributionArg {
     Sequential,
 }
 
-/// `--driver`: which client library sends select's and update's queries.
+/// `-M`: how statements are sent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum DriverArg {
-    /// The lean driver where it can be used, tokio-postgres elsewhere.
-    Auto,
-    /// The lean driver (prepared statements, no TLS), or an error.
-    Lean,
-    /// tokio-postgres for everything.
-    TokioPostgres,
+pub enum ProtocolArg {
+    Simple,
+    Extended,
+    Prepared,
 }
 
 /// How `--load-balance` spreads connections over the hosts.
@@ -255,12 +252,17 @@ pub struct Cli {
     #[arg(long, value_name = "N", value_parser = parse_positive::<u32>, help_heading = WORKLOAD)]
     pub tablets: Option<u32>,
 
-    /// Send SQL text with literal values instead of prepared statements.
+    /// How statements are sent, as pgbench's -M: prepared, extended or simple.
     ///
-    /// The simple query protocol, like pgbench -M simple; TPC-C binds its parameters to
-    /// unnamed statements instead. Nothing the run sends stays prepared on a server
-    /// connection, as PgBouncer in transaction mode needs.
-    #[arg(long, help_heading = WORKLOAD)]
+    /// prepared: each statement is parsed once per connection and then bound and run (the
+    /// default). extended: the unnamed statement, parsed every time, parameters bound apart.
+    /// simple: SQL text with the values written in as literals. extended and simple leave
+    /// nothing prepared on a server connection, as PgBouncer in transaction mode needs.
+    #[arg(short = 'M', long, value_enum, value_name = "PROTOCOL", help_heading = WORKLOAD)]
+    pub protocol: Option<ProtocolArg>,
+
+    /// The original tool's name for -M simple.
+    #[arg(long, conflicts_with = "protocol", help_heading = WORKLOAD)]
     pub no_prepared: bool,
 
     /// The table to load and query (default test_table; usertable for YCSB), always quoted as an identifier.
@@ -440,15 +442,6 @@ pub struct Cli {
     /// The connect time is measured apart (avg, p99), and throughput is shown with and without it.
     #[arg(short = 'C', long, help_heading = CONNECTION)]
     pub reconnect: bool,
-
-    /// Which client library sends the queries of select, update, YCSB and the oltp scripts.
-    ///
-    /// auto: the lean driver (no task, channel or allocation per query) where it can be used:
-    /// prepared statements on a plain-text connection (sslmode=disable, or prefer against a server
-    /// without TLS); tokio-postgres otherwise. lean: the lean driver, or refuse to run. Loads,
-    /// COPY, YCSB's read-modify-write, scripts, booking and TPC-C always use tokio-postgres.
-    #[arg(long, value_enum, value_name = "DRIVER", default_value = "auto", help_heading = CONNECTION)]
-    pub driver: DriverArg,
 
     /// The CA certificate (PEM) that signed the server's, as sslrootcert.
     ///

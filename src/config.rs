@@ -11,17 +11,17 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::cli::{
-    Cli, DriverArg, HistogramScaleArg, IsolationArg, KeyDistributionArg, LoadBalanceArg,
-    OnErrorArg, RateDistributionArg,
+    Cli, HistogramScaleArg, IsolationArg, KeyDistributionArg, LoadBalanceArg, OnErrorArg,
+    ProtocolArg, RateDistributionArg,
 };
 use crate::db::connect::ConnTarget;
 use crate::db::nodes::Balance;
 use crate::db::sql::{Isolation, TableName};
 use crate::db::tls::{TlsPlan, TlsSettings};
+use crate::db::wire::Protocol;
 use crate::error::{Error, Result};
 use crate::report::histogram::Scale;
 use crate::runner::schedule::Distribution;
-use crate::runner::settings::Lean;
 use crate::runner::{OnError, RunSettings};
 use crate::workload::kit::keys::{KeyDistribution, ZIPF_THETA};
 use crate::workload::kit::limits::check_table_shape;
@@ -277,6 +277,9 @@ impl RunPlan {
             (None, false) => Balance::Failover,
         };
         let tls = tls_plan(&cli, url_tls)?;
+        if let ConnTarget::Server(s) = &target {
+            tls.check_channel_binding(&s.config)?;
+        }
         let output = output_options(&cli)?;
         let families = cli.workloads.settings(&RunContext {
             operations: &operations,
@@ -285,12 +288,18 @@ impl RunPlan {
             rate_given: cli.rate.is_some(),
             clients: cluster.as_ref().map(|_| client),
         })?;
+        let protocol = match (cli.protocol, cli.no_prepared) {
+            (Some(ProtocolArg::Simple), _) | (None, true) => Protocol::Simple,
+            (Some(ProtocolArg::Extended), _) => Protocol::Extended,
+            (Some(ProtocolArg::Prepared), _) | (None, false) => Protocol::Prepared,
+        };
         let workload = Settings {
             threads: cli.threads,
             rows,
             batch_size: cli.batch_size,
             field_len: cli.fields_length,
-            prepared: !cli.no_prepared,
+            prepared: protocol == Protocol::Prepared,
+            protocol,
             table_name,
             tablets: cli.tablets,
             drop: cli.drop,
@@ -327,21 +336,11 @@ impl RunPlan {
 
     /// Builds the workloads of the run, so that each checks the flags it
     /// cares about now, before any connection is made; then what needs
-    /// them all: `--drop` before a query, `--driver lean`.
+    /// them all: `--drop` before a query.
     fn check_workloads(&self) -> Result<()> {
         let workloads = self.workloads()?;
         if self.workload.drop {
             check_drop(&workloads, &self.workload)?;
-        }
-        if self.run.lean == Lean::Always {
-            for w in &workloads {
-                let spec = w.spec();
-                if !spec.is_load() && w.facts().has_units && w.worker(0).wire_dyn().is_none() {
-                    return Err(Error::usage(format!(
-                        "--driver lean runs select, update, the YCSB mixes without read-modify-write and the oltp scripts; {spec} needs tokio-postgres: use --driver auto or tokio-postgres"
-                    )));
-                }
-            }
         }
         Ok(())
     }
@@ -505,16 +504,6 @@ fn run_settings(cli: &Cli, w: &Settings) -> Result<RunSettings> {
         statement_timeout: cli.statement_timeout.filter(|d| !d.is_zero()),
         nontransactional: cli.nontransactional,
         reconnect: cli.reconnect,
-        lean: match (cli.driver, w.prepared) {
-            (DriverArg::TokioPostgres, _) | (DriverArg::Auto, false) => Lean::Never,
-            (DriverArg::Auto, true) => Lean::Auto,
-            (DriverArg::Lean, true) => Lean::Always,
-            (DriverArg::Lean, false) => {
-                return Err(Error::usage(
-                    "--driver lean sends prepared statements, and --no-prepared asks for none (as PgBouncer in transaction mode needs): leave out one of them",
-                ));
-            }
-        },
     })
 }
 

@@ -109,7 +109,7 @@ fn with_u_the_password_comes_from_pgpassword_or_a_password_file_and_the_port_fro
     // PGPASSWORD fills the password the string leaves out; workers on the
     // lean driver and the control connection alike.
     let out = ysql_bench(
-        &insert_select(&url, &["--driver", "lean", "--json", json_s]),
+        &insert_select(&url, &["--json", json_s]),
         &[("HOME", home_s), ("PGPASSWORD", pw)],
     );
     assert_ran(&out, "PGPASSWORD", &[pw]);
@@ -237,15 +237,15 @@ fn each_host_of_a_list_gets_its_own_password_from_the_file() {
     // to with its own password, not the first host's.
     let failover = format!("host=127.0.0.1,127.0.0.1 port={dead},{pb} user={ROLE} dbname=bench");
     let args = [
-        "-u", &failover, "-o", "select", "-r", "200", "-t", "2", "--time", "1s", "--driver", "lean",
+        "-u", &failover, "-o", "select", "-r", "200", "-t", "2", "--time", "1s",
     ];
     let out = ysql_bench(&args, &env);
     assert_ran(&out, "failover", &secrets);
 
     // Balanced over both servers: each worker's host has its password.
     let both = format!("host=127.0.0.1,127.0.0.1 port={pa},{pb} user={ROLE} dbname=bench");
-    for driver in ["lean", "tokio-postgres"] {
-        let args = [
+    for driver in ["prepared", "simple"] {
+        let mut args = vec![
             "-u",
             &both,
             "-o",
@@ -258,9 +258,10 @@ fn each_host_of_a_list_gets_its_own_password_from_the_file() {
             "1s",
             "--load-balance",
             "round-robin",
-            "--driver",
-            driver,
         ];
+        if driver == "simple" {
+            args.push("--no-prepared");
+        }
         let out = ysql_bench(&args, &env);
         assert_ran(&out, driver, &secrets);
         let stdout = text(&out.stdout);

@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 use tokio_postgres::Client;
 use ysql_bench::db::dialect::Flavor;
 use ysql_bench::db::sql::TableName;
+use ysql_bench::db::wire::WireConn;
 use ysql_bench::workload::{
     BoxFuture, DynOperation, Facts, Operation, Outcome, Role, Settings, Spec, TableSet, TableUse,
     Workload,
@@ -146,7 +147,7 @@ struct FakeOp {
 }
 
 impl Operation for FakeOp {
-    async fn prepare(&mut self, _client: &Client) -> ysql_bench::Result<()> {
+    async fn prepare(&mut self, _conn: &mut WireConn) -> ysql_bench::Result<()> {
         Ok(())
     }
 
@@ -160,17 +161,18 @@ impl Operation for FakeOp {
         (self.n % 2) as usize
     }
 
-    async fn execute(&mut self, client: &Client) -> ysql_bench::Result<Outcome> {
+    async fn execute(&mut self, conn: &mut WireConn) -> ysql_bench::Result<Outcome> {
         self.tries += 1;
         match self.behaviour {
             Behaviour::Hangs if self.thread == 0 => {
                 tokio::time::sleep(Duration::from_secs(3600)).await;
             }
             Behaviour::Conflicts if self.n.is_multiple_of(3) && self.tries == 1 => {
-                client
-                    .batch_execute("do $$ begin raise exception 'fake conflict' using errcode = '40001'; end $$")
-                    .await
-                    .map_err(|e| ysql_bench::Error::db("fake unit", e))?;
+                conn.simple_query(
+                    "do $$ begin raise exception 'fake conflict' using errcode = '40001'; end $$",
+                )
+                .await
+                .map_err(|e| ysql_bench::Error::wire("fake unit", e))?;
                 unreachable!("the server raised an error");
             }
             _ => tokio::time::sleep(Duration::from_micros(200)).await,

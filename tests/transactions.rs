@@ -383,12 +383,10 @@ async fn every_oltp_script_runs_sysbenchs_statements_per_event() {
     let c = client(&sb).await;
     // Statements per event, BEGIN and COMMIT included, as sysbench counts
     // its queries.
-    // The scripts run on the lean driver where statements are prepared
-    // (auto); two of them on each driver by name.
     let cases: [(&str, &[&str], u64); 12] = [
         ("oltp-read-write", &[], 20),
-        ("oltp-read-write", &["--driver", "tokio-postgres"], 20),
-        ("oltp-write-only", &["--driver", "lean"], 6),
+        ("oltp-read-write", &["--no-prepared"], 20),
+        ("oltp-write-only", &["--no-prepared"], 6),
         ("oltp-read-only", &[], 16),
         ("oltp-read-only", &["--range-selects", "off"], 12),
         ("oltp-read-write", &["--skip-trx", "--no-prepared"], 18),

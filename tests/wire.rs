@@ -1,16 +1,19 @@
-//! The lean driver (`src/db/wire.rs`, `--driver`) against real servers:
-//! the same counts as tokio-postgres, as the server counts them; password
-//! authentication by SCRAM-SHA-256, MD5 and cleartext; server errors with
-//! the same SQLSTATE and words as tokio-postgres's; a restart survived;
-//! and the flag's refusals.
+//! The one data-plane driver (`src/db/wire/`) against real servers: the
+//! counts the server counts, prepared and with the simple protocol;
+//! password authentication by SCRAM-SHA-256, MD5 and cleartext; server
+//! errors with the same SQLSTATE and words as tokio-postgres's (the
+//! control connections' driver); a restart survived; every workload
+//! family on it; target_session_attrs as tokio-postgres reads it. TLS
+//! is in `tests/tls.rs`.
 
 mod common;
 
 use std::time::Duration;
 
-use common::{bin, client, plan, run_args, sandbox, spawn_run, text};
+use common::{bin, client, plan, plan_of, run_args, sandbox, sandbox_with, spawn_run, text};
 use tokio_postgres::Client;
 use ysql_bench::db::sandbox::{Sandbox, SandboxOptions};
+use ysql_bench::db::tls::Tls;
 use ysql_bench::db::wire::{Param, WireConn, WireError};
 use ysql_bench::error::Error;
 
@@ -42,15 +45,16 @@ async fn table_counts(c: &Client) -> (i64, i64) {
     }
 }
 
-/// select and update give the same results on both drivers, and the
-/// server counts exactly the queries the tool says it ran.
+/// select and update give the same results prepared and with the simple
+/// protocol, and the server counts exactly the queries the tool says it
+/// ran.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn both_drivers_count_what_the_server_counts() {
+async fn both_protocols_count_what_the_server_counts() {
     let sb = sandbox();
     run_args(&sb, &["-o", "copy-mem", "-r", "2000"]).await;
     let c = client(&sb).await;
     let mut extra_scans = Vec::new();
-    for driver in ["lean", "tokio-postgres"] {
+    for protocol in ["--prepared", "--no-prepared"] {
         for op in ["select", "update"] {
             let before = table_counts(&c).await;
             let (report, text) = run_args(
@@ -65,18 +69,17 @@ async fn both_drivers_count_what_the_server_counts() {
                     "--time",
                     "1s",
                     "--no-server-stats",
-                    "--driver",
-                    driver,
-                ],
+                    protocol,
+                ]
+                .into_iter()
+                .filter(|a| *a != "--prepared")
+                .collect::<Vec<_>>(),
             )
             .await;
             let after = table_counts(&c).await;
             let r = &report.operations[0];
-            assert_eq!(r.driver, driver, "{text}");
-            assert!(
-                text.contains(&format!("driver                : {driver}")),
-                "{text}"
-            );
+            assert_eq!(r.driver, "lean", "{text}");
+            assert!(text.contains("driver                : lean"), "{text}");
             assert!(r.failure.is_none(), "{text}");
             assert!(r.total.ops > 100, "{text}");
             assert_eq!(r.total.missing, 0, "{text}");
@@ -84,12 +87,12 @@ async fn both_drivers_count_what_the_server_counts() {
             let scans = after.0 - before.0;
             let updated = after.1 - before.1;
             if op == "update" {
-                assert_eq!(updated as u64, r.total.ops, "{driver}: {text}");
+                assert_eq!(updated as u64, r.total.ops, "{protocol}: {text}");
             } else {
                 assert_eq!(updated, 0);
             }
             // The tool's own look at the table before the run may scan
-            // the index too: the same number of times on either driver.
+            // the index too: the same number of times either way.
             extra_scans.push((op, scans - r.total.ops as i64));
         }
     }
@@ -121,12 +124,10 @@ fn config(sb: &Sandbox, user: &str, password: &str) -> tokio_postgres::Config {
 /// A login, a prepared statement with an int and a text parameter, and
 /// its answer.
 async fn round_trip(config: &tokio_postgres::Config) -> Result<(), WireError> {
-    let mut w = WireConn::connect(config).await?;
+    let mut w = WireConn::connect(config, &Tls::Plain).await?;
     w.simple_query("set statement_timeout = 5000").await?;
     let st = w.prepare("select $1::int4 + 1, $2::text").await?;
-    let a = w
-        .execute(st, |i| [Param::Int(41), Param::Text("x")][i])
-        .await?;
+    let a = w.execute(st, &[Param::Int(41), Param::Text("x")]).await?;
     assert_eq!((a.rows, a.affected), (1, 1));
     w.close().await;
     Ok(())
@@ -173,15 +174,12 @@ async fn scram_md5_and_cleartext_passwords_log_in_and_a_wrong_one_is_said() {
         shown,
         "cannot connect to x: password authentication failed for user \"scramuser\" (SQLSTATE 28P01)"
     );
-    // The binary with --driver lean: one line, exit 1, as before.
+    // The binary: one line, exit 1, as before.
     let url = format!(
         "host=127.0.0.1 port={} user=scramuser password=not-it dbname=postgres",
         sb.port()
     );
-    let out = bin(
-        "ysql-bench",
-        &["-u", &url, "-o", "select", "-r", "10", "--driver", "lean"],
-    );
+    let out = bin("ysql-bench", &["-u", &url, "-o", "select", "-r", "10"]);
     assert_eq!(out.status.code(), Some(1));
     let err = text(&out.stderr);
     let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("error")).collect();
@@ -207,8 +205,6 @@ async fn scram_md5_and_cleartext_passwords_log_in_and_a_wrong_one_is_said() {
             "100",
             "--time",
             "1s",
-            "--driver",
-            "lean",
         ],
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
@@ -221,10 +217,10 @@ async fn scram_md5_and_cleartext_passwords_log_in_and_a_wrong_one_is_said() {
 async fn a_server_error_has_the_same_sqlstate_and_words_on_both_drivers() {
     let sb = sandbox();
     let c = client(&sb).await;
-    let mut w = WireConn::connect(&sb.config()).await.unwrap();
+    let mut w = WireConn::connect(&sb.config(), &Tls::Plain).await.unwrap();
     let sql = "select 1 / $1::int4";
     let st = w.prepare(sql).await.unwrap();
-    let lean = w.execute(st, |_| Param::Int(0)).await.unwrap_err();
+    let lean = w.execute(st, &[Param::Int(0)]).await.unwrap_err();
     let tokio = c.query(sql, &[&0i32]).await.unwrap_err();
     assert_eq!(lean.code(), Some("22012"));
     let lean = Error::wire("SELECT failed", lean);
@@ -233,7 +229,7 @@ async fn a_server_error_has_the_same_sqlstate_and_words_on_both_drivers() {
     assert_eq!(lean.sqlstate(), tokio.sqlstate());
     assert!(!lean.lost_connection());
     // Still usable.
-    let a = w.execute(st, |_| Param::Int(1)).await.unwrap();
+    let a = w.execute(st, &[Param::Int(1)]).await.unwrap();
     assert_eq!(a.rows, 1);
     // A prepare that fails names the relation, as tokio-postgres does.
     let lean = w.prepare("select * from no_such_table").await.unwrap_err();
@@ -257,7 +253,7 @@ async fn a_server_error_has_the_same_sqlstate_and_words_on_both_drivers() {
         .await
         .unwrap();
     tokio::time::sleep(Duration::from_millis(200)).await;
-    let gone = w.execute(st, |_| Param::Int(1)).await.unwrap_err();
+    let gone = w.execute(st, &[Param::Int(1)]).await.unwrap_err();
     assert!(w.is_closed());
     let gone = Error::wire("SELECT failed", gone);
     assert!(gone.lost_connection(), "{gone}");
@@ -281,8 +277,6 @@ async fn a_dropped_table_stops_a_lean_select_with_its_sqlstate() {
             "2",
             "--time",
             "10s",
-            "--driver",
-            "lean",
             "--on-error",
             "stop",
         ],
@@ -308,9 +302,7 @@ async fn a_lean_select_survives_a_server_restart() {
     run_args(&sb, &["-o", "copy-mem", "-r", "1000"]).await;
     let p = plan(
         &sb,
-        &[
-            "-o", "select", "-r", "1000", "-t", "2", "--time", "6s", "--driver", "lean",
-        ],
+        &["-o", "select", "-r", "1000", "-t", "2", "--time", "6s"],
     );
     let run = spawn_run(p);
     tokio::time::sleep(Duration::from_millis(1500)).await;
@@ -336,44 +328,10 @@ async fn a_lean_select_survives_a_server_restart() {
     assert!(last.ops > 0, "{:?}", op.intervals);
 }
 
-#[test]
-fn driver_lean_is_refused_where_it_cannot_run() {
-    let out = bin(
-        "ysql-bench",
-        &[
-            "-u",
-            "host=127.0.0.1 port=1 user=x sslmode=disable",
-            "-o",
-            "select",
-            "--no-prepared",
-            "--driver",
-            "lean",
-        ],
-    );
-    assert_eq!(out.status.code(), Some(2));
-    let err = text(&out.stderr);
-    assert!(err.contains("--no-prepared"), "{err}");
-    assert_eq!(err.lines().count(), 1, "{err}");
-    let out = bin(
-        "ysql-bench",
-        &[
-            "-u",
-            "host=127.0.0.1 port=1 user=x sslmode=disable",
-            "-o",
-            "tpcc",
-            "--driver",
-            "lean",
-        ],
-    );
-    assert_eq!(out.status.code(), Some(2));
-    let err = text(&out.stderr);
-    assert!(err.contains("--driver lean"), "{err}");
-}
-
-/// The YCSB mixes without read-modify-write run on the lean driver, and
-/// find every record; ycsb-f (read-modify-write) stays on tokio-postgres.
+/// Every YCSB mix runs on the one driver, read-modify-write included,
+/// and finds every record.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn ycsb_mixes_run_on_the_lean_driver_but_read_modify_write() {
+async fn ycsb_mixes_run_on_the_one_driver() {
     let sb = sandbox();
     run_args(&sb, &["-o", "ycsb-load", "-r", "2000", "-t", "2"]).await;
     for (mix, driver) in [
@@ -381,7 +339,7 @@ async fn ycsb_mixes_run_on_the_lean_driver_but_read_modify_write() {
         ("ycsb-b", "lean"),
         ("ycsb-d", "lean"),
         ("ycsb-e", "lean"),
-        ("ycsb-f", "tokio-postgres"),
+        ("ycsb-f", "lean"),
     ] {
         let (report, text) = run_args(
             &sb,
@@ -405,10 +363,88 @@ async fn ycsb_mixes_run_on_the_lean_driver_but_read_modify_write() {
         assert_eq!(op.total.missing, 0, "{mix}: {text}");
         assert!(op.total.errors.is_empty(), "{mix}: {text}");
     }
-    let url = sb.url();
-    let out = bin(
-        "ysql-bench",
-        &["-u", &url, "-o", "ycsb-f", "-r", "2000", "--driver", "lean"],
-    );
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+}
+
+/// Which of `ports` the lean connection `w` is on.
+async fn lean_port(w: &mut WireConn, ports: &[u16]) -> Option<u16> {
+    for &p in ports {
+        let sql = format!("select 1 where current_setting('port') = '{p}'");
+        if w.simple_query(&sql).await.unwrap().rows == 1 {
+            return Some(p);
+        }
+    }
+    None
+}
+
+/// target_session_attrs: a server with default_transaction_read_only on
+/// says transaction_read_only is on, as a hot standby does, and is passed
+/// over for read-write (and taken for read-only), by the lean driver as
+/// by tokio-postgres; a run with such a host list lands where it can
+/// write, on the lean driver.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn target_session_attrs_pass_over_a_server_of_the_wrong_kind() {
+    let ro = sandbox_with(vec![("default_transaction_read_only".into(), "on".into())]);
+    let rw = sandbox();
+    let ports = [ro.port(), rw.port()];
+    let url = |attrs: &str, order: [u16; 2]| {
+        format!(
+            "host=127.0.0.1,127.0.0.1 port={},{} user=postgres dbname=postgres target_session_attrs={attrs}",
+            order[0], order[1]
+        )
+    };
+    for (attrs, order, want) in [
+        ("read-write", [ro.port(), rw.port()], rw.port()),
+        ("read-only", [rw.port(), ro.port()], ro.port()),
+        ("any", [ro.port(), rw.port()], ro.port()),
+    ] {
+        let config: tokio_postgres::Config = url(attrs, order).parse().unwrap();
+        let mut w = WireConn::connect(&config, &Tls::Plain)
+            .await
+            .unwrap_or_else(|e| panic!("{attrs}: {e}"));
+        assert_eq!(lean_port(&mut w, &ports).await, Some(want), "{attrs}");
+        w.close().await;
+        // tokio-postgres lands on the same server.
+        let (c, conn) = config.connect(tokio_postgres::NoTls).await.unwrap();
+        tokio::spawn(conn);
+        let port: String = c.query_one("show port", &[]).await.unwrap().get(0);
+        assert_eq!(port, want.to_string(), "tokio-postgres, {attrs}");
+    }
+    // Only the read-only server: refused, and why.
+    let only: tokio_postgres::Config = format!(
+        "host=127.0.0.1 port={} user=postgres dbname=postgres target_session_attrs=read-write",
+        ro.port()
+    )
+    .parse()
+    .unwrap();
+    let e = WireConn::connect(&only, &Tls::Plain)
+        .await
+        .err()
+        .expect("a read-only server");
+    assert!(e.to_string().contains("read-only"), "{e}");
+
+    // A run over the host list: it writes its table on the read-write
+    // server, and its select runs there on the lean driver.
+    let u = url("read-write", [ro.port(), rw.port()]);
+    let mut out = Vec::new();
+    let r = ysql_bench::run(
+        plan_of(&[
+            "-u",
+            &u,
+            "-o",
+            "copy-mem,select",
+            "-r",
+            "300",
+            "--time",
+            "1s",
+        ]),
+        &mut out,
+    )
+    .await
+    .unwrap_or_else(|e| panic!("a run with target_session_attrs=read-write: {e}"));
+    let shown = String::from_utf8_lossy(&out).into_owned();
+    assert!(r.succeeded(), "{shown}");
+    let select = &r.operations[1];
+    assert_eq!(select.driver, "lean", "{shown}");
+    assert_eq!(select.total.missing, 0, "{shown}");
+    assert!(select.total.ops > 20, "{shown}");
 }

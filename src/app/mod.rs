@@ -30,11 +30,10 @@ use crate::db::sandbox::{Sandbox, SandboxOptions};
 use crate::db::schema::{self, ServerInfo};
 use crate::db::server_stats;
 use crate::db::server_watch::ServerWatch;
-use crate::db::tls::{SslMode, Tls};
+use crate::db::tls::Tls;
 use crate::error::{Error, Result};
 use crate::report::files::FileTargets;
 use crate::report::{self, Pictures, text};
-use crate::runner::settings::Lean;
 use crate::runner::setup_race::{self, SETUP, SetUpConn};
 use crate::runner::{self, RunCtx, StartBarrier, latency_log};
 use crate::stats::OpResult;
@@ -134,37 +133,6 @@ pub async fn run_with(
     run_workloads(plan, workloads, out, control).await
 }
 
-/// Where the lean driver ([`crate::db::wire`]) may run, now that the
-/// server was asked: it speaks plain text only, so the connection must be
-/// unencrypted by the user's choice (sslmode=disable) or by the server's
-/// (sslmode=prefer against a server that offers no TLS), and must need
-/// nothing the lean driver lacks. `--driver lean` where it cannot run is
-/// refused; `--driver auto` then uses tokio-postgres.
-fn lean_use(plan: &RunPlan, encryption: &str, endpoints: &[Endpoint]) -> Result<Lean> {
-    if plan.run.lean == Lean::Never {
-        return Ok(Lean::Never);
-    }
-    let why_not = match plan.tls.mode {
-        SslMode::Disable => None,
-        SslMode::Prefer if encryption == "none" => None,
-        SslMode::Prefer => Some("the server encrypts the connection (TLS)".to_string()),
-        m => Some(format!("sslmode={} asks for TLS", m.name())),
-    }
-    .or_else(|| {
-        endpoints
-            .iter()
-            .find_map(|e| crate::db::wire::supports(&e.config).err())
-            .map(str::to_string)
-    });
-    match (why_not, plan.run.lean) {
-        (None, lean) => Ok(lean),
-        (Some(why), Lean::Always) => Err(Error::usage(format!(
-            "--driver lean speaks plain text only and {why}: use --driver auto or tokio-postgres, or sslmode=disable"
-        ))),
-        (Some(_), _) => Ok(Lean::Never),
-    }
-}
-
 /// Runs `workloads` (built from the plan, or any other [`Workload`], as
 /// tests of the runner do with units that need no table) with the plan's
 /// connection, pacing and reports.
@@ -203,8 +171,6 @@ pub async fn run_workloads(
         watch,
     } = prepared;
     say_balance(&plan, &endpoints);
-    let mut plan = plan;
-    plan.run.lean = lean_use(&plan, &server.encryption, &endpoints)?;
     let conns = Arc::new(ConnSource::new(
         endpoints,
         plan.balance,

@@ -85,6 +85,7 @@ fn run_config(plan: &RunPlan, target: &str, report: &RunReport) -> RunConfig {
         nontransactional: r.nontransactional,
         tablets: w.tablets,
         prepared: w.prepared,
+        protocol: w.protocol.name().to_string(),
         table: report
             .operations
             .first()

@@ -43,7 +43,7 @@ pub async fn cancel(
     let stock = || async {
         match tls {
             Tls::Plain => token.cancel_query(NoTls).await.map_err(pg),
-            Tls::Rustls(m) => token.cancel_query(m.clone()).await.map_err(pg),
+            Tls::Rustls { connect, .. } => token.cancel_query(connect.clone()).await.map_err(pg),
         }
     };
     let send = async {
@@ -138,10 +138,12 @@ async fn send_tcp(addr: SocketAddr, name: &str, tls: &Tls, token: &CancelToken) 
     let s = AwaitClose::new(TcpStream::connect(addr).await?);
     match tls {
         Tls::Plain => token.cancel_query_raw(s, NoTls).await.map_err(pg),
-        Tls::Rustls(m) => {
-            let connector =
-                MakeTlsConnect::<AwaitClose<TcpStream>>::make_tls_connect(&mut m.clone(), name)
-                    .map_err(io::Error::other)?;
+        Tls::Rustls { connect, .. } => {
+            let connector = MakeTlsConnect::<AwaitClose<TcpStream>>::make_tls_connect(
+                &mut connect.clone(),
+                name,
+            )
+            .map_err(io::Error::other)?;
             token.cancel_query_raw(s, connector).await.map_err(pg)
         }
     }

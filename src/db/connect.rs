@@ -60,6 +60,9 @@ pub const LIBPQ_VARS: [&str; 15] = [
 /// does not know: taken out with the TLS keys before it parses the rest.
 const PASSFILE_KEY: &str = "passfile";
 
+/// A key read here, in libpq's unit (see [`tcp_user_timeout`]).
+const TCP_USER_TIMEOUT_KEY: &str = "tcp_user_timeout";
+
 /// Where the run connects.
 #[derive(Clone, Debug)]
 pub enum ConnTarget {
@@ -218,8 +221,11 @@ pub fn parse_url_tls(url: &str, source: &str) -> Result<(Config, TlsSettings)> {
 fn parse_target(url: &str, source: &str) -> Result<Parsed> {
     let bad =
         |why: String| Error::usage(format!("{source} is not a valid connection string: {why}"));
-    let own = |k: &str| super::tls::TLS_KEYS.contains(&k) || k == PASSFILE_KEY;
+    let own = |k: &str| {
+        super::tls::TLS_KEYS.contains(&k) || k == PASSFILE_KEY || k == TCP_USER_TIMEOUT_KEY
+    };
     let (rest, found) = conninfo::take_params(url, &own).map_err(bad)?;
+    let user_timeout = tcp_user_timeout(&found).map_err(bad)?;
     let passfile = found
         .iter()
         .rev()
@@ -228,7 +234,7 @@ fn parse_target(url: &str, source: &str) -> Result<Parsed> {
         .filter(|p| !p.as_os_str().is_empty());
     let tls = super::tls::tls_settings(found).map_err(bad)?;
     let (_, given) = conninfo::take_params(&rest, &|_| true).map_err(bad)?;
-    let config = Config::from_str(&rest).map_err(|e| {
+    let mut config = Config::from_str(&rest).map_err(|e| {
         // tokio-postgres keeps what is wrong ("invalid value for option
         // `port`", "unknown option `bogus`") in the error's source.
         let why = std::error::Error::source(&e).map_or_else(|| e.to_string(), |c| c.to_string());
@@ -236,6 +242,9 @@ fn parse_target(url: &str, source: &str) -> Result<Parsed> {
             "{source} is not a valid connection string ({why}): write key=value pairs such as 'host=127.0.0.1 port=5433 user=yugabyte dbname=yugabyte', or a URI such as postgres://yugabyte@127.0.0.1:5433/yugabyte"
         ))
     })?;
+    if let Some(t) = user_timeout {
+        config.tcp_user_timeout(t);
+    }
     // libpq takes an empty password for none (and looks further).
     let config = match config.get_password() {
         Some([]) => conninfo::without_password(&config),
@@ -255,6 +264,20 @@ fn parse_target(url: &str, source: &str) -> Result<Parsed> {
         passfile,
         keys,
     })
+}
+
+/// `tcp_user_timeout` in milliseconds, as libpq reads it (0: the
+/// system's default); tokio-postgres would read seconds, so the key is
+/// taken out before it parses the rest.
+fn tcp_user_timeout(found: &conninfo::Found) -> std::result::Result<Option<Duration>, String> {
+    let Some((_, v)) = found.iter().rev().find(|(k, _)| k == TCP_USER_TIMEOUT_KEY) else {
+        return Ok(None);
+    };
+    let ms: u64 = v
+        .trim()
+        .parse()
+        .map_err(|_| format!("tcp_user_timeout={v} is not a number of milliseconds"))?;
+    Ok((ms > 0).then(|| Duration::from_millis(ms)))
 }
 
 /// Whether `url` is a postgres:// URI whose hosts have no `:port`.
@@ -583,6 +606,22 @@ mod tests {
         assert_eq!(uri.get_password(), Some(&b"secret"[..]));
         let err = parse_url("host=h1 port=notaport", "--url").unwrap_err();
         assert!(err.to_string().contains("not a valid connection string"));
+    }
+
+    /// libpq reads tcp_user_timeout in milliseconds, tokio-postgres in
+    /// seconds: 9000 is 9 s, as psql would take it, not two and a half
+    /// hours.
+    #[test]
+    fn tcp_user_timeout_is_in_milliseconds_as_libpq_reads_it() {
+        let c = parse_url("host=h tcp_user_timeout=9000 keepalives_idle=30", "--url").unwrap();
+        assert_eq!(c.get_tcp_user_timeout(), Some(&Duration::from_millis(9000)));
+        assert_eq!(c.get_keepalives_idle(), Duration::from_secs(30));
+        let c = parse_url("postgres://u@h/db?tcp_user_timeout=250", "--url").unwrap();
+        assert_eq!(c.get_tcp_user_timeout(), Some(&Duration::from_millis(250)));
+        let c = parse_url("host=h tcp_user_timeout=0", "--url").unwrap();
+        assert_eq!(c.get_tcp_user_timeout(), None);
+        let e = parse_url("host=h tcp_user_timeout=soon", "--url").unwrap_err();
+        assert!(e.to_string().contains("milliseconds"), "{e}");
     }
 
     #[test]

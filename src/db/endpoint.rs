@@ -160,8 +160,8 @@ async fn connect_one(
             .connect(NoTls)
             .await
             .map(|(c, conn)| (c, Box::pin(conn) as ConnTask)),
-        Tls::Rustls(m) => config
-            .connect(m.clone())
+        Tls::Rustls { connect, .. } => config
+            .connect(connect.clone())
             .await
             .map(|(c, conn)| (c, Box::pin(conn) as ConnTask)),
     }

@@ -333,7 +333,7 @@ impl ConnSource {
         let connect = async {
             let mut last = None;
             for config in &node.endpoint.hosts {
-                match WireConn::connect(config).await {
+                match WireConn::connect(config, &self.tls).await {
                     Ok(c) => return Ok(c),
                     Err(e) => last = Some(e),
                 }

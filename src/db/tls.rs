@@ -149,6 +149,19 @@ impl TlsPlan {
         })
     }
 
+    /// `channel_binding=require` binds the login to the TLS connection:
+    /// with sslmode=disable no connection could ever be made.
+    pub fn check_channel_binding(&self, config: &tokio_postgres::Config) -> Result<()> {
+        use tokio_postgres::config::ChannelBinding;
+        if self.mode == SslMode::Disable && config.get_channel_binding() == ChannelBinding::Require
+        {
+            return Err(Error::usage(
+                "channel_binding=require binds the login to TLS, and sslmode=disable turns TLS off: use sslmode=require (or stronger), or leave channel_binding out",
+            ));
+        }
+        Ok(())
+    }
+
     pub fn connector(&self) -> Result<Tls> {
         connector(self.mode, self.root_cert.as_deref(), self.client.as_ref())
     }
@@ -158,17 +171,38 @@ impl TlsPlan {
 #[derive(Clone)]
 pub enum Tls {
     Plain,
-    Rustls(MakeRustlsConnect),
+    /// One rustls configuration for both drivers: tokio-postgres's
+    /// connector is made of it, and the lean driver ([`super::wire`])
+    /// takes the configuration itself.
+    Rustls {
+        connect: MakeRustlsConnect,
+        config: Arc<ClientConfig>,
+    },
+}
+
+impl Tls {
+    /// The rustls configuration, unless connections are plain text only.
+    pub fn rustls(&self) -> Option<&Arc<ClientConfig>> {
+        match self {
+            Tls::Plain => None,
+            Tls::Rustls { config, .. } => Some(config),
+        }
+    }
 }
 
 impl std::fmt::Debug for Tls {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
             Tls::Plain => "Tls::Plain",
-            Tls::Rustls(_) => "Tls::Rustls",
+            Tls::Rustls { .. } => "Tls::Rustls",
         })
     }
 }
+
+/// The ALPN protocol name of PostgreSQL (IANA-registered); PostgreSQL 17
+/// and later require it on a direct TLS connection (`sslnegotiation=direct`)
+/// and accept it after an SSLRequest; older servers ignore it.
+pub const ALPN_POSTGRESQL: &[u8] = b"postgresql";
 
 /// The connector for `mode`, verifying against the certificates in
 /// `root_cert` where the mode asks for it, and showing `client` to a
@@ -213,7 +247,7 @@ pub fn connector(
         .map_err(|e| Error::run(format!("cannot set up TLS: {e}")))?
         .dangerous()
         .with_custom_certificate_verifier(verifier);
-    let config = match client {
+    let mut config = match client {
         None => builder.with_no_client_auth(),
         Some(c) => {
             let (chain, key) = load_client_cert(c)?;
@@ -226,7 +260,12 @@ pub fn connector(
             })?
         }
     };
-    Ok(Tls::Rustls(MakeRustlsConnect::new(config)))
+    config.alpn_protocols = vec![ALPN_POSTGRESQL.to_vec()];
+    let config = Arc::new(config);
+    Ok(Tls::Rustls {
+        connect: MakeRustlsConnect::new(config.as_ref().clone()),
+        config,
+    })
 }
 
 /// Reads a client certificate chain and its key (PEM), as usage errors

@@ -32,23 +32,15 @@ pub(super) fn backoff(
 
 impl Phase<'_> {
     /// What a cancelled or failed long unit left in the table: counted on
-    /// the worker's connection, or, when that was lost (a server restart
-    /// in the middle of a procedure CALL), on another connection to the
-    /// same host once the server answers again (for up to about 10 s). A
-    /// count that cannot be made is said and taken as none.
+    /// a control connection to the same host (the worker's may be lost: a
+    /// server restart in the middle of a procedure CALL), once the server
+    /// answers again (for up to about 10 s). A count that cannot be made
+    /// is said and taken as none.
     pub(super) async fn committed_rows<O: Operation>(&self, op: &mut O) -> u64 {
         // The count must not be taken for a stuck unit and cancelled.
         self.session.forget_in_flight();
         let count = async {
             let mut last = None;
-            if let Some(client) = self.session.client()
-                && !self.session.is_closed()
-            {
-                match self.session.drive(op.committed_rows(client)).await {
-                    Ok(n) => return Ok(n),
-                    Err(e) => last = Some(e),
-                }
-            }
             for _ in 0..COUNT_TRIES {
                 match self.session.spare().await {
                     Ok(conn) => match op.committed_rows(&conn).await {

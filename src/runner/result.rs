@@ -64,8 +64,11 @@ pub(super) fn absorb(
         result.warmup = Some(ran);
         result.warmup_cut = true;
     }
-    let lean = outcome.workers.iter().filter(|w| w.lean).count();
-    result.driver = driver_text(lean, outcome.workers.len());
+    // Every unit runs on the one data-plane driver; the name stays in
+    // the record so that `compare` can tell these runs from older ones.
+    if !outcome.workers.is_empty() {
+        result.driver = "lean".to_string();
+    }
     for (t, w) in outcome.workers.into_iter().enumerate() {
         result.thread_rows[t] = w.rows;
         merge_statements(&mut result.statements, w.statements);
@@ -134,16 +137,6 @@ pub(super) fn conclude(result: &mut OpResult, ctx: &RunCtx, workload: &dyn Workl
             workload.spec().unit,
             t.retries
         ));
-    }
-}
-
-/// Which driver ran an operation's units, with `lean` of `workers` on
-/// the lean one.
-fn driver_text(lean: usize, workers: usize) -> String {
-    match lean {
-        0 => "tokio-postgres".to_string(),
-        n if n == workers => "lean".to_string(),
-        n => format!("lean ({n} of {workers} workers; tokio-postgres for the others)"),
     }
 }
 

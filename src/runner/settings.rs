@@ -16,21 +16,6 @@ pub enum OnError {
     Continue,
 }
 
-/// Where the lean driver ([`crate::db::wire`]) is used, as `--driver`
-/// and the connection allow.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Lean {
-    /// Never (`--driver tokio-postgres`, or the connection needs TLS or
-    /// settings the lean driver does not have, or --no-prepared).
-    #[default]
-    Never,
-    /// For operations that offer it; tokio-postgres for the others, and
-    /// for a statement whose parameter types it cannot encode.
-    Auto,
-    /// `--driver lean`: as Auto, and an error where it cannot be used.
-    Always,
-}
-
 /// Which failed units are tried again, and how often.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RetryPolicy {
@@ -82,8 +67,6 @@ pub struct RunSettings {
     pub nontransactional: bool,
     /// A new connection per unit (pgbench -C).
     pub reconnect: bool,
-    /// Whether select's and update's units go through the lean driver.
-    pub lean: Lean,
 }
 
 impl RunSettings {

@@ -16,7 +16,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use tokio::sync::Barrier;
-use tokio_postgres::Client;
 
 use super::ending::{Ending, ThreadStop, ending_for};
 use super::latency_log::{LogRecord, LogWriter};
@@ -43,8 +42,6 @@ pub(super) struct WorkerOutput {
     pub(super) last_end: Option<Instant>,
     /// Per statement kind, as the operation kept them (transactions).
     pub(super) statements: Vec<StatementStats>,
-    /// Its last connection was a lean one ([`crate::db::wire`]).
-    pub(super) lean: bool,
 }
 
 /// How a worker runs, the same for all workers of an operation.
@@ -115,7 +112,6 @@ pub(super) async fn worker_loop<O: Operation>(
         session_settings(s),
         s.seed,
         inflight,
-        s.lean,
     );
     // Boxed, as every path below that runs seldom: an async fn's state is
     // as large as its largest await, and a connect is kilobytes that
@@ -171,7 +167,6 @@ pub(super) async fn worker_loop<O: Operation>(
         log.flush().await;
     }
     out.statements = op.take_statements();
-    out.lean = phase.session.is_lean();
     Box::pin(phase.session.close()).await;
     out
 }
@@ -638,10 +633,7 @@ impl Phase<'_> {
             tries += 1;
             let began = Instant::now();
             let (res, cancelled) = if op.long_unit() {
-                let Some(client) = self.session.client() else {
-                    return (Err(Error::run("no connection")), tries, None, began);
-                };
-                Box::pin(self.execute_cancellable(op, client, deadline)).await
+                Box::pin(self.execute_cancellable(op, deadline)).await
             } else {
                 (self.session.execute(op).await, None)
             };
@@ -673,19 +665,21 @@ impl Phase<'_> {
     /// deadline passes; then asks the server to cancel it and waits for
     /// its end (an error, or a success that beat the cancel).
     async fn execute_cancellable<O: Operation>(
-        &self,
+        &mut self,
         op: &mut O,
-        client: &Client,
         deadline: Option<Instant>,
     ) -> (Result<crate::workload::Outcome>, Option<Ending>) {
-        let token = client.cancel_token();
-        let exec = self.session.drive(op.execute(client));
+        let Some((conns, host, canceller)) = self.session.canceller() else {
+            return (Err(Error::run("no connection")), None);
+        };
+        let stop = &self.stop;
+        let exec = self.session.execute(op);
         tokio::pin!(exec);
         let why = tokio::select! {
             res = &mut exec => return (res, None),
-            (why, _) = ending_for(&self.stop, deadline) => why,
+            (why, _) = ending_for(stop, deadline) => why,
         };
-        if let Err(e) = self.session.cancel(&token).await {
+        if let Err(e) = conns.cancel(host, &canceller).await {
             crate::say!("warning: {e}");
         }
         (exec.await, Some(why))

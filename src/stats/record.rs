@@ -111,6 +111,9 @@ pub struct RunConfig {
     pub nontransactional: bool,
     pub tablets: Option<u32>,
     pub prepared: bool,
+    /// `-M`: prepared, extended or simple (absent in reports before 0.3).
+    #[serde(default)]
+    pub protocol: String,
     pub table: String,
     /// A string of digits: a JSON number above 2^53 is rounded by jq and
     /// JavaScript. Read from either form.

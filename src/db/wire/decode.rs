@@ -82,9 +82,9 @@ pub(super) fn describe(tag: u8) -> String {
 }
 
 /// The error for a message the server may send, but not here (`during`
-/// says where: "in the answer to a query").
-pub(super) fn unexpected(tag: u8, during: &str) -> WireError {
-    WireError::Protocol(format!("{} {during}", describe(tag)))
+/// says where: "while logging in").
+pub(super) fn out_of_place(tag: u8, during: &str) -> WireError {
+    WireError::Protocol(format!("the server sent {} {during}", describe(tag)))
 }
 
 /// Checks a message's header: a type the protocol has, and a length that
@@ -111,11 +111,29 @@ fn check_header(tag: u8, len: usize) -> Result<(), WireError> {
     Ok(())
 }
 
-/// Checks what can be checked of a whole message's body without parsing
-/// it: the transaction status of a ReadyForQuery and the terminated tag
-/// of a CommandComplete (the two that every answer ends with).
+/// Checks the body of a whole message, for the types whose bodies the
+/// driver reads apart from DataRow (checked as it is read, to keep the
+/// hot path to one pass): the transaction status of a ReadyForQuery, the
+/// one tag of a CommandComplete, the fields of an ErrorResponse (with
+/// its SQLSTATE) or NoticeResponse, a RowDescription's columns, a
+/// ParameterDescription's types. So a body that is not what its type
+/// says fails here, where the connection ends, and not half-way through
+/// an answer; and the parsers after this cannot fail on what a server
+/// sends.
 fn check_body(tag: u8, body: &[u8]) -> Result<(), WireError> {
     match tag {
+        b'E' | b'N' => error_fields(body, tag == b'E'),
+        b'T' => row_description(body),
+        b't' => {
+            let n = body.first_chunk::<2>().map(|n| u16::from_be_bytes(*n));
+            match n {
+                Some(n) if body.len() == 2 + 4 * n as usize => Ok(()),
+                _ => Err(WireError::Protocol(format!(
+                    "a ParameterDescription ('t') of {} bytes that does not hold its count of types",
+                    body.len()
+                ))),
+            }
+        }
         b'Z' if !matches!(body, [b'I' | b'T' | b'E']) => Err(WireError::Protocol(format!(
             "a ReadyForQuery ('Z') with transaction status {:?}, not I, T or E",
             body.first().map(|&b| b as char)
@@ -125,6 +143,55 @@ fn check_body(tag: u8, body: &[u8]) -> Result<(), WireError> {
         ),
         _ => Ok(()),
     }
+}
+
+/// The fields of an ErrorResponse or NoticeResponse: each a type byte and
+/// a string, then a zero; an error must have its SQLSTATE.
+fn error_fields(body: &[u8], error: bool) -> Result<(), WireError> {
+    let mut b = Body(body);
+    let mut code = false;
+    loop {
+        let Some((&kind, rest)) = b.0.split_first() else {
+            return Err(WireError::Protocol(
+                "an error or notice without its terminator".into(),
+            ));
+        };
+        b.0 = rest;
+        if kind == 0 {
+            break;
+        }
+        let value = b.cstr()?;
+        code |= kind == b'C' && !value.is_empty();
+    }
+    if !b.0.is_empty() {
+        return Err(WireError::Protocol(
+            "an error or notice with bytes after its end".into(),
+        ));
+    }
+    if error && !code {
+        return Err(WireError::Protocol("an error without a SQLSTATE".into()));
+    }
+    Ok(())
+}
+
+/// A RowDescription: a count, then per column its name and 18 bytes
+/// (table, column number, type, size, modifier, format), and nothing
+/// after.
+fn row_description(body: &[u8]) -> Result<(), WireError> {
+    let mut b = Body(body);
+    let n = b.i16()?;
+    for _ in 0..n.max(0) {
+        b.cstr()?;
+        b.0 =
+            b.0.get(18..)
+                .ok_or_else(|| WireError::Protocol("a RowDescription ('T') ends early".into()))?;
+    }
+    if n < 0 || !b.0.is_empty() {
+        return Err(WireError::Protocol(format!(
+            "a RowDescription ('T') of {n} columns that does not hold them"
+        )));
+    }
+    Ok(())
 }
 
 /// The read buffer: bytes `start..end` of `buf` are received and not yet
@@ -294,6 +361,161 @@ pub fn tag_rows(body: &[u8]) -> u64 {
     last.iter().fold(0u64, |n, &d| {
         n.saturating_mul(10).saturating_add(u64::from(d - b'0'))
     })
+}
+
+/// The rows of an answer, in text format as the server sent them: one
+/// buffer of cell bytes and one index of where each cell lies, reused
+/// from unit to unit so that reading rows allocates nothing once the
+/// buffers have grown to the workload's answers.
+#[derive(Clone, Debug, Default)]
+pub struct Rows {
+    data: Vec<u8>,
+    /// Per cell: its offset in `data`, and its length (-1 for NULL).
+    cells: Vec<(u32, i32)>,
+    /// Cells per row (of the last row read).
+    width: usize,
+    rows: usize,
+    /// The columns' names, when the answer described them.
+    names: Vec<String>,
+}
+
+impl Rows {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Forgets the rows and the names, keeping the buffers.
+    pub fn clear(&mut self) {
+        self.data.clear();
+        self.cells.clear();
+        self.width = 0;
+        self.rows = 0;
+        self.names.clear();
+    }
+
+    /// Rows read.
+    pub fn len(&self) -> usize {
+        self.rows
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rows == 0
+    }
+
+    /// Columns per row.
+    pub fn width(&self) -> usize {
+        self.width
+    }
+
+    /// The columns' names (empty when the answer did not describe them).
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+
+    pub(super) fn set_names(&mut self, names: Vec<String>) {
+        self.names = names;
+    }
+
+    /// Adds a DataRow's body.
+    pub(super) fn push(&mut self, body: &[u8]) -> Result<(), WireError> {
+        let mut b = Body(body);
+        let n = usize::try_from(b.i16()?)
+            .map_err(|_| WireError::Protocol("a row with a negative column count".into()))?;
+        if self.rows > 0 && n != self.width {
+            return Err(WireError::Protocol(format!(
+                "a row of {n} columns after rows of {}",
+                self.width
+            )));
+        }
+        self.width = n;
+        for _ in 0..n {
+            let len = b.i32()?;
+            if len < 0 {
+                self.cells.push((0, -1));
+                continue;
+            }
+            let len_u = len as usize;
+            let cell =
+                b.0.get(..len_u)
+                    .ok_or_else(|| WireError::Protocol("a row's value ends early".into()))?;
+            let at = u32::try_from(self.data.len())
+                .map_err(|_| WireError::Protocol("an answer of over 4 GB".into()))?;
+            self.data.extend_from_slice(cell);
+            self.cells.push((at, len));
+            b.0 = &b.0[len_u..];
+        }
+        self.rows += 1;
+        Ok(())
+    }
+
+    /// Cell `col` of row `row` as the server sent it; `None` for NULL or
+    /// a cell the answer does not have.
+    pub fn raw(&self, row: usize, col: usize) -> Option<&[u8]> {
+        if col >= self.width || row >= self.rows {
+            return None;
+        }
+        let (at, len) = *self.cells.get(row * self.width + col)?;
+        if len < 0 {
+            return None;
+        }
+        self.data.get(at as usize..at as usize + len as usize)
+    }
+
+    /// Whether cell `col` of row `row` is there and NULL.
+    pub fn is_null(&self, row: usize, col: usize) -> bool {
+        col < self.width
+            && row < self.rows
+            && self
+                .cells
+                .get(row * self.width + col)
+                .is_some_and(|c| c.1 < 0)
+    }
+
+    /// Cell `col` of row `row` as text; `None` for NULL or missing.
+    pub fn text(&self, row: usize, col: usize) -> Option<&str> {
+        self.raw(row, col).and_then(|b| std::str::from_utf8(b).ok())
+    }
+
+    /// Cell `col` of row `row` parsed as a `T` (an error when it is NULL,
+    /// missing, or not a `T`): how a workload reads the ids and amounts
+    /// its next statement needs.
+    pub fn get<T: std::str::FromStr>(&self, row: usize, col: usize) -> Result<T, WireError> {
+        let text = self.text(row, col).ok_or_else(|| {
+            WireError::Protocol(format!(
+                "the answer has no value in row {} column {} ({} rows of {})",
+                row + 1,
+                col + 1,
+                self.rows,
+                self.width
+            ))
+        })?;
+        text.trim().parse().map_err(|_| {
+            WireError::Protocol(format!(
+                "'{text}' in row {} column {} is not a {}",
+                row + 1,
+                col + 1,
+                std::any::type_name::<T>()
+            ))
+        })
+    }
+}
+
+/// The columns' names of a RowDescription body.
+pub(super) fn row_names(body: &[u8]) -> Result<Vec<String>, WireError> {
+    let mut b = Body(body);
+    let n = b.i16()?.max(0);
+    let mut names = Vec::with_capacity(n as usize);
+    for _ in 0..n {
+        names.push(b.cstr()?.to_string());
+        // Table OID, column number, type OID, size, modifier, format.
+        for _ in 0..18 {
+            if b.0.is_empty() {
+                return Err(WireError::Protocol("a row description ends early".into()));
+            }
+            b.0 = &b.0[1..];
+        }
+    }
+    Ok(names)
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! The lean driver: a PostgreSQL connection for the hot path of select and
 //! update, written on `postgres-protocol`'s message encoders and SCRAM/MD5
-//! authentication, over a plain TCP or Unix-domain socket.
+//! authentication, over TCP (plain or TLS on rustls) or a Unix-domain
+//! socket.
 //!
 //! Why a second driver: against pgbench (select by primary key, prepared,
 //! PostgreSQL 15 on the same machine), the client's user CPU per query was
@@ -24,13 +25,12 @@
 //! detail and hint. Reads go through tokio's `poll_read`, which marks the
 //! socket drained after a short read, so that a query costs one `recvfrom`.
 //!
-//! Only what select and update need is here: start-up and authentication
-//! (trust, cleartext password, MD5, SCRAM-SHA-256 without channel
-//! binding), the simple query protocol for session settings, named
-//! prepared statements with int and text parameters encoded in binary as
-//! their declared types say, the cancel request and a polite Terminate.
-//! TLS, COPY, transactions and anything else stay on tokio-postgres
-//! ([`supports`] says when this driver may be used at all).
+//! The connection is made as the connection string asks for it (TLS in
+//! every sslmode, keepalives, tcp_user_timeout, target_session_attrs:
+//! `connect.rs` says how), logged in by trust, cleartext password, MD5 or
+//! SCRAM-SHA-256 (bound to the TLS connection when there is one), and
+//! ended by a polite Terminate; a cancel request goes to the same server
+//! the same way. What runs on it is `query.rs`'s.
 
 mod connect;
 mod decode;
@@ -44,8 +44,10 @@ use bytes::BytesMut;
 use postgres_protocol::message::frontend;
 
 pub use connect::{CancelKey, Peer, supports};
+pub use decode::Rows;
 pub use decode::{parse_error, tag_rows};
-pub use encode::{Param, encode_param, type_supported};
+pub use encode::Param;
+pub use query::{Protocol, Sql, Stmt, inline};
 
 use connect::Stream;
 use decode::ReadBuf;
@@ -72,6 +74,10 @@ pub enum WireError {
     Closed(Option<io::Error>),
     /// No connection could be made.
     Connect(io::Error),
+    /// TLS could not be set up: the handshake failed (a certificate
+    /// refused), or the server does not accept TLS where the sslmode
+    /// requires it.
+    Tls(io::Error),
     /// The server asks for a password and none was given.
     NoPassword,
     /// Authentication could not proceed on the client's side (a method
@@ -80,7 +86,10 @@ pub enum WireError {
     /// A parameter type or value this driver cannot encode: the
     /// statement runs on tokio-postgres instead.
     Unsupported(String),
-    /// The server sent what the protocol does not allow here.
+    /// The server sent what the protocol does not allow here: a message
+    /// out of place, a length its type cannot have, a body that is not
+    /// what its type says. The connection is closed after it (nothing
+    /// read after it could be trusted to be in step).
     Protocol(String),
 }
 
@@ -130,6 +139,7 @@ impl fmt::Display for WireError {
             WireError::Closed(None) => f.write_str("connection closed"),
             WireError::Closed(Some(e)) => write!(f, "connection closed: {e}"),
             WireError::Connect(e) => write!(f, "error connecting to server: {e}"),
+            WireError::Tls(e) => write!(f, "error performing TLS handshake: {e}"),
             WireError::NoPassword => f.write_str(crate::error::NO_PASSWORD),
             WireError::Auth(why) => write!(f, "authentication error: {why}"),
             WireError::Unsupported(why) => write!(f, "not supported by the lean driver: {why}"),
@@ -154,6 +164,8 @@ pub(crate) struct Prepared {
     pub(crate) name: String,
     /// The declared types of its parameters (OIDs).
     pub(crate) types: Vec<u32>,
+    /// The names of its columns.
+    pub(crate) names: Vec<String>,
 }
 
 /// One lean connection to a server.
@@ -166,17 +178,14 @@ pub struct WireConn {
     /// The connection failed or was closed by the server: nothing more can
     /// be sent on it.
     broken: bool,
-    /// A request was sent and its ReadyForQuery not read yet. A call that
-    /// returns before it (the server sent what the protocol does not allow
-    /// there, or the caller dropped the call's future) leaves the stream
-    /// out of step: the next answer read would be this one's rest, so the
-    /// connection counts as closed, and the worker makes a new one.
-    unanswered: bool,
+    /// The transaction status of the last ReadyForQuery: `I` idle, `T`
+    /// in a transaction, `E` in a failed one.
+    status: u8,
 }
 
 impl WireConn {
     fn usable(&self) -> Result<(), WireError> {
-        if self.is_closed() {
+        if self.broken {
             Err(WireError::Closed(None))
         } else {
             Ok(())
@@ -185,21 +194,12 @@ impl WireConn {
 
     /// Whether the connection is gone: nothing more can run on it.
     pub fn is_closed(&self) -> bool {
-        self.broken || self.unanswered
+        self.broken
     }
 
     /// How to cancel what this connection runs.
     pub fn cancel_key(&self) -> CancelKey {
         self.key.clone()
-    }
-
-    /// A request that could not be encoded: what of it was written is
-    /// dropped, so that the next request goes out clean (a half-written
-    /// message sent ahead of it is a protocol violation, and the server
-    /// ends the connection).
-    fn unwritten(&mut self, e: io::Error) -> WireError {
-        self.wbuf.clear();
-        encode_err(e)
     }
 
     /// Says goodbye (Terminate) and closes the socket.
@@ -273,39 +273,10 @@ mod tests {
     }
 
     #[test]
-    fn parameters_are_encoded_as_their_declared_types_say() {
-        let mut b = BytesMut::new();
-        encode_param(Param::Int(7), INT4, &mut b).unwrap();
-        encode_param(Param::Int(7), INT8, &mut b).unwrap();
-        encode_param(Param::Int(-2), INT2, &mut b).unwrap();
-        encode_param(Param::Text("ab"), VARCHAR, &mut b).unwrap();
-        assert_eq!(
-            &b[..],
-            &[0, 0, 0, 7, 0, 0, 0, 0, 0, 0, 0, 7, 0xff, 0xfe, b'a', b'b']
-        );
-        assert!(encode_param(Param::Int(1 << 40), INT4, &mut b).is_err());
-        assert!(encode_param(Param::Text("x"), INT4, &mut b).is_err());
-        assert!(encode_param(Param::Int(1), 1700, &mut b).is_err());
-        assert!(type_supported(INT4) && type_supported(TEXT) && !type_supported(1700));
-    }
-
-    #[test]
     fn a_bind_execute_sync_is_one_buffer_of_three_messages() {
         let mut b = BytesMut::new();
-        let types = [INT4, TEXT];
         let params = [Param::Int(5), Param::Text("x")];
-        frontend::bind(
-            "",
-            "s0",
-            Some(1),
-            0..2,
-            |i, buf| encode_param(params[i], types[i], buf),
-            Some(1),
-            &mut b,
-        )
-        .map_err(|_| "bind failed")
-        .unwrap();
-        frontend::execute("", 0, &mut b).unwrap();
+        query::bind_for_test(&mut b, "s0", &[INT4, TEXT], &params);
         frontend::sync(&mut b);
         // Framed by hand: the read buffer takes only what a server sends.
         let mut tags = Vec::new();

@@ -1,22 +1,138 @@
-//! Running statements on a lean connection: the simple query protocol,
-//! prepared statements, and reading their answers.
+//! Running statements on a connection: the simple query protocol, the
+//! extended protocol with named (prepared) and unnamed statements, COPY
+//! FROM STDIN, and pipelines, with their answers read in place.
+//!
+//! Every way of running a statement is the same three steps: messages
+//! queued in the write buffer, one write, answers read up to what ends
+//! them. A one-shot statement is the three in a row (one `sendto`, one
+//! `recvfrom`); a pipeline queues many, writes once and reads each
+//! statement's result as it comes ([`WireConn::result`]), then the
+//! Sync's ReadyForQuery ([`WireConn::synced`]).
+//!
+//! Results come in text format, as psql and pgbench get them: a workload
+//! that reads a value parses the digits it needs ([`Rows::get`]), and no
+//! decoder per type is needed here.
 
 use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use postgres_protocol::IsNull;
 use postgres_protocol::message::frontend;
 
-use super::decode::{Body, parse_error, tag_rows, unexpected};
-use super::encode::{encode_param, type_supported};
+use super::decode::{Body, Rows, out_of_place, parse_error, row_names, tag_rows};
+use super::encode::{binary, encode_param, literal};
 use super::{Answer, DbError, Param, Prepared, WireConn, WireError, encode_err};
 
 /// The number in the next prepared statement's name.
 static NEXT_STATEMENT: AtomicU64 = AtomicU64::new(0);
 
+/// A statement prepared on one connection (it means nothing on another).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stmt(pub(super) usize);
+
+/// How a statement with parameters is sent: pgbench's `-M`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Protocol {
+    /// The simple query protocol, the values written into the text.
+    Simple,
+    /// The extended protocol with an unnamed statement, parsed each time.
+    Extended,
+    /// The extended protocol with a named statement, parsed once per
+    /// connection.
+    #[default]
+    Prepared,
+}
+
+impl Protocol {
+    pub fn parse(s: &str) -> Option<Protocol> {
+        Some(match s {
+            "simple" => Protocol::Simple,
+            "extended" => Protocol::Extended,
+            "prepared" => Protocol::Prepared,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Protocol::Simple => "simple",
+            Protocol::Extended => "extended",
+            Protocol::Prepared => "prepared",
+        }
+    }
+}
+
+/// A workload's statement, sent as the run's protocol says (`-M`):
+/// prepared once per connection; as the unnamed statement each time (so
+/// that nothing of it outlives the round trip, as a pooler in transaction
+/// mode needs); or with its values written into the text (the simple
+/// protocol). A workload writes its statement once, with `$n`
+/// parameters, whatever the protocol.
+#[derive(Clone, Debug)]
+pub struct Sql {
+    text: String,
+    protocol: Protocol,
+    st: Option<Stmt>,
+}
+
+impl Sql {
+    /// `text`, prepared on `conn` when the protocol prepares.
+    pub async fn new(
+        conn: &mut WireConn,
+        text: String,
+        protocol: Protocol,
+    ) -> Result<Sql, WireError> {
+        let st = if protocol == Protocol::Prepared {
+            Some(conn.prepare(&text).await?)
+        } else {
+            None
+        };
+        Ok(Sql { text, protocol, st })
+    }
+
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// Runs it, counting what it returns.
+    pub async fn execute(
+        &self,
+        conn: &mut WireConn,
+        params: &[Param<'_>],
+    ) -> Result<Answer, WireError> {
+        conn.run(self.protocol, &self.text, self.st, params, None)
+            .await
+    }
+
+    /// Runs it, keeping its rows.
+    pub async fn query(
+        &self,
+        conn: &mut WireConn,
+        params: &[Param<'_>],
+        rows: &mut Rows,
+    ) -> Result<Answer, WireError> {
+        conn.run(self.protocol, &self.text, self.st, params, Some(rows))
+            .await
+    }
+
+    /// Queues it into a pipeline (prepared or unnamed; the simple
+    /// protocol has no pipeline).
+    pub fn queue(&self, conn: &mut WireConn, params: &[Param<'_>]) -> Result<(), WireError> {
+        match self.st {
+            Some(st) => conn.queue(st, params),
+            None if self.protocol == Protocol::Extended => {
+                conn.queue_unnamed(&self.text, params, false)
+            }
+            None => Err(WireError::Unsupported(
+                "the simple query protocol cannot be pipelined".into(),
+            )),
+        }
+    }
+}
+
 impl WireConn {
     /// Writes the write buffer out and empties it.
     pub(super) async fn flush(&mut self) -> Result<(), WireError> {
-        self.unanswered = true;
         let r = self.stream.write_all(&self.wbuf).await;
         self.wbuf.clear();
         r.map_err(|e| self.lost(Some(e)))
@@ -27,15 +143,27 @@ impl WireConn {
         WireError::Closed(e)
     }
 
+    /// A message the protocol does not allow where it came: the
+    /// connection cannot be trusted to be in step any more, so it ends.
+    fn unexpected(&mut self, tag: u8, waiting_for: &str) -> WireError {
+        self.broken = true;
+        out_of_place(tag, &format!("while {waiting_for}"))
+    }
+
     /// The next whole message: its tag and where its body lies in the
     /// read buffer (valid until the next call). Bytes that are not a
-    /// message the server may send are [`WireError::Protocol`], and the
-    /// connection is then out of step (see `unanswered`).
+    /// message the server may send, or a message whose body is not what
+    /// its type says, end the connection as [`WireError::Protocol`]
+    /// (see `decode.rs`).
     pub(super) async fn next_message(&mut self) -> Result<(u8, usize, usize), WireError> {
         loop {
-            if let Some(m) = self.rbuf.next()? {
-                self.unanswered &= m.0 != b'Z';
-                return Ok(m);
+            match self.rbuf.next() {
+                Ok(Some(m)) => return Ok(m),
+                Ok(None) => {}
+                Err(e) => {
+                    self.broken = true;
+                    return Err(e);
+                }
             }
             self.rbuf.make_room();
             let end = self.rbuf.end;
@@ -47,73 +175,104 @@ impl WireConn {
         }
     }
 
-    /// Reads up to ReadyForQuery: the rows and the count of what was
-    /// executed, or the first error the server sent. An error followed
-    /// by the end of the connection (the server shutting down) is the
-    /// server's error, and the connection is broken.
-    pub(super) async fn answer(&mut self) -> Result<Answer, WireError> {
+    /// Reads up to ReadyForQuery: the rows (into `rows`, if given: those
+    /// of the last statement that returned rows) and the count of what
+    /// was executed, or the first error the server sent. An error
+    /// followed by the end of the connection (the server shutting down)
+    /// is the server's error, and the connection is broken.
+    async fn until_ready(&mut self, mut rows: Option<&mut Rows>) -> Result<Answer, WireError> {
         let mut answer = Answer::default();
         let mut failed: Option<DbError> = None;
         loop {
             let (tag, b0, b1) = match self.next_message().await {
                 Ok(m) => m,
-                Err(e) => {
-                    return Err(match failed {
-                        Some(db) => WireError::Db(Box::new(db)),
-                        None => e,
-                    });
-                }
+                Err(e) => return Err(failed.map_or(e, |db| WireError::Db(Box::new(db)))),
             };
+            let body = &self.rbuf.buf[b0..b1];
             match tag {
-                b'D' => answer.rows += 1,
-                b'C' => answer.affected = tag_rows(&self.rbuf.buf[b0..b1]),
+                b'D' => {
+                    answer.rows += 1;
+                    if let Some(r) = rows.as_deref_mut() {
+                        // The rest of the answer is left unread: the
+                        // connection ends.
+                        r.push(body).map_err(|e| garbled(&mut self.broken, e))?;
+                    }
+                }
+                b'T' => {
+                    if let Some(r) = rows.as_deref_mut() {
+                        r.clear();
+                        r.set_names(row_names(body)?);
+                    }
+                    answer.rows = 0;
+                }
+                b'C' => answer.affected = tag_rows(body),
                 b'E' => {
-                    let e = parse_error(&self.rbuf.buf[b0..b1])?;
+                    let e = parse_error(body)?;
                     if e.severity == "FATAL" || e.severity == "PANIC" {
                         self.broken = true;
                     }
                     failed.get_or_insert(e);
                 }
                 b'Z' => {
+                    self.status = body.first().copied().unwrap_or(b'I');
                     return match failed {
                         Some(db) => Err(WireError::Db(Box::new(db))),
                         None => Ok(answer),
                     };
                 }
-                // BindComplete, ParseComplete, CloseComplete, NoData,
-                // EmptyQuery, RowDescription, ParameterDescription,
-                // PortalSuspended, notices, parameter changes,
-                // notifications.
-                b'1' | b'2' | b'3' | b'n' | b'I' | b'T' | b't' | b's' | b'N' | b'S' | b'A' => {}
-                // COPY, authentication, a key: the driver would wait for a
-                // ReadyForQuery that does not come (a COPY waits for data).
-                other => return Err(unexpected(other, "in the answer to a query")),
+                // ParseComplete, BindComplete, CloseComplete, NoData,
+                // EmptyQuery, PortalSuspended, ParameterDescription,
+                // notices, parameter changes, notifications.
+                b'1' | b'2' | b'3' | b'n' | b'I' | b's' | b't' | b'N' | b'S' | b'A' => {}
+                // COPY from a statement run as a query: refuse it (the
+                // server then ends the COPY with an error).
+                b'G' => {
+                    frontend::copy_fail("COPY is not expected here", &mut self.wbuf)
+                        .map_err(encode_err)?;
+                    self.flush().await?;
+                }
+                b'H' | b'W' => {}
+                b'd' | b'c' => {}
+                other => return Err(self.unexpected(other, "waiting for an answer")),
             }
         }
     }
 
-    /// Runs `sql` with the simple query protocol (session settings).
+    /// Runs `sql` with the simple query protocol (session settings,
+    /// BEGIN, COMMIT), counting what it returns.
     pub async fn simple_query(&mut self, sql: &str) -> Result<Answer, WireError> {
         self.usable()?;
-        frontend::query(sql, &mut self.wbuf).map_err(|e| self.unwritten(e))?;
+        written(&mut self.wbuf, |b| frontend::query(sql, b))?;
         self.flush().await?;
-        self.answer().await
+        self.until_ready(None).await
     }
 
-    /// Prepares `sql` as the connection's next statement; returns its
-    /// index for [`WireConn::execute`]. A parameter of a type the driver
-    /// cannot encode makes it [`WireError::Unsupported`].
-    pub async fn prepare(&mut self, sql: &str) -> Result<usize, WireError> {
+    /// Runs `sql` with the simple query protocol and keeps the rows of
+    /// its last statement that returned rows.
+    pub async fn simple_rows(&mut self, sql: &str, rows: &mut Rows) -> Result<Answer, WireError> {
+        rows.clear();
+        self.usable()?;
+        written(&mut self.wbuf, |b| frontend::query(sql, b))?;
+        self.flush().await?;
+        self.until_ready(Some(rows)).await
+    }
+
+    /// Prepares `sql` as a named statement of this connection, learning
+    /// its parameters' types (to send keys in binary) and its columns'
+    /// names.
+    pub async fn prepare(&mut self, sql: &str) -> Result<Stmt, WireError> {
         self.usable()?;
         // Unique in the process, as tokio-postgres names its statements:
         // behind a pooler, server connections are shared by clients.
         let name = format!("lean{}", NEXT_STATEMENT.fetch_add(1, Ordering::Relaxed));
-        frontend::parse(&name, sql, std::iter::empty(), &mut self.wbuf)
-            .map_err(|e| self.unwritten(e))?;
-        frontend::describe(b'S', &name, &mut self.wbuf).map_err(|e| self.unwritten(e))?;
+        written(&mut self.wbuf, |b| {
+            frontend::parse(&name, sql, std::iter::empty(), b)?;
+            frontend::describe(b'S', &name, b)
+        })?;
         frontend::sync(&mut self.wbuf);
         self.flush().await?;
         let mut types = Vec::new();
+        let mut names = Vec::new();
         let mut failed: Option<DbError> = None;
         loop {
             let (tag, b0, b1) = match self.next_message().await {
@@ -124,66 +283,407 @@ impl WireConn {
             match tag {
                 b't' => {
                     let mut b = Body(body);
-                    let n = b.i16()?;
+                    let n = b.i16()?.max(0);
                     types = (0..n)
                         .map(|_| b.i32().map(|t| t as u32))
                         .collect::<Result<_, _>>()?;
                 }
+                b'T' => names = row_names(body)?,
                 b'E' => {
-                    failed.get_or_insert(parse_error(body)?);
+                    let e = parse_error(body)?;
+                    if e.severity == "FATAL" || e.severity == "PANIC" {
+                        self.broken = true;
+                    }
+                    failed.get_or_insert(e);
                 }
-                b'Z' => break,
-                // ParseComplete, NoData, RowDescription, notices,
-                // parameter changes, notifications.
-                b'1' | b'n' | b'T' | b'N' | b'S' | b'A' => {}
-                other => return Err(unexpected(other, "in the answer to a Parse")),
+                b'Z' => {
+                    self.status = body.first().copied().unwrap_or(b'I');
+                    break;
+                }
+                b'1' | b'n' | b'N' | b'S' | b'A' => {}
+                other => return Err(self.unexpected(other, "preparing a statement")),
             }
         }
         if let Some(db) = failed {
             return Err(WireError::Db(Box::new(db)));
         }
-        if let Some(t) = types.iter().find(|&&t| !type_supported(t)) {
-            return Err(WireError::Unsupported(format!(
-                "a parameter of type OID {t} in: {sql}"
-            )));
-        }
-        self.statements.push(Prepared { name, types });
-        Ok(self.statements.len() - 1)
+        self.statements.push(Prepared { name, types, names });
+        Ok(Stmt(self.statements.len() - 1))
     }
 
-    /// Executes prepared statement `index` with parameters `param(0..n)`,
-    /// as one Bind+Execute+Sync, and reads its answer.
-    pub async fn execute<'p>(
-        &mut self,
-        index: usize,
-        param: impl Fn(usize) -> Param<'p>,
-    ) -> Result<Answer, WireError> {
+    /// The columns' names of a prepared statement.
+    pub fn columns(&self, st: Stmt) -> &[String] {
+        self.statements.get(st.0).map_or(&[], |p| &p.names)
+    }
+
+    /// Queues a Bind and an Execute of `st` with `params`.
+    pub fn queue(&mut self, st: Stmt, params: &[Param<'_>]) -> Result<(), WireError> {
         self.usable()?;
-        let st = self
-            .statements
-            .get(index)
-            .ok_or_else(|| WireError::Protocol(format!("no statement {index}")))?;
-        let types = &st.types;
-        let bound = frontend::bind(
-            "",
-            &st.name,
-            Some(1),
-            0..types.len(),
-            |i, buf| encode_param(param(i), types[i], buf),
-            Some(1),
-            &mut self.wbuf,
-        );
-        if let Err(e) = bound {
-            self.wbuf.clear();
-            let why = match e {
-                frontend::BindError::Conversion(e) => e.to_string(),
-                frontend::BindError::Serialization(e) => e.to_string(),
-            };
-            return Err(WireError::Unsupported(why));
+        let Some(prepared) = self.statements.get(st.0) else {
+            return Err(WireError::Protocol(format!(
+                "statement {} is not prepared on this connection",
+                st.0
+            )));
+        };
+        bind(&mut self.wbuf, &prepared.name, &prepared.types, params)?;
+        frontend::execute("", 0, &mut self.wbuf).map_err(encode_err)
+    }
+
+    /// Queues `sql` as an unnamed statement: Parse, Bind, Describe (for
+    /// the columns' names when `describe`) and Execute.
+    pub fn queue_unnamed(
+        &mut self,
+        sql: &str,
+        params: &[Param<'_>],
+        describe: bool,
+    ) -> Result<(), WireError> {
+        self.usable()?;
+        // All four or none: a Parse queued without its Bind would go out
+        // ahead of the next statement.
+        let mark = self.wbuf.len();
+        let mut queue = || {
+            written(&mut self.wbuf, |b| {
+                frontend::parse("", sql, std::iter::empty(), b)
+            })?;
+            bind(&mut self.wbuf, "", &[], params)?;
+            written(&mut self.wbuf, |b| {
+                if describe {
+                    frontend::describe(b'P', "", b)?;
+                }
+                frontend::execute("", 0, b)
+            })
+        };
+        let queued = queue();
+        if queued.is_err() {
+            self.wbuf.truncate(mark);
         }
-        frontend::execute("", 0, &mut self.wbuf).map_err(encode_err)?;
+        queued
+    }
+
+    /// Queues a Sync: the end of a pipeline's part (or of a one-shot
+    /// statement). The server answers it with ReadyForQuery.
+    pub fn queue_sync(&mut self) {
         frontend::sync(&mut self.wbuf);
+    }
+
+    /// Writes what is queued.
+    pub async fn send(&mut self) -> Result<(), WireError> {
+        self.usable()?;
+        self.flush().await
+    }
+
+    /// Reads the result of the next queued statement: its rows (into
+    /// `rows`, if given) and count; or the server's error, after which the
+    /// server skips everything up to the next Sync ([`Self::synced`]).
+    pub async fn result(&mut self, mut rows: Option<&mut Rows>) -> Result<Answer, WireError> {
+        let mut answer = Answer::default();
+        loop {
+            let (tag, b0, b1) = self.next_message().await?;
+            let body = &self.rbuf.buf[b0..b1];
+            match tag {
+                b'D' => {
+                    answer.rows += 1;
+                    if let Some(r) = rows.as_deref_mut() {
+                        // The rest of the answer is left unread: the
+                        // connection ends.
+                        r.push(body).map_err(|e| garbled(&mut self.broken, e))?;
+                    }
+                }
+                b'T' => {
+                    if let Some(r) = rows.as_deref_mut() {
+                        r.set_names(row_names(body)?);
+                    }
+                }
+                b'C' => {
+                    answer.affected = tag_rows(body);
+                    return Ok(answer);
+                }
+                b'I' | b's' => return Ok(answer),
+                b'E' => {
+                    let e = parse_error(body)?;
+                    if e.severity == "FATAL" || e.severity == "PANIC" {
+                        self.broken = true;
+                    }
+                    return Err(WireError::Db(Box::new(e)));
+                }
+                b'1' | b'2' | b'n' | b'N' | b'S' | b'A' => {}
+                other => return Err(self.unexpected(other, "waiting for a statement's result")),
+            }
+        }
+    }
+
+    /// Reads up to the ReadyForQuery that answers a Sync, past whatever
+    /// results are left before it.
+    pub async fn synced(&mut self) -> Result<(), WireError> {
+        self.until_ready(None)
+            .await
+            .map(|_| ())
+            .or_else(|e| match e {
+                // An error here belongs to a statement whose result the caller
+                // did not read; the connection is still in step.
+                WireError::Db(_) if !self.broken => Ok(()),
+                e => Err(e),
+            })
+    }
+
+    /// Runs prepared statement `st` with `params` as one
+    /// Bind+Execute+Sync (one write, one read), counting what it returns.
+    pub async fn execute(&mut self, st: Stmt, params: &[Param<'_>]) -> Result<Answer, WireError> {
+        self.queue(st, params)?;
+        self.queue_sync();
         self.flush().await?;
-        self.answer().await
+        self.until_ready(None).await
+    }
+
+    /// As [`Self::execute`], keeping the rows, named as the statement's
+    /// columns.
+    pub async fn query(
+        &mut self,
+        st: Stmt,
+        params: &[Param<'_>],
+        rows: &mut Rows,
+    ) -> Result<Answer, WireError> {
+        rows.clear();
+        self.queue(st, params)?;
+        self.queue_sync();
+        self.flush().await?;
+        let names = self.columns(st).to_vec();
+        rows.set_names(names);
+        self.until_ready(Some(rows)).await
+    }
+
+    /// Runs `sql` with `params` as the protocol says: prepared (then `st`
+    /// must be its statement), as an unnamed statement, or with the values
+    /// written into the text. The rows go to `rows` if given.
+    pub async fn run(
+        &mut self,
+        protocol: Protocol,
+        sql: &str,
+        st: Option<Stmt>,
+        params: &[Param<'_>],
+        rows: Option<&mut Rows>,
+    ) -> Result<Answer, WireError> {
+        match (protocol, st) {
+            (Protocol::Prepared, Some(st)) => match rows {
+                Some(r) => self.query(st, params, r).await,
+                None => self.execute(st, params).await,
+            },
+            (Protocol::Simple, _) => {
+                let text = inline(sql, params);
+                match rows {
+                    Some(r) => self.simple_rows(&text, r).await,
+                    None => self.simple_query(&text).await,
+                }
+            }
+            _ => {
+                let describe = rows.is_some();
+                self.queue_unnamed(sql, params, describe)?;
+                self.queue_sync();
+                self.flush().await?;
+                let mut rows = rows;
+                if let Some(r) = rows.as_deref_mut() {
+                    r.clear();
+                }
+                self.until_ready(rows).await
+            }
+        }
+    }
+
+    /// Starts `COPY … FROM STDIN`: after this, [`Self::copy_send`] the
+    /// data and [`Self::copy_finish`] (or [`Self::copy_abort`]).
+    pub async fn copy_start(&mut self, sql: &str) -> Result<(), WireError> {
+        self.usable()?;
+        written(&mut self.wbuf, |b| frontend::query(sql, b))?;
+        self.flush().await?;
+        let mut failed: Option<DbError> = None;
+        loop {
+            let (tag, b0, b1) = match self.next_message().await {
+                Ok(m) => m,
+                Err(e) => return Err(failed.map_or(e, |db| WireError::Db(Box::new(db)))),
+            };
+            let body = &self.rbuf.buf[b0..b1];
+            match tag {
+                b'G' => return Ok(()),
+                b'E' => {
+                    failed.get_or_insert(parse_error(body)?);
+                }
+                b'Z' => {
+                    self.status = body.first().copied().unwrap_or(b'I');
+                    return Err(match failed {
+                        Some(db) => WireError::Db(Box::new(db)),
+                        None => WireError::Protocol(format!("'{sql}' is not a COPY FROM STDIN")),
+                    });
+                }
+                b'N' | b'S' | b'A' | b'T' | b'D' | b'C' | b'I' => {}
+                other => return Err(self.unexpected(other, "starting a COPY")),
+            }
+        }
+    }
+
+    /// Sends `data` (whole rows or not: the server joins them) as COPY
+    /// data; written out once a few hundred KB are queued.
+    pub async fn copy_send(&mut self, data: &[u8]) -> Result<(), WireError> {
+        self.usable()?;
+        frontend::CopyData::new(data)
+            .map_err(encode_err)?
+            .write(&mut self.wbuf);
+        if self.wbuf.len() >= COPY_WRITE {
+            self.flush().await?;
+        }
+        Ok(())
+    }
+
+    /// Ends the COPY and reads the server's answer: the rows it took.
+    pub async fn copy_finish(&mut self) -> Result<Answer, WireError> {
+        self.usable()?;
+        frontend::copy_done(&mut self.wbuf);
+        self.flush().await?;
+        self.until_ready(None).await
+    }
+
+    /// Ends the COPY with a failure: the server rolls it back.
+    pub async fn copy_abort(&mut self, why: &str) -> Result<(), WireError> {
+        self.usable()?;
+        frontend::copy_fail(why, &mut self.wbuf).map_err(encode_err)?;
+        self.flush().await?;
+        match self.until_ready(None).await {
+            Ok(_) | Err(WireError::Db(_)) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Whether the server said at its last ReadyForQuery that a
+    /// transaction is open (or failed and waiting for its rollback).
+    pub fn in_transaction(&self) -> bool {
+        matches!(self.status, b'T' | b'E')
+    }
+}
+
+/// What COPY data is queued before it is written out.
+const COPY_WRITE: usize = 256 * 1024;
+
+/// Runs `write` on the write buffer; when it fails (a NUL inside a
+/// string), takes back what it wrote: half a message sent ahead of the
+/// next request is a protocol violation, and the server ends the
+/// connection.
+fn written(
+    buf: &mut bytes::BytesMut,
+    write: impl FnOnce(&mut bytes::BytesMut) -> io::Result<()>,
+) -> Result<(), WireError> {
+    let mark = buf.len();
+    write(buf).map_err(|e| {
+        buf.truncate(mark);
+        encode_err(e)
+    })
+}
+
+/// `e` met half-way through an answer, whose rest is left unread: the
+/// connection (whose `broken` this is) ends.
+fn garbled(broken: &mut bool, e: WireError) -> WireError {
+    *broken = true;
+    e
+}
+
+/// Writes a Bind of statement `name` (declared parameter types `types`,
+/// empty for an unnamed one) with `params`, results in text.
+fn bind(
+    buf: &mut bytes::BytesMut,
+    name: &str,
+    types: &[u32],
+    params: &[Param<'_>],
+) -> Result<(), WireError> {
+    let oid = |i: usize| types.get(i).copied().unwrap_or(0);
+    let mark = buf.len();
+    let bound = frontend::bind(
+        "",
+        name,
+        params
+            .iter()
+            .enumerate()
+            .map(|(i, p)| i16::from(binary(p, oid(i)))),
+        params.iter().enumerate(),
+        |(i, p), buf| match encode_param(p, oid(i), buf) {
+            Ok(true) => Ok(IsNull::No),
+            Ok(false) => Ok(IsNull::Yes),
+            Err(e) => Err(e.into()),
+        },
+        Some(0),
+        buf,
+    );
+    if let Err(e) = bound {
+        buf.truncate(mark);
+        let why = match e {
+            frontend::BindError::Conversion(e) => e.to_string(),
+            frontend::BindError::Serialization(e) => e.to_string(),
+        };
+        return Err(WireError::Unsupported(why));
+    }
+    Ok(())
+}
+
+/// `sql` with `$1`, `$2`, … replaced by `params` as literals (for the
+/// simple protocol). A `$n` inside a quoted string or identifier is left
+/// alone; one beyond the parameters too (the server then says so).
+pub fn inline(sql: &str, params: &[Param<'_>]) -> String {
+    let mut out = String::with_capacity(sql.len() + 16 * params.len());
+    let bytes = sql.as_bytes();
+    let mut i = 0;
+    let mut quote: Option<u8> = None;
+    while i < bytes.len() {
+        let c = bytes[i];
+        match quote {
+            Some(q) if c == q => quote = None,
+            Some(_) => {}
+            None if c == b'\'' || c == b'"' => quote = Some(c),
+            None if c == b'$'
+                && !(i > 0
+                    && (bytes[i - 1].is_ascii_alphanumeric()
+                        || bytes[i - 1] == b'_'
+                        || bytes[i - 1] == b'$')) =>
+            {
+                let digits = bytes[i + 1..]
+                    .iter()
+                    .take_while(|b| b.is_ascii_digit())
+                    .count();
+                let n: Option<usize> = sql[i + 1..i + 1 + digits].parse().ok();
+                if let Some(p) = n.and_then(|n| n.checked_sub(1)).and_then(|n| params.get(n)) {
+                    literal(p, &mut out);
+                    i += 1 + digits;
+                    continue;
+                }
+            }
+            None => {}
+        }
+        // Copy one whole character.
+        let len = sql[i..].chars().next().map_or(1, char::len_utf8);
+        out.push_str(&sql[i..i + len]);
+        i += len;
+    }
+    out
+}
+
+/// A Bind and an Execute, for the tests of how messages are framed.
+#[cfg(test)]
+pub(super) fn bind_for_test(
+    buf: &mut bytes::BytesMut,
+    name: &str,
+    types: &[u32],
+    params: &[Param<'_>],
+) {
+    bind(buf, name, types, params).expect("bind");
+    frontend::execute("", 0, buf).expect("execute");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_are_written_into_the_text_outside_quotes_and_identifiers() {
+        let p = [Param::Int(5), Param::Text("o'k")];
+        assert_eq!(
+            inline("select $1, '$1', \"$2\", $2, $3, $12é, x$1", &p),
+            "select 5, '$1', \"$2\", 'o''k', $3, $12é, x$1"
+        );
     }
 }

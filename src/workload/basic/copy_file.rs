@@ -18,7 +18,9 @@ use std::path::{Path, PathBuf};
 
 use bytes::{Bytes, BytesMut};
 use tokio::io::AsyncReadExt;
-use tokio_postgres::{Client, Statement};
+use tokio_postgres::Client;
+
+use crate::db::wire::{WireConn, WireError};
 
 use crate::workload::kit::copy_in::copy_in;
 use crate::workload::kit::simple_query::command_rows;
@@ -58,8 +60,6 @@ pub struct CopyFile {
     generator_hint: String,
     /// --copy-file-client: stream the local file with COPY FROM STDIN.
     client_side: bool,
-    prepared: bool,
-    statement: Option<Statement>,
     /// The role the tool connects as, quoted, when known (for the advice
     /// to grant it pg_read_server_files).
     role: Option<String>,
@@ -103,8 +103,6 @@ impl TableOp for CopyFile {
                 plan.csv_dir.display()
             ),
             client_side: plan.family::<CopyFileSettings>().client,
-            prepared: plan.prepared,
-            statement: None,
             role: None,
         }
     }
@@ -135,7 +133,7 @@ impl CopyFile {
     }
 
     /// --copy-file-client: reads the local file in chunks and sends them.
-    async fn copy_from_client(&self, client: &Client) -> Result<u64> {
+    async fn copy_from_client(&self, conn: &mut WireConn) -> Result<u64> {
         let file = self.path.display().to_string();
         let cannot_read = |e: std::io::Error| {
             Error::io(
@@ -160,12 +158,13 @@ impl CopyFile {
             buf.truncate(n);
             Ok(Some((Bytes::from(buf), f)))
         });
-        copy_in(client, self.statement.as_ref(), &self.stdin_sql(), chunks)
+        copy_in(conn, &self.stdin_sql(), chunks)
             .await
             .map_err(|e| match e {
-                Error::Db { source, .. } => {
-                    Error::db(format!("COPY FROM STDIN of {file} failed"), source)
-                }
+                Error::Wire { failure, .. } => Error::Wire {
+                    context: format!("COPY FROM STDIN of {file} failed"),
+                    failure,
+                },
                 other => other,
             })
     }
@@ -174,22 +173,36 @@ impl CopyFile {
     /// error, so that the failed COPY is counted under its SQLSTATE
     /// (58P01, 42501) like any other.
     fn explain(&self, e: tokio_postgres::Error) -> Error {
+        let code = e.code().map(|c| c.code().to_string());
+        let what = self.explanation(code.as_deref(), db_message(&e));
+        Error::db(what, e)
+    }
+
+    /// As [`Self::explain`], for the error of the worker's connection.
+    fn explain_wire(&self, e: WireError) -> Error {
+        let message = e.as_db().map_or("", |d| d.message.as_str()).to_string();
+        let what = self.explanation(e.code(), &message);
+        Error::wire(what, e)
+    }
+
+    /// What to do about a failed COPY with SQLSTATE `code`.
+    fn explanation(&self, code: Option<&str>, message: &str) -> String {
         let file = self.path.display();
-        let what = match e.code().map(|c| c.code()) {
+        match code {
             Some("58P01") => format!(
                 "copy-file: the server cannot find {file}: make the files on the database server's host with `{}`",
                 self.generator_hint
             ),
             // The server process may not read the file (or a directory
             // on its path): the same SQLSTATE as a missing role privilege.
-            Some("42501") if db_message(&e).starts_with("could not open file") => {
+            Some("42501") if message.starts_with("could not open file") => {
                 let dir = self.path.parent().unwrap_or(Path::new("/"));
                 let dir = shell_word(&dir.to_string_lossy());
                 format!(
                     "copy-file: the database server may not read {file}: make the files and the directories above them readable by the server's OS user, e.g. `chmod o+x {dir} && chmod o+r {dir}/*.csv`"
                 )
             }
-            Some("42501") if db_message(&e).contains("pg_read_server_files") => format!(
+            Some("42501") if message.contains("pg_read_server_files") => format!(
                 "copy-file: the role may not read server files: grant it with `grant pg_read_server_files to {}` or connect as a superuser",
                 self.role.as_deref().unwrap_or("<the role you connect as>")
             ),
@@ -200,21 +213,12 @@ impl CopyFile {
                 self.generator_hint
             ),
             _ => format!("COPY FROM '{file}' failed"),
-        };
-        Error::db(what, e)
+        }
     }
 }
 
 impl Operation for CopyFile {
-    async fn prepare(&mut self, client: &Client) -> Result<()> {
-        if self.client_side && self.prepared {
-            self.statement = Some(
-                client
-                    .prepare(&self.stdin_sql())
-                    .await
-                    .map_err(|e| Error::db("cannot prepare the COPY", e))?,
-            );
-        }
+    async fn prepare(&mut self, _conn: &mut WireConn) -> Result<()> {
         Ok(())
     }
 
@@ -231,9 +235,9 @@ impl Operation for CopyFile {
         true
     }
 
-    async fn execute(&mut self, client: &Client) -> Result<Outcome> {
+    async fn execute(&mut self, conn: &mut WireConn) -> Result<Outcome> {
         if self.client_side {
-            let rows = self.copy_from_client(client).await?;
+            let rows = self.copy_from_client(conn).await?;
             return self.check_rows(rows);
         }
         let sql = format!(
@@ -241,12 +245,11 @@ impl Operation for CopyFile {
             self.table,
             quote_literal(&self.path.to_string_lossy())
         );
-        let rows = command_rows(
-            &client
-                .simple_query(&sql)
-                .await
-                .map_err(|e| self.explain(e))?,
-        );
+        let rows = conn
+            .simple_query(&sql)
+            .await
+            .map_err(|e| self.explain_wire(e))?
+            .affected;
         self.check_rows(rows)
     }
 }

@@ -4,16 +4,15 @@
 //! The original tool timed only the client's buffer writes; here the timed
 //! section is the whole round trip: start the COPY, send the batch, finish
 //! it and wait for the server's CommandComplete (autocommit, so committed;
-//! with --no-prepared inside BEGIN/COMMIT, see [`copy_in`]).
+//! as one simple-protocol query, see [`copy_all`]).
 //! The rows are made in `stage`, before timing.
 
-use bytes::Bytes;
-use tokio_postgres::{Client, Statement};
+use crate::db::wire::WireConn;
 
 use super::table::{self, TableOp};
 use crate::db::sql::TableName;
 use crate::error::{Error, Result};
-use crate::workload::kit::copy_in::copy_in;
+use crate::workload::kit::copy_in::copy_all;
 use crate::workload::kit::limits::check_batch_bytes;
 use crate::workload::kit::partition::Batches;
 use crate::workload::kit::rowgen::RowGen;
@@ -23,11 +22,9 @@ pub struct CopyMem {
     sql: String,
     batches: Batches,
     rows: RowGen,
-    prepared: bool,
-    statement: Option<Statement>,
-    /// The staged batch, shared with the connection while it is sent, so
-    /// that a retry sends the same rows again.
-    data: Bytes,
+    /// The staged batch (a retry sends the same rows again), reused from
+    /// batch to batch.
+    data: Vec<u8>,
     staged: std::ops::Range<u64>,
 }
 
@@ -55,9 +52,7 @@ impl TableOp for CopyMem {
             sql: format!("copy {} (id, f1, f2, f3, f4) from stdin", table.quoted()),
             batches: Batches::new(plan.share(plan.rows, thread), plan.batch_size),
             rows: RowGen::new(plan.seed, plan.field_len),
-            prepared: plan.prepared,
-            statement: None,
-            data: Bytes::new(),
+            data: Vec::new(),
             staged: 0..0,
         }
     }
@@ -68,15 +63,7 @@ impl TableOp for CopyMem {
 }
 
 impl Operation for CopyMem {
-    async fn prepare(&mut self, client: &Client) -> Result<()> {
-        if self.prepared {
-            self.statement = Some(
-                client
-                    .prepare(&self.sql)
-                    .await
-                    .map_err(|e| Error::db("cannot prepare the COPY", e))?,
-            );
-        }
+    async fn prepare(&mut self, _conn: &mut WireConn) -> Result<()> {
         Ok(())
     }
 
@@ -84,11 +71,10 @@ impl Operation for CopyMem {
         let Some(batch) = self.batches.next() else {
             return false;
         };
-        let mut buf = Vec::with_capacity(self.data.len().max(64));
+        self.data.clear();
         for id in batch.clone() {
-            self.rows.copy_text_row(id, &mut buf);
+            self.rows.copy_text_row(id, &mut self.data);
         }
-        self.data = Bytes::from(buf);
         self.staged = batch;
         true
     }
@@ -97,15 +83,8 @@ impl Operation for CopyMem {
         Some(format!("ids {}..{}", self.staged.start, self.staged.end))
     }
 
-    async fn execute(&mut self, client: &Client) -> Result<Outcome> {
-        let data = self.data.clone();
-        let rows = copy_in(
-            client,
-            self.statement.as_ref(),
-            &self.sql,
-            futures_util::stream::once(async { Ok::<_, Error>(data) }),
-        )
-        .await?;
+    async fn execute(&mut self, conn: &mut WireConn) -> Result<Outcome> {
+        let rows = copy_all(conn, &self.sql, &self.data).await?;
         let expected = self.staged.end - self.staged.start;
         if rows != expected {
             return Err(Error::run(format!(

@@ -2,14 +2,13 @@
 //!
 //! Prepared (the default): one statement for the full batch size and, when
 //! the thread's share does not divide evenly, one for its shorter last
-//! batch, both prepared before timing starts. `--no-prepared`: the batch is
-//! sent as SQL text with literal values over the simple query protocol,
-//! which has no bind-parameter limit and works through any pooler.
+//! batch, both prepared before timing starts. `-M extended`: the same
+//! statements unnamed. `-M simple` (`--no-prepared`): the batch is sent as
+//! SQL text with literal values, which has no bind-parameter limit.
 
 use std::fmt::Write as _;
 
-use tokio_postgres::types::ToSql;
-use tokio_postgres::{Client, Statement};
+use crate::db::wire::{Param, Protocol, Sql, WireConn};
 
 use super::table::{self, TableOp};
 use crate::db::sql::{MAX_BIND_PARAMS, TableName};
@@ -17,7 +16,6 @@ use crate::error::{Error, Result};
 use crate::workload::kit::limits::{INSERT_COLUMNS, MAX_INSERT_BATCH, check_batch_bytes};
 use crate::workload::kit::partition::Batches;
 use crate::workload::kit::rowgen::{FIELDS, RowGen};
-use crate::workload::kit::simple_query::command_rows;
 use crate::workload::{Operation, Outcome, Role, Settings, Spec};
 
 pub struct Insert {
@@ -29,12 +27,11 @@ pub struct Insert {
     /// Whether this thread has any batch of `batch_size` rows.
     has_full: bool,
     rows: RowGen,
-    prepared: bool,
-    full: Option<Statement>,
-    short: Option<Statement>,
+    protocol: Protocol,
+    full: Option<Sql>,
+    short: Option<Sql>,
     ids: Vec<i32>,
     fields: Vec<u8>,
-    sql: String,
 }
 
 /// `-o insert`.
@@ -54,9 +51,9 @@ pub static SPEC: Spec = Spec {
 impl TableOp for Insert {
     fn check(s: &Settings) -> Result<()> {
         check_batch_bytes(s)?;
-        if s.prepared && s.batch_size > MAX_INSERT_BATCH {
+        if s.protocol != Protocol::Simple && s.batch_size > MAX_INSERT_BATCH {
             return Err(Error::usage(format!(
-                "--batch-size {} is too large for insert: one prepared INSERT binds at most {MAX_BIND_PARAMS} parameters ({MAX_INSERT_BATCH} rows of {INSERT_COLUMNS} columns); use --batch-size {MAX_INSERT_BATCH} or less, --no-prepared, or copy-mem",
+                "--batch-size {} is too large for insert: one prepared INSERT binds at most {MAX_BIND_PARAMS} parameters ({MAX_INSERT_BATCH} rows of {INSERT_COLUMNS} columns); use --batch-size {MAX_INSERT_BATCH} or less, -M simple, or copy-mem",
                 s.batch_size
             )));
         }
@@ -74,12 +71,11 @@ impl TableOp for Insert {
             last_size: (rem != 0 && len > 0).then_some(rem),
             has_full: len >= plan.batch_size,
             rows: RowGen::new(plan.seed, plan.field_len),
-            prepared: plan.prepared,
+            protocol: plan.protocol,
             full: None,
             short: None,
             ids: Vec::new(),
             fields: Vec::new(),
-            sql: String::new(),
         }
     }
 
@@ -110,26 +106,25 @@ pub fn insert_sql(table: &str, rows: usize) -> String {
 }
 
 impl Operation for Insert {
-    async fn prepare(&mut self, client: &Client) -> Result<()> {
-        if !self.prepared {
-            return Ok(());
-        }
-        let prep = |n: usize| {
-            let sql = insert_sql(&self.table, n);
-            async move {
-                client
-                    .prepare(&sql)
-                    .await
-                    .map_err(|e| Error::db(format!("cannot prepare the INSERT of {n} rows"), e))
-            }
-        };
+    async fn prepare(&mut self, conn: &mut WireConn) -> Result<()> {
+        self.full = None;
+        self.short = None;
         // Per connection: with --reconnect this runs again on every new
         // connection, so it must not depend on how far the batches went.
+        let mut sizes = Vec::new();
         if self.has_full {
-            self.full = Some(prep(self.batch_size).await?);
+            sizes.push(self.batch_size);
         }
-        if let Some(n) = self.last_size {
-            self.short = Some(prep(n).await?);
+        sizes.extend(self.last_size);
+        for n in sizes {
+            let sql = Sql::new(conn, insert_sql(&self.table, n), self.protocol)
+                .await
+                .map_err(|e| Error::wire(format!("cannot prepare the INSERT of {n} rows"), e))?;
+            if n == self.batch_size && self.has_full {
+                self.full = Some(sql);
+            } else {
+                self.short = Some(sql);
+            }
         }
         Ok(())
     }
@@ -144,33 +139,6 @@ impl Operation for Insert {
             self.ids.push(id as i32);
             self.rows.fields(id, &mut self.fields);
         }
-        if !self.prepared {
-            self.sql.clear();
-            let _ = write!(
-                self.sql,
-                "insert into {} (id, f1, f2, f3, f4) values ",
-                self.table
-            );
-            let len = self.rows.field_len();
-            for (i, (id, row)) in self
-                .ids
-                .iter()
-                .zip(self.fields.chunks(len * FIELDS))
-                .enumerate()
-            {
-                if i > 0 {
-                    self.sql.push(',');
-                }
-                let _ = write!(self.sql, "({id}");
-                for f in row.chunks(len) {
-                    // Alphanumeric bytes: valid UTF-8 and nothing to escape.
-                    self.sql.push_str(",'");
-                    self.sql.push_str(&String::from_utf8_lossy(f));
-                    self.sql.push('\'');
-                }
-                self.sql.push(')');
-            }
-        }
         true
     }
 
@@ -183,41 +151,29 @@ impl Operation for Insert {
         ))
     }
 
-    async fn execute(&mut self, client: &Client) -> Result<Outcome> {
+    async fn execute(&mut self, conn: &mut WireConn) -> Result<Outcome> {
         let n = self.ids.len();
-        let affected = if self.prepared {
-            let stmt = if n == self.batch_size {
-                self.full.as_ref()
-            } else {
-                self.short.as_ref()
-            };
-            let stmt =
-                stmt.ok_or_else(|| Error::run(format!("no INSERT prepared for {n} rows")))?;
-            let text = std::str::from_utf8(&self.fields)
-                .map_err(|_| Error::run("generated fields are not UTF-8"))?;
-            let len = self.rows.field_len();
-            let fields: Vec<&str> = (0..n * FIELDS)
-                .map(|k| &text[k * len..(k + 1) * len])
-                .collect();
-            let mut params: Vec<&(dyn ToSql + Sync)> = Vec::with_capacity(n * (FIELDS + 1));
-            for (i, id) in self.ids.iter().enumerate() {
-                params.push(id);
-                for f in &fields[i * FIELDS..(i + 1) * FIELDS] {
-                    params.push(f);
-                }
-            }
-            client
-                .execute(stmt, &params)
-                .await
-                .map_err(|e| Error::db("INSERT failed", e))?
+        let sql = if n == self.batch_size {
+            self.full.as_ref()
         } else {
-            command_rows(
-                &client
-                    .simple_query(&self.sql)
-                    .await
-                    .map_err(|e| Error::db("INSERT failed", e))?,
-            )
+            self.short.as_ref()
         };
+        let sql = sql.ok_or_else(|| Error::run(format!("no INSERT prepared for {n} rows")))?;
+        let text = std::str::from_utf8(&self.fields)
+            .map_err(|_| Error::run("generated fields are not UTF-8"))?;
+        let len = self.rows.field_len();
+        let mut params: Vec<Param<'_>> = Vec::with_capacity(n * (FIELDS + 1));
+        for (i, id) in self.ids.iter().enumerate() {
+            params.push((*id).into());
+            for k in i * FIELDS..(i + 1) * FIELDS {
+                params.push(text[k * len..(k + 1) * len].into());
+            }
+        }
+        let affected = sql
+            .execute(conn, &params)
+            .await
+            .map_err(|e| Error::wire("INSERT failed", e))?
+            .affected;
         if affected != n as u64 {
             return Err(Error::run(format!(
                 "INSERT of {n} rows reported {affected} rows inserted"

@@ -8,6 +8,8 @@
 
 use tokio_postgres::Client;
 
+use crate::db::wire::WireConn;
+
 use super::table::{self, TableOp, one_per_thread_note};
 use crate::db::dialect::{procedure_call, procedure_ddl, procedure_marks};
 use crate::db::sql::TableName;
@@ -83,7 +85,7 @@ impl TableOp for Procedure {
 }
 
 impl Operation for Procedure {
-    async fn prepare(&mut self, _client: &Client) -> Result<()> {
+    async fn prepare(&mut self, _conn: &mut WireConn) -> Result<()> {
         Ok(())
     }
 
@@ -121,7 +123,7 @@ impl Operation for Procedure {
         Ok(row.get::<_, i64>(0).max(0) as u64)
     }
 
-    async fn execute(&mut self, client: &Client) -> Result<Outcome> {
+    async fn execute(&mut self, conn: &mut WireConn) -> Result<Outcome> {
         let call = procedure_call(
             &self.table,
             self.first,
@@ -129,10 +131,9 @@ impl Operation for Procedure {
             self.batch,
             self.field_len,
         );
-        client
-            .simple_query(&call)
+        conn.simple_query(&call)
             .await
-            .map_err(|e| Error::db("CALL of the load procedure failed", e))?;
+            .map_err(|e| Error::wire("CALL of the load procedure failed", e))?;
         Ok(Outcome {
             rows: self.end - self.first,
             missing: 0,

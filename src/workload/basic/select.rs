@@ -1,22 +1,18 @@
 //! `select`: point reads by primary key of ids drawn uniformly from
 //! 0..rows, until the run time is up. A missing row is counted, not fatal.
 
-use tokio_postgres::{Client, SimpleQueryMessage, Statement};
-
 use super::table::{self, TableOp};
 use crate::db::sql::TableName;
-use crate::db::wire::{Answer, Param};
+use crate::db::wire::{Protocol, Sql, WireConn};
 use crate::error::{Error, Result};
 use crate::workload::kit::keys::KeyDistribution;
-use crate::workload::{
-    IdPicker, Operation, Outcome, Role, Settings, Spec, WireStatement, WireUnit,
-};
+use crate::workload::{IdPicker, Operation, Outcome, Role, Settings, Spec};
 
 pub struct Select {
     table: String,
     ids: IdPicker,
-    prepared: bool,
-    statement: Option<Statement>,
+    protocol: Protocol,
+    statement: Option<Sql>,
     id: i32,
 }
 
@@ -45,7 +41,7 @@ impl TableOp for Select {
                 plan.rows,
                 plan.keys.unwrap_or(KeyDistribution::Uniform),
             ),
-            prepared: plan.prepared,
+            protocol: plan.protocol,
             statement: None,
             id: 0,
         }
@@ -59,16 +55,11 @@ impl Select {
 }
 
 impl Operation for Select {
-    async fn prepare(&mut self, client: &Client) -> Result<()> {
-        if self.prepared {
-            let sql = self.sql();
-            self.statement = Some(
-                client
-                    .prepare(&sql)
-                    .await
-                    .map_err(|e| Error::db("cannot prepare the SELECT", e))?,
-            );
-        }
+    async fn prepare(&mut self, conn: &mut WireConn) -> Result<()> {
+        let sql = Sql::new(conn, self.sql(), self.protocol)
+            .await
+            .map_err(|e| Error::wire("cannot prepare the SELECT", e))?;
+        self.statement = Some(sql);
         Ok(())
     }
 
@@ -77,55 +68,17 @@ impl Operation for Select {
         true
     }
 
-    async fn execute(&mut self, client: &Client) -> Result<Outcome> {
-        let found = match &self.statement {
-            Some(s) => client
-                .query(s, &[&self.id])
-                .await
-                .map_err(|e| Error::db("SELECT failed", e))?
-                .len() as u64,
-            None => {
-                let sql = format!(
-                    "select f1, f2, f3, f4 from {} where id = {}",
-                    self.table, self.id
-                );
-                client
-                    .simple_query(&sql)
-                    .await
-                    .map_err(|e| Error::db("SELECT failed", e))?
-                    .iter()
-                    .filter(|m| matches!(m, SimpleQueryMessage::Row(_)))
-                    .count() as u64
-            }
+    async fn execute(&mut self, conn: &mut WireConn) -> Result<Outcome> {
+        let Some(sql) = &self.statement else {
+            return Err(Error::run("the SELECT ran before it was prepared"));
         };
+        let answer = sql
+            .execute(conn, &[self.id.into()])
+            .await
+            .map_err(|e| Error::wire("SELECT failed", e))?;
         Ok(Outcome {
-            rows: found,
-            missing: u64::from(found == 0),
-        })
-    }
-
-    fn wire(&mut self) -> Option<&mut dyn WireUnit> {
-        if self.prepared { Some(self) } else { None }
-    }
-}
-
-impl WireUnit for Select {
-    fn statements(&self) -> Vec<WireStatement> {
-        vec![WireStatement {
-            sql: self.sql(),
-            prepare_failed: "cannot prepare the SELECT".to_string(),
-            failed: "SELECT failed",
-        }]
-    }
-
-    fn param(&self, _i: usize) -> Param<'_> {
-        Param::Int(i64::from(self.id))
-    }
-
-    fn outcome(&mut self, answer: Answer) -> Outcome {
-        Outcome {
             rows: answer.rows,
             missing: u64::from(answer.rows == 0),
-        }
+        })
     }
 }

@@ -3,25 +3,20 @@
 //! their length (`--fields-length`) may differ from the load's. A missing
 //! row is counted, not fatal.
 
-use tokio_postgres::{Client, Statement};
-
 use super::table::{self, TableOp};
 use crate::db::sql::TableName;
-use crate::db::wire::{Answer, Param};
+use crate::db::wire::{Protocol, Sql, WireConn};
 use crate::error::{Error, Result};
 use crate::workload::kit::keys::KeyDistribution;
 use crate::workload::kit::rowgen::{FIELDS, fill_alphanumeric};
-use crate::workload::kit::simple_query::command_rows;
-use crate::workload::{
-    IdPicker, Operation, Outcome, Role, Settings, Spec, WireStatement, WireUnit,
-};
+use crate::workload::{IdPicker, Operation, Outcome, Role, Settings, Spec};
 
 pub struct Update {
     table: String,
     ids: IdPicker,
     field_len: usize,
-    prepared: bool,
-    statement: Option<Statement>,
+    protocol: Protocol,
+    statement: Option<Sql>,
     id: i32,
     fields: Vec<u8>,
 }
@@ -52,7 +47,7 @@ impl TableOp for Update {
                 plan.keys.unwrap_or(KeyDistribution::Uniform),
             ),
             field_len: plan.field_len,
-            prepared: plan.prepared,
+            protocol: plan.protocol,
             statement: None,
             id: 0,
             fields: Vec::with_capacity(plan.field_len * FIELDS),
@@ -77,16 +72,11 @@ impl Update {
 }
 
 impl Operation for Update {
-    async fn prepare(&mut self, client: &Client) -> Result<()> {
-        if self.prepared {
-            let sql = self.sql();
-            self.statement = Some(
-                client
-                    .prepare(&sql)
-                    .await
-                    .map_err(|e| Error::db("cannot prepare the UPDATE", e))?,
-            );
-        }
+    async fn prepare(&mut self, conn: &mut WireConn) -> Result<()> {
+        let sql = Sql::new(conn, self.sql(), self.protocol)
+            .await
+            .map_err(|e| Error::wire("cannot prepare the UPDATE", e))?;
+        self.statement = Some(sql);
         Ok(())
     }
 
@@ -97,66 +87,26 @@ impl Operation for Update {
         true
     }
 
-    async fn execute(&mut self, client: &Client) -> Result<Outcome> {
+    async fn execute(&mut self, conn: &mut WireConn) -> Result<Outcome> {
+        let Some(sql) = &self.statement else {
+            return Err(Error::run("the UPDATE ran before it was prepared"));
+        };
         let (f1, f2, f3, f4) = (
             self.field(0)?,
             self.field(1)?,
             self.field(2)?,
             self.field(3)?,
         );
-        let affected = match &self.statement {
-            Some(s) => client
-                .execute(s, &[&self.id, &f1, &f2, &f3, &f4])
-                .await
-                .map_err(|e| Error::db("UPDATE failed", e))?,
-            None => {
-                let sql = format!(
-                    "update {} set f1 = '{f1}', f2 = '{f2}', f3 = '{f3}', f4 = '{f4}' where id = {}",
-                    self.table, self.id
-                );
-                command_rows(
-                    &client
-                        .simple_query(&sql)
-                        .await
-                        .map_err(|e| Error::db("UPDATE failed", e))?,
-                )
-            }
-        };
+        let answer = sql
+            .execute(
+                conn,
+                &[self.id.into(), f1.into(), f2.into(), f3.into(), f4.into()],
+            )
+            .await
+            .map_err(|e| Error::wire("UPDATE failed", e))?;
         Ok(Outcome {
-            rows: affected,
-            missing: u64::from(affected == 0),
-        })
-    }
-
-    fn wire(&mut self) -> Option<&mut dyn WireUnit> {
-        if self.prepared { Some(self) } else { None }
-    }
-}
-
-impl WireUnit for Update {
-    fn statements(&self) -> Vec<WireStatement> {
-        vec![WireStatement {
-            sql: self.sql(),
-            prepare_failed: "cannot prepare the UPDATE".to_string(),
-            failed: "UPDATE failed",
-        }]
-    }
-
-    /// $1 the id, $2..$5 the four fields (ASCII, as `stage` makes them).
-    fn param(&self, i: usize) -> Param<'_> {
-        match i {
-            0 => Param::Int(i64::from(self.id)),
-            i => {
-                let f = &self.fields[(i - 1) * self.field_len..i * self.field_len];
-                Param::Text(std::str::from_utf8(f).unwrap_or_default())
-            }
-        }
-    }
-
-    fn outcome(&mut self, answer: Answer) -> Outcome {
-        Outcome {
             rows: answer.affected,
             missing: u64::from(answer.affected == 0),
-        }
+        })
     }
 }

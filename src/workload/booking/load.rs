@@ -101,7 +101,6 @@ impl Workload for Load {
             s.share(FLIGHTS, thread),
             s.batch_size,
             Flights { seed: s.seed },
-            s.prepared,
         ))
     }
 }

@@ -108,7 +108,7 @@ impl Workload for Booking {
             day_range: s.family::<BookingSettings>().day_range,
             begin: format!("begin isolation level {}", isolation.sql()),
             next_user: self.next_user.clone(),
-            prepared: s.prepared,
+            protocol: s.protocol,
             st: None,
             staged: (0, 0, 0, 0.0),
             stats: STEPS.iter().map(|n| StatementStats::new(n)).collect(),

@@ -20,8 +20,6 @@ pub(super) const AIRPORTS: [&str; 16] = [
     "MAD", "BCN", "LHR", "CDG", "FRA", "AMS", "JFK", "SFO", "NRT", "SIN", "DXB", "GRU", "SYD",
     "YYZ", "MEX", "JNB",
 ];
-/// The first day of the booking calendar.
-pub(super) const FIRST_DAY: &str = "2027-01-01";
 
 pub(super) fn name(t: &str) -> TableName {
     TableName::new(t).unwrap_or_else(|_| unreachable!("a fixed, valid name"))

@@ -6,18 +6,16 @@ use std::sync::atomic::{AtomicI64, Ordering};
 
 use rand::RngExt;
 use rand::rngs::SmallRng;
-use tokio_postgres::types::ToSql;
-use tokio_postgres::{Client, Statement};
 
-use super::schema::FIRST_DAY;
+use crate::db::wire::{Param, Protocol, Sql, WireConn};
 use crate::error::{Error, Result};
 use crate::workload::kit::keys::KeyPicker;
 use crate::workload::{Operation, Outcome, StatementStats};
 
 pub(super) struct Statements {
-    pub(super) seat: Statement,
-    pub(super) payment: Statement,
-    pub(super) audit: Statement,
+    pub(super) seat: Sql,
+    pub(super) payment: Sql,
+    pub(super) audit: Sql,
 }
 
 pub(super) struct BookingOp {
@@ -26,7 +24,7 @@ pub(super) struct BookingOp {
     pub(super) day_range: u32,
     pub(super) begin: String,
     pub(super) next_user: Arc<AtomicI64>,
-    pub(super) prepared: bool,
+    pub(super) protocol: Protocol,
     pub(super) st: Option<Statements>,
     /// user id, flight, day offset, amount.
     pub(super) staged: (i64, i32, i32, f64),
@@ -45,39 +43,24 @@ const AUDIT: &str = "insert into audit (schedule_id, day, seats_occupied) \
 impl BookingOp {
     /// Runs statement `k` of a booking (BEGIN, the seat, the payment,
     /// the audit counter, COMMIT), timing it into its figures.
-    async fn step(&mut self, client: &Client, k: usize) -> Result<()> {
+    async fn step(&mut self, conn: &mut WireConn, k: usize) -> Result<()> {
         let (user, flight, day, amount) = self.staged;
         let began = std::time::Instant::now();
-        let fail = |e| Error::db(format!("booking: {} failed", STEPS[k]), e);
-        match (&self.st, k) {
-            (_, 0) => client.batch_execute(&self.begin).await.map_err(fail)?,
-            (_, 4) => client.batch_execute("commit").await.map_err(fail)?,
-            (Some(st), _) => {
-                let p: Vec<&(dyn ToSql + Sync)> = match k {
-                    1 => vec![&user, &flight, &day],
-                    2 => vec![&user, &flight, &day, &amount],
-                    _ => vec![&flight, &day],
-                };
-                let statement = [&st.seat, &st.payment, &st.audit][k - 1];
-                client.execute(statement, &p).await.map_err(fail)?;
-            }
+        let fail = |e| Error::wire(format!("booking: {} failed", STEPS[k]), e);
+        let (u, f, d) = (Param::from(user), Param::from(flight), Param::from(day));
+        let _ = match (&self.st, k) {
+            (_, 0) => conn.simple_query(&self.begin).await,
+            (_, 4) => conn.simple_query("commit").await,
+            (Some(st), 1) => st.seat.execute(conn, &[u, f, d]).await,
+            (Some(st), 2) => st.payment.execute(conn, &[u, f, d, amount.into()]).await,
+            (Some(st), _) => st.audit.execute(conn, &[f, d]).await,
             (None, _) => {
-                let d = format!("date '{FIRST_DAY}' + {day}");
-                let sql = match k {
-                    1 => format!(
-                        "insert into seat (user_id, schedule_id, day) values ({user}, {flight}, {d})"
-                    ),
-                    2 => format!(
-                        "insert into payment (user_id, schedule_id, day, amount) values ({user}, {flight}, {d}, {amount:.2})"
-                    ),
-                    _ => format!(
-                        "insert into audit (schedule_id, day, seats_occupied) values ({flight}, {d}, 1) \
-                         on conflict (schedule_id, day) do update set seats_occupied = audit.seats_occupied + 1"
-                    ),
-                };
-                client.batch_execute(&sql).await.map_err(fail)?;
+                return Err(Error::run(
+                    "booking ran before its statements were prepared",
+                ));
             }
         }
+        .map_err(fail)?;
         self.stats[k].record(began.elapsed());
         Ok(())
     }
@@ -87,21 +70,22 @@ impl BookingOp {
 pub(super) const STEPS: [&str; 5] = ["begin", "seat", "payment", "audit", "commit"];
 
 impl Operation for BookingOp {
-    async fn prepare(&mut self, client: &Client) -> Result<()> {
+    async fn prepare(&mut self, conn: &mut WireConn) -> Result<()> {
         self.st = None;
-        if !self.prepared {
-            return Ok(());
-        }
-        let prep = |sql: &'static str| async move {
-            client
-                .prepare(sql)
-                .await
-                .map_err(|e| Error::db("cannot prepare the booking statements", e))
-        };
+        let fail = |e| Error::wire("cannot prepare the booking statements", e);
+        let seat = Sql::new(conn, SEAT.into(), self.protocol)
+            .await
+            .map_err(fail)?;
+        let payment = Sql::new(conn, PAYMENT.into(), self.protocol)
+            .await
+            .map_err(fail)?;
+        let audit = Sql::new(conn, AUDIT.into(), self.protocol)
+            .await
+            .map_err(fail)?;
         self.st = Some(Statements {
-            seat: prep(SEAT).await?,
-            payment: prep(PAYMENT).await?,
-            audit: prep(AUDIT).await?,
+            seat,
+            payment,
+            audit,
         });
         Ok(())
     }
@@ -122,12 +106,14 @@ impl Operation for BookingOp {
         ))
     }
 
-    async fn execute(&mut self, client: &Client) -> Result<Outcome> {
+    async fn execute(&mut self, conn: &mut WireConn) -> Result<Outcome> {
         for k in 0..STEPS.len() {
-            if let Err(e) = self.step(client, k).await {
+            if let Err(e) = self.step(conn, k).await {
                 // The error is the unit's; a failed rollback on a lost
                 // connection adds nothing to it.
-                let _ = client.batch_execute("rollback").await;
+                if !conn.is_closed() {
+                    let _ = conn.simple_query("rollback").await;
+                }
                 return Err(e);
             }
         }

@@ -19,14 +19,12 @@ mod facts;
 mod operation;
 mod settings;
 mod tables;
-mod wire;
 
 pub use args::{FamilyArgs, Misuse, RunContext, Unread};
 pub use facts::Facts;
 pub use operation::{AnyOperation, DynOperation, NoUnits, Operation, Pauses};
 pub use settings::{FamilySetting, FamilySettings, Settings};
 pub use tables::{ReadTable, TableSet, TableUse, Tables, rows_flag};
-pub use wire::{WireStatement, WireUnit};
 
 /// A boxed future that may move between threads.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;

@@ -1,6 +1,12 @@
 //! One worker's share of a workload, and the trait object the runner's
 //! one worker loop drives it through.
 //!
+//! A unit runs on the one data-plane connection ([`WireConn`]): every
+//! workload writes its unit once, against one API, whatever the protocol
+//! (`-M`), TLS or pooling. tokio-postgres's [`Client`] appears here only
+//! for [`Operation::committed_rows`], a look at the table on a control
+//! connection after a unit failed.
+//!
 //! The runner drives a worker's operation through `Box<dyn DynOperation>`:
 //! one small allocation per executed unit for the boxed future, against
 //! tens of microseconds for the round trip, buys a registry without a
@@ -10,20 +16,21 @@ use std::future::Future;
 
 use tokio_postgres::Client;
 
-use super::{BoxFuture, Outcome, StatementStats, WireUnit};
+use super::{BoxFuture, Outcome, StatementStats};
+use crate::db::wire::WireConn;
 use crate::error::Result;
 
 /// The worker of a workload whose work is all in its set-up or checks.
 pub struct NoUnits;
 
 impl Operation for NoUnits {
-    async fn prepare(&mut self, _client: &Client) -> Result<()> {
+    async fn prepare(&mut self, _conn: &mut WireConn) -> Result<()> {
         Ok(())
     }
     fn stage(&mut self) -> bool {
         false
     }
-    async fn execute(&mut self, _client: &Client) -> Result<Outcome> {
+    async fn execute(&mut self, _conn: &mut WireConn) -> Result<Outcome> {
         Ok(Outcome::default())
     }
 }
@@ -41,7 +48,7 @@ pub struct Pauses {
 /// One worker's share of a workload, on its own connection.
 pub trait Operation: Send + 'static {
     /// Per-connection set-up, not timed: prepares statements.
-    fn prepare(&mut self, client: &Client) -> impl Future<Output = Result<()>> + Send;
+    fn prepare(&mut self, conn: &mut WireConn) -> impl Future<Output = Result<()>> + Send;
 
     /// Makes the next unit ready, not timed. Returns false when this
     /// worker's share is done (loads); queries always have a next unit.
@@ -49,7 +56,7 @@ pub trait Operation: Send + 'static {
 
     /// Sends the staged unit and waits for its result: the timed part.
     /// May be called again for the same unit to retry it.
-    fn execute(&mut self, client: &Client) -> impl Future<Output = Result<Outcome>> + Send;
+    fn execute(&mut self, conn: &mut WireConn) -> impl Future<Output = Result<Outcome>> + Send;
 
     /// Which of the workload's types the staged unit is.
     fn unit_type(&self) -> usize {
@@ -92,21 +99,14 @@ pub trait Operation: Send + 'static {
     fn committed_rows(&mut self, _client: &Client) -> impl Future<Output = Result<u64>> + Send {
         std::future::ready(Ok(0))
     }
-
-    /// The operation as the lean driver runs it, if it can be: None (the
-    /// default) keeps it on tokio-postgres. An operation that answers
-    /// here must answer so from its creation on, for every unit.
-    fn wire(&mut self) -> Option<&mut dyn WireUnit> {
-        None
-    }
 }
 
 /// [`Operation`] as a trait object, so that the registry can hand any
 /// workload's operations to the one worker loop. Every `Operation` is one.
 pub trait DynOperation: Send + 'static {
-    fn prepare_dyn<'a>(&'a mut self, client: &'a Client) -> BoxFuture<'a, Result<()>>;
+    fn prepare_dyn<'a>(&'a mut self, conn: &'a mut WireConn) -> BoxFuture<'a, Result<()>>;
     fn stage_dyn(&mut self) -> bool;
-    fn execute_dyn<'a>(&'a mut self, client: &'a Client) -> BoxFuture<'a, Result<Outcome>>;
+    fn execute_dyn<'a>(&'a mut self, conn: &'a mut WireConn) -> BoxFuture<'a, Result<Outcome>>;
     fn unit_type_dyn(&self) -> usize;
     fn unit_label_dyn(&self) -> Option<String>;
     fn pauses_dyn(&self) -> Pauses;
@@ -114,18 +114,17 @@ pub trait DynOperation: Send + 'static {
     fn long_unit_dyn(&self) -> bool;
     fn committed_rows_dyn<'a>(&'a mut self, client: &'a Client) -> BoxFuture<'a, Result<u64>>;
     fn take_statements_dyn(&mut self) -> Vec<StatementStats>;
-    fn wire_dyn(&mut self) -> Option<&mut dyn WireUnit>;
 }
 
 impl<O: Operation> DynOperation for O {
-    fn prepare_dyn<'a>(&'a mut self, client: &'a Client) -> BoxFuture<'a, Result<()>> {
-        Box::pin(self.prepare(client))
+    fn prepare_dyn<'a>(&'a mut self, conn: &'a mut WireConn) -> BoxFuture<'a, Result<()>> {
+        Box::pin(self.prepare(conn))
     }
     fn stage_dyn(&mut self) -> bool {
         self.stage()
     }
-    fn execute_dyn<'a>(&'a mut self, client: &'a Client) -> BoxFuture<'a, Result<Outcome>> {
-        Box::pin(self.execute(client))
+    fn execute_dyn<'a>(&'a mut self, conn: &'a mut WireConn) -> BoxFuture<'a, Result<Outcome>> {
+        Box::pin(self.execute(conn))
     }
     fn unit_type_dyn(&self) -> usize {
         self.unit_type()
@@ -154,9 +153,6 @@ impl<O: Operation> DynOperation for O {
         }
         taken
     }
-    fn wire_dyn(&mut self) -> Option<&mut dyn WireUnit> {
-        self.wire()
-    }
 }
 
 /// A worker's operation of any workload, as the runner drives it. A named
@@ -166,14 +162,14 @@ impl<O: Operation> DynOperation for O {
 pub struct AnyOperation(pub Box<dyn DynOperation>);
 
 impl Operation for AnyOperation {
-    async fn prepare(&mut self, client: &Client) -> Result<()> {
-        self.0.prepare_dyn(client).await
+    async fn prepare(&mut self, conn: &mut WireConn) -> Result<()> {
+        self.0.prepare_dyn(conn).await
     }
     fn stage(&mut self) -> bool {
         self.0.stage_dyn()
     }
-    async fn execute(&mut self, client: &Client) -> Result<Outcome> {
-        self.0.execute_dyn(client).await
+    async fn execute(&mut self, conn: &mut WireConn) -> Result<Outcome> {
+        self.0.execute_dyn(conn).await
     }
     fn unit_type(&self) -> usize {
         self.0.unit_type_dyn()
@@ -195,8 +191,5 @@ impl Operation for AnyOperation {
     }
     fn take_statements(&mut self) -> Vec<StatementStats> {
         self.0.take_statements_dyn()
-    }
-    fn wire(&mut self) -> Option<&mut dyn WireUnit> {
-        self.0.wire_dyn()
     }
 }

@@ -24,6 +24,8 @@ pub struct Settings {
     /// on its connection (literals over the simple protocol, or unnamed
     /// statements, see [`crate::db::unnamed`]).
     pub prepared: bool,
+    /// How statements are sent (`-M`); `prepared` is its Prepared.
+    pub protocol: crate::db::wire::Protocol,
     /// The table name given with --table-name, if any (each table set has
     /// its own default).
     pub table_name: Option<String>,

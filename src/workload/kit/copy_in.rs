@@ -1,104 +1,48 @@
 //! `COPY ... FROM STDIN` as every load that copies sends it (copy-mem,
 //! copy-file, the YCSB, oltp, booking, TPC-C and pgbench loaders): one
-//! function, so that the way through a pooler in transaction mode is
-//! written once.
+//! function, so that starting, streaming and ending a COPY, and leaving
+//! the connection usable when the data fails, are written once.
+//!
+//! The COPY goes as one simple-protocol Query: no named statement, so
+//! nothing to prepare and nothing a pooler in transaction mode (PgBouncer)
+//! could separate from the data that follows. (On YugabyteDB a COPY
+//! outside a transaction block commits every
+//! yb_default_copy_from_rows_per_transaction rows, 20000 by default; a
+//! batch is one transaction either way up to that size.)
 
 use bytes::Bytes;
-use futures_util::{SinkExt, StreamExt};
-use tokio_postgres::{Client, Statement};
+use futures_util::StreamExt;
 
-use crate::error::{Error, PREPARED_STATEMENT_TAKEN, Result};
+use crate::db::wire::WireConn;
+use crate::error::{Error, Result};
 
-/// Runs `COPY ... FROM STDIN` with the prepared `statement`, or else with
-/// `sql` inside BEGIN/COMMIT, and sends `chunks`; returns the rows copied.
-///
-/// tokio-postgres always parses COPY as a named statement and binds it in
-/// a second round trip (it has no unnamed COPY). Through a pooler in
-/// transaction mode (PgBouncer) the two may land on different server
-/// connections, where the statement does not exist, and a name left on a
-/// server connection collides with the next client's; the explicit
-/// transaction keeps parse, copy and close on one, and the statement is
-/// closed before the transaction ends (see [`crate::db::unnamed`]), so it
-/// leaves nothing behind. Names that other clients left there (a run
-/// without --no-prepared through the same pooler) are skipped, see
-/// [`begin_and_parse`]. Used by every load that copies. (On YugabyteDB a
-/// COPY outside a transaction block commits every
-/// yb_default_copy_from_rows_per_transaction rows, 20000 by default; a
-/// batch is one transaction either way up to that size.)
-pub async fn copy_in<S>(
-    client: &Client,
-    statement: Option<&Statement>,
-    sql: &str,
-    chunks: S,
-) -> Result<u64>
+/// Runs `sql` (a `COPY ... FROM STDIN`) and sends `chunks`; returns the
+/// rows the server says it copied. A chunk that fails (a file that cannot
+/// be read) ends the COPY on the server with that failure, so nothing of
+/// it is committed and the connection stays usable.
+pub async fn copy_in<S>(conn: &mut WireConn, sql: &str, chunks: S) -> Result<u64>
 where
     S: futures_util::Stream<Item = Result<Bytes>>,
 {
-    let fail = |e| Error::db("COPY FROM STDIN failed", e);
-    if let Some(statement) = statement {
-        return send_copy(client, statement, chunks).await;
-    }
-    let own = begin_and_parse(client, sql).await?;
-    let copied = send_copy(client, &own, chunks).await;
-    // Its Close goes out now, ahead of the COMMIT or ROLLBACK.
-    drop(own);
-    let done = match copied {
-        Ok(rows) => client
-            .batch_execute("commit")
-            .await
-            .map(|_| rows)
-            .map_err(fail),
-        Err(e) => Err(e),
-    };
-    if done.is_err() && !client.is_closed() {
-        // Leave the connection usable (a retry, the next unit): out of the
-        // failed transaction.
-        let _ = client.batch_execute("rollback").await;
-    }
-    done
-}
-
-/// How many taken names [`begin_and_parse`] skips before it gives up.
-const TAKEN_NAMES_SKIPPED: usize = 1000;
-
-/// Opens a transaction and parses `sql` in it as a named statement.
-///
-/// Under a pooler in transaction mode a server connection may hold names
-/// that other clients left (tokio-postgres numbers them s0, s1, … in every
-/// process): a Parse of one of them fails with 42P05. Nobody can use such
-/// a leftover (its maker's next transaction lands anywhere), so the name
-/// is skipped: the transaction is rolled back and the next name tried
-/// (each Parse takes a number higher), at most [`TAKEN_NAMES_SKIPPED`]
-/// times in one call.
-async fn begin_and_parse(client: &Client, sql: &str) -> Result<Statement> {
-    let fail = |e| Error::db("COPY FROM STDIN failed", e);
-    let mut skipped = 0;
-    loop {
-        client.batch_execute("begin").await.map_err(fail)?;
-        let e = match client.prepare(sql).await {
-            Ok(statement) => return Ok(statement),
-            Err(e) => e,
-        };
-        if !client.is_closed() {
-            let _ = client.batch_execute("rollback").await;
-        }
-        let taken = e.code().map(|c| c.code()) == Some(PREPARED_STATEMENT_TAKEN);
-        if !taken || skipped == TAKEN_NAMES_SKIPPED {
-            return Err(fail(e));
-        }
-        skipped += 1;
-    }
-}
-
-async fn send_copy<S>(client: &Client, statement: &Statement, chunks: S) -> Result<u64>
-where
-    S: futures_util::Stream<Item = Result<Bytes>>,
-{
-    let fail = |e| Error::db("COPY FROM STDIN failed", e);
-    let sink = client.copy_in(statement).await.map_err(fail)?;
-    futures_util::pin_mut!(sink, chunks);
+    let fail = |e| Error::wire("COPY FROM STDIN failed", e);
+    conn.copy_start(sql).await.map_err(fail)?;
+    futures_util::pin_mut!(chunks);
     while let Some(chunk) = chunks.next().await {
-        sink.send(chunk?).await.map_err(fail)?;
+        match chunk {
+            Ok(data) => conn.copy_send(&data).await.map_err(fail)?,
+            Err(e) => {
+                let _ = conn.copy_abort(&e.to_string()).await;
+                return Err(e);
+            }
+        }
     }
-    sink.as_mut().finish().await.map_err(fail)
+    Ok(conn.copy_finish().await.map_err(fail)?.affected)
+}
+
+/// Runs `sql` (a `COPY ... FROM STDIN`) with `data` as its whole input.
+pub async fn copy_all(conn: &mut WireConn, sql: &str, data: &[u8]) -> Result<u64> {
+    let fail = |e| Error::wire("COPY FROM STDIN failed", e);
+    conn.copy_start(sql).await.map_err(fail)?;
+    conn.copy_send(data).await.map_err(fail)?;
+    Ok(conn.copy_finish().await.map_err(fail)?.affected)
 }

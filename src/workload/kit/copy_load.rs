@@ -4,17 +4,16 @@
 //!
 //! What differs between those loads is only what line number `n` holds,
 //! so that is the one thing a loader gives ([`Lines`]); the batching, the
-//! prepared COPY and the sending are here. Lines are made in `stage`,
+//! COPY and the sending are here. Lines are made in `stage`,
 //! outside the timed section; a retry sends the same bytes again.
 
 use std::ops::Range;
 
-use bytes::Bytes;
-use tokio_postgres::{Client, Statement};
+use crate::db::wire::WireConn;
 
-use super::copy_in::copy_in;
+use super::copy_in::copy_all;
 use super::partition::Batches;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::workload::{Operation, Outcome};
 
 /// What a loader writes: line `n` of its table, in COPY text format.
@@ -38,38 +37,27 @@ pub struct CopyLoad<L> {
     sql: String,
     batches: Batches,
     lines: L,
-    prepared: bool,
-    statement: Option<Statement>,
-    data: Bytes,
+    /// The staged batch's lines, reused from batch to batch.
+    data: Vec<u8>,
     staged: Range<u64>,
 }
 
 impl<L: Lines> CopyLoad<L> {
     /// Loads `share` (line numbers) with `sql` (a `COPY … FROM STDIN`),
     /// `batch` lines per COPY.
-    pub fn new(sql: String, share: Range<u64>, batch: usize, lines: L, prepared: bool) -> Self {
+    pub fn new(sql: String, share: Range<u64>, batch: usize, lines: L) -> Self {
         CopyLoad {
             sql,
             batches: Batches::new(share, batch),
             lines,
-            prepared,
-            statement: None,
-            data: Bytes::new(),
+            data: Vec::new(),
             staged: 0..0,
         }
     }
 }
 
 impl<L: Lines> Operation for CopyLoad<L> {
-    async fn prepare(&mut self, client: &Client) -> Result<()> {
-        if self.prepared {
-            self.statement = Some(
-                client
-                    .prepare(&self.sql)
-                    .await
-                    .map_err(|e| Error::db(format!("cannot prepare '{}'", self.sql), e))?,
-            );
-        }
+    async fn prepare(&mut self, _conn: &mut WireConn) -> Result<()> {
         Ok(())
     }
 
@@ -77,12 +65,12 @@ impl<L: Lines> Operation for CopyLoad<L> {
         let Some(batch) = self.batches.next() else {
             return false;
         };
-        let mut buf =
-            Vec::with_capacity((batch.end - batch.start) as usize * self.lines.line_bytes());
+        self.data.clear();
+        self.data
+            .reserve((batch.end - batch.start) as usize * self.lines.line_bytes());
         for n in batch.clone() {
-            self.lines.line(n, &mut buf);
+            self.lines.line(n, &mut self.data);
         }
-        self.data = Bytes::from(buf);
         self.staged = batch;
         true
     }
@@ -96,9 +84,8 @@ impl<L: Lines> Operation for CopyLoad<L> {
         ))
     }
 
-    async fn execute(&mut self, client: &Client) -> Result<Outcome> {
-        let chunk = futures_util::stream::iter([Ok(self.data.clone())]);
-        let rows = copy_in(client, self.statement.as_ref(), &self.sql, chunk).await?;
+    async fn execute(&mut self, conn: &mut WireConn) -> Result<Outcome> {
+        let rows = copy_all(conn, &self.sql, &self.data).await?;
         Ok(Outcome { rows, missing: 0 })
     }
 }

@@ -26,8 +26,7 @@
 //!
 //! A file an idea: the flags ([`args`]), the tables (`schema`), the load
 //! (`prepare`), the statements of an event (`statements`), a script as a
-//! workload (`run`), a worker's events (`unit`) and the lean driver's side
-//! (`wire`).
+//! workload (`run`) and a worker's events (`unit`).
 
 pub mod args;
 mod prepare;
@@ -35,7 +34,6 @@ mod run;
 mod schema;
 mod statements;
 mod unit;
-mod wire;
 
 pub use schema::{SBTABLES, create_sql, digits_value};
 

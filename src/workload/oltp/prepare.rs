@@ -3,17 +3,18 @@
 
 use std::fmt::Write as _;
 
-use bytes::Bytes;
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
-use tokio_postgres::{Client, Statement};
+use tokio_postgres::Client;
+
+use crate::db::wire::WireConn;
 
 use super::OltpSettings;
 use super::schema::{C_GROUPS, PAD_GROUPS, SBTABLES, check_rows, digits_value, table};
 use crate::db::schema;
 use crate::db::sql::TableName;
 use crate::error::{Error, Result};
-use crate::workload::kit::copy_in::copy_in;
+use crate::workload::kit::copy_in::copy_all;
 use crate::workload::{
     BoxFuture, DynOperation, Facts, Operation, Outcome, Settings, Spec, TableSet, Workload,
     worker_seed,
@@ -102,9 +103,7 @@ impl Workload for Prepare {
             rows: s.rows,
             batch: s.batch_size as u64,
             seed: s.seed,
-            prepared: s.prepared,
-            statements: Vec::new(),
-            data: Bytes::new(),
+            data: String::new(),
             staged_table: 0,
             staged: 0..0,
         })
@@ -119,10 +118,8 @@ struct PrepareOp {
     rows: u64,
     batch: u64,
     seed: u64,
-    prepared: bool,
-    /// The prepared COPY of each table, made as tables are met.
-    statements: Vec<Option<Statement>>,
-    data: Bytes,
+    /// The staged batch's lines, reused from batch to batch.
+    data: String,
     staged_table: usize,
     staged: std::ops::Range<u64>,
 }
@@ -134,10 +131,7 @@ impl PrepareOp {
 }
 
 impl Operation for PrepareOp {
-    async fn prepare(&mut self, _client: &Client) -> Result<()> {
-        // Statements are prepared per table on first use (a reconnect
-        // forgets them all).
-        self.statements.clear();
+    async fn prepare(&mut self, _conn: &mut WireConn) -> Result<()> {
         Ok(())
     }
 
@@ -150,7 +144,9 @@ impl Operation for PrepareOp {
         let end = (g + self.batch).min(self.share.end).min(table_end);
         self.share.start = end;
         self.staged_table = (g / self.rows) as usize + 1;
-        let mut buf = String::with_capacity(((end - g) * 200) as usize);
+        let mut buf = std::mem::take(&mut self.data);
+        buf.clear();
+        buf.reserve(((end - g) * 200) as usize);
         for row in g..end {
             let id = row % self.rows + 1;
             let mut rng = SmallRng::seed_from_u64(worker_seed(self.seed, row as usize, 13));
@@ -161,7 +157,7 @@ impl Operation for PrepareOp {
             digits_value(&mut rng, PAD_GROUPS, &mut buf);
             buf.push('\n');
         }
-        self.data = Bytes::from(buf);
+        self.data = buf;
         self.staged = g % self.rows + 1..(end - 1) % self.rows + 2;
         true
     }
@@ -173,28 +169,9 @@ impl Operation for PrepareOp {
         ))
     }
 
-    async fn execute(&mut self, client: &Client) -> Result<Outcome> {
-        let i = self.staged_table;
-        let sql = Self::copy_sql(i);
-        if self.prepared {
-            if self.statements.len() < i {
-                self.statements.resize(i, None);
-            }
-            if self.statements[i - 1].is_none() {
-                self.statements[i - 1] = Some(
-                    client
-                        .prepare(&sql)
-                        .await
-                        .map_err(|e| Error::db("cannot prepare the COPY of an sbtest table", e))?,
-                );
-            }
-        }
-        let statement = self
-            .statements
-            .get(i.wrapping_sub(1))
-            .and_then(|s| s.as_ref());
-        let chunk = futures_util::stream::iter([Ok(self.data.clone())]);
-        let rows = copy_in(client, statement, &sql, chunk).await?;
+    async fn execute(&mut self, conn: &mut WireConn) -> Result<Outcome> {
+        let sql = Self::copy_sql(self.staged_table);
+        let rows = copy_all(conn, &sql, self.data.as_bytes()).await?;
         Ok(Outcome { rows, missing: 0 })
     }
 }

@@ -14,8 +14,7 @@ use crate::db::unnamed;
 use crate::error::{Error, Result};
 use crate::workload::kit::keys::{KeyDistribution, KeyPicker};
 use crate::workload::{
-    BoxFuture, DynOperation, Facts, Outcome, Settings, Spec, StatementStats, TableSet, Workload,
-    worker_seed,
+    BoxFuture, DynOperation, Facts, Settings, Spec, StatementStats, TableSet, Workload, worker_seed,
 };
 
 pub(super) fn build_run(spec: &'static Spec, s: &Settings) -> Result<Box<dyn Workload>> {
@@ -164,47 +163,16 @@ impl Workload for OltpRun {
                 stats.push(StatementStats::new(k.name()));
             }
         }
-        // The lean driver's statements, in the order they are prepared:
-        // each used kind per table, then BEGIN and COMMIT once.
-        let mut wire = Vec::new();
-        for t in 1..=self.oltp.tables {
-            for k in KINDS {
-                if !matches!(k, Kind::Begin | Kind::Commit)
-                    && stats.iter().any(|st| st.name == k.name())
-                {
-                    wire.push((t, k));
-                }
-            }
-        }
-        if txn {
-            wire.push((1, Kind::Begin));
-            wire.push((1, Kind::Commit));
-        }
-        let at = |t: usize, k: Kind| wire.iter().position(|&w| w == (t, k));
-        let wire_slots = (1..=self.oltp.tables)
-            .map(|t| {
-                KINDS
-                    .iter()
-                    .map(|&k| match k {
-                        Kind::Begin | Kind::Commit => at(1, k),
-                        _ => at(t, k),
-                    })
-                    .collect()
-            })
-            .collect();
         let stat_slots = KINDS.map(|k| stats.iter().position(|st| st.name == k.name()));
         Box::new(OltpOp {
-            wire,
-            wire_slots,
             stat_slots,
-            done: Outcome::default(),
             tables: self.oltp.tables,
             rows: s.rows,
             range: self.oltp.range_size,
             groups,
             txn,
             serial_insert: self.script == Script::Insert,
-            prepared: s.prepared,
+            protocol: s.protocol,
             rng: SmallRng::seed_from_u64(worker_seed(s.seed, thread, 17)),
             keys: KeyPicker::new(keys, s.rows, start),
             statements: Vec::new(),

@@ -35,23 +35,6 @@ pub(super) const KINDS: [Kind; 11] = [
 ];
 
 impl Kind {
-    /// What a failed statement of this kind is called (as on tokio-postgres).
-    pub(super) fn failed_text(self) -> &'static str {
-        match self {
-            Kind::PointSelect => "oltp point_select failed",
-            Kind::SimpleRange => "oltp simple_range failed",
-            Kind::SumRange => "oltp sum_range failed",
-            Kind::OrderRange => "oltp order_range failed",
-            Kind::DistinctRange => "oltp distinct_range failed",
-            Kind::IndexUpdate => "oltp index_update failed",
-            Kind::NonIndexUpdate => "oltp non_index_update failed",
-            Kind::Delete => "oltp delete failed",
-            Kind::Insert => "oltp insert failed",
-            Kind::Begin => "oltp begin failed",
-            Kind::Commit => "oltp commit failed",
-        }
-    }
-
     pub(super) fn name(self) -> &'static str {
         match self {
             Kind::PointSelect => "point_select",

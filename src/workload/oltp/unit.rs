@@ -1,19 +1,18 @@
 //! One worker of a script: the event it stages (a list of statements with
-//! their ids) and how it sends it on tokio-postgres.
+//! their ids) and how it sends it, a statement a round trip (as sysbench
+//! sends them).
 
 use std::time::{Duration, Instant};
 
 use rand::RngExt;
 use rand::rngs::SmallRng;
-use tokio_postgres::types::ToSql;
-use tokio_postgres::{Client, Statement};
 
 use super::schema::{C_GROUPS, PAD_GROUPS, digits_value, table};
 use super::statements::{KINDS, Kind};
+use crate::db::wire::{Param, Protocol, Sql, WireConn};
 use crate::error::{Error, Result};
 use crate::workload::kit::keys::KeyPicker;
-use crate::workload::kit::simple_query::command_rows;
-use crate::workload::{Operation, Outcome, StatementStats, WireUnit};
+use crate::workload::{Operation, Outcome, StatementStats};
 
 /// One statement of a staged transaction.
 pub(super) struct Step {
@@ -28,14 +27,8 @@ pub(super) struct Step {
 }
 
 pub(super) struct OltpOp {
-    /// The lean driver's statements: (table, kind) in the order prepared.
-    pub(super) wire: Vec<(usize, Kind)>,
-    /// Where (table, kind) is in `wire` (index table-1, then as in KINDS).
-    pub(super) wire_slots: Vec<Vec<Option<usize>>>,
     /// Where each kind's figures are in `stats` (as in KINDS).
     pub(super) stat_slots: [Option<usize>; KINDS.len()],
-    /// What the staged unit's statements did so far (lean driver).
-    pub(super) done: Outcome,
     pub(super) tables: usize,
     pub(super) rows: u64,
     pub(super) range: u64,
@@ -43,12 +36,12 @@ pub(super) struct OltpOp {
     pub(super) txn: bool,
     /// oltp-insert: the id comes from the table's sequence.
     pub(super) serial_insert: bool,
-    pub(super) prepared: bool,
+    pub(super) protocol: Protocol,
     pub(super) rng: SmallRng,
     pub(super) keys: KeyPicker,
     /// Prepared statements per table (index table-1) and kind (index in
     /// KINDS).
-    pub(super) statements: Vec<Vec<Option<Statement>>>,
+    pub(super) statements: Vec<Vec<Option<Sql>>>,
     /// The staged event.
     pub(super) steps: Vec<Step>,
     /// The step that failed last, for the failed unit's label.
@@ -79,102 +72,36 @@ impl OltpOp {
     }
 
     /// Runs one statement; returns the rows it read or wrote.
-    async fn run(&mut self, client: &Client, i: usize) -> Result<u64> {
+    async fn run(&mut self, conn: &mut WireConn, i: usize) -> Result<u64> {
         let step = &self.steps[i];
         let kind = step.kind;
         let began = Instant::now();
-        let fail = |e| Error::db(format!("oltp {} failed", kind.name()), e);
-        let n = if let Some(st) = self
+        let fail = |e| Error::wire(format!("oltp {} failed", kind.name()), e);
+        let st = self
             .statements
             .get(step.table - 1)
             .and_then(|t| t[Self::kind_index(kind)].as_ref())
-        {
-            match kind {
-                Kind::PointSelect => {
-                    client.query(st, &[&step.id]).await.map_err(fail)?.len() as u64
-                }
-                Kind::SimpleRange | Kind::SumRange | Kind::OrderRange | Kind::DistinctRange => {
-                    client
-                        .query(st, &[&step.id, &step.other])
-                        .await
-                        .map_err(fail)?
-                        .len() as u64
-                }
-                Kind::IndexUpdate | Kind::Delete => {
-                    client.execute(st, &[&step.id]).await.map_err(fail)?
-                }
-                Kind::NonIndexUpdate => client
-                    .execute(st, &[&step.id, &step.c])
-                    .await
-                    .map_err(fail)?,
-                Kind::Insert if self.serial_insert => {
-                    let p: [&(dyn ToSql + Sync); 3] = [&step.other, &step.c, &step.pad];
-                    client.execute(st, &p).await.map_err(fail)?
-                }
-                Kind::Insert => {
-                    let p: [&(dyn ToSql + Sync); 4] = [&step.id, &step.other, &step.c, &step.pad];
-                    client.execute(st, &p).await.map_err(fail)?
-                }
-                Kind::Begin | Kind::Commit => {
-                    client.execute(st, &[]).await.map_err(fail)?;
-                    0
-                }
+            .ok_or_else(|| Error::run(format!("oltp {} was not prepared", kind.name())))?;
+        let (id, other) = (Param::from(step.id), Param::from(step.other));
+        let (c, pad) = (Param::Text(&step.c), Param::Text(&step.pad));
+        let answer = match kind {
+            Kind::SimpleRange | Kind::SumRange | Kind::OrderRange | Kind::DistinctRange => {
+                st.execute(conn, &[id, other]).await
             }
-        } else {
-            let sql = self.literal_sql(step);
-            let msgs = client.simple_query(&sql).await.map_err(fail)?;
-            let rows = msgs
-                .iter()
-                .filter(|m| matches!(m, tokio_postgres::SimpleQueryMessage::Row(_)))
-                .count() as u64;
-            if kind.is_read() {
-                rows
-            } else {
-                command_rows(&msgs)
-            }
+            Kind::NonIndexUpdate => st.execute(conn, &[id, c]).await,
+            Kind::Insert if self.serial_insert => st.execute(conn, &[other, c, pad]).await,
+            Kind::Insert => st.execute(conn, &[id, other, c, pad]).await,
+            Kind::Begin | Kind::Commit => st.execute(conn, &[]).await,
+            Kind::PointSelect | Kind::IndexUpdate | Kind::Delete => st.execute(conn, &[id]).await,
+        }
+        .map_err(fail)?;
+        let n = match kind {
+            k if k.is_read() => answer.rows,
+            Kind::Begin | Kind::Commit => 0,
+            _ => answer.affected,
         };
         self.record(kind, began);
         Ok(n)
-    }
-
-    /// `--no-prepared`: the statement with its values as literals (ids are
-    /// integers, c and pad digits and dashes: nothing to escape).
-    fn literal_sql(&self, s: &Step) -> String {
-        let t = table(s.table).quoted();
-        match s.kind {
-            Kind::PointSelect => format!("SELECT c FROM {t} WHERE id={}", s.id),
-            Kind::SimpleRange => {
-                format!(
-                    "SELECT c FROM {t} WHERE id BETWEEN {} AND {}",
-                    s.id, s.other
-                )
-            }
-            Kind::SumRange => format!(
-                "SELECT SUM(k) FROM {t} WHERE id BETWEEN {} AND {}",
-                s.id, s.other
-            ),
-            Kind::OrderRange => format!(
-                "SELECT c FROM {t} WHERE id BETWEEN {} AND {} ORDER BY c",
-                s.id, s.other
-            ),
-            Kind::DistinctRange => format!(
-                "SELECT DISTINCT c FROM {t} WHERE id BETWEEN {} AND {} ORDER BY c",
-                s.id, s.other
-            ),
-            Kind::IndexUpdate => format!("UPDATE {t} SET k=k+1 WHERE id={}", s.id),
-            Kind::NonIndexUpdate => format!("UPDATE {t} SET c='{}' WHERE id={}", s.c, s.id),
-            Kind::Delete => format!("DELETE FROM {t} WHERE id={}", s.id),
-            Kind::Insert if self.serial_insert => format!(
-                "INSERT INTO {t} (k, c, pad) VALUES ({}, '{}', '{}')",
-                s.other, s.c, s.pad
-            ),
-            Kind::Insert => format!(
-                "INSERT INTO {t} (id, k, c, pad) VALUES ({}, {}, '{}', '{}')",
-                s.id, s.other, s.c, s.pad
-            ),
-            Kind::Begin => "BEGIN".to_string(),
-            Kind::Commit => "COMMIT".to_string(),
-        }
     }
 
     fn step(&self, kind: Kind, table: usize, id: i32, other: i32) -> Step {
@@ -190,11 +117,8 @@ impl OltpOp {
 }
 
 impl Operation for OltpOp {
-    async fn prepare(&mut self, client: &Client) -> Result<()> {
+    async fn prepare(&mut self, conn: &mut WireConn) -> Result<()> {
         self.statements.clear();
-        if !self.prepared {
-            return Ok(());
-        }
         for i in 1..=self.tables {
             let t = table(i).quoted();
             let mut per_kind = vec![None; KINDS.len()];
@@ -206,20 +130,18 @@ impl Operation for OltpOp {
                 if used {
                     let sql = k.sql(&t, self.serial_insert);
                     *slot = Some(
-                        client
-                            .prepare(&sql)
+                        Sql::new(conn, sql.clone(), self.protocol)
                             .await
-                            .map_err(|e| Error::db(format!("cannot prepare '{sql}'"), e))?,
+                            .map_err(|e| Error::wire(format!("cannot prepare '{sql}'"), e))?,
                     );
                 }
             }
             if self.txn {
                 for k in [Kind::Begin, Kind::Commit] {
                     per_kind[Self::kind_index(k)] = Some(
-                        client
-                            .prepare(k.sql("", false).as_str())
+                        Sql::new(conn, k.sql("", false), self.protocol)
                             .await
-                            .map_err(|e| Error::db(format!("cannot prepare {}", k.name()), e))?,
+                            .map_err(|e| Error::wire(format!("cannot prepare {}", k.name()), e))?,
                     );
                 }
             }
@@ -288,11 +210,11 @@ impl Operation for OltpOp {
         Some(format!("{} on sbtest{}", step.kind.name(), step.table))
     }
 
-    async fn execute(&mut self, client: &Client) -> Result<Outcome> {
+    async fn execute(&mut self, conn: &mut WireConn) -> Result<Outcome> {
         let mut rows = 0;
         let mut missing = 0;
         for i in 0..self.steps.len() {
-            match self.run(client, i).await {
+            match self.run(conn, i).await {
                 Ok(n) => {
                     rows += n;
                     missing += u64::from(n == 0 && self.steps[i].kind == Kind::PointSelect);
@@ -302,7 +224,9 @@ impl Operation for OltpOp {
                     if self.txn {
                         // The error is the unit's; a failed rollback on a
                         // lost connection adds nothing to it.
-                        let _ = client.batch_execute("ROLLBACK").await;
+                        if !conn.is_closed() {
+                            let _ = conn.simple_query("ROLLBACK").await;
+                        }
                     }
                     return Err(e);
                 }
@@ -316,11 +240,5 @@ impl Operation for OltpOp {
             .iter_mut()
             .map(|s| std::mem::replace(s, StatementStats::new(s.name)))
             .collect()
-    }
-
-    /// On the lean driver whenever statements are prepared: a unit is
-    /// its statements one after another, as [`OltpOp::run`] sends them.
-    fn wire(&mut self) -> Option<&mut dyn WireUnit> {
-        if self.prepared { Some(self) } else { None }
     }
 }

@@ -324,7 +324,6 @@ impl Workload for Init {
             thread_range(total, self.settings.threads, thread),
             copy_rows(&self.settings),
             Accounts,
-            self.settings.prepared,
         ))
     }
 }

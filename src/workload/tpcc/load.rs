@@ -23,17 +23,16 @@ use std::io::Write as _;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use bytes::Bytes;
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
-use tokio_postgres::Client;
 
 use super::schema::copy_sql;
 use super::{
     C_LOAD_LAST, CUSTOMERS, DISTRICTS, ITEMS, NEW_ORDERS_FROM, ORDERS, WarehouseRange, nurand,
 };
+use crate::db::wire::WireConn;
 use crate::error::Result;
-use crate::workload::kit::copy_in::copy_in;
+use crate::workload::kit::copy_in::copy_all;
 use crate::workload::kit::partition::thread_range;
 use crate::workload::{Operation, Outcome, worker_seed};
 
@@ -422,7 +421,7 @@ pub struct LoadOp {
     now: String,
     staged: Option<Chunk>,
     sql: String,
-    data: Bytes,
+    data: Vec<u8>,
     /// Bytes of COPY text sent by every worker of the load, counted once
     /// a COPY succeeds: the load's MB/s.
     sent: Arc<AtomicU64>,
@@ -438,14 +437,14 @@ impl LoadOp {
             now,
             staged: None,
             sql: String::new(),
-            data: Bytes::new(),
+            data: Vec::new(),
             sent,
         }
     }
 }
 
 impl Operation for LoadOp {
-    async fn prepare(&mut self, _client: &Client) -> Result<()> {
+    async fn prepare(&mut self, _conn: &mut WireConn) -> Result<()> {
         Ok(())
     }
 
@@ -453,10 +452,9 @@ impl Operation for LoadOp {
         let Some(c) = self.chunks.pop_front() else {
             return false;
         };
-        let mut buf = Vec::with_capacity(1 << 20);
-        chunk_lines(c, self.seed, &self.now, &mut buf);
+        self.data.clear();
+        chunk_lines(c, self.seed, &self.now, &mut self.data);
         self.sql = copy_sql(c.table());
-        self.data = Bytes::from(buf);
         self.staged = Some(c);
         true
     }
@@ -465,9 +463,8 @@ impl Operation for LoadOp {
         self.staged.map(|c| format!("{c:?}"))
     }
 
-    async fn execute(&mut self, client: &Client) -> Result<Outcome> {
-        let chunk = futures_util::stream::iter([Ok(self.data.clone())]);
-        let rows = copy_in(client, None, &self.sql, chunk).await?;
+    async fn execute(&mut self, conn: &mut WireConn) -> Result<Outcome> {
+        let rows = copy_all(conn, &self.sql, &self.data).await?;
         self.sent
             .fetch_add(self.data.len() as u64, Ordering::Relaxed);
         Ok(Outcome { rows, missing: 0 })

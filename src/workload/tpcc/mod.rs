@@ -585,7 +585,7 @@ impl Workload for Run {
                 begin,
                 s.family::<TpccSettings>().wait,
             )
-            .prepared(s.prepared),
+            .protocol(s.protocol),
         )
     }
 }

@@ -12,10 +12,11 @@
 //! back as the specification wants and is a success of the tool, counted
 //! as a "missing" row of its type and reported apart from tpmC.
 //!
-//! Statements are prepared once per connection; with `--no-prepared` each
-//! is sent as the unnamed statement, its parameters still bound in binary
-//! (arrays of order lines, money in cents), so that a pooler in
-//! transaction mode keeps nothing of them. Where the specification
+//! Statements are prepared once per connection; with `-M extended` each
+//! is sent as the unnamed statement, with `-M simple` (`--no-prepared`)
+//! as text with its values written in (arrays of order lines, money in
+//! cents as parameters either way), so that a pooler in transaction mode
+//! keeps nothing of them. Where the specification
 //! reads a row and then updates it, one `UPDATE … RETURNING` does both
 //! (the same effect on the database, one round trip fewer); money is kept
 //! exact by passing cents and computing in `numeric` on the server.
@@ -23,11 +24,10 @@
 use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;
 use rand::{RngExt, SeedableRng};
-use tokio_postgres::Client;
 
 use super::load::last_name;
 use super::{CUSTOMERS, DISTRICTS, ITEMS, WarehouseRange, nurand, wait};
-use crate::db::unnamed::{Param, Stmt};
+use crate::db::wire::{Param, Protocol, Rows, Sql, WireConn};
 use crate::error::{Error, Result};
 use crate::workload::{Operation, Outcome, Pauses, worker_seed};
 
@@ -166,30 +166,30 @@ enum Staged {
 }
 
 struct Statements {
-    warehouse_tax: Stmt,
-    next_order: Stmt,
-    customer_credit: Stmt,
-    insert_order: Stmt,
-    insert_new_order: Stmt,
-    items: Stmt,
+    warehouse_tax: Sql,
+    next_order: Sql,
+    customer_credit: Sql,
+    insert_order: Sql,
+    insert_new_order: Sql,
+    items: Sql,
     /// One per district: the stock update returns s_dist_<d>.
-    stock: Vec<Stmt>,
-    insert_lines: Stmt,
-    pay_warehouse: Stmt,
-    pay_district: Stmt,
-    by_last: Stmt,
-    pay_customer: Stmt,
-    insert_history: Stmt,
-    status_customer: Stmt,
-    last_order: Stmt,
-    order_lines: Stmt,
-    oldest_new_order: Stmt,
-    any_new_order: Stmt,
-    carrier: Stmt,
-    deliver_lines: Stmt,
-    deliver_customer: Stmt,
-    next_o_id: Stmt,
-    low_stock: Stmt,
+    stock: Vec<Sql>,
+    insert_lines: Sql,
+    pay_warehouse: Sql,
+    pay_district: Sql,
+    by_last: Sql,
+    pay_customer: Sql,
+    insert_history: Sql,
+    status_customer: Sql,
+    last_order: Sql,
+    order_lines: Sql,
+    oldest_new_order: Sql,
+    any_new_order: Sql,
+    carrier: Sql,
+    deliver_lines: Sql,
+    deliver_customer: Sql,
+    next_o_id: Sql,
+    low_stock: Sql,
 }
 
 /// Where a client's terminals live: their home warehouses, and all the
@@ -214,9 +214,8 @@ pub struct Terminal {
     /// `--tpcc-wait`: keying and think times around each transaction.
     wait: bool,
     pauses: Pauses,
-    /// Statements prepared per connection, or (--no-prepared) sent as
-    /// unnamed statements.
-    prepared: bool,
+    /// How the statements are sent (`-M`).
+    protocol: Protocol,
     st: Option<Statements>,
     staged: Option<Staged>,
 }
@@ -260,17 +259,17 @@ impl Terminal {
             begin,
             wait,
             pauses: Pauses::default(),
-            prepared: true,
+            protocol: Protocol::Prepared,
             st: None,
             staged: None,
         }
     }
 
-    /// With `prepared` false (--no-prepared) the statements are sent as
-    /// unnamed statements, each parsed where it runs: through a pooler in
-    /// transaction mode nothing of them stays on a server connection.
-    pub fn prepared(mut self, prepared: bool) -> Self {
-        self.prepared = prepared;
+    /// How the statements are sent (`-M`): with extended or simple
+    /// nothing of them stays on a server connection, as a pooler in
+    /// transaction mode needs.
+    pub fn protocol(mut self, protocol: Protocol) -> Self {
+        self.protocol = protocol;
         self
     }
 
@@ -361,11 +360,20 @@ impl Terminal {
         }
     }
 
-    async fn run(&self, client: &Client, st: &Statements, staged: &Staged) -> Result<Outcome> {
+    async fn run(&self, conn: &mut WireConn, st: &Statements, staged: &Staged) -> Result<Outcome> {
         let w = self.w;
-        let fail = |what: &'static str| move |e| Error::db(format!("tpcc: {what} failed"), e);
-        client
-            .batch_execute(&self.begin)
+        let fail = |what: &'static str| move |e| Error::wire(format!("tpcc: {what} failed"), e);
+        // One row expected: none is the database's inconsistency, said
+        // as the statement's failure.
+        let one = |what: &'static str, rows: &Rows| {
+            if rows.is_empty() {
+                Err(Error::run(format!("tpcc: {what} found no row")))
+            } else {
+                Ok(())
+            }
+        };
+        let mut rows = Rows::new();
+        conn.simple_query(&self.begin)
             .await
             .map_err(fail("begin"))?;
         let mut outcome = Outcome {
@@ -379,49 +387,65 @@ impl Terminal {
                 lines,
                 rollback,
             } => {
+                let (d, c) = (*d, *c);
                 // Clause 2.4.2.2.
-                let w_tax: f64 = st
-                    .warehouse_tax
-                    .query_one(client, &[&w])
+                let what = "new-order: warehouse";
+                st.warehouse_tax
+                    .query(conn, &[w.into()], &mut rows)
                     .await
-                    .map_err(fail("new-order: warehouse"))?
-                    .get(0);
-                let row = st
-                    .next_order
-                    .query_one(client, &[&w, d])
+                    .map_err(fail(what))?;
+                one(what, &rows)?;
+                let w_tax: f64 = rows.get(0, 0).map_err(fail(what))?;
+                let what = "new-order: district";
+                st.next_order
+                    .query(conn, &[w.into(), d.into()], &mut rows)
                     .await
-                    .map_err(fail("new-order: district"))?;
-                let (o_id, d_tax): (i32, f64) = (row.get(0), row.get(1));
-                let row = st
-                    .customer_credit
-                    .query_one(client, &[&w, d, c])
+                    .map_err(fail(what))?;
+                one(what, &rows)?;
+                let o_id: i32 = rows.get(0, 0).map_err(fail(what))?;
+                let d_tax: f64 = rows.get(0, 1).map_err(fail(what))?;
+                let what = "new-order: customer";
+                st.customer_credit
+                    .query(conn, &[w.into(), d.into(), c.into()], &mut rows)
                     .await
-                    .map_err(fail("new-order: customer"))?;
-                let discount: f64 = row.get(0);
+                    .map_err(fail(what))?;
+                one(what, &rows)?;
+                let discount: f64 = rows.get(0, 0).map_err(fail(what))?;
                 let all_local = i32::from(lines.iter().all(|l| l.1 == w));
                 let count = lines.len() as i32;
                 st.insert_order
-                    .execute(client, &[&o_id, d, &w, c, &count, &all_local])
+                    .execute(
+                        conn,
+                        &[
+                            o_id.into(),
+                            d.into(),
+                            w.into(),
+                            c.into(),
+                            count.into(),
+                            all_local.into(),
+                        ],
+                    )
                     .await
                     .map_err(fail("new-order: insert orders"))?;
                 st.insert_new_order
-                    .execute(client, &[&o_id, d, &w])
+                    .execute(conn, &[o_id.into(), d.into(), w.into()])
                     .await
                     .map_err(fail("new-order: insert new_order"))?;
                 let ids: Vec<i32> = lines.iter().map(|l| l.0).collect();
-                let rows = st
-                    .items
-                    .query(client, &[&ids])
+                let what = "new-order: items";
+                st.items
+                    .query(conn, &[ids.as_slice().into()], &mut rows)
                     .await
-                    .map_err(fail("new-order: items"))?;
+                    .map_err(fail(what))?;
                 let mut prices = std::collections::HashMap::with_capacity(rows.len());
-                for r in &rows {
-                    prices.insert(r.get::<_, i32>(0), r.get::<_, f64>(1));
+                for r in 0..rows.len() {
+                    let id: i32 = rows.get(r, 0).map_err(fail(what))?;
+                    let price: f64 = rows.get(r, 1).map_err(fail(what))?;
+                    prices.insert(id, price);
                 }
                 let unused = ids.iter().any(|i| !prices.contains_key(i));
                 if unused && !*rollback {
-                    client
-                        .batch_execute("rollback")
+                    conn.simple_query("rollback")
                         .await
                         .map_err(fail("new-order: rollback"))?;
                     return Err(Error::run(format!(
@@ -439,16 +463,22 @@ impl Terminal {
                 // between terminals, the same rows changed.
                 let mut order = known.clone();
                 order.sort_by_key(|&i| (lines[i].1, lines[i].0));
-                let stock = &st.stock[(*d as usize - 1) % st.stock.len()];
+                let stock = &st.stock[(d as usize - 1) % st.stock.len()];
                 let mut dist = vec![String::new(); lines.len()];
+                let what = "new-order: stock";
                 for i in order {
                     let (item, supply, qty) = lines[i];
                     let remote = i32::from(supply != w);
-                    let r = stock
-                        .query_one(client, &[&supply, &item, &qty, &remote])
+                    stock
+                        .query(
+                            conn,
+                            &[supply.into(), item.into(), qty.into(), remote.into()],
+                            &mut rows,
+                        )
                         .await
-                        .map_err(fail("new-order: stock"))?;
-                    dist[i] = r.get(0);
+                        .map_err(fail(what))?;
+                    one(what, &rows)?;
+                    dist[i] = rows.text(0, 0).unwrap_or_default().to_string();
                 }
                 let numbers: Vec<i32> = known.iter().map(|&i| i as i32 + 1).collect();
                 let items: Vec<i32> = known.iter().map(|&i| lines[i].0).collect();
@@ -463,16 +493,23 @@ impl Terminal {
                     })
                     .collect();
                 let dist: Vec<String> = known.iter().map(|&i| dist[i].clone()).collect();
-                let p: [&dyn Param; 9] = [
-                    &o_id, d, &w, &numbers, &items, &supply, &qty, &amounts, &dist,
+                let p: [Param<'_>; 9] = [
+                    o_id.into(),
+                    d.into(),
+                    w.into(),
+                    numbers.as_slice().into(),
+                    items.as_slice().into(),
+                    supply.as_slice().into(),
+                    qty.as_slice().into(),
+                    amounts.as_slice().into(),
+                    dist.as_slice().into(),
                 ];
                 st.insert_lines
-                    .execute(client, &p)
+                    .execute(conn, &p)
                     .await
                     .map_err(fail("new-order: insert order_line"))?;
                 if unused {
-                    client
-                        .batch_execute("rollback")
+                    conn.simple_query("rollback")
                         .await
                         .map_err(fail("new-order: rollback"))?;
                     outcome.missing = 1;
@@ -490,47 +527,78 @@ impl Terminal {
                 customer,
                 cents,
             } => {
+                let (d, c_w, c_d, cents) = (*d, *c_w, *c_d, *cents);
                 // Clause 2.5.2.2.
-                let w_name: String = st
-                    .pay_warehouse
-                    .query_one(client, &[&w, cents])
+                let what = "payment: warehouse";
+                st.pay_warehouse
+                    .query(conn, &[w.into(), cents.into()], &mut rows)
                     .await
-                    .map_err(fail("payment: warehouse"))?
-                    .get(0);
-                let d_name: String = st
-                    .pay_district
-                    .query_one(client, &[&w, d, cents])
+                    .map_err(fail(what))?;
+                one(what, &rows)?;
+                let w_name = rows.text(0, 0).unwrap_or_default().to_string();
+                let what = "payment: district";
+                st.pay_district
+                    .query(conn, &[w.into(), d.into(), cents.into()], &mut rows)
                     .await
-                    .map_err(fail("payment: district"))?
-                    .get(0);
-                let c_id = self.find_customer(client, st, *c_w, *c_d, customer).await?;
+                    .map_err(fail(what))?;
+                one(what, &rows)?;
+                let d_name = rows.text(0, 0).unwrap_or_default().to_string();
+                let c_id = self
+                    .find_customer(conn, st, c_w, c_d, customer, &mut rows)
+                    .await?;
+                let what = "payment: customer";
                 st.pay_customer
-                    .query_one(client, &[c_w, c_d, &c_id, cents, d, &w])
+                    .query(
+                        conn,
+                        &[
+                            c_w.into(),
+                            c_d.into(),
+                            c_id.into(),
+                            cents.into(),
+                            d.into(),
+                            w.into(),
+                        ],
+                        &mut rows,
+                    )
                     .await
-                    .map_err(fail("payment: customer"))?;
+                    .map_err(fail(what))?;
+                one(what, &rows)?;
                 let h_data = format!("{w_name}    {d_name}");
-                let p: [&dyn Param; 7] = [&c_id, c_d, c_w, d, &w, cents, &h_data];
+                let p: [Param<'_>; 7] = [
+                    c_id.into(),
+                    c_d.into(),
+                    c_w.into(),
+                    d.into(),
+                    w.into(),
+                    cents.into(),
+                    (&h_data).into(),
+                ];
                 st.insert_history
-                    .execute(client, &p)
+                    .execute(conn, &p)
                     .await
                     .map_err(fail("payment: history"))?;
             }
             Staged::OrderStatus { d, customer } => {
+                let d = *d;
                 // Clause 2.6.2.2.
-                let c_id = self.find_customer(client, st, w, *d, customer).await?;
+                let c_id = self
+                    .find_customer(conn, st, w, d, customer, &mut rows)
+                    .await?;
+                let what = "order-status: customer";
                 st.status_customer
-                    .query_one(client, &[&w, d, &c_id])
+                    .query(conn, &[w.into(), d.into(), c_id.into()], &mut rows)
                     .await
-                    .map_err(fail("order-status: customer"))?;
-                let last = st
-                    .last_order
-                    .query_opt(client, &[&w, d, &c_id])
+                    .map_err(fail(what))?;
+                one(what, &rows)?;
+                let what = "order-status: orders";
+                st.last_order
+                    .query(conn, &[w.into(), d.into(), c_id.into()], &mut rows)
                     .await
-                    .map_err(fail("order-status: orders"))?;
-                if let Some(o) = last {
-                    let o_id: i32 = o.get(0);
+                    .map_err(fail(what))?;
+                if !rows.is_empty() {
+                    let o_id: i32 = rows.get(0, 0).map_err(fail(what))?;
                     st.order_lines
-                        .query(client, &[&w, d, &o_id])
+                        .query(conn, &[w.into(), d.into(), o_id.into()], &mut rows)
                         .await
                         .map_err(fail("order-status: order lines"))?;
                 }
@@ -538,6 +606,7 @@ impl Terminal {
             Staged::Delivery { carrier } => {
                 // Clause 2.7.4.2: each district's oldest undelivered order.
                 let mut delivered = 0;
+                let what = "delivery: new_order";
                 for d in 1..=DISTRICTS as i32 {
                     // Skipped only when the district has no new order left
                     // (clause 2.7.4.2). Under read committed, a delivery
@@ -547,40 +616,43 @@ impl Terminal {
                     // 40001 and is retried.
                     let mut o_id = None;
                     for _ in 0..100 {
-                        if let Some(no) = st
-                            .oldest_new_order
-                            .query_opt(client, &[&w, &d])
+                        st.oldest_new_order
+                            .query(conn, &[w.into(), d.into()], &mut rows)
                             .await
-                            .map_err(fail("delivery: new_order"))?
-                        {
-                            o_id = Some(no.get::<_, i32>(0));
+                            .map_err(fail(what))?;
+                        if !rows.is_empty() {
+                            o_id = Some(rows.get::<i32>(0, 0).map_err(fail(what))?);
                             break;
                         }
-                        let left: bool = st
-                            .any_new_order
-                            .query_one(client, &[&w, &d])
+                        st.any_new_order
+                            .query(conn, &[w.into(), d.into()], &mut rows)
                             .await
-                            .map_err(fail("delivery: new_order"))?
-                            .get(0);
-                        if !left {
+                            .map_err(fail(what))?;
+                        one(what, &rows)?;
+                        if rows.text(0, 0) != Some("t") {
                             break;
                         }
                     }
                     let Some(o_id) = o_id else {
                         continue;
                     };
-                    let c_id: i32 = st
-                        .carrier
-                        .query_one(client, &[&w, &d, &o_id, carrier])
+                    let what = "delivery: orders";
+                    st.carrier
+                        .query(
+                            conn,
+                            &[w.into(), d.into(), o_id.into(), (*carrier).into()],
+                            &mut rows,
+                        )
                         .await
-                        .map_err(fail("delivery: orders"))?
-                        .get(0);
+                        .map_err(fail(what))?;
+                    one(what, &rows)?;
+                    let c_id: i32 = rows.get(0, 0).map_err(fail(what))?;
                     st.deliver_lines
-                        .execute(client, &[&w, &d, &o_id])
+                        .execute(conn, &[w.into(), d.into(), o_id.into()])
                         .await
                         .map_err(fail("delivery: order lines"))?;
                     st.deliver_customer
-                        .execute(client, &[&w, &d, &o_id, &c_id])
+                        .execute(conn, &[w.into(), d.into(), o_id.into(), c_id.into()])
                         .await
                         .map_err(fail("delivery: customer"))?;
                     delivered += 1;
@@ -590,22 +662,26 @@ impl Terminal {
             Staged::StockLevel { threshold } => {
                 // Clause 2.8.2.2.
                 let d = self.d_stock;
-                let next: i32 = st
-                    .next_o_id
-                    .query_one(client, &[&w, &d])
+                let what = "stock-level: district";
+                st.next_o_id
+                    .query(conn, &[w.into(), d.into()], &mut rows)
                     .await
-                    .map_err(fail("stock-level: district"))?
-                    .get(0);
+                    .map_err(fail(what))?;
+                one(what, &rows)?;
+                let next: i32 = rows.get(0, 0).map_err(fail(what))?;
+                let what = "stock-level: stock";
                 st.low_stock
-                    .query_one(client, &[&w, &d, &next, threshold])
+                    .query(
+                        conn,
+                        &[w.into(), d.into(), next.into(), (*threshold).into()],
+                        &mut rows,
+                    )
                     .await
-                    .map_err(fail("stock-level: stock"))?;
+                    .map_err(fail(what))?;
+                one(what, &rows)?;
             }
         }
-        client
-            .batch_execute("commit")
-            .await
-            .map_err(fail("commit"))?;
+        conn.simple_query("commit").await.map_err(fail("commit"))?;
         Ok(outcome)
     }
 
@@ -614,26 +690,27 @@ impl Terminal {
     /// rounded up).
     async fn find_customer(
         &self,
-        client: &Client,
+        conn: &mut WireConn,
         st: &Statements,
         w: i32,
         d: i32,
         customer: &Customer,
+        rows: &mut Rows,
     ) -> Result<i32> {
         match customer {
             Customer::Id(c) => Ok(*c),
             Customer::Last(last) => {
-                let rows = st
-                    .by_last
-                    .query(client, &[&w, &d, last])
+                let fail = |e| Error::wire("tpcc: customer by last name failed", e);
+                st.by_last
+                    .query(conn, &[w.into(), d.into(), last.into()], rows)
                     .await
-                    .map_err(|e| Error::db("tpcc: customer by last name failed", e))?;
+                    .map_err(fail)?;
                 if rows.is_empty() {
                     return Err(Error::run(format!(
                         "tpcc: no customer named {last} in warehouse {w} district {d}: is the customer table loaded?"
                     )));
                 }
-                Ok(rows[rows.len().div_ceil(2) - 1].get(0))
+                rows.get(rows.len().div_ceil(2) - 1, 0).map_err(fail)
             }
         }
     }
@@ -645,12 +722,12 @@ const STOCK: &str = "update stock set s_quantity = case when s_quantity >= $3 + 
      where s_w_id = $1 and s_i_id = $2 returning s_dist_DD::text, s_data";
 
 impl Operation for Terminal {
-    async fn prepare(&mut self, client: &Client) -> Result<()> {
+    async fn prepare(&mut self, conn: &mut WireConn) -> Result<()> {
         self.st = None;
-        let prepared = self.prepared;
-        let p = |sql: String| async move {
-            let fail = |e| Error::db(format!("cannot prepare '{sql}'"), e);
-            Stmt::new(client, sql.clone(), prepared).await.map_err(fail)
+        let protocol = self.protocol;
+        let mut p = async |sql: String| {
+            let fail = |e| Error::wire(format!("cannot prepare '{sql}'"), e);
+            Sql::new(conn, sql.clone(), protocol).await.map_err(fail)
         };
         let mut stock = Vec::with_capacity(DISTRICTS as usize);
         for d in 1..=DISTRICTS {
@@ -823,18 +900,20 @@ impl Operation for Terminal {
         Some(format!("{ty} on warehouse {}", self.w))
     }
 
-    async fn execute(&mut self, client: &Client) -> Result<Outcome> {
+    async fn execute(&mut self, conn: &mut WireConn) -> Result<Outcome> {
         let (Some(st), Some(staged)) = (&self.st, &self.staged) else {
             return Err(Error::run(
                 "tpcc: a transaction ran before its statements were prepared",
             ));
         };
-        match self.run(client, st, staged).await {
+        match self.run(conn, st, staged).await {
             Ok(o) => Ok(o),
             Err(e) => {
                 // The error is the unit's; a failed rollback on a lost
                 // connection adds nothing to it.
-                let _ = client.batch_execute("rollback").await;
+                if !conn.is_closed() {
+                    let _ = conn.simple_query("rollback").await;
+                }
                 Err(e)
             }
         }

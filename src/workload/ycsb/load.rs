@@ -89,7 +89,6 @@ impl Workload for Load {
                 fields: self.ycsb.field_count,
                 field_len: self.ycsb.field_length,
             },
-            s.prepared,
         ))
     }
 }

@@ -31,7 +31,6 @@ mod mix;
 mod run;
 mod schema;
 mod unit;
-mod wire;
 
 pub use mix::{Mix, TYPES};
 pub use run::Acknowledged;

@@ -297,7 +297,7 @@ impl Workload for YcsbMix {
             field_len: self.ycsb.field_length,
             write_all: self.ycsb.write_all_fields,
             rmw_txn: self.ycsb.rmw_txn,
-            prepared: s.prepared,
+            protocol: s.protocol,
             next_insert: self.next_insert.clone(),
             insert_base: self.insert_base.load(Ordering::Relaxed),
             client: s.client,

@@ -1,24 +1,21 @@
 //! One worker of a mix: its statements, the unit it stages (a type and a
-//! record) and how it sends it on tokio-postgres.
+//! record) and how it sends it.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use rand::RngExt;
 use rand::rngs::SmallRng;
-use tokio_postgres::types::ToSql;
-use tokio_postgres::{Client, SimpleQueryMessage, Statement};
 
 use super::MAX_SCAN;
 use super::mix::TYPES;
 use super::run::Acknowledged;
 use super::schema::{field_list, key_of};
-use crate::db::sql::quote_literal;
+use crate::db::wire::{Param, Protocol, Sql, WireConn};
 use crate::error::{Error, Result};
 use crate::workload::kit::keys::KeyPicker;
 use crate::workload::kit::rowgen::fill_alphanumeric;
-use crate::workload::kit::simple_query::command_rows;
-use crate::workload::{Operation, Outcome, WireUnit};
+use crate::workload::{Operation, Outcome};
 
 pub(super) const READ: usize = 0;
 pub(super) const UPDATE: usize = 1;
@@ -26,14 +23,14 @@ pub(super) const INSERT: usize = 2;
 pub(super) const SCAN: usize = 3;
 const RMW: usize = 4;
 
-/// The prepared statements of a mix worker.
+/// The statements of a mix worker, of the types it draws.
 pub(super) struct Statements {
-    pub(super) read: Option<Statement>,
+    pub(super) read: Option<Sql>,
     /// One per field: `update … set fieldK = $2 where ycsb_key = $1`.
-    pub(super) update_one: Vec<Statement>,
-    pub(super) update_all: Option<Statement>,
-    pub(super) insert: Option<Statement>,
-    pub(super) scan: Option<Statement>,
+    pub(super) update_one: Vec<Sql>,
+    pub(super) update_all: Option<Sql>,
+    pub(super) insert: Option<Sql>,
+    pub(super) scan: Option<Sql>,
 }
 
 #[derive(Default)]
@@ -65,7 +62,7 @@ pub(super) struct MixOp {
     pub(super) field_len: usize,
     pub(super) write_all: bool,
     pub(super) rmw_txn: bool,
-    pub(super) prepared: bool,
+    pub(super) protocol: Protocol,
     pub(super) next_insert: Arc<AtomicU64>,
     /// Where this mix's inserts began; the client's record numbers are
     /// interleaved with the other clients' from there.
@@ -114,8 +111,7 @@ impl MixOp {
         )
     }
 
-    /// The statements this mix draws, in the order both drivers prepare
-    /// them: read, the update(s), insert, scan.
+    /// The statements this mix draws: read, the update(s), insert, scan.
     pub(super) fn statement_sqls(&self) -> Vec<(usize, String)> {
         let has = |t: usize| self.active.contains(&t);
         let mut out = Vec::new();
@@ -156,167 +152,102 @@ impl MixOp {
         )
     }
 
-    async fn read(&self, client: &Client) -> Result<u64> {
-        match self.st.as_ref().and_then(|st| st.read.as_ref()) {
-            Some(read) => Ok(client
-                .query(read, &[&self.staged.key])
-                .await
-                .map_err(|e| Error::db("YCSB read failed", e))?
-                .len() as u64),
-            None => {
-                let sql = format!(
-                    "select ycsb_key, {} from {} where ycsb_key = {}",
-                    field_list(self.fields),
-                    self.table,
-                    quote_literal(&self.staged.key)
-                );
-                simple_rows(client, &sql, "YCSB read failed").await
-            }
-        }
-    }
-
-    async fn update(&self, client: &Client) -> Result<u64> {
-        let key = &self.staged.key;
-        let prepared = self
-            .st
+    /// The statement of the staged unit's kind.
+    fn statement(&self, pick: impl Fn(&Statements) -> Option<&Sql>) -> Result<&Sql> {
+        self.st
             .as_ref()
-            .filter(|st| st.update_all.is_some() || !st.update_one.is_empty());
-        if let Some(st) = prepared {
-            let n = if let Some(all) = &st.update_all {
-                let vals: Vec<&str> = (0..self.fields)
-                    .map(|i| self.value(i))
-                    .collect::<Result<_>>()?;
-                let mut params: Vec<&(dyn ToSql + Sync)> = Vec::with_capacity(self.fields + 1);
-                params.push(key);
-                params.extend(vals.iter().map(|v| v as &(dyn ToSql + Sync)));
-                client.execute(all, &params).await
-            } else {
-                let v = self.value(0)?;
-                client
-                    .execute(&st.update_one[self.staged.field], &[key, &v])
-                    .await
-            };
-            return n.map_err(|e| Error::db("YCSB update failed", e));
-        }
-        let sets: Vec<String> = if self.write_all {
-            (0..self.fields)
-                .map(|i| Ok(format!("field{i} = {}", quote_literal(self.value(i)?))))
-                .collect::<Result<_>>()?
-        } else {
-            vec![format!(
-                "field{} = {}",
-                self.staged.field,
-                quote_literal(self.value(0)?)
-            )]
-        };
-        let sql = format!(
-            "update {} set {} where ycsb_key = {}",
-            self.table,
-            sets.join(", "),
-            quote_literal(key)
-        );
-        Ok(command_rows(
-            &client
-                .simple_query(&sql)
-                .await
-                .map_err(|e| Error::db("YCSB update failed", e))?,
-        ))
+            .and_then(pick)
+            .ok_or_else(|| Error::run("a YCSB unit ran before its statement was prepared"))
     }
 
-    async fn insert(&self, client: &Client) -> Result<u64> {
-        let key = &self.staged.key;
-        let vals: Vec<&str> = (0..self.fields)
-            .map(|i| self.value(i))
-            .collect::<Result<_>>()?;
-        if let Some(insert) = self.st.as_ref().and_then(|st| st.insert.as_ref()) {
-            let mut params: Vec<&(dyn ToSql + Sync)> = Vec::with_capacity(self.fields + 1);
-            params.push(key);
-            params.extend(vals.iter().map(|v| v as &(dyn ToSql + Sync)));
-            return client
-                .execute(insert, &params)
-                .await
-                .map_err(|e| Error::db("YCSB insert failed", e));
-        }
-        let lits: Vec<String> = vals.iter().map(|v| quote_literal(v)).collect();
-        let sql = format!(
-            "insert into {} (ycsb_key, {}) values ({}, {})",
-            self.table,
-            field_list(self.fields),
-            quote_literal(key),
-            lits.join(", ")
-        );
-        Ok(command_rows(
-            &client
-                .simple_query(&sql)
-                .await
-                .map_err(|e| Error::db("YCSB insert failed", e))?,
-        ))
+    async fn read(&self, conn: &mut WireConn) -> Result<u64> {
+        let read = self.statement(|st| st.read.as_ref())?;
+        Ok(read
+            .execute(conn, &[self.staged.key.as_str().into()])
+            .await
+            .map_err(|e| Error::wire("YCSB read failed", e))?
+            .rows)
     }
 
-    async fn scan(&self, client: &Client) -> Result<u64> {
-        match self.st.as_ref().and_then(|st| st.scan.as_ref()) {
-            Some(scan) => Ok(client
-                .query(scan, &[&self.staged.key, &self.staged.scan_len])
-                .await
-                .map_err(|e| Error::db("YCSB scan failed", e))?
-                .len() as u64),
-            None => {
-                let sql = format!(
-                    "select ycsb_key, {} from {} where ycsb_key >= {} order by ycsb_key limit {}",
-                    field_list(self.fields),
-                    self.table,
-                    quote_literal(&self.staged.key),
-                    self.staged.scan_len
-                );
-                simple_rows(client, &sql, "YCSB scan failed").await
+    async fn update(&self, conn: &mut WireConn) -> Result<u64> {
+        let fail = |e| Error::wire("YCSB update failed", e);
+        let key = self.staged.key.as_str();
+        let answer = if self.write_all {
+            let all = self.statement(|st| st.update_all.as_ref())?;
+            let mut params: Vec<Param<'_>> = Vec::with_capacity(self.fields + 1);
+            params.push(key.into());
+            for i in 0..self.fields {
+                params.push(self.value(i)?.into());
             }
-        }
+            all.execute(conn, &params).await
+        } else {
+            let one = self.statement(|st| st.update_one.get(self.staged.field))?;
+            one.execute(conn, &[key.into(), self.value(0)?.into()])
+                .await
+        };
+        Ok(answer.map_err(fail)?.affected)
     }
 
-    async fn read_modify_write(&self, client: &Client) -> Result<u64> {
+    async fn insert(&self, conn: &mut WireConn) -> Result<u64> {
+        let insert = self.statement(|st| st.insert.as_ref())?;
+        let mut params: Vec<Param<'_>> = Vec::with_capacity(self.fields + 1);
+        params.push(self.staged.key.as_str().into());
+        for i in 0..self.fields {
+            params.push(self.value(i)?.into());
+        }
+        Ok(insert
+            .execute(conn, &params)
+            .await
+            .map_err(|e| Error::wire("YCSB insert failed", e))?
+            .affected)
+    }
+
+    async fn scan(&self, conn: &mut WireConn) -> Result<u64> {
+        let scan = self.statement(|st| st.scan.as_ref())?;
+        Ok(scan
+            .execute(
+                conn,
+                &[self.staged.key.as_str().into(), self.staged.scan_len.into()],
+            )
+            .await
+            .map_err(|e| Error::wire("YCSB scan failed", e))?
+            .rows)
+    }
+
+    async fn read_modify_write(&self, conn: &mut WireConn) -> Result<u64> {
         if !self.rmw_txn {
-            let found = self.read(client).await?;
-            let _ = self.update(client).await?;
+            let found = self.read(conn).await?;
+            let _ = self.update(conn).await?;
             return Ok(found);
         }
-        let fail = |e| Error::db("YCSB read-modify-write transaction failed", e);
-        client.batch_execute("begin").await.map_err(fail)?;
+        let fail = |e| Error::wire("YCSB read-modify-write transaction failed", e);
+        conn.simple_query("begin").await.map_err(fail)?;
         let done = async {
-            let found = self.read(client).await?;
-            self.update(client).await?;
+            let found = self.read(conn).await?;
+            self.update(conn).await?;
             Ok::<_, Error>(found)
         }
         .await;
         match done {
             Ok(found) => {
-                client.batch_execute("commit").await.map_err(fail)?;
+                conn.simple_query("commit").await.map_err(fail)?;
                 Ok(found)
             }
             Err(e) => {
                 // The error is the unit's; a failed rollback on a lost
                 // connection adds nothing to it.
-                let _ = client.batch_execute("rollback").await;
+                if !conn.is_closed() {
+                    let _ = conn.simple_query("rollback").await;
+                }
                 Err(e)
             }
         }
     }
 }
 
-async fn simple_rows(client: &Client, sql: &str, what: &'static str) -> Result<u64> {
-    Ok(client
-        .simple_query(sql)
-        .await
-        .map_err(|e| Error::db(what, e))?
-        .iter()
-        .filter(|m| matches!(m, SimpleQueryMessage::Row(_)))
-        .count() as u64)
-}
-
 impl Operation for MixOp {
-    async fn prepare(&mut self, client: &Client) -> Result<()> {
-        if !self.prepared {
-            return Ok(());
-        }
+    async fn prepare(&mut self, conn: &mut WireConn) -> Result<()> {
+        self.st = None;
         let mut st = Statements {
             read: None,
             update_one: Vec::new(),
@@ -327,10 +258,9 @@ impl Operation for MixOp {
         // Only the statements of the types this mix draws: with -C they
         // are made again on every connection.
         for (kind, sql) in self.statement_sqls() {
-            let s = client
-                .prepare(&sql)
+            let s = Sql::new(conn, sql.clone(), self.protocol)
                 .await
-                .map_err(|e| Error::db(format!("cannot prepare '{sql}'"), e))?;
+                .map_err(|e| Error::wire(format!("cannot prepare '{sql}'"), e))?;
             match kind {
                 READ => st.read = Some(s),
                 UPDATE if self.write_all => st.update_all = Some(s),
@@ -401,34 +331,24 @@ impl Operation for MixOp {
         Some(format!("{} of {}", TYPES[self.kind()], self.staged.key))
     }
 
-    async fn execute(&mut self, client: &Client) -> Result<Outcome> {
+    async fn execute(&mut self, conn: &mut WireConn) -> Result<Outcome> {
         let kind = self.kind();
         let rows = match kind {
-            READ => self.read(client).await?,
-            UPDATE => self.update(client).await?,
+            READ => self.read(conn).await?,
+            UPDATE => self.update(conn).await?,
             INSERT => {
-                let n = self.insert(client).await?;
+                let n = self.insert(conn).await?;
                 if let Some(k) = self.pending_ack.take() {
                     self.acked.ack(k);
                 }
                 n
             }
-            SCAN => self.scan(client).await?,
-            _ => self.read_modify_write(client).await?,
+            SCAN => self.scan(conn).await?,
+            _ => self.read_modify_write(conn).await?,
         };
         // A read, update or read-modify-write that found no record; a
         // scan past the last key may rightly find none.
         let missing = u64::from(rows == 0 && kind != SCAN);
         Ok(Outcome { rows, missing })
-    }
-
-    /// On the lean driver unless the mix has read-modify-write, whose
-    /// unit is two statements (or a transaction).
-    fn wire(&mut self) -> Option<&mut dyn WireUnit> {
-        if self.prepared && !self.active.contains(&RMW) {
-            Some(self)
-        } else {
-            None
-        }
     }
 }

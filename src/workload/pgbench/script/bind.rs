@@ -4,8 +4,8 @@
 //! pgbench sends every parameter as text with no type, so the server
 //! reads it as whatever the statement's context wants (an integer for
 //! `aid = $1`, a date for `day = $2`, text where nothing says). ysql-bench
-//! does the same: [`TextParam`] accepts any parameter type and asks for
-//! the text format, so a script behaves as under `pgbench -M prepared`.
+//! does the same (the executor binds each value as a text parameter), so a
+//! script behaves as under `pgbench -M prepared`.
 //!
 //! Under `--no-prepared` pgbench pastes the variable's text into the
 //! statement as it is, which breaks on a quote in the value and turns
@@ -13,42 +13,8 @@
 //! as numbers (negative ones in parentheses), anything else as a quoted
 //! literal, so a value can never change the statement's syntax.
 
-use bytes::BytesMut;
-use tokio_postgres::types::{Format, IsNull, ToSql, Type, to_sql_checked};
-
 use super::eval::{Value, write_double};
 use super::exec::Var;
-
-/// A parameter sent as text for the server to read as the type it
-/// inferred; None is SQL NULL.
-#[derive(Debug)]
-pub struct TextParam<'a>(pub Option<&'a str>);
-
-impl ToSql for TextParam<'_> {
-    fn to_sql(
-        &self,
-        _ty: &Type,
-        out: &mut BytesMut,
-    ) -> Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
-        match self.0 {
-            Some(s) => {
-                out.extend_from_slice(s.as_bytes());
-                Ok(IsNull::No)
-            }
-            None => Ok(IsNull::Yes),
-        }
-    }
-
-    fn accepts(_ty: &Type) -> bool {
-        true
-    }
-
-    fn encode_format(&self, _ty: &Type) -> Format {
-        Format::Text
-    }
-
-    to_sql_checked!();
-}
 
 /// Writes `v` as an SQL literal that cannot change the statement around
 /// it. Returns false for a variable that has no value.

@@ -23,15 +23,13 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use futures_util::{StreamExt, pin_mut};
 use rand::SeedableRng;
 use rand::rngs::SmallRng;
-use tokio_postgres::{Client, SimpleQueryMessage, Statement};
 
-use super::bind::{TextParam, write_literal};
-use super::decode::{RawCell, store};
+use super::bind::write_literal;
 use super::eval::{Env, Value, VarError, eval, parse_text_value};
 use super::parse::{Command, Program, SleepAmount, Sql, TxnEffect};
+use crate::db::wire::{Param, Protocol, Rows, Stmt, WireConn, WireError};
 use crate::error::{Error, Result};
 use crate::workload::StatementStats;
 use crate::workload::kit::keys::ZipfSampler;
@@ -79,10 +77,11 @@ pub struct Interp {
     vars: Vec<Var>,
     zipf: Vec<Option<ZipfSampler>>,
     stats: Vec<StatementStats>,
-    prepared: bool,
+    /// How SQL commands are sent (`-M`).
+    protocol: Protocol,
     /// The prepared statement of each script's each command, per
     /// connection (None: not an SQL command, or prepared at first use).
-    statements: Vec<Vec<Option<Statement>>>,
+    statements: Vec<Vec<Option<Stmt>>>,
     /// Parameter texts, reused; `nulls[i]` marks NULL.
     params: Vec<String>,
     nulls: Vec<bool>,
@@ -90,11 +89,13 @@ pub struct Interp {
     sql_buf: String,
     /// A variable name being put together (`\gset` prefix + column).
     name_buf: String,
+    /// The rows of a `\gset` or `\aset` command, reused.
+    rows: Rows,
 }
 
 impl Interp {
     /// An interpreter whose variables start as `vars` (one per slot).
-    pub fn new(program: Arc<Program>, vars: Vec<Var>, prepared: bool) -> Interp {
+    pub fn new(program: Arc<Program>, vars: Vec<Var>, protocol: Protocol) -> Interp {
         let stats = program
             .statements
             .iter()
@@ -108,17 +109,18 @@ impl Interp {
             nulls: vec![false; n],
             sql_buf: String::new(),
             name_buf: String::new(),
+            rows: Rows::new(),
             program,
             vars,
             stats,
-            prepared,
+            protocol,
         }
     }
 
     /// Prepares every SQL command on a new connection. A statement on an
     /// object that does not exist yet (the script may create it) is
     /// prepared at its first use instead.
-    pub async fn prepare(&mut self, client: &Client) -> Result<()> {
+    pub async fn prepare(&mut self, conn: &mut WireConn) -> Result<()> {
         self.statements.clear();
         for script in &self.program.scripts {
             let mut per = Vec::with_capacity(script.commands.len());
@@ -126,17 +128,16 @@ impl Interp {
                 let st = match c {
                     // A command with an optional slice bound is prepared
                     // when it first runs with the bound set, if ever.
-                    Command::Sql(sql) if self.prepared && !sql.optional.contains(&true) => {
-                        match client.prepare(&sql.prepared).await {
+                    Command::Sql(sql)
+                        if self.protocol == Protocol::Prepared && !sql.optional.contains(&true) =>
+                    {
+                        match conn.prepare(&sql.prepared).await {
                             Ok(st) => Some(st),
-                            Err(e)
-                                if e.code()
-                                    .is_some_and(|c| UNDEFINED_OBJECT.contains(&c.code())) =>
-                            {
+                            Err(e) if e.code().is_some_and(|c| UNDEFINED_OBJECT.contains(&c)) => {
                                 None
                             }
                             Err(e) => {
-                                return Err(Error::db(
+                                return Err(Error::wire(
                                     format!("{}: cannot prepare '{}'", sql.at, sql.text),
                                     e,
                                 ));
@@ -162,7 +163,7 @@ impl Interp {
 
     /// Runs script `index` once; `seed` seeds its random draws. Returns the
     /// rows its SQL commands returned or changed.
-    pub async fn run(&mut self, client: &Client, index: usize, seed: u64) -> Result<u64> {
+    pub async fn run(&mut self, conn: &mut WireConn, index: usize, seed: u64) -> Result<u64> {
         let mut rng = SmallRng::seed_from_u64(seed);
         let program = self.program.clone();
         let Some(script) = program.scripts.get(index) else {
@@ -177,7 +178,7 @@ impl Interp {
                 Command::Set { slot, expr, at } => {
                     let v = match self.eval(expr, &mut rng, at) {
                         Ok(v) => v,
-                        Err(e) => return Err(self.fail(client, in_txn, e).await),
+                        Err(e) => return Err(self.fail(conn, in_txn, e).await),
                     };
                     if let Some(var) = self.vars.get_mut(*slot) {
                         *var = Var::Value(v);
@@ -186,7 +187,7 @@ impl Interp {
                 Command::Test { cond, on_false, at } => {
                     let holds = match self.eval(cond, &mut rng, at) {
                         Ok(v) => v.truth(),
-                        Err(e) => return Err(self.fail(client, in_txn, e).await),
+                        Err(e) => return Err(self.fail(conn, in_txn, e).await),
                     };
                     if !holds {
                         pc = *on_false;
@@ -221,7 +222,7 @@ impl Interp {
                                 Ok(n) => n,
                                 Err(why) => {
                                     let e = Error::script(format!("{at}: \\sleep: {why}"));
-                                    return Err(self.fail(client, in_txn, e).await);
+                                    return Err(self.fail(conn, in_txn, e).await);
                                 }
                             }
                         }
@@ -234,9 +235,9 @@ impl Interp {
                     }
                 }
                 Command::Sql(sql) => {
-                    match self.sql(client, index, pc, sql).await {
+                    match self.sql(conn, index, pc, sql).await {
                         Ok(n) => rows += n,
-                        Err(e) => return Err(self.fail(client, in_txn, e).await),
+                        Err(e) => return Err(self.fail(conn, in_txn, e).await),
                     }
                     match sql.txn {
                         TxnEffect::Begin => in_txn = true,
@@ -252,18 +253,18 @@ impl Interp {
                 "script {} ended inside a transaction (BEGIN without COMMIT or END)",
                 script.name
             ));
-            return Err(self.fail(client, true, e).await);
+            return Err(self.fail(conn, true, e).await);
         }
         Ok(rows)
     }
 
     /// Leaves a failed unit's transaction before its error goes back to
     /// the runner, so that the next unit (or the retry) starts clean.
-    async fn fail(&self, client: &Client, in_txn: bool, e: Error) -> Error {
-        if in_txn && !client.is_closed() {
+    async fn fail(&self, conn: &mut WireConn, in_txn: bool, e: Error) -> Error {
+        if (in_txn || conn.in_transaction()) && !conn.is_closed() {
             // The unit's error is what counts; a failed rollback (a lost
             // connection) adds nothing to it.
-            let _ = client.batch_execute("ROLLBACK").await;
+            let _ = conn.simple_query("ROLLBACK").await;
         }
         e
     }
@@ -280,7 +281,13 @@ impl Interp {
     }
 
     /// Runs one SQL command; returns the rows it returned or changed.
-    async fn sql(&mut self, client: &Client, script: usize, pc: usize, sql: &Sql) -> Result<u64> {
+    async fn sql(
+        &mut self,
+        conn: &mut WireConn,
+        script: usize,
+        pc: usize,
+        sql: &Sql,
+    ) -> Result<u64> {
         let began = Instant::now();
         // An optional slice bound not set stays `:name` in the text, which
         // no prepared statement can hold: this run of the command goes as
@@ -290,10 +297,10 @@ impl Interp {
             .iter()
             .zip(&sql.params)
             .any(|(&o, &slot)| o && matches!(self.vars.get(slot), None | Some(Var::Unset)));
-        let rows = if self.prepared && !bound_unset {
-            self.sql_prepared(client, script, pc, sql).await?
+        let rows = if self.protocol != Protocol::Simple && !bound_unset {
+            self.sql_prepared(conn, script, pc, sql).await?
         } else {
-            self.sql_simple(client, sql).await?
+            self.sql_simple(conn, sql).await?
         };
         if let Some(s) = self.stats.get_mut(sql.stat) {
             s.record(began.elapsed());
@@ -308,26 +315,33 @@ impl Interp {
 
     async fn sql_prepared(
         &mut self,
-        client: &Client,
+        conn: &mut WireConn,
         script: usize,
         pc: usize,
         sql: &Sql,
     ) -> Result<u64> {
-        let fail = |e| Error::db(format!("{} ({})", sql.at, short(&sql.text)), e);
+        let fail = |e| Error::wire(format!("{} ({})", sql.at, short(&sql.text)), e);
         let known = self
             .statements
             .get(script)
             .and_then(|s| s.get(pc))
-            .and_then(|s| s.clone());
+            .and_then(|s| *s);
         let st = match known {
-            Some(st) => st,
-            None => {
-                let st = client.prepare(&sql.prepared).await.map_err(fail)?;
+            Some(st) => Some(st),
+            None if self.protocol == Protocol::Prepared => {
+                let st = conn.prepare(&sql.prepared).await.map_err(fail)?;
                 if let Some(slot) = self.statements.get_mut(script).and_then(|s| s.get_mut(pc)) {
-                    *slot = Some(st.clone());
+                    *slot = Some(st);
                 }
-                st
+                Some(st)
             }
+            // -M extended: the unnamed statement, parsed each time.
+            None => None,
+        };
+        let protocol = if st.is_some() {
+            Protocol::Prepared
+        } else {
+            Protocol::Extended
         };
         for (i, &slot) in sql.params.iter().enumerate() {
             let buf = &mut self.params[i];
@@ -342,45 +356,35 @@ impl Interp {
             };
         }
         let k = sql.params.len();
-        let params = (0..k).map(|i| TextParam((!self.nulls[i]).then(|| self.params[i].as_str())));
-        let Some(into) = &sql.into else {
-            return client.execute_raw(&st, params).await.map_err(fail);
-        };
-        let stream = client.query_raw(&st, params).await.map_err(fail)?;
-        pin_mut!(stream);
-        let mut last = None;
-        let mut count = 0u64;
-        while let Some(row) = stream.next().await {
-            last = Some(row.map_err(fail)?);
-            count += 1;
-        }
-        if !into.all_rows && count != 1 {
-            return Err(Error::script(format!(
-                "{}: \\gset expects one row, the query returned {count}",
-                sql.at
-            )));
-        }
-        if let Some(row) = last {
-            for (i, col) in row.columns().iter().enumerate() {
-                self.name_buf.clear();
-                self.name_buf.push_str(&into.prefix);
-                self.name_buf.push_str(col.name());
-                let Some(slot) = self.program.slot(&self.name_buf) else {
-                    continue;
-                };
-                let cell: RawCell<'_> = row.try_get(i).map_err(fail)?;
-                if let Some(var) = self.vars.get_mut(slot) {
-                    store(&cell, var).map_err(|why| {
-                        Error::script(format!("{}: column \"{}\": {why}", sql.at, col.name()))
-                    })?;
+        // Text, as pgbench binds them: the server reads each as its
+        // parameter's type.
+        let params: Vec<Param<'_>> = (0..k)
+            .map(|i| {
+                if self.nulls[i] {
+                    Param::Null
+                } else {
+                    Param::Text(&self.params[i])
                 }
-            }
-        }
-        Ok(count)
+            })
+            .collect();
+        let Some(into) = &sql.into else {
+            let answer = conn
+                .run(protocol, &sql.prepared, st, &params, None)
+                .await
+                .map_err(fail)?;
+            return Ok(answer.affected.max(answer.rows));
+        };
+        let answer = conn
+            .run(protocol, &sql.prepared, st, &params, Some(&mut self.rows))
+            .await
+            .map_err(fail)?;
+        drop(params);
+        self.store_rows(sql, into)?;
+        Ok(answer.rows)
     }
 
-    async fn sql_simple(&mut self, client: &Client, sql: &Sql) -> Result<u64> {
-        let fail = |e| Error::db(format!("{} ({})", sql.at, short(&sql.text)), e);
+    async fn sql_simple(&mut self, conn: &mut WireConn, sql: &Sql) -> Result<u64> {
+        let fail = |e: WireError| Error::wire(format!("{} ({})", sql.at, short(&sql.text)), e);
         self.sql_buf.clear();
         for (i, part) in sql.parts.iter().enumerate() {
             self.sql_buf.push_str(part);
@@ -396,42 +400,48 @@ impl Interp {
                 }
             }
         }
-        let messages = client.simple_query(&self.sql_buf).await.map_err(fail)?;
-        let done = crate::workload::kit::simple_query::command_rows(&messages);
         let Some(into) = &sql.into else {
-            return Ok(done);
+            let answer = conn.simple_query(&self.sql_buf).await.map_err(fail)?;
+            return Ok(answer.affected);
         };
-        let mut count = 0u64;
-        let mut last = None;
-        for m in &messages {
-            if let SimpleQueryMessage::Row(r) = m {
-                count += 1;
-                last = Some(r);
-            }
-        }
+        let answer = conn
+            .simple_rows(&self.sql_buf, &mut self.rows)
+            .await
+            .map_err(fail)?;
+        self.store_rows(sql, into)?;
+        Ok(answer.rows)
+    }
+
+    /// `\gset` (one row) or `\aset` (the last row of any): each column into
+    /// the variable of its name (with the command's prefix), as text, as
+    /// pgbench reads results; NULL as NULL.
+    fn store_rows(&mut self, sql: &Sql, into: &super::parse::Gset) -> Result<()> {
+        let count = self.rows.len();
         if !into.all_rows && count != 1 {
             return Err(Error::script(format!(
                 "{}: \\gset expects one row, the query returned {count}",
                 sql.at
             )));
         }
-        if let Some(row) = last {
-            for (i, col) in row.columns().iter().enumerate() {
-                self.name_buf.clear();
-                self.name_buf.push_str(&into.prefix);
-                self.name_buf.push_str(col.name());
-                let Some(slot) = self.program.slot(&self.name_buf) else {
-                    continue;
-                };
-                if let Some(var) = self.vars.get_mut(slot) {
-                    match row.get(i) {
-                        Some(text) => var.set_text(text),
-                        None => *var = Var::Value(Value::Null),
-                    }
+        let Some(last) = count.checked_sub(1) else {
+            return Ok(());
+        };
+        for i in 0..self.rows.width() {
+            self.name_buf.clear();
+            self.name_buf.push_str(&into.prefix);
+            self.name_buf
+                .push_str(self.rows.names().get(i).map_or("?column?", |n| n.as_str()));
+            let Some(slot) = self.program.slot(&self.name_buf) else {
+                continue;
+            };
+            if let Some(var) = self.vars.get_mut(slot) {
+                match self.rows.text(last, i) {
+                    Some(text) => var.set_text(text),
+                    None => *var = Var::Value(Value::Null),
                 }
             }
         }
-        Ok(count)
+        Ok(())
     }
 }
 

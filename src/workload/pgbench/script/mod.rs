@@ -41,6 +41,7 @@ use tokio_postgres::Client;
 use crate::db::dialect::Flavor;
 use crate::db::sql::TableName;
 use crate::db::unnamed;
+use crate::db::wire::WireConn;
 use crate::error::{Error, Result};
 use crate::workload::{
     BoxFuture, DynOperation, Facts, Operation, Outcome, Role, Settings, Spec, StatementStats,
@@ -49,7 +50,6 @@ use crate::workload::{
 
 pub mod bind;
 pub mod columns;
-pub mod decode;
 pub mod eval;
 pub mod exec;
 pub mod expr;
@@ -490,7 +490,7 @@ impl Workload for ScriptRun {
             }
         }
         Box::new(ScriptOp {
-            interp: Interp::new(p.clone(), vars, self.settings.prepared),
+            interp: Interp::new(p.clone(), vars, self.settings.protocol),
             shown: self.shown.clone(),
             rng: SmallRng::seed_from_u64(worker_seed(seed, thread, 29)),
             cumulative: self.cumulative.clone(),
@@ -544,8 +544,8 @@ struct ScriptOp {
 }
 
 impl Operation for ScriptOp {
-    async fn prepare(&mut self, client: &Client) -> Result<()> {
-        self.interp.prepare(client).await
+    async fn prepare(&mut self, conn: &mut WireConn) -> Result<()> {
+        self.interp.prepare(conn).await
     }
 
     fn stage(&mut self) -> bool {
@@ -560,8 +560,8 @@ impl Operation for ScriptOp {
         self.chosen
     }
 
-    async fn execute(&mut self, client: &Client) -> Result<Outcome> {
-        match self.interp.run(client, self.chosen, self.unit_seed).await {
+    async fn execute(&mut self, conn: &mut WireConn) -> Result<Outcome> {
+        match self.interp.run(conn, self.chosen, self.unit_seed).await {
             Ok(rows) => Ok(Outcome { rows, missing: 0 }),
             Err(e) => {
                 if !e.ends_run() {
