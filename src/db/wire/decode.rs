@@ -518,5 +518,83 @@ pub(super) fn row_names(body: &[u8]) -> Result<Vec<String>, WireError> {
     Ok(names)
 }
 
+/// Frames `stream` as a connection does, reading it in pieces of the
+/// sizes `cuts` gives in turn (as the socket's reads may cut it), and
+/// runs the parsers on each message whose body the driver reads: the
+/// messages framed, and the error framing stopped on. For the property
+/// tests (`decode/tests.rs`) and the fuzz targets (`fuzz/`): it panics
+/// only on a bug of the decoder (a body past what was read, no room for
+/// the next read, a buffer grown past twice what was read, a body that
+/// framing took and a parser then refused).
+#[doc(hidden)]
+#[allow(clippy::type_complexity)]
+pub fn frame_stream(stream: &[u8], cuts: &[usize]) -> (Vec<(u8, Vec<u8>)>, Option<String>) {
+    let mut r = ReadBuf::new();
+    let mut out = Vec::new();
+    let mut fed = 0;
+    let mut cut = cuts.iter().cycle();
+    loop {
+        let before = r.end;
+        match r.next() {
+            Ok(Some((tag, b0, b1))) => {
+                assert!(b0 <= b1 && b1 <= before, "a body past what was read");
+                let body = &r.buf[b0..b1];
+                parse_as(tag, body);
+                out.push((tag, body.to_vec()));
+            }
+            Ok(None) if fed == stream.len() => return (out, None),
+            Ok(None) => {
+                r.make_room();
+                let free = r.buf.len() - r.end;
+                assert!(free > 0, "no room to read into");
+                assert!(
+                    r.buf.len() <= MOST_READ.max(2 * fed),
+                    "{} bytes of buffer for {fed} read",
+                    r.buf.len()
+                );
+                let n = cut.next().copied().unwrap_or(1).clamp(1, free);
+                let n = n.min(stream.len() - fed);
+                r.buf[r.end..r.end + n].copy_from_slice(&stream[fed..fed + n]);
+                r.read(n);
+                fed += n;
+            }
+            Err(e) => return (out, Some(e.to_string())),
+        }
+    }
+}
+
+/// Parses a framed body as the driver would; panics where framing took
+/// a body that the parser then refuses.
+fn parse_as(tag: u8, body: &[u8]) {
+    match tag {
+        b'E' => {
+            if let Err(e) = parse_error(body) {
+                panic!("framing took an ErrorResponse that does not parse: {e}");
+            }
+        }
+        b'T' => {
+            if let Err(e) = row_names(body) {
+                panic!("framing took a RowDescription that does not parse: {e}");
+            }
+        }
+        b't' => {
+            let mut b = Body(body);
+            let n = b.i16().map(|n| n.max(0));
+            if let Err(e) = n.and_then(|n| (0..n).try_for_each(|_| b.i32().map(drop))) {
+                panic!("framing took a ParameterDescription that does not parse: {e}");
+            }
+        }
+        b'C' => {
+            tag_rows(body);
+        }
+        // A row may fail (a value past its message): an error, not a
+        // panic.
+        b'D' => {
+            let _ = Rows::new().push(body);
+        }
+        _ => {}
+    }
+}
+
 #[cfg(test)]
 mod tests;

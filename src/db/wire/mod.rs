@@ -45,6 +45,8 @@ use postgres_protocol::message::frontend;
 
 pub use connect::{CancelKey, Peer, supports};
 pub use decode::Rows;
+#[doc(hidden)]
+pub use decode::frame_stream;
 pub use decode::{parse_error, tag_rows};
 pub use encode::Param;
 pub use query::{Protocol, Sql, Stmt, inline};
