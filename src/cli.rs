@@ -288,6 +288,14 @@ pub struct Cli {
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true, conflicts_with = "runtime_select", help_heading = PACING)]
     pub time: Option<Duration>,
 
+    /// Each thread runs N units (transactions, queries) of each query workload, then stops (pgbench -t).
+    ///
+    /// Instead of --time: every unit a thread ends counts, failed or skipped by --latency-limit
+    /// too, as pgbench counts them; a warmup runs first, by its time, outside the count. Loads
+    /// are not counted: they write their rows.
+    #[arg(long, value_name = "N", value_parser = parse_positive::<u64>, conflicts_with_all = ["time", "runtime_select"], help_heading = PACING)]
+    pub transactions: Option<u64>,
+
     /// The original tool's run time of select and update, in minutes.
     ///
     /// As --time, but it never bounds a load.

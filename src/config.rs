@@ -339,6 +339,16 @@ impl RunPlan {
     /// them all: `--drop` before a query.
     fn check_workloads(&self) -> Result<()> {
         let workloads = self.workloads()?;
+        if let Some(n) = self.run.transactions
+            && !workloads
+                .iter()
+                .any(|w| !w.spec().is_load() && w.facts().has_units)
+        {
+            // As pgbench refuses -t with -i: a load writes its rows.
+            return Err(Error::usage(format!(
+                "--transactions {n} counts the units of query workloads (select, update, script, the YCSB and TPC-C mixes, ...); this run has none: a load writes all its rows (bound it with --time)"
+            )));
+        }
         if self.workload.drop {
             check_drop(&workloads, &self.workload)?;
         }
@@ -477,6 +487,12 @@ fn run_settings(cli: &Cli, w: &Settings) -> Result<RunSettings> {
             "--time 0 would run nothing: give a duration such as 10s or 5m",
         ));
     }
+    if let (Some(n), Some(0)) = (cli.transactions, cli.max_tries) {
+        // As pgbench: tries without limit need a time to end them.
+        return Err(Error::usage(format!(
+            "--max-tries 0 tries a unit again until the end of --time, and --transactions {n} gives the run no end by time: give --max-tries a number"
+        )));
+    }
     Ok(RunSettings {
         threads: cli.threads,
         rows: w.rows,
@@ -485,6 +501,7 @@ fn run_settings(cli: &Cli, w: &Settings) -> Result<RunSettings> {
         // The original tool's --runtime-select is about select and
         // update only: an old command line must still load every row.
         load_time: cli.time,
+        transactions: cli.transactions,
         warmup: cli.warmup.filter(|d| !d.is_zero()),
         // --rate is the whole run's: each client takes its share.
         rate: cli.rate.map(|r| r / w.client.clients as f64),

@@ -54,6 +54,32 @@ fn bad_usage_exits_2_with_one_line_that_says_what_to_do() {
             &["-o", "insert", "-u", "host=h port=x"][..],
             "not a valid connection string",
         ),
+        // --transactions: as pgbench's -t, against a duration, a load
+        // alone, and tries without limit; before any connection.
+        (
+            &["-o", "select", "--transactions", "5", "--time", "3s"][..],
+            "'--transactions <N>' cannot be used with '--time <DURATION>'",
+        ),
+        (
+            &[
+                "-o",
+                "select",
+                "--runtime-select",
+                "1",
+                "--transactions",
+                "5",
+            ][..],
+            "cannot be used with",
+        ),
+        (&["-o", "select", "--transactions", "0"][..], "1 or more"),
+        (
+            &["-o", "copy-mem", "--transactions", "5", "--sandbox"][..],
+            "--transactions 5 counts the units of query workloads",
+        ),
+        (
+            &["-o", "select", "--transactions", "5", "--max-tries", "0"][..],
+            "--max-tries 0 tries a unit again until the end of --time",
+        ),
     ] {
         let out = bin("ysql-bench", args);
         let stderr = text(&out.stderr);
@@ -95,7 +121,10 @@ fn pgbench_habits_fail_with_a_hint_of_the_equivalent() {
         ),
         (vec!["-f", script], "use --script"),
         (vec!["-o", "select", "-j", "2"], "leave it out"),
-        (vec!["-o", "select", "-M", "simple"], "--no-prepared"),
+        (
+            vec!["-o", "select", "-M", "fast"],
+            "possible values: simple, extended, prepared",
+        ),
         (vec!["-o", "select", "-R", "100"], "is --rate here"),
         (vec!["-o", "select", "-L", "50"], "is --latency-limit here"),
         (vec!["-S"], "--builtin select-only"),

@@ -722,3 +722,70 @@ async fn a_latency_limit_does_not_count_one_statement_per_thread_late() {
         "{warnings:?}"
     );
 }
+
+/// pgbench's -t: `--transactions N` makes each thread end N units and
+/// stop; the server counts exactly threads x N queries, the summary and
+/// the JSON say the count. A warmup runs first by its time, outside it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn transactions_bound_each_thread_and_the_server_counts_exactly_them() {
+    let sb = sandbox();
+    run_args(&sb, &["-o", "copy-mem", "-r", "1000", "-b", "1000"]).await;
+    let c = client(&sb).await;
+    let before = index_scans(&c, "test_table").await;
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("run.json");
+    let (report, text) = run_args(
+        &sb,
+        &[
+            "-o",
+            "select",
+            "-r",
+            "1000",
+            "-t",
+            "3",
+            "--transactions",
+            "50",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    )
+    .await;
+    assert!(report.succeeded(), "{text}");
+    let scans = index_scans(&c, "test_table").await - before;
+    assert_eq!(scans, 150, "{text}");
+    let op = &report.operations[0];
+    assert_eq!(op.total.ops, 150, "{text}");
+    assert!(
+        text.contains("--transactions        : 50 queries per thread, 150 in all"),
+        "{text}"
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(doc["config"]["transactions"], 50, "{doc}");
+    assert_eq!(doc["operations"][0]["transactions"], 50);
+    assert_eq!(doc["operations"][0]["units"], 150);
+
+    // With a warmup: the warmup's units come first, then 20 measured per
+    // thread; the server saw both.
+    let before = index_scans(&c, "test_table").await;
+    let (report, text) = run_args(
+        &sb,
+        &[
+            "-o",
+            "select",
+            "-r",
+            "1000",
+            "-t",
+            "2",
+            "--transactions",
+            "20",
+            "--warmup",
+            "300ms",
+        ],
+    )
+    .await;
+    assert!(report.succeeded(), "{text}");
+    assert_eq!(report.operations[0].total.ops, 40, "{text}");
+    let scans = index_scans(&c, "test_table").await - before;
+    assert!(scans > 40, "{scans} scans\n{text}");
+}

@@ -539,6 +539,20 @@ fn parse_errors_name_the_file_line_and_column_and_exit_2_before_connecting() {
             "\\set x 9223372036854775808\n",
             "bad.sql:1:8: bigint constant overflow",
         ),
+        // What pgbench 15 fails only when a client meets it.
+        (
+            "\\startpipeline\nselect 1 \\gset\n\\endpipeline\n",
+            "bad.sql:2:10: \\gset is not allowed inside a pipeline",
+        ),
+        (
+            "\\startpipeline\nselect 1;\n",
+            "bad.sql:1:1: \\startpipeline without a matching \\endpipeline",
+        ),
+        ("\\set 1x 1\n", "bad.sql:1:6: \\set 1x: a variable name"),
+        (
+            "select 1 as \"a b\" \\gset\n",
+            "bad.sql:1:19: \\gset would store the column \"a b\"",
+        ),
     ] {
         let f = write(dir.path(), "bad.sql", body);
         let out = bin("ysql-bench", &["-u", url, "--script", &f]);
@@ -547,6 +561,19 @@ fn parse_errors_name_the_file_line_and_column_and_exit_2_before_connecting() {
         assert!(err.contains(says), "{body}: {err}");
         assert!(!err.contains(">> connect"), "{err}");
     }
+    // As pgbench -M simple, a pipeline needs the extended protocol.
+    let f = write(
+        dir.path(),
+        "pipe.sql",
+        "\\startpipeline\nselect 1;\n\\endpipeline\n",
+    );
+    let out = bin("ysql-bench", &["-u", url, "--script", &f, "--no-prepared"]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("pipe.sql:1: \\startpipeline needs the extended protocol"),
+        "{err}"
+    );
     let out = bin(
         "ysql-bench",
         &["-u", url, "-o", "select", "--builtin", "tpcb-like"],
@@ -806,14 +833,15 @@ async fn a_subscript_bound_an_unknown_gset_may_set_is_the_variable_only_when_set
         .await
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
-    // The \gset's second column has no name the text says: any name may
-    // come of it. It sets m (2), never n: [1:n] is the column n of the
-    // subquery (3), [:m] the variable.
+    // The \gset's columns have no names the text says (`*`): any name may
+    // come of them. It sets m (2), never n: [1:n] is the column n of the
+    // subquery (3), [:m] the variable. (A column named ?column? would fail
+    // the \gset, as in pgbench.)
     let script = write(
         dir.path(),
         "maybe.sql",
         "insert into got select :mode, null, (array[10, 20, 30])[1:n] from (select 3 as n) s;\n\
-         select 2 as m, (select 1) \\gset\n\
+         select * from (select 2 as m, 1 as k) g \\gset\n\
          insert into got select :mode, (array[10, 20, 30])[:m], null;\n",
     );
     for mode in ["prepared", "simple"] {
@@ -897,4 +925,226 @@ fn a_script_error_says_it_overrides_on_error_continue_and_when_it_was_in_the_war
     );
     assert!(stderr.contains(says), "{stderr}");
     assert!(!stderr.contains("did not start"), "{stderr}");
+}
+
+/// pgbench's -t on scripts: each thread ends `--transactions` units, the
+/// failed ones counted among them as pgbench counts them; the server
+/// holds one row per unit. Under a rate too high to keep, the slots
+/// skipped by --latency-limit count too (pgbench's "late throttling"
+/// test: `\sleep 2ms` at 100000/s with a 1 ms limit).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_script_run_with_transactions_ends_each_threads_count_failed_units_included() {
+    let sb = sandbox();
+    let c = client(&sb).await;
+    c.batch_execute("create table done (k int, fails bool)")
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    // Every unit writes its row (autocommit), then about half fail.
+    let script = write(
+        dir.path(),
+        "half.sql",
+        "\\set f random(0, 1)\ninsert into done values (:client_id, :f = 0);\nselect 1 / :f;\n",
+    );
+    let (r, s) = run_args(
+        &sb,
+        &["--script", &script, "-t", "2", "--transactions", "7"],
+    )
+    .await;
+    let op = &r.operations[0];
+    assert_eq!(op.total.ops + op.total.failed(), 14, "{s}");
+    assert!(op.total.failed() > 0 && op.total.ops > 0, "{s}");
+    assert_eq!(one_i64(&c, "select count(*) from done").await, 14, "{s}");
+    let per_thread = c
+        .query("select count(*) from done group by k order by k", &[])
+        .await
+        .unwrap();
+    let per_thread: Vec<i64> = per_thread.iter().map(|r| r.get(0)).collect();
+    assert_eq!(per_thread, [7, 7], "{s}");
+    let failed = one_i64(&c, "select count(*) from done where fails").await;
+    assert_eq!(failed as u64, op.total.failed(), "{s}");
+
+    let late = write(
+        dir.path(),
+        "late.sql",
+        "insert into done values (-1, false);\n\\sleep 2ms\n",
+    );
+    let (r, s) = run_args(
+        &sb,
+        &[
+            "--script",
+            &late,
+            "--transactions",
+            "10",
+            "--rate",
+            "100000",
+            "--latency-limit",
+            "1",
+        ],
+    )
+    .await;
+    let t = &r.operations[0].total;
+    assert_eq!(t.ops + t.failed() + t.skipped, 10, "{s}");
+    assert!(t.skipped >= 8, "{s}");
+    let ran = one_i64(&c, "select count(*) from done where k = -1").await;
+    assert_eq!(ran as u64, t.ops, "{s}");
+}
+
+/// Issue 24: `of` is false, as pgbench reads it; a `\\gset` of a column
+/// whose name is no variable name (`select 1` gives `?column?`) fails the
+/// transaction and stops the run, as pgbench aborts the client.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn of_reads_false_and_a_gset_into_no_variable_name_fails_as_in_pgbench() {
+    let sb = sandbox();
+    let c = client(&sb).await;
+    c.batch_execute("create table got (v text)").await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let script = write(
+        dir.path(),
+        "of.sql",
+        "\\if :f\ninsert into got values ('true');\n\\else\ninsert into got values ('false');\n\\endif\n",
+    );
+    for (value, want) in [("of", "false"), ("OF", "false"), ("on", "true")] {
+        c.batch_execute("truncate got").await.unwrap();
+        let d = format!("f={value}");
+        let (r, s) = run_args(&sb, &["--script", &script, "-D", &d, "--transactions", "1"]).await;
+        assert!(r.succeeded(), "{value}: {s}");
+        let got: String = c.query_one("select v from got", &[]).await.unwrap().get(0);
+        assert_eq!(got, want, "{value}");
+    }
+
+    let gset = write(dir.path(), "gset.sql", "select 1 \\gset\nselect 2;\n");
+    let url = sb.url();
+    for mode in [None, Some("--no-prepared")] {
+        let mut args = vec!["-u", url.as_str(), "--script", &gset, "--time", "20s"];
+        args.extend(mode);
+        let out = bin("ysql-bench", &args);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{mode:?}: {stderr}");
+        let says =
+            "gset.sql:1: \\gset cannot store a column into \"?column?\": it is no variable name";
+        assert_eq!(stderr.matches(says).count(), 1, "{mode:?}: {stderr}");
+    }
+}
+
+/// pgbench's own `\gset` and `\aset` tests (001_pgbench_with_server.pl),
+/// with the values they check written to a table: no columns, one, two,
+/// a prefix, a name given twice (the last wins), statements joined by
+/// `\;` (the last one's row for `\gset`), and several rows under `\aset`
+/// (the last kept). Joined statements go as one simple query: under
+/// prepared statements they are refused before connecting, as the server
+/// would refuse them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pgbench_gset_and_aset_tests_give_pgbench_values() {
+    let sb = sandbox();
+    let c = client(&sb).await;
+    c.batch_execute("create table got (mode text, vals int[])")
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let script = write(
+        dir.path(),
+        "gset.sql",
+        "SELECT \\gset\n\
+         SELECT 0 AS i0 \\gset\n\
+         SELECT 1 AS i1, 2 AS i2 \\gset\n\
+         SELECT 3 AS i3 \\gset x_\n\
+         SELECT 0 AS i4, 4 AS i4 \\gset\n\
+         \\; \\; SELECT 0 AS i5 \\; SELECT 5 AS i5 \\; \\; \\gset\n\
+         SELECT 6 AS i6 \\aset\n\
+         SELECT 8 AS i8 UNION SELECT 9 ORDER BY 1 DESC \\aset\n\
+         insert into got values ('simple', array[:i0, :i1, :i2, :x_i3, :i4, :i5, :i6, :i8]);\n",
+    );
+    let (r, s) = run_args(
+        &sb,
+        &["--script", &script, "--transactions", "1", "--no-prepared"],
+    )
+    .await;
+    assert!(r.succeeded(), "{s}");
+    let vals: Vec<i32> = c
+        .query_one("select vals from got", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(vals, [0, 1, 2, 3, 4, 5, 6, 8], "{s}");
+
+    let url = "host=127.0.0.1 port=1 user=nobody connect_timeout=1";
+    for protocol in [None, Some(["-M", "extended"])] {
+        let mut args = vec!["-u", url, "--script", &script];
+        args.extend(protocol.into_iter().flatten());
+        let out = bin("ysql-bench", &args);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains("gset.sql:6: statements joined by \\; go as one simple query"),
+            "{err}"
+        );
+    }
+}
+
+/// Pipelines as pgbench runs them: the statements up to a Sync go before
+/// any result is read, in one implicit transaction, so an error inside
+/// fails the unit and takes the statements around it back; prepared and
+/// unnamed alike, `\syncpipeline` included.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pipelines_run_whole_and_an_error_inside_fails_their_unit() {
+    let sb = sandbox();
+    let c = client(&sb).await;
+    c.batch_execute("create table piped (k int, mode text)")
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let script = write(
+        dir.path(),
+        "pipe.sql",
+        "\\set m 1\n\\startpipeline\ninsert into piped values (:m, :mode);\n\
+         insert into piped values (2, :mode);\n\\syncpipeline\n\
+         insert into piped values (3, :mode);\nselect 1;\n\\endpipeline\n",
+    );
+    for mode in ["prepared", "extended"] {
+        let d = format!("mode={mode}");
+        let (r, s) = run_args(
+            &sb,
+            &[
+                "--script",
+                &script,
+                "-M",
+                mode,
+                "-D",
+                &d,
+                "-t",
+                "2",
+                "--transactions",
+                "5",
+            ],
+        )
+        .await;
+        let op = &r.operations[0];
+        assert!(op.failure.is_none(), "{mode}: {s}");
+        assert_eq!(op.total.ops, 10, "{mode}: {s}");
+        assert_eq!(op.total.failed(), 0, "{mode}: {s}");
+        let n = one_i64(
+            &c,
+            &format!("select count(*) from piped where mode = '{mode}'"),
+        )
+        .await;
+        assert_eq!(n, 30, "{mode}: {s}");
+    }
+    // An error between two inserts of one pipeline part: the whole part
+    // rolls back, the unit fails under its SQLSTATE, the run goes on.
+    let bad = write(
+        dir.path(),
+        "bad_pipe.sql",
+        "\\startpipeline\ninsert into piped values (10, 'bad');\nselect 1 / 0;\n\
+         insert into piped values (11, 'bad');\n\\endpipeline\nselect 1;\n",
+    );
+    let (r, s) = run_args(&sb, &["--script", &bad, "-t", "1", "--transactions", "3"]).await;
+    let op = &r.operations[0];
+    assert_eq!(op.total.failed(), 3, "{s}");
+    assert_eq!(op.total.errors.get("22012").copied(), Some(3), "{s}");
+    assert_eq!(
+        one_i64(&c, "select count(*) from piped where mode = 'bad'").await,
+        0,
+        "{s}"
+    );
 }

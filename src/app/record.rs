@@ -97,6 +97,7 @@ fn run_config(plan: &RunPlan, target: &str, report: &RunReport) -> RunConfig {
         retry_on: r.retry_on.clone(),
         max_tries: r.max_tries,
         time_s: r.run_time.as_secs_f64(),
+        transactions: r.transactions,
         warmup_s: r.warmup.map(|d| d.as_secs_f64()),
         rate: r.rate,
         rate_distribution: format!("{:?}", r.rate_distribution).to_lowercase(),

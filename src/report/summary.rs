@@ -353,6 +353,16 @@ fn write_query_figures(w: &mut dyn Write, r: &OpRecord, f: &Figures) -> io::Resu
         &format!("{many} per thread"),
         per_thread(f.per_thread_avg),
     )?;
+    if let Some(n) = r.transactions {
+        line(
+            w,
+            "--transactions",
+            format!(
+                "{n} {many} per thread, {} in all (done, failed or skipped)",
+                n.saturating_mul(r.threads as u64)
+            ),
+        )?;
+    }
     line(
         w,
         &format!("avg wallclock/{one}"),

@@ -236,11 +236,12 @@ fn pace(
     Pace {
         spec,
         types: types.into(),
-        run_time: if spec.is_load() {
-            plan.load_time
-        } else {
-            Some(plan.run_time)
+        run_time: match (spec.is_load(), plan.transactions) {
+            (true, _) => plan.load_time,
+            (false, Some(_)) => None,
+            (false, None) => Some(plan.run_time),
         },
+        units: plan.transactions.filter(|_| !spec.is_load()),
         warmup: if spec.is_load() { None } else { plan.warmup },
         rate: plan.rate.filter(|_| spec.paced),
         latency_limit: plan.latency_limit.filter(|_| spec.paced),

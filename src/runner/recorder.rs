@@ -17,6 +17,13 @@
 //! histogram counts the same values whichever worker recorded them, and
 //! the per-interval pieces are the thread's instead of each worker's.
 //!
+//! The figures per statement kind (transactions) are the thread's too: an
+//! operation only lists the (statement, duration) pairs of the unit under
+//! way, and after each unit its worker moves them into the thread's
+//! [`StatementTable`] (or drops them during the warmup). A recorder
+//! belongs to one operation's run, so every worker of the thread names
+//! the same statement kinds.
+//!
 //! What stays per worker is what the reports show per worker or what says
 //! how a worker ended: its rows (`thread_rows`), its error, the end of its
 //! last unit and whether `--time` cut its share (see `worker.rs`). The
@@ -35,6 +42,7 @@ use tokio::sync::mpsc;
 
 use super::ending::{STOP_LOOK, ThreadStop};
 use super::intervals::{self, IntervalMsg, IntervalRecorder};
+use crate::stats::outcome::{StatementStats, StatementTable, StatementTimes};
 use crate::stats::{Keep, Scatter, Stats, Timeline, Timing, TypedStats, nanos};
 use crate::workload::Outcome;
 
@@ -51,6 +59,8 @@ pub(super) struct ThreadOutput {
     pub(super) stats: TypedStats,
     pub(super) scatter: Scatter,
     pub(super) timeline: Timeline,
+    /// Per statement kind, measured phase only.
+    pub(super) statements: Vec<StatementStats>,
 }
 
 struct Recorded {
@@ -63,6 +73,7 @@ struct Recorded {
     warmup: TypedStats,
     scatter: Scatter,
     timeline: Timeline,
+    statements: StatementTable,
     plan: IntervalPlan,
     /// Made when the first worker of the thread starts measuring.
     intervals: Option<IntervalRecorder>,
@@ -94,6 +105,7 @@ impl ThreadRecorder {
             warmup: TypedStats::new(types),
             scatter: Scatter::for_workers(seed, workers),
             timeline: Timeline::new(types),
+            statements: StatementTable::default(),
             plan,
             intervals: None,
             start: None,
@@ -116,6 +128,25 @@ impl ThreadRecorder {
                 r.plan.tx.clone(),
             );
             r.intervals = Some(rec);
+        }
+    }
+
+    /// A worker whose operation times its statements starts measuring:
+    /// each of its statement kinds is listed, run or not.
+    pub(super) fn name_statements(&self, times: Option<&mut StatementTimes>) {
+        if let Some(t) = times {
+            t.clear();
+            self.0.borrow_mut().statements.name(t);
+        }
+    }
+
+    /// After a unit: moves the times of its statements into the thread's
+    /// figures, or drops them when not `measured` (the warmup).
+    pub(super) fn statements_done(&self, measured: bool, times: Option<&mut StatementTimes>) {
+        match times {
+            Some(t) if measured => self.0.borrow_mut().statements.absorb(t),
+            Some(t) => t.clear(),
+            None => {}
         }
     }
 
@@ -195,6 +226,7 @@ impl ThreadRecorder {
             stats,
             scatter,
             timeline,
+            statements: r.statements.take(),
         }
     }
 }
@@ -300,5 +332,51 @@ mod tests {
         let figs =
             intervals::collect(rx, 1, 1, start, Duration::from_secs(1), None, None, no_end).await;
         assert_eq!(figs.iter().map(|f| f.total.ops).sum::<u64>(), 300);
+    }
+
+    #[tokio::test]
+    async fn statement_times_of_the_warmup_are_dropped_and_the_rest_moved_once() {
+        let (tx, _rx) = mpsc::unbounded_channel();
+        let keep = Keep {
+            service: false,
+            per_row: false,
+        };
+        let rec = ThreadRecorder::new(0, 2, 1, keep, 1, plan(tx));
+        let names = ["select", "update", "commit"];
+        let class = crate::workload::kit::query_class;
+        let mut a = StatementTimes::new(names, class);
+        let mut b = StatementTimes::new(names, class);
+        // The warmup: recorded, then dropped after the unit.
+        a.record(0, Duration::from_millis(50));
+        rec.statements_done(false, Some(&mut a));
+        assert!(a.pending().is_empty());
+        rec.begin(Instant::now());
+        rec.name_statements(Some(&mut a));
+        rec.name_statements(Some(&mut b));
+        for i in 1..=10u64 {
+            a.record(0, Duration::from_micros(i));
+            b.record(0, Duration::from_micros(i));
+            b.record(1, Duration::from_micros(100 * i));
+            rec.statements_done(true, Some(&mut a));
+            rec.statements_done(true, Some(&mut b));
+        }
+        // Moved already: a second call adds nothing.
+        rec.statements_done(true, Some(&mut b));
+        let out = rec.finish();
+        let got: Vec<(&str, &str, u64)> = out
+            .statements
+            .iter()
+            .map(|s| (s.name, s.class, s.count))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("select", "read", 20),
+                ("update", "write", 10),
+                ("commit", "other", 0)
+            ]
+        );
+        // No warmup time in the measured figures.
+        assert!(out.statements[0].latency.max() < 1_000_000);
     }
 }

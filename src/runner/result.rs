@@ -8,8 +8,9 @@ use std::time::{Duration, Instant};
 
 use super::RunCtx;
 use super::coordinator::WorkersOutcome;
+use crate::stats::outcome::merge_statements;
 use crate::stats::{OpResult, RateTarget, Stats, Timeline, TypeResult, TypedStats};
-use crate::workload::{IntervalMetrics, StatementStats, TypeFigures, Workload};
+use crate::workload::{IntervalMetrics, TypeFigures, Workload};
 
 /// The result of an operation before it runs: what it is, with one empty
 /// entry per transaction type.
@@ -37,6 +38,7 @@ pub(super) fn begin(ctx: &RunCtx, workload: &dyn Workload) -> OpResult {
     result.latency_limit = s.latency_limit.filter(|_| spec.paced);
     if !spec.is_load() {
         result.warmup = s.warmup;
+        result.transactions = s.transactions;
     }
     result.hosts = ctx.conns.labels();
     result.types = workload
@@ -71,7 +73,6 @@ pub(super) fn absorb(
     }
     for (t, w) in outcome.workers.into_iter().enumerate() {
         result.thread_rows[t] = w.rows;
-        merge_statements(&mut result.statements, w.statements);
         result.timed_out |= w.timed_out;
     }
     let mut merged = TypedStats::new(result.types.len());
@@ -80,6 +81,7 @@ pub(super) fn absorb(
         merged.add(&th.stats);
         result.scatter.push(th.scatter);
         result.timeline.add(&th.timeline);
+        merge_statements(&mut result.statements, th.statements);
     }
     result.total = merged.total();
     // A load that reached the end of its share as --time ran out did not
@@ -137,16 +139,5 @@ pub(super) fn conclude(result: &mut OpResult, ctx: &RunCtx, workload: &dyn Workl
             workload.spec().unit,
             t.retries
         ));
-    }
-}
-
-/// Adds a worker's per-statement figures to the operation's, by name, in
-/// the order they were first seen.
-fn merge_statements(all: &mut Vec<StatementStats>, worker: Vec<StatementStats>) {
-    for st in worker {
-        match all.iter_mut().find(|a| a.name == st.name) {
-            Some(a) => a.add(&st),
-            None => all.push(st),
-        }
     }
 }

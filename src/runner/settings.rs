@@ -46,6 +46,9 @@ pub struct RunSettings {
     pub run_time: Duration,
     /// `--time` as given (not `--runtime-select`): it also bounds loads.
     pub load_time: Option<Duration>,
+    /// `--transactions`: each worker of a query workload ends this many
+    /// measured units, then stops (instead of `run_time`).
+    pub transactions: Option<u64>,
     /// Query workloads run this long first, unmeasured.
     pub warmup: Option<Duration>,
     /// Units per second over all threads.

@@ -1,6 +1,7 @@
 //! The one worker loop: take a connection, prepare, wait for the others
 //! at the barrier, warm up if asked, then stage and execute units until
-//! the share is done, the time is up or the run is told to stop. Only
+//! the share is done, the time is up, the worker has ended its
+//! `--transactions` or the run is told to stop. Only
 //! `execute` is timed; under `--rate` the wait for a unit's slot counts in
 //! its latency but not in its service time. The pauses a unit asks for
 //! (a TPC-C terminal's keying and think times) are waited before and
@@ -8,8 +9,9 @@
 //!
 //! A worker records into the [`ThreadRecorder`] it shares with the other
 //! workers of its OS thread (statistics per transaction type, interval
-//! pieces, scatter sample; see `recorder.rs`), and owns only what is its
-//! own: its rows, its error, the end of its last unit ([`WorkerOutput`]).
+//! pieces, scatter sample, per-statement figures; see `recorder.rs`), and
+//! owns only what is its own: its rows, its error, the end of its last
+//! unit ([`WorkerOutput`]).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -26,7 +28,7 @@ use super::settings::RetryPolicy;
 use super::{InFlight, OnError, RunCtx, RunSettings, backoff};
 use crate::error::{Error, Result};
 use crate::stats::Timing;
-use crate::workload::{Operation, Spec, StatementStats, worker_seed};
+use crate::workload::{Operation, Spec, worker_seed};
 
 /// What one worker hands back; its measurements are in its thread's
 /// recorder.
@@ -40,8 +42,6 @@ pub(super) struct WorkerOutput {
     /// When the last measured unit ended: after a stop, the wallclock runs
     /// to the stop or to the last unit counted, whichever is later.
     pub(super) last_end: Option<Instant>,
-    /// Per statement kind, as the operation kept them (transactions).
-    pub(super) statements: Vec<StatementStats>,
 }
 
 /// How a worker runs, the same for all workers of an operation.
@@ -52,6 +52,9 @@ pub(super) struct Pace {
     pub(super) types: Arc<[&'static str]>,
     /// Measurement ends this long after it starts.
     pub(super) run_time: Option<Duration>,
+    /// `--transactions`: measurement ends when the worker has ended this
+    /// many units (done, failed, or skipped as late), as pgbench's `-t`.
+    pub(super) units: Option<u64>,
     pub(super) warmup: Option<Duration>,
     pub(super) rate: Option<f64>,
     pub(super) latency_limit: Option<Duration>,
@@ -155,18 +158,16 @@ pub(super) async fn worker_loop<O: Operation>(
             out.error = discard.error;
             return out;
         }
-        // What the statements did during the warmup is not measured.
-        drop(op.take_statements());
     }
     phase.measured = true;
     phase.rec.begin(start);
+    phase.rec.name_statements(op.statement_times());
     phase.log = ctx.latency_log.as_ref().map(|l| l.writer());
     let deadline = pace.run_time.map(|d| start + d);
     phase.units(&mut op, deadline, &mut out).await;
     if let Some(log) = phase.log.as_mut() {
         log.flush().await;
     }
-    out.statements = op.take_statements();
     Box::pin(phase.session.close()).await;
     out
 }
@@ -202,6 +203,9 @@ enum Slot {
     Due(Option<Instant>),
     /// Look anew: no unit this round.
     Again,
+    /// The slot was already too late (`--latency-limit`): skipped, and
+    /// counted as a unit ended, as pgbench counts it under `-t`.
+    Skipped,
 }
 
 /// One unit as it was sent.
@@ -265,11 +269,14 @@ impl Phase<'_> {
     ) {
         // The think time of the unit before, waited before the next one.
         let mut think = Duration::ZERO;
+        // The units this phase may still end (--transactions counts the
+        // measured ones; a warmup runs by its time).
+        let mut left = self.pace.units.filter(|_| self.measured);
         loop {
             if !think.is_zero() && !self.pause(std::mem::take(&mut think), deadline).await {
                 return;
             }
-            if self.stop.is_set() {
+            if self.stop.is_set() || left == Some(0) {
                 return;
             }
             let now = Instant::now();
@@ -280,6 +287,10 @@ impl Phase<'_> {
             let due = match self.slot(now, deadline).await {
                 Slot::Due(due) => due,
                 Slot::Again => continue,
+                Slot::Skipped => {
+                    left = left.map(|n| n - 1);
+                    continue;
+                }
             };
             if !op.stage() {
                 return;
@@ -306,6 +317,9 @@ impl Phase<'_> {
             let (res, tries, cancelled, attempt) =
                 self.execute_with_retries(op, ty, deadline).await;
             let end = Instant::now();
+            // Its statements' times, retries' and failures' included.
+            self.rec
+                .statements_done(self.measured, op.statement_times());
             think = pauses.after;
             let unit = Sent {
                 ty,
@@ -318,6 +332,7 @@ impl Phase<'_> {
             let Some(res) = self.settle(op, res, cancelled, &unit, deadline, out).await else {
                 return;
             };
+            left = left.map(|n| n - 1);
             if self.measured {
                 out.last_end = Some(end);
             }
@@ -339,9 +354,9 @@ impl Phase<'_> {
     }
 
     /// The next unit's slot under `--rate`: when it is due (None without
-    /// a rate), or [`Slot::Again`] when the loop must look anew: the next
-    /// slot lies past the deadline (waited for), or the slot was already
-    /// too late (`--latency-limit`) and is skipped.
+    /// a rate), [`Slot::Again`] when the loop must look anew as the next
+    /// slot lies past the deadline (waited for), or [`Slot::Skipped`] when
+    /// the slot was already too late (`--latency-limit`).
     async fn slot(&mut self, now: Instant, deadline: Option<Instant>) -> Slot {
         let skip_late = !self.pace.spec.is_load();
         let measured = self.measured;
@@ -368,7 +383,7 @@ impl Phase<'_> {
             if measured {
                 self.rec.interval(|iv| iv.record_skipped(now));
             }
-            return Slot::Again;
+            return Slot::Skipped;
         }
         Slot::Due(Some(due))
     }

@@ -449,6 +449,8 @@ pub struct OpResult {
     pub warmup: Option<Duration>,
     /// The run was stopped during the warmup: nothing was measured.
     pub warmup_cut: bool,
+    /// `--transactions`: the units each thread was to end.
+    pub transactions: Option<u64>,
     /// The target rate, if the operation was rate-limited.
     pub rate: Option<RateTarget>,
     /// `--latency-limit`, if given.
@@ -529,6 +531,7 @@ impl OpResult {
             wallclock: Duration::ZERO,
             warmup: None,
             warmup_cut: false,
+            transactions: None,
             rate: None,
             latency_limit: None,
             total: Stats::default(),

@@ -131,7 +131,12 @@ pub struct RunConfig {
     pub retry_on: Option<Vec<String>>,
     #[serde(default)]
     pub max_tries: Option<u32>,
+    /// The run time of query workloads (its default when `--transactions`
+    /// bounds them instead).
     pub time_s: f64,
+    /// `--transactions`: the units each thread of a query workload ends.
+    #[serde(default)]
+    pub transactions: Option<u64>,
     pub warmup_s: Option<f64>,
     pub rate: Option<f64>,
     pub rate_distribution: String,
@@ -184,6 +189,10 @@ pub struct OpRecord {
     /// The run was stopped during the warmup (warmup_s says after how
     /// long): nothing was measured.
     pub warmup_interrupted: bool,
+    /// `--transactions`: the units each thread was to end (done, failed
+    /// or skipped), instead of a run time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transactions: Option<u64>,
     pub unit: String,
     /// The unit's plural, as the summary says it ("queries"); empty in a
     /// report written before it was kept.
@@ -416,6 +425,7 @@ impl OpRecord {
             db_time_s: op.total.busy.as_secs_f64(),
             warmup_s: op.warmup.map(|d| d.as_secs_f64()),
             warmup_interrupted: op.warmup_cut,
+            transactions: op.transactions,
             unit: op.spec.unit.to_string(),
             unit_plural: op.spec.units.to_string(),
             load: op.spec.is_load(),

@@ -386,11 +386,25 @@ impl Rows {
 
     /// Forgets the rows and the names, keeping the buffers.
     pub fn clear(&mut self) {
+        self.clear_rows();
+        self.names.clear();
+    }
+
+    /// Forgets the rows, keeping the names and the buffers.
+    pub(super) fn clear_rows(&mut self) {
         self.data.clear();
         self.cells.clear();
         self.width = 0;
         self.rows = 0;
-        self.names.clear();
+    }
+
+    /// Takes `names` as the columns' names, reusing the buffers of the
+    /// last ones (a prepared statement's answers have the same names).
+    pub(super) fn names_from(&mut self, names: &[String]) {
+        if self.names != names {
+            self.names.clear();
+            self.names.extend(names.iter().cloned());
+        }
     }
 
     /// Rows read.

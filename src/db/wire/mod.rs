@@ -1,9 +1,10 @@
-//! The lean driver: a PostgreSQL connection for the hot path of select and
-//! update, written on `postgres-protocol`'s message encoders and SCRAM/MD5
-//! authentication, over TCP (plain or TLS on rustls) or a Unix-domain
-//! socket.
+//! The one data-plane driver: the PostgreSQL connection every workload's
+//! units run on, written on `postgres-protocol`'s message encoders and
+//! SCRAM/MD5 authentication, over TCP (plain or TLS on rustls) or a
+//! Unix-domain socket. tokio-postgres serves only the control connections
+//! (set-up, checks, the server's statistics, the barrier).
 //!
-//! Why a second driver: against pgbench (select by primary key, prepared,
+//! Why a driver of our own: against pgbench (select by primary key, prepared,
 //! PostgreSQL 15 on the same machine), the client's user CPU per query was
 //! 2.6 µs against pgbench's 1.0 µs, with the same syscalls (one send, one
 //! receive). Callgrind put 18.1k user instructions on each query, about
@@ -15,7 +16,8 @@
 //! statement and count what comes back.
 //!
 //! So this connection is one struct that the worker owns and awaits
-//! directly: no task, no channel, no allocation per query. It keeps one
+//! directly: no task, no channel, no allocation per query for a statement
+//! that needs no rows back. It keeps one
 //! write buffer and one read buffer, both starting at a few hundred bytes
 //! and growing only when a message needs it (a thousand connections must
 //! cost kilobytes each, not tens). A unit is Bind+Execute+Sync written in

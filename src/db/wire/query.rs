@@ -443,12 +443,14 @@ impl WireConn {
         params: &[Param<'_>],
         rows: &mut Rows,
     ) -> Result<Answer, WireError> {
-        rows.clear();
+        rows.clear_rows();
         self.queue(st, params)?;
         self.queue_sync();
         self.flush().await?;
-        let names = self.columns(st).to_vec();
-        rows.set_names(names);
+        // clone_from keeps the names' buffers from the last answer.
+        if let Some(p) = self.statements.get(st.0) {
+            rows.names_from(&p.names);
+        }
         self.until_ready(Some(rows)).await
     }
 

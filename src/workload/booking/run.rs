@@ -17,7 +17,7 @@ use crate::db::unnamed;
 use crate::error::{Error, Result};
 use crate::workload::kit::keys::{KeyDistribution, KeyPicker};
 use crate::workload::{
-    BoxFuture, Check, DynOperation, Facts, Settings, Spec, StatementStats, TableSet, Workload,
+    BoxFuture, Check, DynOperation, Facts, Settings, Spec, StatementTimes, TableSet, Workload,
     worker_seed,
 };
 
@@ -111,7 +111,7 @@ impl Workload for Booking {
             protocol: s.protocol,
             st: None,
             staged: (0, 0, 0, 0.0),
-            stats: STEPS.iter().map(|n| StatementStats::new(n)).collect(),
+            stats: StatementTimes::new(STEPS, crate::workload::kit::query_class),
         })
     }
 }

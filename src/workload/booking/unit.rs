@@ -10,7 +10,7 @@ use rand::rngs::SmallRng;
 use crate::db::wire::{Param, Protocol, Sql, WireConn};
 use crate::error::{Error, Result};
 use crate::workload::kit::keys::KeyPicker;
-use crate::workload::{Operation, Outcome, StatementStats};
+use crate::workload::{Operation, Outcome, StatementTimes};
 
 pub(super) struct Statements {
     pub(super) seat: Sql,
@@ -29,7 +29,7 @@ pub(super) struct BookingOp {
     /// user id, flight, day offset, amount.
     pub(super) staged: (i64, i32, i32, f64),
     /// Per statement of the transaction, in the order of STEPS.
-    pub(super) stats: Vec<StatementStats>,
+    pub(super) stats: StatementTimes,
 }
 
 const SEAT: &str =
@@ -61,7 +61,7 @@ impl BookingOp {
             }
         }
         .map_err(fail)?;
-        self.stats[k].record(began.elapsed());
+        self.stats.record(k, began.elapsed());
         Ok(())
     }
 }
@@ -123,10 +123,7 @@ impl Operation for BookingOp {
         })
     }
 
-    fn take_statements(&mut self) -> Vec<StatementStats> {
-        self.stats
-            .iter_mut()
-            .map(|s| std::mem::replace(s, StatementStats::new(s.name)))
-            .collect()
+    fn statement_times(&mut self) -> Option<&mut StatementTimes> {
+        Some(&mut self.stats)
     }
 }

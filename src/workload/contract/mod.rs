@@ -181,5 +181,5 @@ pub trait Workload: Send + Sync {
 
 pub use crate::stats::outcome::{
     Check, FigureColumn, Finding, IntervalMetrics, Metric, Outcome, PauseWords, Rule,
-    StatementStats, TypeFigures,
+    StatementStats, StatementTimes, TypeFigures,
 };

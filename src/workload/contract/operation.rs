@@ -16,7 +16,7 @@ use std::future::Future;
 
 use tokio_postgres::Client;
 
-use super::{BoxFuture, Outcome, StatementStats};
+use super::{BoxFuture, Outcome, StatementTimes};
 use crate::db::wire::WireConn;
 use crate::error::Result;
 
@@ -87,11 +87,13 @@ pub trait Operation: Send + 'static {
         false
     }
 
-    /// Hands over (and forgets) the per-statement figures kept since the
-    /// last call; the runner calls it after the warmup (to drop those)
-    /// and at the end.
-    fn take_statements(&mut self) -> Vec<StatementStats> {
-        Vec::new()
+    /// The times of the statements inside its units, for a workload that
+    /// reports them per statement kind (transactions; None: it does
+    /// not). The operation records into them; after every unit the
+    /// runner moves what they hold into its thread's figures, or drops
+    /// it during the warmup (see [`StatementTimes`]).
+    fn statement_times(&mut self) -> Option<&mut StatementTimes> {
+        None
     }
 
     /// Rows that a failed or cancelled unit left committed in the table.
@@ -113,7 +115,7 @@ pub trait DynOperation: Send + 'static {
     fn retryable_dyn(&self) -> bool;
     fn long_unit_dyn(&self) -> bool;
     fn committed_rows_dyn<'a>(&'a mut self, client: &'a Client) -> BoxFuture<'a, Result<u64>>;
-    fn take_statements_dyn(&mut self) -> Vec<StatementStats>;
+    fn statement_times_dyn(&mut self) -> Option<&mut StatementTimes>;
 }
 
 impl<O: Operation> DynOperation for O {
@@ -144,14 +146,8 @@ impl<O: Operation> DynOperation for O {
     fn committed_rows_dyn<'a>(&'a mut self, client: &'a Client) -> BoxFuture<'a, Result<u64>> {
         Box::pin(self.committed_rows(client))
     }
-    fn take_statements_dyn(&mut self) -> Vec<StatementStats> {
-        // The query class goes on the statistics here, once for every
-        // workload, so that the report reads it instead of asking us.
-        let mut taken = self.take_statements();
-        for s in taken.iter_mut().filter(|s| s.class.is_empty()) {
-            s.class = crate::workload::kit::query_class(s.name);
-        }
-        taken
+    fn statement_times_dyn(&mut self) -> Option<&mut StatementTimes> {
+        self.statement_times()
     }
 }
 
@@ -189,7 +185,7 @@ impl Operation for AnyOperation {
     async fn committed_rows(&mut self, client: &Client) -> Result<u64> {
         self.0.committed_rows_dyn(client).await
     }
-    fn take_statements(&mut self) -> Vec<StatementStats> {
-        self.0.take_statements_dyn()
+    fn statement_times(&mut self) -> Option<&mut StatementTimes> {
+        self.0.statement_times_dyn()
     }
 }

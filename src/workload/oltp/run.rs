@@ -14,7 +14,7 @@ use crate::db::unnamed;
 use crate::error::{Error, Result};
 use crate::workload::kit::keys::{KeyDistribution, KeyPicker};
 use crate::workload::{
-    BoxFuture, DynOperation, Facts, Settings, Spec, StatementStats, TableSet, Workload, worker_seed,
+    BoxFuture, DynOperation, Facts, Settings, Spec, StatementTimes, TableSet, Workload, worker_seed,
 };
 
 pub(super) fn build_run(spec: &'static Spec, s: &Settings) -> Result<Box<dyn Workload>> {
@@ -151,7 +151,7 @@ impl Workload for OltpRun {
         let keys = s.keys.unwrap_or(KeyDistribution::Uniform);
         let start = (s.rows as u128 * thread as u128 / s.threads.max(1) as u128) as u64;
         let groups = groups(self.script, &self.oltp);
-        let mut stats: Vec<StatementStats> = Vec::new();
+        let mut names: Vec<&'static str> = Vec::new();
         let txn = transactional(self.script, &self.oltp);
         for k in KINDS {
             let used = groups.iter().any(|(g, _)| *g == k)
@@ -160,10 +160,11 @@ impl Workload for OltpRun {
                     && self.script != Script::Insert)
                 || (txn && matches!(k, Kind::Begin | Kind::Commit));
             if used {
-                stats.push(StatementStats::new(k.name()));
+                names.push(k.name());
             }
         }
-        let stat_slots = KINDS.map(|k| stats.iter().position(|st| st.name == k.name()));
+        let stat_slots = KINDS.map(|k| names.iter().position(|&n| n == k.name()));
+        let stats = StatementTimes::new(names, crate::workload::kit::query_class);
         Box::new(OltpOp {
             stat_slots,
             tables: self.oltp.tables,

@@ -12,7 +12,7 @@ use super::statements::{KINDS, Kind};
 use crate::db::wire::{Param, Protocol, Sql, WireConn};
 use crate::error::{Error, Result};
 use crate::workload::kit::keys::KeyPicker;
-use crate::workload::{Operation, Outcome, StatementStats};
+use crate::workload::{Operation, Outcome, StatementTimes};
 
 /// One statement of a staged transaction.
 pub(super) struct Step {
@@ -27,7 +27,7 @@ pub(super) struct Step {
 }
 
 pub(super) struct OltpOp {
-    /// Where each kind's figures are in `stats` (as in KINDS).
+    /// Where each kind's times are in `stats` (as in KINDS).
     pub(super) stat_slots: [Option<usize>; KINDS.len()],
     pub(super) tables: usize,
     pub(super) rows: u64,
@@ -46,7 +46,7 @@ pub(super) struct OltpOp {
     pub(super) steps: Vec<Step>,
     /// The step that failed last, for the failed unit's label.
     pub(super) failed_at: Option<usize>,
-    pub(super) stats: Vec<StatementStats>,
+    pub(super) stats: StatementTimes,
 }
 
 impl OltpOp {
@@ -64,10 +64,8 @@ impl OltpOp {
     }
 
     pub(super) fn record_took(&mut self, kind: Kind, took: Duration) {
-        if let Some(i) = self.stat_slots[Self::kind_index(kind)]
-            && let Some(s) = self.stats.get_mut(i)
-        {
-            s.record(took);
+        if let Some(i) = self.stat_slots[Self::kind_index(kind)] {
+            self.stats.record(i, took);
         }
     }
 
@@ -125,6 +123,7 @@ impl Operation for OltpOp {
             for (k, slot) in KINDS.iter().zip(per_kind.iter_mut()) {
                 let used = self
                     .stats
+                    .names()
                     .iter()
                     .any(|s| s.name == k.name() && !matches!(k, Kind::Begin | Kind::Commit));
                 if used {
@@ -235,10 +234,7 @@ impl Operation for OltpOp {
         Ok(Outcome { rows, missing })
     }
 
-    fn take_statements(&mut self) -> Vec<StatementStats> {
-        self.stats
-            .iter_mut()
-            .map(|s| std::mem::replace(s, StatementStats::new(s.name)))
-            .collect()
+    fn statement_times(&mut self) -> Option<&mut StatementTimes> {
+        Some(&mut self.stats)
     }
 }

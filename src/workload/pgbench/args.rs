@@ -63,7 +63,14 @@ fn parse_define(s: &str) -> std::result::Result<(String, String), String> {
         .ok_or_else(|| format!("'{s}' is not NAME=VALUE: write e.g. -D scale=10"))?;
     if !script::valid_name(name) {
         return Err(format!(
-            "'{name}' is not a variable name: use letters, digits and _ (e.g. -D delta=5)"
+            "'{name}' is not a variable name: use letters, digits and _, not starting with a digit (e.g. -D delta=5)"
+        ));
+    }
+    if value.is_empty() {
+        // As pgbench: an empty text is no number, boolean or NULL, and a
+        // script reading it could only fail.
+        return Err(format!(
+            "'{s}' gives {name} no value: write one after the = (e.g. -D {name}=5)"
         ));
     }
     Ok((name.to_string(), value.to_string()))
@@ -132,5 +139,33 @@ impl FamilyArgs for PgbenchArgs {
             });
         }
         unread
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_define_needs_a_name_and_a_value_as_pgbench_does() {
+        assert_eq!(
+            parse_define("x= 1"),
+            Ok(("x".to_string(), " 1".to_string()))
+        );
+        assert_eq!(parse_define("x=a=b").unwrap().1, "a=b");
+        // pgbench: invalid variable definition.
+        assert!(parse_define("x=").unwrap_err().contains("no value"));
+        assert!(
+            parse_define("=1")
+                .unwrap_err()
+                .contains("not a variable name")
+        );
+        assert!(parse_define("x").unwrap_err().contains("NAME=VALUE"));
+        assert!(
+            parse_define("1a=1")
+                .unwrap_err()
+                .contains("not starting with a digit")
+        );
+        assert!(parse_define("é1=1").is_ok());
     }
 }

@@ -10,10 +10,11 @@ use crate::workload::Misuse;
 
 /// pgbench's flags that ysql-bench does not have, and what to write
 /// instead. Those with the same meaning here (-C, -D, -P, -s, --rate,
-/// --time, --latency-limit, --builtin, --define, --max-tries) need no
-/// hint; -t, -r, -f, -b, -n, -h and -p mean what the original ysql-bench
-/// (or clap) made them mean, so the hints of -f, -b and -r come with their
-/// values' errors and that of -p with a port taken for a subcommand.
+/// --time, --transactions, --latency-limit, --builtin, --define,
+/// --max-tries) need no hint; -t, -r, -f, -b, -n, -h and -p mean what the
+/// original ysql-bench (or clap) made them mean, so the hints of -f, -b
+/// and -r come with their values' errors and that of -p with a port taken
+/// for a subcommand.
 const FLAGS: &[(&[&str], &str)] = &[
     (
         &["-T"],
@@ -21,15 +22,11 @@ const FLAGS: &[(&[&str], &str)] = &[
     ),
     (
         &["-c", "--client"],
-        "pgbench's -c CLIENTS is -t/--threads here (workers, each on its own connection); pgbench's -t (transactions per client) has no equivalent: bound the run with --time",
+        "pgbench's -c CLIENTS is -t/--threads here (workers, each on its own connection); pgbench's -t (transactions per client) is --transactions here",
     ),
     (
         &["-j", "--jobs"],
         "pgbench's -j THREADS needs no equivalent: the workers are spread over as many OS threads as there are cores; leave it out",
-    ),
-    (
-        &["-M", "--protocol"],
-        "pgbench's -M: prepared statements are the default here, -M simple is --no-prepared (-M extended has no equivalent)",
     ),
     (&["-R"], "pgbench's -R RATE is --rate here"),
     (&["-L"], "pgbench's -L MS is --latency-limit here"),
@@ -65,10 +62,6 @@ const FLAGS: &[(&[&str], &str)] = &[
     (
         &["--random-seed"],
         "pgbench's --random-seed N is --seed N here",
-    ),
-    (
-        &["--transactions"],
-        "pgbench's --transactions has no equivalent: bound the run with --time",
     ),
     (
         &["--no-vacuum"],

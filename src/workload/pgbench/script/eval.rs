@@ -6,9 +6,11 @@
 //! division or modulo by zero; a double operand makes the arithmetic
 //! double (IEEE: `1.0 / 0` is Infinity); `%`, the bitwise operators and
 //! `int()` round a double to the nearest integer (ties to even); `AND`,
-//! `OR` and `NOT` take booleans (an integer is refused) with SQL's
-//! three-valued logic, while `\if` and `CASE` take any value as true when
-//! it is not zero, false or NULL; comparisons do not chain.
+//! `OR` and `NOT` take booleans (an integer is refused), lazily from the
+//! left, and a NULL on the left is their result (pgbench's rule, not SQL's
+//! three-valued logic: `NULL AND false` is NULL), while `\if` and `CASE`
+//! take any value as true when it is not zero, false or NULL; comparisons
+//! do not chain.
 //!
 //! Why it is shaped so: an expression is compiled once, at parse time,
 //! into a tree ([`super::expr::Expr`]), and evaluated per transaction by a
@@ -171,36 +173,176 @@ pub enum VarError<'a> {
 }
 
 /// The value of a variable that holds text (from `-D` or `\gset`), read
-/// as pgbench reads it: `null`, a boolean word (`true`, `yes`, `on` and
-/// their prefixes such as `t`, `y`; likewise false), an integer (which must
-/// fit), else a double.
+/// as pgbench 15 reads it: `null`; a boolean word, case-insensitive:
+/// `true` and `yes` or any beginning of them (`t`, `ye`), `on`, and for
+/// false `false` and `no` or any beginning of them, `off` and `of` (but
+/// not `o`, which begins both `on` and `off`); an integer, which must
+/// fit; else a double as C's `strtod` reads it. Spaces may lead a number
+/// but not follow it, and a double out of range (`1e400`, `1e-310`) is
+/// no value, as pgbench says "malformed".
 pub fn parse_text_value(text: &str) -> Option<Value> {
     let t = text;
+    if t.is_empty() {
+        return None;
+    }
     if t.eq_ignore_ascii_case("null") {
         return Some(Value::Null);
     }
-    let prefix_of = |word: &str| {
-        !t.is_empty() && t.len() <= word.len() && word[..t.len()].eq_ignore_ascii_case(t)
-    };
+    let prefix_of = |word: &str| t.len() <= word.len() && word[..t.len()].eq_ignore_ascii_case(t);
     if prefix_of("true") || prefix_of("yes") || t.eq_ignore_ascii_case("on") {
         return Some(Value::Bool(true));
     }
-    if prefix_of("false") || prefix_of("no") || t.eq_ignore_ascii_case("off") {
+    if prefix_of("false")
+        || prefix_of("no")
+        || t.eq_ignore_ascii_case("off")
+        || t.eq_ignore_ascii_case("of")
+    {
         return Some(Value::Bool(false));
     }
-    let trimmed = t.trim();
-    let digits = trimmed.strip_prefix(['+', '-']).unwrap_or(trimmed);
-    if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
-        // Looks like an integer: it must be one.
-        return trimmed
+    // C's isspace: what strtol and strtod skip.
+    let number = t.trim_start_matches([' ', '\t', '\n', '\r', '\x0b', '\x0c']);
+    let digits = number.strip_prefix(['+', '-']).unwrap_or(number);
+    if digits.bytes().all(|b| b.is_ascii_digit()) {
+        // Looks like an integer (a lone sign too): it must be one.
+        return number
             .strip_prefix('+')
-            .unwrap_or(trimmed)
+            .unwrap_or(number)
             .parse::<i64>()
             .ok()
             .map(Value::Int);
     }
-    // strtod also takes inf and nan; Rust's parser does, too.
-    trimmed.parse::<f64>().ok().map(Value::Double)
+    strtod(number).map(Value::Double)
+}
+
+/// A whole text as C's `strtod` reads it, None where it would stop
+/// before the end or say the value is out of range: decimal and
+/// hexadecimal (`0x1p3`) forms, `inf`, `infinity` and `nan`.
+fn strtod(text: &str) -> Option<f64> {
+    let (negative, body) = match text.as_bytes().first() {
+        Some(b'-') => (true, &text[1..]),
+        Some(b'+') => (false, &text[1..]),
+        _ => (false, text),
+    };
+    let hex = body
+        .get(..2)
+        .filter(|p| p.eq_ignore_ascii_case("0x"))
+        .map(|_| &body[2..]);
+    let magnitude = match hex {
+        Some(h) => hex_float(h)?,
+        None => {
+            // Rust's parser reads what strtod reads in decimal, and no
+            // sign here (one was taken above).
+            if body.starts_with(['+', '-']) {
+                return None;
+            }
+            let d: f64 = body.parse().ok()?;
+            let special = body
+                .bytes()
+                .any(|b| b.is_ascii_alphabetic() && b != b'e' && b != b'E');
+            if !special && out_of_range(d, body) {
+                return None;
+            }
+            d
+        }
+    };
+    Some(if negative { -magnitude } else { magnitude })
+}
+
+/// Whether a finite decimal text read as `d` lies out of a double's
+/// range, as strtod says with ERANGE: infinite, or below the smallest
+/// normal double while its digits are not all zero.
+fn out_of_range(d: f64, text: &str) -> bool {
+    let mantissa = text.split(['e', 'E']).next().unwrap_or("");
+    let zero = mantissa.bytes().all(|b| b == b'0' || b == b'.');
+    d.is_infinite() || (!zero && d.abs() < f64::MIN_POSITIVE)
+}
+
+/// The hexadecimal form after its `0x`: hex digits with an optional
+/// point, then an optional binary exponent `p[+-]N`.
+fn hex_float(text: &str) -> Option<f64> {
+    let (digits, exponent) = match text.find(['p', 'P']) {
+        Some(i) => (&text[..i], Some(&text[i + 1..])),
+        None => (text, None),
+    };
+    let (int_part, frac_part) = digits.split_once('.').unwrap_or((digits, ""));
+    if int_part.is_empty() && frac_part.is_empty() {
+        return None;
+    }
+    let mut value = 0f64;
+    for c in int_part.chars() {
+        value = value * 16.0 + f64::from(c.to_digit(16)?);
+    }
+    let mut scale = 1f64 / 16.0;
+    for c in frac_part.chars() {
+        value += f64::from(c.to_digit(16)?) * scale;
+        scale /= 16.0;
+    }
+    let shift: i32 = match exponent {
+        Some(e) => {
+            let n = e.strip_prefix('+').unwrap_or(e);
+            if n.is_empty()
+                || !n
+                    .trim_start_matches('-')
+                    .bytes()
+                    .all(|b| b.is_ascii_digit())
+            {
+                return None;
+            }
+            n.parse::<i32>().unwrap_or(if n.starts_with('-') {
+                i32::MIN
+            } else {
+                i32::MAX
+            })
+        }
+        None => 0,
+    };
+    let d = value * 2f64.powi(shift.clamp(-2000, 2000));
+    if d.is_infinite() || (value != 0.0 && d.abs() < f64::MIN_POSITIVE) {
+        return None;
+    }
+    Some(d)
+}
+
+/// The amount of a `\\sleep :name`, as pgbench 15 reads the variable: C's
+/// `atoi` of its text (an integer's digits, a double as `%.15g` writes it:
+/// 2.7 sleeps 2, 1e+20 sleeps 1), an error when that reads 0 from a text
+/// that does not start with a digit (`abc`, `true`, ` 0`).
+pub fn sleep_amount(var: &super::exec::Var, name: &str) -> Result<i64, String> {
+    let mut buf = String::new();
+    let text = match var {
+        super::exec::Var::Unset => return Err(format!("undefined variable \"{name}\"")),
+        super::exec::Var::Text(t) => t.as_str(),
+        // Its digits: the common case, without writing them.
+        super::exec::Var::Value(Value::Int(i)) => return Ok(*i),
+        super::exec::Var::Value(Value::Null) => "NULL",
+        super::exec::Var::Value(v) => {
+            v.write_text(&mut buf);
+            buf.as_str()
+        }
+    };
+    let n = atoi(text);
+    if n == 0 && !text.starts_with(|c: char| c.is_ascii_digit()) {
+        return Err(format!(
+            "invalid sleep time \"{text}\" in variable \"{name}\": not a whole number"
+        ));
+    }
+    Ok(n)
+}
+
+/// C's `atoi`: spaces, a sign, then digits as far as they go; 0 when there
+/// are none. Saturates where C's would overflow.
+fn atoi(text: &str) -> i64 {
+    let t = text.trim_start_matches([' ', '\t', '\n', '\r', '\x0b', '\x0c']);
+    let (negative, digits) = match t.as_bytes().first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t),
+    };
+    let mut n: i64 = 0;
+    for b in digits.bytes().take_while(u8::is_ascii_digit) {
+        n = n.saturating_mul(10).saturating_add(i64::from(b - b'0'));
+    }
+    if negative { -n } else { n }
 }
 
 /// Evaluates `e`.
@@ -218,43 +360,25 @@ pub fn eval(e: &Expr, env: &mut Env<'_>) -> Result<Value, EvalError> {
             v => Ok(Value::Bool(!v.to_bool()?)),
         },
         Expr::BitNot(a) => Ok(Value::Int(!eval(a, env)?.to_int()?)),
-        Expr::And(a, b) => {
-            let left = eval(a, env)?;
-            let left = match left {
-                Value::Null => None,
-                v => Some(v.to_bool()?),
-            };
-            if left == Some(false) {
-                return Ok(Value::Bool(false));
-            }
-            let right = match eval(b, env)? {
-                Value::Null => None,
-                v => Some(v.to_bool()?),
-            };
-            Ok(match (left, right) {
-                (_, Some(false)) => Value::Bool(false),
-                (Some(true), Some(true)) => Value::Bool(true),
-                _ => Value::Null,
-            })
-        }
-        Expr::Or(a, b) => {
-            let left = match eval(a, env)? {
-                Value::Null => None,
-                v => Some(v.to_bool()?),
-            };
-            if left == Some(true) {
-                return Ok(Value::Bool(true));
-            }
-            let right = match eval(b, env)? {
-                Value::Null => None,
-                v => Some(v.to_bool()?),
-            };
-            Ok(match (left, right) {
-                (_, Some(true)) => Value::Bool(true),
-                (Some(false), Some(false)) => Value::Bool(false),
-                _ => Value::Null,
-            })
-        }
+        // As pgbench 15, not SQL: a NULL on the left is the result, the
+        // right side unread (`NULL AND false` is NULL); else the left
+        // decides when it can, and the right is the result.
+        Expr::And(a, b) => match eval(a, env)? {
+            Value::Null => Ok(Value::Null),
+            v if !v.to_bool()? => Ok(Value::Bool(false)),
+            _ => match eval(b, env)? {
+                Value::Null => Ok(Value::Null),
+                v => Ok(Value::Bool(v.to_bool()?)),
+            },
+        },
+        Expr::Or(a, b) => match eval(a, env)? {
+            Value::Null => Ok(Value::Null),
+            v if v.to_bool()? => Ok(Value::Bool(true)),
+            _ => match eval(b, env)? {
+                Value::Null => Ok(Value::Null),
+                v => Ok(Value::Bool(v.to_bool()?)),
+            },
+        },
         Expr::Is(a, test, negated) => {
             let v = eval(a, env)?;
             let holds = match test {
@@ -999,6 +1123,14 @@ mod tests {
         assert_eq!(b("not true"), Some(false));
         assert_eq!(b("true and null"), None);
         assert_eq!(b("false and null"), Some(false));
+        // pgbench 15.20: a NULL on the left is the result, the right unread.
+        assert_eq!(b("null and false"), None);
+        assert_eq!(b("null or true"), None);
+        assert_eq!(b("null or false"), None);
+        assert_eq!(b("null and 1 / 0 = 1"), None);
+        assert_eq!(b("false or null"), None);
+        assert_eq!(b("true or 1"), Some(true));
+        assert_eq!(b("false and 1"), Some(false));
         assert_eq!(b("2 isnull"), Some(false));
         assert_eq!(b("5 notnull"), Some(true));
         assert_eq!(b("1 <= 1 and 2 >= 3 or 1 < 2"), Some(true));
@@ -1046,18 +1178,86 @@ mod tests {
 
     #[test]
     fn text_values_are_read_as_pgbench_reads_them() {
-        assert_eq!(parse_text_value("5"), Some(Value::Int(5)));
-        assert_eq!(parse_text_value(" -5 "), Some(Value::Int(-5)));
-        assert_eq!(parse_text_value("+7"), Some(Value::Int(7)));
-        assert_eq!(parse_text_value("1.5"), Some(Value::Double(1.5)));
-        assert_eq!(parse_text_value("1e3"), Some(Value::Double(1000.0)));
-        assert_eq!(parse_text_value("t"), Some(Value::Bool(true)));
-        assert_eq!(parse_text_value("YES"), Some(Value::Bool(true)));
-        assert_eq!(parse_text_value("off"), Some(Value::Bool(false)));
-        assert_eq!(parse_text_value("NULL"), Some(Value::Null));
-        assert_eq!(parse_text_value("abc"), None);
-        assert_eq!(parse_text_value("99999999999999999999"), None);
-        assert_eq!(parse_text_value(""), None);
+        // Each line as pgbench 15.20 read `-D x=TEXT` in `\set r debug(:x)`.
+        for (text, want) in [
+            ("5", Some(Value::Int(5))),
+            (" -5", Some(Value::Int(-5))),
+            ("+7", Some(Value::Int(7))),
+            ("00012", Some(Value::Int(12))),
+            ("1.5", Some(Value::Double(1.5))),
+            (" 1.5", Some(Value::Double(1.5))),
+            ("1e3", Some(Value::Double(1000.0))),
+            ("1.", Some(Value::Double(1.0))),
+            (".5", Some(Value::Double(0.5))),
+            ("0x10", Some(Value::Double(16.0))),
+            ("0x1p3", Some(Value::Double(8.0))),
+            ("-0X.8", Some(Value::Double(-0.5))),
+            ("inf", Some(Value::Double(f64::INFINITY))),
+            ("-Infinity", Some(Value::Double(f64::NEG_INFINITY))),
+            ("t", Some(Value::Bool(true))),
+            ("tr", Some(Value::Bool(true))),
+            ("YES", Some(Value::Bool(true))),
+            ("y", Some(Value::Bool(true))),
+            ("On", Some(Value::Bool(true))),
+            ("off", Some(Value::Bool(false))),
+            ("of", Some(Value::Bool(false))),
+            ("OF", Some(Value::Bool(false))),
+            ("fals", Some(Value::Bool(false))),
+            ("n", Some(Value::Bool(false))),
+            ("NULL", Some(Value::Null)),
+            // Refused: pgbench says malformed, or out of range.
+            ("o", None),
+            ("abc", None),
+            ("truex", None),
+            ("-5 ", None),
+            ("1.5 ", None),
+            ("+", None),
+            ("-", None),
+            (" ", None),
+            ("1e", None),
+            ("1e400", None),
+            ("1e-310", None),
+            ("1_000", None),
+            ("0x", None),
+            ("99999999999999999999", None),
+            ("9223372036854775808", None),
+            ("", None),
+        ] {
+            assert_eq!(parse_text_value(text), want, "{text:?}");
+        }
+        assert!(matches!(parse_text_value("nan"), Some(Value::Double(d)) if d.is_nan()));
+        assert!(matches!(parse_text_value("NaN"), Some(Value::Double(d)) if d.is_nan()));
+    }
+
+    #[test]
+    fn a_sleep_reads_its_variable_as_pgbench_15_does() {
+        use crate::workload::pgbench::script::exec::Var;
+        let text = |t: &str| sleep_amount(&Var::Text(t.to_string()), "x");
+        let value = |v: Value| sleep_amount(&Var::Value(v), "x");
+        // As pgbench 15.20 slept for `-D x=TEXT` and `\\sleep :x`.
+        assert_eq!(text("1.0"), Ok(1));
+        assert_eq!(text("2.7"), Ok(2));
+        assert_eq!(text("1e+20"), Ok(1));
+        assert_eq!(text("-5"), Ok(-5));
+        assert_eq!(text(" 7"), Ok(7));
+        assert_eq!(text("0"), Ok(0));
+        assert!(
+            text("abc")
+                .unwrap_err()
+                .contains("invalid sleep time \"abc\"")
+        );
+        assert!(text("true").is_err());
+        assert!(text(" 0").is_err());
+        // `\\set x 2.7` then `\\sleep :x s` slept 2 s.
+        assert_eq!(value(Value::Double(2.7)), Ok(2));
+        assert_eq!(value(Value::Int(15)), Ok(15));
+        assert!(value(Value::Bool(true)).is_err());
+        assert!(value(Value::Null).is_err());
+        assert!(
+            sleep_amount(&Var::Unset, "x")
+                .unwrap_err()
+                .contains("undefined")
+        );
     }
 
     #[test]

@@ -18,7 +18,8 @@
 //! indexed by slot, each SQL command's prepared statement is kept per
 //! connection, and parameters are written into reused strings. (The
 //! driver allocates its own messages and rows.) Every SQL command and
-//! `\sleep` keeps its own latency histogram.
+//! `\sleep` is timed as a statement kind of its own (the runner keeps
+//! their histograms, see [`StatementTimes`]).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -27,11 +28,11 @@ use rand::SeedableRng;
 use rand::rngs::SmallRng;
 
 use super::bind::write_literal;
-use super::eval::{Env, Value, VarError, eval, parse_text_value};
+use super::eval::{Env, Value, VarError, eval, parse_text_value, sleep_amount};
 use super::parse::{Command, Program, SleepAmount, Sql, TxnEffect};
 use crate::db::wire::{Param, Protocol, Rows, Stmt, WireConn, WireError};
 use crate::error::{Error, Result};
-use crate::workload::StatementStats;
+use crate::workload::StatementTimes;
 use crate::workload::kit::keys::ZipfSampler;
 
 /// A variable of one client.
@@ -76,7 +77,7 @@ pub struct Interp {
     program: Arc<Program>,
     vars: Vec<Var>,
     zipf: Vec<Option<ZipfSampler>>,
-    stats: Vec<StatementStats>,
+    stats: StatementTimes,
     /// How SQL commands are sent (`-M`).
     protocol: Protocol,
     /// The prepared statement of each script's each command, per
@@ -96,11 +97,9 @@ pub struct Interp {
 impl Interp {
     /// An interpreter whose variables start as `vars` (one per slot).
     pub fn new(program: Arc<Program>, vars: Vec<Var>, protocol: Protocol) -> Interp {
-        let stats = program
-            .statements
-            .iter()
-            .map(|n| StatementStats::new(n))
-            .collect();
+        let stats = StatementTimes::new(program.statements.iter().copied(), |name| {
+            super::query_class(name).unwrap_or("other")
+        });
         let n = program.max_params;
         Interp {
             zipf: vec![None; program.zipf_sites],
@@ -153,12 +152,9 @@ impl Interp {
         Ok(())
     }
 
-    /// Hands over the per-statement figures kept since the last call.
-    pub fn take_stats(&mut self) -> Vec<StatementStats> {
-        self.stats
-            .iter_mut()
-            .map(|s| std::mem::replace(s, StatementStats::new(s.name)))
-            .collect()
+    /// The times of its SQL commands and `\sleep`s.
+    pub fn times(&mut self) -> &mut StatementTimes {
+        &mut self.stats
     }
 
     /// Runs script `index` once; `seed` seeds its random draws. Returns the
@@ -173,6 +169,10 @@ impl Interp {
         let mut pc = 0;
         let mut rows = 0;
         let mut in_txn = false;
+        // Inside a pipeline: what is queued and not read yet (each
+        // command's effect on the transaction, and what it is called).
+        let mut in_pipeline = false;
+        let mut queued: Vec<(TxnEffect, String)> = Vec::new();
         while pc < commands.len() {
             match &commands[pc] {
                 Command::Set { slot, expr, at } => {
@@ -198,6 +198,24 @@ impl Interp {
                     pc = *target;
                     continue;
                 }
+                Command::StartPipeline { .. } => {
+                    if let Err(e) = self.start_pipeline(conn, index, commands, pc).await {
+                        return Err(self.fail(conn, in_txn, e).await);
+                    }
+                    in_pipeline = true;
+                }
+                Command::SyncPipeline { stat, .. } | Command::EndPipeline { stat, .. } => {
+                    match self
+                        .sync_pipeline(conn, &mut queued, &mut in_txn, *stat)
+                        .await
+                    {
+                        Ok(n) => rows += n,
+                        Err(e) => return Err(self.fail(conn, in_txn, e).await),
+                    }
+                    if matches!(commands[pc], Command::EndPipeline { .. }) {
+                        in_pipeline = false;
+                    }
+                }
                 Command::Sleep {
                     amount,
                     unit_ns,
@@ -209,16 +227,7 @@ impl Interp {
                         SleepAmount::Var(slot) => {
                             let v = self.vars.get(*slot).unwrap_or(&Var::Unset);
                             let name = self.program.names.get(*slot).map_or("?", |n| n.as_str());
-                            let n = match v.value() {
-                                Ok(v) => v.to_int().map_err(|e| e.to_string()),
-                                Err(VarError::Undefined) => {
-                                    Err(format!("undefined variable \"{name}\""))
-                                }
-                                Err(VarError::Malformed(_)) => {
-                                    Err(format!("variable \"{name}\" is not a number"))
-                                }
-                            };
-                            match n {
+                            match sleep_amount(v, name) {
                                 Ok(n) => n,
                                 Err(why) => {
                                     let e = Error::script(format!("{at}: \\sleep: {why}"));
@@ -230,9 +239,14 @@ impl Interp {
                     let ns = (n.max(0) as u64).saturating_mul(*unit_ns);
                     let began = Instant::now();
                     tokio::time::sleep(Duration::from_nanos(ns)).await;
-                    if let Some(s) = self.stats.get_mut(*stat) {
-                        s.record(began.elapsed());
+                    self.stats.record(*stat, began.elapsed());
+                }
+                Command::Sql(sql) if in_pipeline => {
+                    if let Err(e) = self.queue_sql(conn, index, pc, sql).await {
+                        let e = self.abandon_pipeline(conn, &mut queued, e).await;
+                        return Err(self.fail(conn, in_txn, e).await);
                     }
+                    queued.push((sql.txn, format!("{} ({})", sql.at, short(&sql.text))));
                 }
                 Command::Sql(sql) => {
                     match self.sql(conn, index, pc, sql).await {
@@ -256,6 +270,25 @@ impl Interp {
             return Err(self.fail(conn, true, e).await);
         }
         Ok(rows)
+    }
+
+    /// A script error with commands of a pipeline queued: they are sent
+    /// with a Sync and their results read and dropped, so that the
+    /// connection is in step for the rollback and the next unit.
+    async fn abandon_pipeline(
+        &self,
+        conn: &mut WireConn,
+        queued: &mut Vec<(TxnEffect, String)>,
+        e: Error,
+    ) -> Error {
+        queued.clear();
+        if !conn.is_closed() {
+            conn.queue_sync();
+            if conn.send().await.is_ok() {
+                let _ = conn.synced().await;
+            }
+        }
+        e
     }
 
     /// Leaves a failed unit's transaction before its error goes back to
@@ -302,9 +335,7 @@ impl Interp {
         } else {
             self.sql_simple(conn, sql).await?
         };
-        if let Some(s) = self.stats.get_mut(sql.stat) {
-            s.record(began.elapsed());
-        }
+        self.stats.record(sql.stat, began.elapsed());
         Ok(rows)
     }
 
@@ -313,36 +344,39 @@ impl Interp {
         Error::script(format!("{}: undefined variable \"{name}\"", sql.at))
     }
 
-    async fn sql_prepared(
+    /// The prepared statement of command `pc` of script `script` (made
+    /// now if it is not yet), or None under `-M extended`.
+    async fn statement_for(
         &mut self,
         conn: &mut WireConn,
         script: usize,
         pc: usize,
         sql: &Sql,
-    ) -> Result<u64> {
-        let fail = |e| Error::wire(format!("{} ({})", sql.at, short(&sql.text)), e);
+    ) -> Result<Option<Stmt>> {
         let known = self
             .statements
             .get(script)
             .and_then(|s| s.get(pc))
             .and_then(|s| *s);
-        let st = match known {
-            Some(st) => Some(st),
+        match known {
+            Some(st) => Ok(Some(st)),
             None if self.protocol == Protocol::Prepared => {
-                let st = conn.prepare(&sql.prepared).await.map_err(fail)?;
+                let st = conn
+                    .prepare(&sql.prepared)
+                    .await
+                    .map_err(|e| Error::wire(format!("{} ({})", sql.at, short(&sql.text)), e))?;
                 if let Some(slot) = self.statements.get_mut(script).and_then(|s| s.get_mut(pc)) {
                     *slot = Some(st);
                 }
-                Some(st)
+                Ok(Some(st))
             }
             // -M extended: the unnamed statement, parsed each time.
-            None => None,
-        };
-        let protocol = if st.is_some() {
-            Protocol::Prepared
-        } else {
-            Protocol::Extended
-        };
+            None => Ok(None),
+        }
+    }
+
+    /// Writes the command's variables into the parameter texts.
+    fn bind_params(&mut self, sql: &Sql) -> Result<()> {
         for (i, &slot) in sql.params.iter().enumerate() {
             let buf = &mut self.params[i];
             buf.clear();
@@ -355,18 +389,25 @@ impl Interp {
                 _ => return Err(self.undefined(sql, slot)),
             };
         }
-        let k = sql.params.len();
-        // Text, as pgbench binds them: the server reads each as its
-        // parameter's type.
-        let params: Vec<Param<'_>> = (0..k)
-            .map(|i| {
-                if self.nulls[i] {
-                    Param::Null
-                } else {
-                    Param::Text(&self.params[i])
-                }
-            })
-            .collect();
+        Ok(())
+    }
+
+    async fn sql_prepared(
+        &mut self,
+        conn: &mut WireConn,
+        script: usize,
+        pc: usize,
+        sql: &Sql,
+    ) -> Result<u64> {
+        let fail = |e| Error::wire(format!("{} ({})", sql.at, short(&sql.text)), e);
+        let st = self.statement_for(conn, script, pc, sql).await?;
+        let protocol = if st.is_some() {
+            Protocol::Prepared
+        } else {
+            Protocol::Extended
+        };
+        self.bind_params(sql)?;
+        let params = bound(&self.params, &self.nulls, sql.params.len());
         let Some(into) = &sql.into else {
             let answer = conn
                 .run(protocol, &sql.prepared, st, &params, None)
@@ -381,6 +422,100 @@ impl Interp {
         drop(params);
         self.store_rows(sql, into)?;
         Ok(answer.rows)
+    }
+
+    /// `\startpipeline`: prepares every statement of the pipeline that is
+    /// not prepared yet (a Parse's own Sync cannot go in the middle of the
+    /// pipeline), as pgbench does.
+    async fn start_pipeline(
+        &mut self,
+        conn: &mut WireConn,
+        script: usize,
+        commands: &[Command],
+        pc: usize,
+    ) -> Result<()> {
+        for (i, c) in commands.iter().enumerate().skip(pc + 1) {
+            match c {
+                Command::EndPipeline { .. } => break,
+                Command::Sql(sql) if sql.pipelined => {
+                    self.statement_for(conn, script, i, sql).await?;
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// A command inside a pipeline: bound and queued (Bind and Execute, no
+    /// Sync), not sent; its result is read at the next Sync.
+    async fn queue_sql(
+        &mut self,
+        conn: &mut WireConn,
+        script: usize,
+        pc: usize,
+        sql: &Sql,
+    ) -> Result<()> {
+        let began = Instant::now();
+        let fail = |e| Error::wire(format!("{} ({})", sql.at, short(&sql.text)), e);
+        let st = self.statement_for(conn, script, pc, sql).await?;
+        self.bind_params(sql)?;
+        let params = bound(&self.params, &self.nulls, sql.params.len());
+        match st {
+            Some(st) => conn.queue(st, &params),
+            None => conn.queue_unnamed(&sql.prepared, &params, false),
+        }
+        .map_err(fail)?;
+        drop(params);
+        self.stats.record(sql.stat, began.elapsed());
+        Ok(())
+    }
+
+    /// `\syncpipeline` or `\endpipeline`: a Sync, sent with everything
+    /// queued, then each queued command's result in order (its rows, its
+    /// effect on the transaction), then the Sync's ReadyForQuery. On the
+    /// first server error the server skips the rest up to the Sync: the
+    /// error is returned once the connection is in step again.
+    async fn sync_pipeline(
+        &mut self,
+        conn: &mut WireConn,
+        queued: &mut Vec<(TxnEffect, String)>,
+        in_txn: &mut bool,
+        stat: usize,
+    ) -> Result<u64> {
+        let began = Instant::now();
+        conn.queue_sync();
+        let mut rows = 0;
+        let mut failed = None;
+        if let Err(e) = conn.send().await {
+            failed = Some(Error::wire("pipeline failed", e));
+        }
+        for (effect, what) in queued.drain(..) {
+            if failed.is_some() {
+                break;
+            }
+            match conn.result(None).await {
+                Ok(a) => {
+                    rows += a.affected.max(a.rows);
+                    match effect {
+                        TxnEffect::Begin => *in_txn = true,
+                        TxnEffect::End => *in_txn = false,
+                        TxnEffect::None => {}
+                    }
+                }
+                Err(e) => failed = Some(Error::wire(what, e)),
+            }
+        }
+        queued.clear();
+        if !conn.is_closed()
+            && let Err(e) = conn.synced().await
+        {
+            failed.get_or_insert(Error::wire("pipeline failed", e));
+        }
+        self.stats.record(stat, began.elapsed());
+        match failed {
+            Some(e) => Err(e),
+            None => Ok(rows),
+        }
     }
 
     async fn sql_simple(&mut self, conn: &mut WireConn, sql: &Sql) -> Result<u64> {
@@ -431,7 +566,7 @@ impl Interp {
             self.name_buf.push_str(&into.prefix);
             self.name_buf
                 .push_str(self.rows.names().get(i).map_or("?column?", |n| n.as_str()));
-            let Some(slot) = self.program.slot(&self.name_buf) else {
+            let Some(slot) = gset_slot(&self.program, &self.name_buf, sql)? else {
                 continue;
             };
             if let Some(var) = self.vars.get_mut(slot) {
@@ -443,6 +578,35 @@ impl Interp {
         }
         Ok(())
     }
+}
+
+/// The variable a `\gset` or `\aset` stores a column into: None when no
+/// line reads it (nothing to keep). A column whose name (with the prefix)
+/// is no variable name, such as `?column?` of `select 1`, is the script's
+/// error, as pgbench fails the command.
+fn gset_slot(program: &Program, name: &str, sql: &Sql) -> Result<Option<usize>> {
+    if !super::valid_name(name) {
+        let what = match &sql.into {
+            Some(g) if g.all_rows => "\\aset",
+            _ => "\\gset",
+        };
+        return Err(Error::script(format!(
+            "{}: {what} cannot store a column into \"{name}\": it is no variable name (letters, digits and _, not starting with a digit); name the column with AS",
+            sql.at
+        )));
+    }
+    Ok(program.slot(name))
+}
+
+/// The first `n` parameters as bound: text, as pgbench binds them (the
+/// server reads each as its parameter's type), or NULL.
+fn bound<'a>(texts: &'a [String], nulls: &[bool], n: usize) -> Vec<Param<'a>> {
+    (0..n)
+        .map(|i| match (nulls.get(i), texts.get(i)) {
+            (Some(false), Some(t)) => Param::Text(t),
+            _ => Param::Null,
+        })
+        .collect()
 }
 
 /// The start of a statement, for error messages.

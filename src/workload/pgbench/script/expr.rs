@@ -316,13 +316,13 @@ impl Lexer<'_> {
                 offset: start,
                 message: format!("malformed number ({text})"),
             })?;
-            // Out of range either way, as strtod says: infinite, or zero
-            // from digits that are not all zero.
+            // Out of range either way, as strtod says: infinite, or below
+            // the smallest normal double from digits that are not all zero.
             let zero_digits = text
                 .split(['e', 'E'])
                 .next()
                 .is_some_and(|m| m.bytes().all(|b| b == b'0' || b == b'.'));
-            if d.is_infinite() || (d == 0.0 && !zero_digits) {
+            if d.is_infinite() || (d.abs() < f64::MIN_POSITIVE && !zero_digits) {
                 return fail(start, format!("double constant overflow ({text})"));
             }
             return Ok(Tok::Double(d));
@@ -856,6 +856,9 @@ mod tests {
         );
         assert!(error("1e400").1.contains("double constant overflow"));
         assert!(error("1.0e-400").1.contains("double constant overflow"));
+        // Subnormal: pgbench 15.20 says overflow too.
+        assert!(error("1e-320").1.contains("double constant overflow"));
+        assert!(parse("0.0e-400").is_ok());
         assert_eq!(error("2 ^ 3"), (2, "unexpected character '^'".to_string()));
         assert!(error("(1 + 2").1.contains("expected ')'"));
         assert!(error("1 2").1.contains("unexpected number 2"));

@@ -44,7 +44,7 @@ use crate::db::unnamed;
 use crate::db::wire::WireConn;
 use crate::error::{Error, Result};
 use crate::workload::{
-    BoxFuture, DynOperation, Facts, Operation, Outcome, Role, Settings, Spec, StatementStats,
+    BoxFuture, DynOperation, Facts, Operation, Outcome, Role, Settings, Spec, StatementTimes,
     TableSet, Workload, worker_seed,
 };
 
@@ -181,9 +181,11 @@ fn find_builtin(name: &str) -> Result<(&'static str, &'static str)> {
     }
 }
 
-/// Whether a `-D` or `\set` name is one pgbench accepts.
+/// Whether a `-D`, `\set` or `\gset` name is one pgbench 15 accepts:
+/// ASCII letters, digits and `_` and any non-ASCII character, not
+/// starting with a digit.
 pub fn valid_name(name: &str) -> bool {
-    !name.is_empty() && name.bytes().all(expr::is_name_byte)
+    name.bytes().next().is_some_and(|b| !b.is_ascii_digit()) && name.bytes().all(expr::is_name_byte)
 }
 
 /// A name of a transaction type that no other script of the run has:
@@ -205,7 +207,7 @@ fn compile(s: &ScriptSettings) -> Result<(Program, bool)> {
     for (name, _) in &s.defines {
         if !valid_name(name) {
             return Err(Error::usage(format!(
-                "-D {name}=...: '{name}' is not a variable name (letters, digits and _)"
+                "-D {name}=...: '{name}' is not a variable name (letters, digits and _, not starting with a digit)"
             )));
         }
         c.define(name);
@@ -249,6 +251,20 @@ fn compile(s: &ScriptSettings) -> Result<(Program, bool)> {
 
 fn build(spec: &'static Spec, s: &Settings) -> Result<Box<dyn Workload>> {
     let (program, builtin_used) = compile(&s.family::<ScriptSettings>())?;
+    let simple = s.protocol == crate::db::wire::Protocol::Simple;
+    if let Some(at) = program.compound.as_ref().filter(|_| !simple) {
+        // As pgbench -M prepared and extended: the server parses one
+        // statement at a time.
+        return Err(Error::usage(format!(
+            "{at}: statements joined by \\; go as one simple query, which the extended protocol cannot carry: give -M simple (pgbench's default) or end each statement with ;"
+        )));
+    }
+    if let Some(at) = program.pipeline.as_ref().filter(|_| simple) {
+        // As pgbench -M simple: a pipeline needs the extended protocol.
+        return Err(Error::usage(format!(
+            "{at}: \\startpipeline needs the extended protocol, and -M simple sends simple queries: give -M prepared or extended"
+        )));
+    }
     let table = TableName::new(&guess_table(&program, builtin_used))?;
     let mut cumulative = Vec::with_capacity(program.scripts.len());
     let mut acc = 0u64;
@@ -572,12 +588,8 @@ impl Operation for ScriptOp {
         }
     }
 
-    fn take_statements(&mut self) -> Vec<StatementStats> {
-        let mut taken = self.interp.take_stats();
-        for s in &mut taken {
-            s.class = query_class(s.name).unwrap_or("other");
-        }
-        taken
+    fn statement_times(&mut self) -> Option<&mut StatementTimes> {
+        Some(self.interp.times())
     }
 }
 

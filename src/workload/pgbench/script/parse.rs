@@ -15,9 +15,23 @@
 //! a `:name` that nothing sets stays in the text, a slice bound (`a[1:n]`),
 //! as pgbench sends a name that is no variable.
 //!
+//! A `\;` joins two statements into one command (pgbench's compound
+//! command), sent as one simple query: the run refuses it under prepared
+//! statements, as the server does. A `\gset` after it reads the last
+//! statement that returns rows; an `\aset` after it, which in pgbench
+//! stores each statement's last row, is refused (the driver keeps one row
+//! set).
+//!
 //! Meta-commands: `\set`, `\sleep`, `\if`/`\elif`/`\else`/`\endif`,
-//! `\gset`/`\aset` (after an SQL command). `\setshell` and `\shell` are
-//! refused (no shell commands per transaction), as are pipelines.
+//! `\gset`/`\aset` (after an SQL command), and pipelines:
+//! `\startpipeline`, `\syncpipeline` (pgbench 17's), `\endpipeline`.
+//! `\setshell` and `\shell` are refused (no shell commands per
+//! transaction). What pgbench 15 finds wrong in a pipeline only when a
+//! client meets it (a nested `\startpipeline`, an `\endpipeline` outside
+//! one, a `\gset` inside one, a script that ends with one open) is an
+//! error here before the run, and so is a pipeline that an `\if` branch
+//! opens without closing or closes without opening: whether a pipeline is
+//! open must not depend on the branch taken.
 //!
 //! Every error names the file, line and column; the caller turns it into
 //! a usage error (exit 2) before any connection is made. Among them: a
@@ -68,6 +82,11 @@ pub struct Program {
     pub statements: Vec<&'static str>,
     /// The most parameters one SQL command binds.
     pub max_params: usize,
+    /// Where the first `\startpipeline` of any script is ("file:line"),
+    /// if one has any.
+    pub pipeline: Option<String>,
+    /// Where the first command of statements joined by `\\;` is.
+    pub compound: Option<String>,
 }
 
 impl Program {
@@ -83,6 +102,8 @@ impl Program {
 pub struct Script {
     /// Its name in reports: the file's name, or the builtin's.
     pub name: &'static str,
+    /// Where it was read from, as messages name it.
+    pub file: String,
     pub weight: u64,
     pub commands: Vec<Command>,
 }
@@ -112,6 +133,25 @@ pub enum Command {
     },
     /// The end of a taken branch: to the command after `\endif`.
     Jump(usize),
+    /// `\startpipeline`: the SQL commands up to the matching
+    /// `\endpipeline` ([`Sql::pipelined`]) are sent without waiting for
+    /// their results (extended protocol, no Sync after each).
+    StartPipeline {
+        at: String,
+    },
+    /// `\syncpipeline` (pgbench 17's): a Sync inside the pipeline, which
+    /// stays open; the results sent so far come back before `\endpipeline`.
+    SyncPipeline {
+        stat: usize,
+        at: String,
+    },
+    /// `\endpipeline`: a Sync, then every result of the pipeline is read,
+    /// and pipeline mode ends. Its statistic is that wait, as pgbench times
+    /// it (a pipelined SQL command's own is only its sending).
+    EndPipeline {
+        stat: usize,
+        at: String,
+    },
 }
 
 #[derive(Debug, PartialEq, Eq)]
@@ -156,6 +196,13 @@ pub struct Sql {
     pub optional: Vec<bool>,
     pub into: Option<Gset>,
     pub txn: TxnEffect,
+    /// Statements joined by `\\;` (pgbench's compound command): one simple
+    /// query, whose `\\gset` takes the row of the last statement that
+    /// returns rows (no `\\aset`).
+    pub compound: bool,
+    /// Inside `\startpipeline` … `\endpipeline`: sent, its result read at
+    /// the next `\syncpipeline` or `\endpipeline`.
+    pub pipelined: bool,
     /// "file:line".
     pub at: String,
     pub stat: usize,
@@ -228,6 +275,10 @@ pub struct Compiler {
     statements: Vec<&'static str>,
     scripts: Vec<Script>,
     max_params: usize,
+    /// The first `\startpipeline`'s "file:line".
+    pipeline: Option<String>,
+    /// The first compound command's "file:line".
+    compound: Option<String>,
 }
 
 impl Default for Compiler {
@@ -252,6 +303,8 @@ impl Compiler {
             statements: Vec::new(),
             scripts: Vec::new(),
             max_params: 0,
+            pipeline: None,
+            compound: None,
         };
         for name in AUTOMATIC {
             c.slot(name);
@@ -272,11 +325,18 @@ impl Compiler {
     /// nothing sets: a slice bound (`a[1:n]`), not a variable; and marks
     /// [`Sql::optional`] each that only a `\gset` of unknown columns may
     /// set, for the run to tell.
-    fn unbind_slice_bounds(&mut self) {
+    ///
+    /// Such a command goes as text in a run where the bound is not set,
+    /// which a pipeline cannot carry: inside one it is refused.
+    fn unbind_slice_bounds(&mut self) -> Result<(), ParseError> {
         let mut scripts = std::mem::take(&mut self.scripts);
-        for cmd in scripts.iter_mut().flat_map(|s| s.commands.iter_mut()) {
+        for (file, cmd) in scripts
+            .iter_mut()
+            .flat_map(|s| s.commands.iter_mut().map(|c| (s.file.clone(), c)))
+        {
             let Command::Sql(sql) = cmd else { continue };
-            let vars = scan_sql(sql.text.as_bytes(), 0).vars;
+            let scan = scan_sql(sql.text.as_bytes(), 0);
+            let (vars, joins) = (scan.vars, scan.joins);
             if !vars.iter().any(|v| v.in_subscript) {
                 continue;
             }
@@ -288,9 +348,24 @@ impl Compiler {
                 .iter()
                 .map(|v| v.in_subscript && !self.certain(&v.name))
                 .collect();
-            (sql.prepared, sql.parts, sql.params) = bind_vars(self, &sql.text, &vars);
+            if sql.pipelined
+                && let Some(v) = vars.iter().zip(&sql.optional).find(|(_, o)| **o)
+            {
+                let line = sql.at.rsplit_once(':').map_or("1", |(_, l)| l);
+                return Err(ParseError {
+                    file,
+                    line: line.parse().unwrap_or(1),
+                    column: 1,
+                    message: format!(
+                        "the bound :{} in a subscript is set only by a \\gset of columns the text does not name, so the command would go as text where it is not set, which a pipeline cannot carry: set {} with \\set or -D, or name the \\gset's columns",
+                        v.0.name, v.0.name
+                    ),
+                });
+            }
+            (sql.prepared, sql.parts, sql.params) = bind_vars(self, &sql.text, &vars, &joins);
         }
         self.scripts = scripts;
+        Ok(())
     }
 
     /// Whether `name` is given a value by a `\set`, `-D`, the tool, or a
@@ -384,6 +459,7 @@ impl Compiler {
             lines: Lines::new(text),
             commands: Vec::new(),
             ifs: Vec::new(),
+            pipeline: None,
             last_sql: false,
             sql_reads: 0,
         }
@@ -398,6 +474,7 @@ impl Compiler {
         }
         self.scripts.push(Script {
             name,
+            file: file.to_string(),
             weight,
             commands,
         });
@@ -425,7 +502,7 @@ impl Compiler {
             return Err(self.undefined(e));
         }
         if self.subscript_reads.iter().any(|n| !self.certain(n)) {
-            self.unbind_slice_bounds();
+            self.unbind_slice_bounds()?;
         }
         Ok(Program {
             scripts: self.scripts,
@@ -434,6 +511,8 @@ impl Compiler {
             zipf_sites: self.zipf_sites,
             statements: self.statements,
             max_params: self.max_params,
+            pipeline: self.pipeline,
+            compound: self.compound,
         })
     }
 }
@@ -457,6 +536,9 @@ struct IfFrame {
     to_end: Vec<usize>,
     has_else: bool,
     offset: usize,
+    /// The pipeline open at the `\if` (its `\startpipeline`'s offset):
+    /// each branch must leave it as it found it.
+    pipeline: Option<usize>,
 }
 
 struct ScriptParser<'a> {
@@ -468,6 +550,8 @@ struct ScriptParser<'a> {
     lines: Lines,
     commands: Vec<Command>,
     ifs: Vec<IfFrame>,
+    /// The open pipeline: its `\startpipeline`'s offset.
+    pipeline: Option<usize>,
     /// The last command was SQL (a `\gset` may follow).
     last_sql: bool,
     /// The first of the last SQL command's reads in `c.reads`.
@@ -494,6 +578,9 @@ struct SqlScan {
     vars: Vec<SqlVar>,
     /// `:name` inside quotes.
     quoted: Vec<(usize, String)>,
+    /// Where a `\\;` joins two statements into one command: the offsets
+    /// of their backslashes, which the text sent leaves out.
+    joins: Vec<usize>,
 }
 
 impl ScriptParser<'_> {
@@ -533,7 +620,7 @@ impl ScriptParser<'_> {
             if pos >= self.bytes.len() {
                 break;
             }
-            pos = if self.bytes[pos] == b'\\' {
+            pos = if self.bytes[pos] == b'\\' && self.bytes.get(pos + 1) != Some(&b';') {
                 self.meta(pos)?
             } else {
                 self.sql(pos)?
@@ -541,6 +628,13 @@ impl ScriptParser<'_> {
         }
         if let Some(f) = self.ifs.last() {
             return Err(self.err(f.offset, "\\if without a matching \\endif"));
+        }
+        if let Some(open) = self.pipeline {
+            // pgbench aborts the client at the end of the script.
+            return Err(self.err(
+                open,
+                "\\startpipeline without a matching \\endpipeline: the script would end with the pipeline open",
+            ));
         }
         Ok(self.commands)
     }
@@ -592,7 +686,8 @@ impl ScriptParser<'_> {
                 ..v.clone()
             })
             .collect();
-        let (prepared, parts, params) = bind_vars(self.c, text, &vars);
+        let joins: Vec<usize> = scan.joins.iter().map(|j| j - start).collect();
+        let (prepared, parts, params) = bind_vars(self.c, text, &vars, &joins);
         let optional = vec![false; params.len()];
         if params.len() > super::MAX_PARAMS {
             return Err(self.err(
@@ -605,6 +700,13 @@ impl ScriptParser<'_> {
             ));
         }
         self.c.max_params = self.c.max_params.max(params.len());
+        if !joins.is_empty() && self.c.compound.is_none() {
+            self.c.compound = Some(format!(
+                "{}:{}",
+                self.file,
+                self.lines.at(self.text, start).0
+            ));
+        }
         let at = self.at(start);
         let stat = self.statement_name(&at, text);
         self.commands.push(Command::Sql(Sql {
@@ -614,7 +716,9 @@ impl ScriptParser<'_> {
             params,
             optional,
             into: None,
-            txn: txn_effect(text),
+            txn: compound_txn_effect(text, &joins),
+            compound: !joins.is_empty(),
+            pipelined: self.pipeline.is_some(),
             at,
             stat,
         }));
@@ -680,6 +784,7 @@ impl ScriptParser<'_> {
                     to_end: Vec::new(),
                     has_else: false,
                     offset: start,
+                    pipeline: self.pipeline,
                 });
                 let at = self.at(start);
                 self.commands.push(Command::Test {
@@ -702,6 +807,7 @@ impl ScriptParser<'_> {
                 if frame.has_else {
                     return Err(self.err(start, format!("\\{name} after \\else")));
                 }
+                self.same_pipeline(frame.pipeline, start, &name)?;
                 let jump = self.commands.len();
                 self.commands.push(Command::Jump(usize::MAX));
                 let here = self.commands.len();
@@ -728,6 +834,7 @@ impl ScriptParser<'_> {
                 let Some(frame) = self.ifs.pop() else {
                     return Err(self.err(start, "\\endif without \\if"));
                 };
+                self.same_pipeline(frame.pipeline, start, &name)?;
                 let here = self.commands.len();
                 self.patch_test(frame.test, here);
                 for j in frame.to_end {
@@ -747,16 +854,60 @@ impl ScriptParser<'_> {
                     ));
                 }
                 let prefix = words.first().copied().unwrap_or("").to_string();
+                let prefix_at = i + self.text[i..end].find(&prefix).unwrap_or(0);
                 if let Some(bad) = prefix.bytes().position(|c| !is_name_byte(c)) {
                     return Err(self.err(
-                        i + self.text[i..end].find(&prefix).unwrap_or(0) + bad,
+                        prefix_at + bad,
                         format!("\\{name}: '{prefix}' is not a variable name prefix (letters, digits and _)"),
                     ));
                 }
+                if prefix.starts_with(|c: char| c.is_ascii_digit()) {
+                    return Err(self.err(
+                        prefix_at,
+                        format!("\\{name}: '{prefix}' cannot begin a variable name: a name may not start with a digit"),
+                    ));
+                }
                 match self.commands.last_mut() {
+                    // pgbench aborts the client on it: the results come
+                    // back only at the end of the pipeline.
+                    Some(Command::Sql(sql)) if was_sql && sql.pipelined => {
+                        return Err(self.err(
+                            start,
+                            format!("\\{name} is not allowed inside a pipeline: its results are read only at \\endpipeline; end the pipeline before this command"),
+                        ));
+                    }
+                    // pgbench stores each joined statement's last row;
+                    // the driver keeps the last row set only.
+                    Some(Command::Sql(sql)) if was_sql && sql.compound && name == "aset" => {
+                        return Err(self.err(
+                            start,
+                            "\\aset after statements joined by \\; is not supported (pgbench stores the last row of each): give each statement its own \\aset",
+                        ));
+                    }
                     Some(Command::Sql(sql)) if was_sql && sql.into.is_none() => {
-                        match super::columns::result_columns(&sql.text) {
+                        // Of statements joined by \; the text's columns
+                        // are not read: any name may come of them.
+                        let known = if sql.compound {
+                            None
+                        } else {
+                            super::columns::result_columns(&sql.text)
+                        };
+                        match known {
                             Some(cols) => {
+                                // As pgbench, a column whose name is no
+                                // variable name fails the \gset: here
+                                // before the run, when the text says it.
+                                if let Some(bad) = cols
+                                    .iter()
+                                    .find(|c| !super::valid_name(&format!("{prefix}{c}")))
+                                {
+                                    return Err(self.err(
+                                        start,
+                                        format!(
+                                            "\\{name} would store the column \"{bad}\" into the variable \"{prefix}{bad}\", which is no variable name (letters, digits and _, not starting with a digit): name the column with AS"
+                                        ),
+                                    ));
+                                }
                                 let c = &mut *self.c;
                                 let names: Vec<String> =
                                     cols.iter().map(|col| format!("{prefix}{col}")).collect();
@@ -786,17 +937,44 @@ impl ScriptParser<'_> {
                     ),
                 ));
             }
-            "startpipeline" | "endpipeline" | "syncpipeline" => {
-                return Err(self.err(
-                    start,
-                    format!("\\{name}: pipelines are not supported; remove the pipeline commands (the statements then run one after another)"),
-                ));
+            "startpipeline" => {
+                self.no_arguments(&name, i, end)?;
+                if let Some(open) = self.pipeline {
+                    let line = self.lines.at(self.text, open).0;
+                    return Err(self.err(
+                        start,
+                        format!("\\startpipeline inside the pipeline started at line {line}: pipelines do not nest"),
+                    ));
+                }
+                self.pipeline = Some(start);
+                let at = self.at(start);
+                if self.c.pipeline.is_none() {
+                    self.c.pipeline = Some(format!(
+                        "{}:{}",
+                        self.file,
+                        self.lines.at(self.text, start).0
+                    ));
+                }
+                self.commands.push(Command::StartPipeline { at });
             }
-            "" if b.get(start + 1) == Some(&b';') => {
-                return Err(self.err(
-                    start,
-                    "compound commands (\\;) are not supported: end each statement with ; as its own command",
-                ));
+            "syncpipeline" | "endpipeline" => {
+                self.no_arguments(&name, i, end)?;
+                if self.pipeline.is_none() {
+                    return Err(self.err(
+                        start,
+                        format!(
+                            "\\{name} outside a pipeline: it needs a \\startpipeline before it"
+                        ),
+                    ));
+                }
+                let at = self.at(start);
+                let stat = self.statement_name(&at, &format!("\\{name}"));
+                self.commands.push(if name == "endpipeline" {
+                    self.pipeline = None;
+                    Command::EndPipeline { stat, at }
+                } else {
+                    Command::SyncPipeline { stat, at }
+                });
             }
             "" => {
                 return Err(self.err(
@@ -814,6 +992,31 @@ impl ScriptParser<'_> {
             }
         }
         Ok(next)
+    }
+
+    /// A branch of `\if` ends (at `\elif`, `\else` or `\endif`) with the
+    /// pipeline as it was at the `\if`: a pipeline started in a branch
+    /// ends in it, and one open at the `\if` is not ended in a branch, so
+    /// that whether a pipeline is open never depends on the branch taken.
+    fn same_pipeline(
+        &self,
+        at_if: Option<usize>,
+        start: usize,
+        name: &str,
+    ) -> Result<(), ParseError> {
+        if self.pipeline == at_if {
+            return Ok(());
+        }
+        let why = match self.pipeline {
+            Some(open) => format!(
+                "the pipeline started at line {} inside this \\if branch must end in it, before \\{name}",
+                self.lines.at(self.text, open).0
+            ),
+            None => format!(
+                "this \\if branch ends the pipeline that was open at its \\if; end it before the \\if or after the \\endif (found \\{name})"
+            ),
+        };
+        Err(self.err(start, why))
     }
 
     fn patch_test(&mut self, test: Option<usize>, target: usize) {
@@ -876,6 +1079,13 @@ impl ScriptParser<'_> {
             ));
         }
         let name = self.text[name_start..i].to_string();
+        if !super::valid_name(&name) {
+            // pgbench fails the \set when it runs.
+            return Err(self.err(
+                name_start,
+                format!("\\set {name}: a variable name may not start with a digit"),
+            ));
+        }
         let first = self.c.reads.len();
         let expr = self.expression(i, end, "\\set")?;
         for r in self.c.reads.iter_mut().skip(first) {
@@ -979,6 +1189,21 @@ fn edit_distance(a: &str, b: &str) -> usize {
     back1[b.len()]
 }
 
+/// How a command of statements joined by `\\;` (at `joins`) moves the
+/// transaction: as its last statement that moves it.
+fn compound_txn_effect(text: &str, joins: &[usize]) -> TxnEffect {
+    let mut effect = TxnEffect::None;
+    let mut from = 0;
+    for &to in joins.iter().chain(std::iter::once(&text.len())) {
+        match txn_effect(&text[from..to]) {
+            TxnEffect::None => {}
+            e => effect = e,
+        }
+        from = (to + 2).min(text.len());
+    }
+    effect
+}
+
 /// How an SQL command moves the transaction, from its first words.
 fn txn_effect(text: &str) -> TxnEffect {
     let mut words = text
@@ -1019,6 +1244,7 @@ fn skip_block_comment(b: &[u8], mut pos: usize) -> usize {
 fn scan_sql(b: &[u8], start: usize) -> SqlScan {
     let mut vars = Vec::new();
     let mut quoted = Vec::new();
+    let mut joins = Vec::new();
     let mut depth = 0i32;
     // Open brackets: true for a subscript, false for ARRAY[...].
     let mut brackets: Vec<bool> = Vec::new();
@@ -1040,7 +1266,14 @@ fn scan_sql(b: &[u8], start: usize) -> SqlScan {
                     next: i + 1,
                     vars,
                     quoted,
+                    joins,
                 };
+            }
+            // `\;`: the command goes on with another statement (pgbench's
+            // compound command, one simple query).
+            b'\\' if b.get(i + 1) == Some(&b';') => {
+                joins.push(i);
+                i += 2;
             }
             b'\\' => {
                 return SqlScan {
@@ -1048,6 +1281,7 @@ fn scan_sql(b: &[u8], start: usize) -> SqlScan {
                     next: i,
                     vars,
                     quoted,
+                    joins,
                 };
             }
             b'(' => {
@@ -1094,6 +1328,9 @@ fn scan_sql(b: &[u8], start: usize) -> SqlScan {
                 }
             }
             b':' if b.get(i + 1) == Some(&b':') => i += 2,
+            // As pgbench: a name starts with a letter, `_` or a non-ASCII
+            // character; `:1` is text (a slice `a[1:2]`).
+            b':' if b.get(i + 1).is_some_and(|c| c.is_ascii_digit()) => i += 1,
             b':' => {
                 let mut j = i + 1;
                 while j < b.len() && is_name_byte(b[j]) {
@@ -1116,6 +1353,7 @@ fn scan_sql(b: &[u8], start: usize) -> SqlScan {
         next: b.len(),
         vars,
         quoted,
+        joins,
     }
 }
 
@@ -1132,24 +1370,40 @@ fn follows_array(before: &[u8]) -> bool {
 /// The statement of an SQL command's `text` with its variables bound:
 /// the text to prepare (`$1`, `$2`, …), the pieces around the variables
 /// (for `--no-prepared`) and each parameter's slot. A `:name` not among
-/// `vars` stays in the text as written.
-fn bind_vars(c: &mut Compiler, text: &str, vars: &[SqlVar]) -> (String, Vec<String>, Vec<usize>) {
+/// `vars` stays in the text as written; the backslash of each `\\;` at
+/// `joins` (offsets in `text`) is left out.
+fn bind_vars(
+    c: &mut Compiler,
+    text: &str,
+    vars: &[SqlVar],
+    joins: &[usize],
+) -> (String, Vec<String>, Vec<usize>) {
+    let piece = |from: usize, to: usize| -> String {
+        let mut s = String::with_capacity(to - from);
+        let mut at = from;
+        for &j in joins.iter().filter(|&&j| j >= from && j < to) {
+            s.push_str(&text[at..j]);
+            at = j + 1;
+        }
+        s.push_str(&text[at..to]);
+        s
+    };
     let mut prepared = String::with_capacity(text.len());
     let mut parts = Vec::with_capacity(vars.len() + 1);
     let mut params = Vec::with_capacity(vars.len());
     let mut last = 0;
     for v in vars {
-        let piece = &text[last..v.offset];
-        prepared.push_str(piece);
+        let p = piece(last, v.offset);
+        prepared.push_str(&p);
         prepared.push('$');
         prepared.push_str(&(params.len() + 1).to_string());
-        parts.push(piece.to_string());
+        parts.push(p);
         params.push(c.slot(&v.name));
         last = v.offset + 1 + v.name.len();
     }
-    let tail = &text[last..];
-    prepared.push_str(tail);
-    parts.push(tail.to_string());
+    let tail = piece(last, text.len());
+    prepared.push_str(&tail);
+    parts.push(tail);
     (prepared, parts, params)
 }
 
@@ -1366,7 +1620,7 @@ mod tests {
         assert!(error("\\set x frob(1)").starts_with("t.sql:1:8: unknown function 'frob'"));
         assert!(error("\\setshell x echo 1").contains("does not run shell commands"));
         assert!(error("\\shell ls").starts_with("t.sql:1:1: \\shell runs a shell command"));
-        assert!(error("\\startpipeline").contains("pipelines are not supported"));
+        assert!(error("\\startpipeline").contains("without a matching \\endpipeline"));
         assert!(error("\\gset").contains("must follow an SQL command"));
         assert!(error("\\set x 1\n\\gset").contains("t.sql:2:1: \\gset must follow"));
         assert!(error("select 1 \\gset a b").contains("at most one argument"));
@@ -1559,6 +1813,152 @@ mod tests {
         assert!(follows_array(b"select ARRAY  "));
         assert!(!follows_array(b"select myarray"));
         assert!(!follows_array(b"select a"));
+    }
+
+    #[test]
+    fn names_follow_pgbench_15_a_digit_never_starts_one() {
+        // pgbench fails `\set 1a 5` and a \gset into "?column?" or
+        // "bad name!" when they run; here before the run.
+        assert_eq!(
+            error("\\set 1a 5"),
+            "t.sql:1:6: \\set 1a: a variable name may not start with a digit"
+        );
+        let e = error("select 1 as \"bad name!\" \\gset");
+        assert!(
+            e.starts_with("t.sql:1:25: \\gset would store the column \"bad name!\""),
+            "{e}"
+        );
+        assert!(error("select 1 as \"1a\" \\aset").contains("\"1a\", which is no variable name"));
+        assert!(
+            error("select 1 as a \\gset 1p_").contains("t.sql:1:21: \\gset: '1p_' cannot begin")
+        );
+        // With a prefix the name is valid.
+        let p = compile("select 1 as \"1a\" \\gset p_\nselect :p_1a;").unwrap();
+        assert!(p.slot("p_1a").is_some());
+        // In SQL, `:1` is text, as pgbench sends it: no variable to set.
+        let p = compile("select (array[1, 2, 3])[2:3], :1a;").unwrap();
+        assert_eq!(sqls(&p)[0].prepared, "select (array[1, 2, 3])[2:3], :1a");
+        assert!(sqls(&p)[0].params.is_empty());
+        // Non-ASCII names are names.
+        compile("\\set é1 1\nselect :é1;").unwrap();
+    }
+
+    #[test]
+    fn a_pipeline_compiles_into_its_commands_with_its_sql_marked() {
+        let p = defining(
+            &["x"],
+            "\\startpipeline\nselect 1;\n\\set y :x + 1\nselect :y;\n\\syncpipeline\nbegin;\n\\sleep 1 ms\nend;\n\\endpipeline\nselect 2;",
+        )
+        .unwrap();
+        let c = &p.scripts[0].commands;
+        assert!(matches!(c[0], Command::StartPipeline { .. }), "{c:#?}");
+        assert!(matches!(c[4], Command::SyncPipeline { .. }), "{c:#?}");
+        assert!(matches!(c[8], Command::EndPipeline { .. }), "{c:#?}");
+        let pipelined: Vec<bool> = sqls(&p).iter().map(|s| s.pipelined).collect();
+        assert_eq!(pipelined, [true, true, true, true, false]);
+        assert_eq!(p.pipeline.as_deref(), Some("t.sql:1"));
+        let Command::EndPipeline { stat, .. } = &c[8] else {
+            unreachable!()
+        };
+        assert_eq!(p.statements[*stat], "t:9 \\endpipeline");
+        // A pipeline inside one branch, or around a whole \if, is whole.
+        compile("\\if 1\n\\startpipeline\nselect 1;\n\\endpipeline\n\\else\nselect 2;\n\\endif")
+            .unwrap();
+        compile("\\startpipeline\n\\if 1\nselect 1;\n\\else\nselect 2;\n\\endif\n\\endpipeline")
+            .unwrap();
+        assert_eq!(compile("select 1;").unwrap().pipeline, None);
+    }
+
+    #[test]
+    fn pipelines_are_checked_as_pgbench_15_fails_them_but_before_the_run() {
+        // pgbench 15 aborts the client on these when it meets them.
+        assert_eq!(
+            error("\\startpipeline\nselect 1;\n\\startpipeline\n"),
+            "t.sql:3:1: \\startpipeline inside the pipeline started at line 1: pipelines do not nest"
+        );
+        assert_eq!(
+            error("select 1;\n\\endpipeline\n"),
+            "t.sql:2:1: \\endpipeline outside a pipeline: it needs a \\startpipeline before it"
+        );
+        assert!(
+            error("\\syncpipeline").starts_with("t.sql:1:1: \\syncpipeline outside a pipeline")
+        );
+        assert_eq!(
+            error("select 0;\n\\startpipeline\nselect 1;\n"),
+            "t.sql:2:1: \\startpipeline without a matching \\endpipeline: the script would end with the pipeline open"
+        );
+        let e = error("\\startpipeline\nselect 1 \\gset f\n\\endpipeline\n");
+        assert!(
+            e.starts_with("t.sql:2:10: \\gset is not allowed inside a pipeline"),
+            "{e}"
+        );
+        assert!(
+            error("\\startpipeline\nselect 1 as a \\aset\n\\endpipeline\n")
+                .contains("\\aset is not allowed inside a pipeline")
+        );
+        // As pgbench's parser: no arguments.
+        assert!(
+            error("\\startpipeline x\nselect 1;\n\\endpipeline")
+                .contains("t.sql:1:16: \\startpipeline takes no argument")
+        );
+        assert!(
+            error("\\startpipeline\n\\endpipeline now").contains("\\endpipeline takes no argument")
+        );
+        // Whether a pipeline is open never depends on the branch taken
+        // (pgbench decides it at run time, and fails in one branch).
+        let e = error("\\if 1\n\\startpipeline\n\\endif\nselect 1;\n\\endpipeline");
+        assert!(
+            e.starts_with(
+                "t.sql:3:1: the pipeline started at line 2 inside this \\if branch must end in it"
+            ),
+            "{e}"
+        );
+        let e = error("\\startpipeline\n\\if 1\n\\endpipeline\n\\else\nselect 1;\n\\endif");
+        assert!(
+            e.starts_with(
+                "t.sql:4:1: this \\if branch ends the pipeline that was open at its \\if"
+            ),
+            "{e}"
+        );
+        // A command that may go as text cannot be pipelined.
+        let e = error(
+            "select 2 as m, (select 1) \\gset\n\\startpipeline\nselect (array[1, 2])[1:m];\n\\endpipeline",
+        );
+        assert!(
+            e.starts_with("t.sql:3:1: the bound :m in a subscript"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn statements_joined_by_backslash_semicolon_are_one_command_as_in_pgbench() {
+        // pgbench's own \gset test: the command runs on, and its \gset
+        // takes the last statement's row.
+        let p = compile("\\; \\; SELECT 0 AS i5 \\; SELECT 5 AS i5 \\; \\; \\gset\nselect :i5;")
+            .unwrap();
+        let s = sqls(&p);
+        assert_eq!(s.len(), 2, "{s:#?}");
+        assert!(s[0].compound && !s[1].compound);
+        assert_eq!(s[0].prepared, "; ; SELECT 0 AS i5 ; SELECT 5 AS i5 ; ;");
+        assert!(s[0].into.is_some());
+        assert_eq!(p.compound.as_deref(), Some("t.sql:1"));
+        // Variables in each statement; a \; inside quotes is text.
+        let p = defining(&["a", "b"], "select :a, '\\;' \\; select :b;").unwrap();
+        let s = sqls(&p);
+        assert_eq!(s[0].prepared, "select $1, '\\;' ; select $2");
+        assert_eq!(s[0].parts, ["select ", ", '\\;' ; select ", ""]);
+        // The transaction's state is the last statement's that moves it.
+        let p = compile("BEGIN \\; select 1 \\; COMMIT;\nselect 2 \\; commit \\; begin;\nend;")
+            .unwrap();
+        let effects: Vec<TxnEffect> = sqls(&p).iter().map(|s| s.txn).collect();
+        assert_eq!(effects, [TxnEffect::End, TxnEffect::Begin, TxnEffect::End]);
+        // Of joined statements the columns are not read: any name may be set.
+        compile("select 1 as a \\; select 2 as b \\gset p_\nselect :p_b, :p_c;").unwrap();
+        assert!(
+            error("select 1 as a \\; select 2 as b \\aset")
+                .starts_with("t.sql:1:32: \\aset after statements joined by \\; is not supported")
+        );
+        assert_eq!(compile("select 1;").unwrap().compound, None);
     }
 
     #[test]
