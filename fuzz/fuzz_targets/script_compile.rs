@@ -9,7 +9,9 @@ fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
     let mut c = Compiler::new();
     c.define("d");
-    let r = c.add("s", "s.sql", &text, 1).and_then(|()| c.finish().map(drop));
+    let r = c
+        .add("s", "s.sql", &text, 1)
+        .and_then(|()| c.finish().map(drop));
     if let Err(e) = r {
         let lines = text.split('\n').count();
         assert!((1..=lines).contains(&e.line), "{e}");
