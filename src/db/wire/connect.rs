@@ -56,7 +56,7 @@ use tokio_postgres::config::{
 use tokio_rustls::TlsConnector;
 use tokio_rustls::client::TlsStream;
 
-use super::decode::{Body, ReadBuf, parse_error};
+use super::decode::{Body, ReadBuf, out_of_place, parse_error};
 use super::{FIRST_WRITE, WireConn, WireError, encode_err};
 use crate::db::tls::{ALPN_POSTGRESQL, Tls};
 
@@ -430,7 +430,8 @@ impl WireConn {
                 }
                 b'Z' => return Ok(()),
                 // ParameterStatus, NoticeResponse, NegotiateProtocolVersion.
-                _ => {}
+                b'S' | b'N' | b'v' => {}
+                other => return Err(out_of_place(other, "while logging in")),
             }
         }
     }
@@ -492,7 +493,8 @@ impl WireConn {
                         None => Ok(value),
                     };
                 }
-                _ => {}
+                b'T' | b'D' | b'C' | b'N' | b'S' | b'A' => {}
+                other => return Err(out_of_place(other, "while asking the server its settings")),
             }
         }
     }

@@ -1,5 +1,14 @@
 //! Reading what the server sends: the read buffer that frames messages
 //! in place, and the parsers of the messages' bodies.
+//!
+//! What arrives is not trusted: a server, a pooler or whatever listens on
+//! the port may send anything. Each header is checked as soon as its five
+//! bytes are in (a type the protocol has, a length that type can have), so
+//! that garbage fails at once as [`WireError::Protocol`] rather than as a
+//! wait for bytes that never come or an allocation of what a length
+//! claims; the parsers take any body and fail cleanly. Property tests
+//! (`decode/tests.rs`, on the stable toolchain) and the fuzz targets
+//! under `fuzz/` feed them arbitrary streams split at arbitrary points.
 
 use super::{DbError, WireError};
 
@@ -10,6 +19,180 @@ pub(super) const FIRST_READ: usize = 512;
 /// many rows: an oltp range select is about 13 KB), so that a large
 /// answer takes a few reads, not one per 512 bytes.
 pub(super) const MOST_READ: usize = 64 * 1024;
+
+/// The longest message (counting its length word) of a kind that is never
+/// long: libpq gives up on the stream past this length too, so no server
+/// that libpq can talk to sends more. A longer one says the stream is not
+/// the protocol (or no longer in step with it).
+pub(super) const SHORT_MESSAGE: usize = 30_000;
+
+/// The longest of the kinds that may be long (rows, errors, COPY data):
+/// the length word is a signed 32-bit count. The buffer grows only as the
+/// bytes arrive, so a length that lies costs nothing until they do.
+pub(super) const LONG_MESSAGE: usize = i32::MAX as usize;
+
+/// A message the server may send: its name (for errors) and the lengths
+/// its length word may give (the word counts itself). None for a tag the
+/// protocol does not have.
+fn kind(tag: u8) -> Option<(&'static str, usize, usize)> {
+    Some(match tag {
+        b'R' => ("Authentication", 8, SHORT_MESSAGE),
+        // 12 in protocol 3.0, which the start-up message asks for; 3.2
+        // allows a key of up to 256 bytes.
+        b'K' => ("BackendKeyData", 12, 8 + 256),
+        b'S' => ("ParameterStatus", 6, SHORT_MESSAGE),
+        b'Z' => ("ReadyForQuery", 5, 5),
+        b'T' => ("RowDescription", 6, LONG_MESSAGE),
+        b'D' => ("DataRow", 6, LONG_MESSAGE),
+        b'C' => ("CommandComplete", 5, SHORT_MESSAGE),
+        b'E' => ("ErrorResponse", 5, LONG_MESSAGE),
+        b'N' => ("NoticeResponse", 5, LONG_MESSAGE),
+        b'A' => ("NotificationResponse", 10, LONG_MESSAGE),
+        b'I' => ("EmptyQueryResponse", 4, 4),
+        b'1' => ("ParseComplete", 4, 4),
+        b'2' => ("BindComplete", 4, 4),
+        b'3' => ("CloseComplete", 4, 4),
+        b'n' => ("NoData", 4, 4),
+        b's' => ("PortalSuspended", 4, 4),
+        // Up to 65535 parameters of 4 bytes each.
+        b't' => ("ParameterDescription", 6, 6 + 4 * 65_535),
+        b'G' => ("CopyInResponse", 7, SHORT_MESSAGE),
+        b'H' => ("CopyOutResponse", 7, SHORT_MESSAGE),
+        b'W' => ("CopyBothResponse", 7, SHORT_MESSAGE),
+        b'd' => ("CopyData", 4, LONG_MESSAGE),
+        b'c' => ("CopyDone", 4, 4),
+        b'V' => ("FunctionCallResponse", 8, LONG_MESSAGE),
+        b'v' => ("NegotiateProtocolVersion", 12, SHORT_MESSAGE),
+        _ => return None,
+    })
+}
+
+/// A message type as errors name it: "a DataRow ('D')", or the byte of
+/// one the protocol does not have.
+pub(super) fn describe(tag: u8) -> String {
+    let shown = if tag.is_ascii_graphic() {
+        format!("'{}'", tag as char)
+    } else {
+        format!("0x{tag:02x}")
+    };
+    match kind(tag) {
+        Some((name, _, _)) => format!("a {name} ({shown})"),
+        None => format!("a message of unknown type {shown}"),
+    }
+}
+
+/// The error for a message the server may send, but not here (`during`
+/// says where: "while logging in").
+pub(super) fn out_of_place(tag: u8, during: &str) -> WireError {
+    WireError::Protocol(format!("the server sent {} {during}", describe(tag)))
+}
+
+/// Checks a message's header: a type the protocol has, and a length that
+/// type can have. Done as soon as the five bytes are in, so that a length
+/// that lies fails at once instead of waiting for bytes that never come.
+fn check_header(tag: u8, len: usize) -> Result<(), WireError> {
+    let Some((name, least, most)) = kind(tag) else {
+        return Err(WireError::Protocol(format!(
+            "{} (length {len}): the stream is not the protocol",
+            describe(tag)
+        )));
+    };
+    if len < least || len > most {
+        let allowed = if least == most {
+            format!("{least}")
+        } else {
+            format!("{least} to {most}")
+        };
+        return Err(WireError::Protocol(format!(
+            "a {name} ('{}') of length {len}, where it must be {allowed}",
+            tag as char
+        )));
+    }
+    Ok(())
+}
+
+/// Checks the body of a whole message, for the types whose bodies the
+/// driver reads apart from DataRow (checked as it is read, to keep the
+/// hot path to one pass): the transaction status of a ReadyForQuery, the
+/// one tag of a CommandComplete, the fields of an ErrorResponse (with
+/// its SQLSTATE) or NoticeResponse, a RowDescription's columns, a
+/// ParameterDescription's types. So a body that is not what its type
+/// says fails here, where the connection ends, and not half-way through
+/// an answer; and the parsers after this cannot fail on what a server
+/// sends.
+fn check_body(tag: u8, body: &[u8]) -> Result<(), WireError> {
+    match tag {
+        b'E' | b'N' => error_fields(body, tag == b'E'),
+        b'T' => row_description(body),
+        b't' => {
+            let n = body.first_chunk::<2>().map(|n| u16::from_be_bytes(*n));
+            match n {
+                Some(n) if body.len() == 2 + 4 * n as usize => Ok(()),
+                _ => Err(WireError::Protocol(format!(
+                    "a ParameterDescription ('t') of {} bytes that does not hold its count of types",
+                    body.len()
+                ))),
+            }
+        }
+        b'Z' if !matches!(body, [b'I' | b'T' | b'E']) => Err(WireError::Protocol(format!(
+            "a ReadyForQuery ('Z') with transaction status {:?}, not I, T or E",
+            body.first().map(|&b| b as char)
+        ))),
+        b'C' if body.iter().position(|&b| b == 0) != Some(body.len() - 1) => Err(
+            WireError::Protocol("a CommandComplete ('C') whose tag is not one string".into()),
+        ),
+        _ => Ok(()),
+    }
+}
+
+/// The fields of an ErrorResponse or NoticeResponse: each a type byte and
+/// a string, then a zero; an error must have its SQLSTATE.
+fn error_fields(body: &[u8], error: bool) -> Result<(), WireError> {
+    let mut b = Body(body);
+    let mut code = false;
+    loop {
+        let Some((&kind, rest)) = b.0.split_first() else {
+            return Err(WireError::Protocol(
+                "an error or notice without its terminator".into(),
+            ));
+        };
+        b.0 = rest;
+        if kind == 0 {
+            break;
+        }
+        let value = b.cstr()?;
+        code |= kind == b'C' && !value.is_empty();
+    }
+    if !b.0.is_empty() {
+        return Err(WireError::Protocol(
+            "an error or notice with bytes after its end".into(),
+        ));
+    }
+    if error && !code {
+        return Err(WireError::Protocol("an error without a SQLSTATE".into()));
+    }
+    Ok(())
+}
+
+/// A RowDescription: a count, then per column its name and 18 bytes
+/// (table, column number, type, size, modifier, format), and nothing
+/// after.
+fn row_description(body: &[u8]) -> Result<(), WireError> {
+    let mut b = Body(body);
+    let n = b.i16()?;
+    for _ in 0..n.max(0) {
+        b.cstr()?;
+        b.0 =
+            b.0.get(18..)
+                .ok_or_else(|| WireError::Protocol("a RowDescription ('T') ends early".into()))?;
+    }
+    if n < 0 || !b.0.is_empty() {
+        return Err(WireError::Protocol(format!(
+            "a RowDescription ('T') of {n} columns that does not hold them"
+        )));
+    }
+    Ok(())
+}
 
 /// The read buffer: bytes `start..end` of `buf` are received and not yet
 /// parsed. Messages are parsed where they lie; the buffer is compacted or
@@ -30,21 +213,21 @@ impl ReadBuf {
     }
 
     /// The next whole message in the buffer: its tag and where its body
-    /// lies. None when more bytes are needed.
-    pub(super) fn next(&mut self) -> Option<(u8, usize, usize)> {
+    /// lies. None when more bytes are needed; an error when the bytes are
+    /// not a message the server may send (a type the protocol does not
+    /// have, a length its type cannot have): the stream is out of step
+    /// and nothing after it can be trusted.
+    pub(super) fn next(&mut self) -> Result<Option<(u8, usize, usize)>, WireError> {
         let have = &self.buf[self.start..self.end];
-        if have.len() < 5 {
-            return None;
-        }
-        // The length counts itself: below 4 the server (or what answers
-        // in its place) is not speaking the protocol. Read as a body that
-        // ends where it starts, so that no slice runs backwards; the
-        // message is unknown or fails to parse as what its tag says.
-        let len = (u32::from_be_bytes([have[1], have[2], have[3], have[4]]) as usize).max(4);
-        if have.len() < 1 + len {
-            return None;
-        }
-        let tag = have[0];
+        let Some(&[tag, a, b, c, d]) = have.first_chunk::<5>() else {
+            return Ok(None);
+        };
+        let len = u32::from_be_bytes([a, b, c, d]) as usize;
+        check_header(tag, len)?;
+        let Some(body) = have.get(5..1 + len) else {
+            return Ok(None);
+        };
+        check_body(tag, body)?;
         let body = self.start + 5;
         let end = self.start + 1 + len;
         self.start = end;
@@ -54,7 +237,7 @@ impl ReadBuf {
             self.start = 0;
             self.end = 0;
         }
-        Some((tag, body, end))
+        Ok(Some((tag, body, end)))
     }
 
     /// `n` bytes were read into the free space: a read that filled it
@@ -69,25 +252,29 @@ impl ReadBuf {
         }
     }
 
-    /// Room for at least the rest of the message that starts at `start`:
-    /// compacts, and grows when the message is larger than the buffer.
+    /// Room for more of the message that starts at `start`, and free
+    /// space behind `end` in any case: compacts, and grows when the
+    /// message is larger than the buffer. It grows at once to what the
+    /// message needs up to [`MOST_READ`], beyond that by doubling when the
+    /// bytes received fill it: a length the server announces is not
+    /// allocated before its bytes arrive.
     pub(super) fn make_room(&mut self) {
         let have = self.end - self.start;
-        let need = if have >= 5 {
-            let b = &self.buf[self.start..];
-            1 + u32::from_be_bytes([b[1], b[2], b[3], b[4]]) as usize
-        } else {
-            5
+        let need = match self.buf[self.start..self.end].first_chunk::<5>() {
+            Some(&[_, a, b, c, d]) => 1 + u32::from_be_bytes([a, b, c, d]) as usize,
+            None => 5,
         };
-        let short = |r: &ReadBuf| r.buf.len() - r.start < need || r.end == r.buf.len();
-        if self.start > 0 && short(self) {
+        if self.start > 0 && (self.buf.len() - self.start < need || self.end == self.buf.len()) {
             self.buf.copy_within(self.start..self.end, 0);
             self.start = 0;
             self.end = have;
         }
-        if short(self) {
-            let size = need.max(self.buf.len() * 2).next_power_of_two();
-            self.buf.resize(size, 0);
+        let mut want = need.min(MOST_READ);
+        if self.end == self.buf.len() {
+            want = want.max(self.buf.len() * 2);
+        }
+        if want > self.buf.len() {
+            self.buf.resize(want.next_power_of_two(), 0);
         }
     }
 }
@@ -344,3 +531,84 @@ pub(super) fn row_names(body: &[u8]) -> Result<Vec<String>, WireError> {
     }
     Ok(names)
 }
+
+/// Frames `stream` as a connection does, reading it in pieces of the
+/// sizes `cuts` gives in turn (as the socket's reads may cut it), and
+/// runs the parsers on each message whose body the driver reads: the
+/// messages framed, and the error framing stopped on. For the property
+/// tests (`decode/tests.rs`) and the fuzz targets (`fuzz/`): it panics
+/// only on a bug of the decoder (a body past what was read, no room for
+/// the next read, a buffer grown past twice what was read, a body that
+/// framing took and a parser then refused).
+#[doc(hidden)]
+#[allow(clippy::type_complexity)]
+pub fn frame_stream(stream: &[u8], cuts: &[usize]) -> (Vec<(u8, Vec<u8>)>, Option<String>) {
+    let mut r = ReadBuf::new();
+    let mut out = Vec::new();
+    let mut fed = 0;
+    let mut cut = cuts.iter().cycle();
+    loop {
+        let before = r.end;
+        match r.next() {
+            Ok(Some((tag, b0, b1))) => {
+                assert!(b0 <= b1 && b1 <= before, "a body past what was read");
+                let body = &r.buf[b0..b1];
+                parse_as(tag, body);
+                out.push((tag, body.to_vec()));
+            }
+            Ok(None) if fed == stream.len() => return (out, None),
+            Ok(None) => {
+                r.make_room();
+                let free = r.buf.len() - r.end;
+                assert!(free > 0, "no room to read into");
+                assert!(
+                    r.buf.len() <= MOST_READ.max(2 * fed),
+                    "{} bytes of buffer for {fed} read",
+                    r.buf.len()
+                );
+                let n = cut.next().copied().unwrap_or(1).clamp(1, free);
+                let n = n.min(stream.len() - fed);
+                r.buf[r.end..r.end + n].copy_from_slice(&stream[fed..fed + n]);
+                r.read(n);
+                fed += n;
+            }
+            Err(e) => return (out, Some(e.to_string())),
+        }
+    }
+}
+
+/// Parses a framed body as the driver would; panics where framing took
+/// a body that the parser then refuses.
+fn parse_as(tag: u8, body: &[u8]) {
+    match tag {
+        b'E' => {
+            if let Err(e) = parse_error(body) {
+                panic!("framing took an ErrorResponse that does not parse: {e}");
+            }
+        }
+        b'T' => {
+            if let Err(e) = row_names(body) {
+                panic!("framing took a RowDescription that does not parse: {e}");
+            }
+        }
+        b't' => {
+            let mut b = Body(body);
+            let n = b.i16().map(|n| n.max(0));
+            if let Err(e) = n.and_then(|n| (0..n).try_for_each(|_| b.i32().map(drop))) {
+                panic!("framing took a ParameterDescription that does not parse: {e}");
+            }
+        }
+        b'C' => {
+            tag_rows(body);
+        }
+        // A row may fail (a value past its message): an error, not a
+        // panic.
+        b'D' => {
+            let _ = Rows::new().push(body);
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use postgres_protocol::IsNull;
 use postgres_protocol::message::frontend;
 
-use super::decode::{Body, Rows, parse_error, row_names, tag_rows};
+use super::decode::{Body, Rows, out_of_place, parse_error, row_names, tag_rows};
 use super::encode::{binary, encode_param, literal};
 use super::{Answer, DbError, Param, Prepared, WireConn, WireError, encode_err};
 
@@ -147,18 +147,23 @@ impl WireConn {
     /// connection cannot be trusted to be in step any more, so it ends.
     pub(super) fn unexpected(&mut self, tag: u8, waiting_for: &str) -> WireError {
         self.broken = true;
-        WireError::Protocol(format!(
-            "the server sent message '{}' while {waiting_for}",
-            tag.escape_ascii()
-        ))
+        out_of_place(tag, &format!("while {waiting_for}"))
     }
 
     /// The next whole message: its tag and where its body lies in the
-    /// read buffer (valid until the next call).
+    /// read buffer (valid until the next call). Bytes that are not a
+    /// message the server may send, or a message whose body is not what
+    /// its type says, end the connection as [`WireError::Protocol`]
+    /// (see `decode.rs`).
     pub(super) async fn next_message(&mut self) -> Result<(u8, usize, usize), WireError> {
         loop {
-            if let Some(m) = self.rbuf.next() {
-                return Ok(m);
+            match self.rbuf.next() {
+                Ok(Some(m)) => return Ok(m),
+                Ok(None) => {}
+                Err(e) => {
+                    self.broken = true;
+                    return Err(e);
+                }
             }
             self.rbuf.make_room();
             let end = self.rbuf.end;
@@ -188,7 +193,9 @@ impl WireConn {
                 b'D' => {
                     answer.rows += 1;
                     if let Some(r) = rows.as_deref_mut() {
-                        r.push(body)?;
+                        // The rest of the answer is left unread: the
+                        // connection ends.
+                        r.push(body).map_err(|e| garbled(&mut self.broken, e))?;
                     }
                 }
                 b'T' => {
@@ -235,7 +242,7 @@ impl WireConn {
     /// BEGIN, COMMIT), counting what it returns.
     pub async fn simple_query(&mut self, sql: &str) -> Result<Answer, WireError> {
         self.usable()?;
-        frontend::query(sql, &mut self.wbuf).map_err(encode_err)?;
+        written(&mut self.wbuf, |b| frontend::query(sql, b))?;
         self.flush().await?;
         self.until_ready(None).await
     }
@@ -245,7 +252,7 @@ impl WireConn {
     pub async fn simple_rows(&mut self, sql: &str, rows: &mut Rows) -> Result<Answer, WireError> {
         rows.clear();
         self.usable()?;
-        frontend::query(sql, &mut self.wbuf).map_err(encode_err)?;
+        written(&mut self.wbuf, |b| frontend::query(sql, b))?;
         self.flush().await?;
         self.until_ready(Some(rows)).await
     }
@@ -258,8 +265,10 @@ impl WireConn {
         // Unique in the process, as tokio-postgres names its statements:
         // behind a pooler, server connections are shared by clients.
         let name = format!("lean{}", NEXT_STATEMENT.fetch_add(1, Ordering::Relaxed));
-        frontend::parse(&name, sql, std::iter::empty(), &mut self.wbuf).map_err(encode_err)?;
-        frontend::describe(b'S', &name, &mut self.wbuf).map_err(encode_err)?;
+        written(&mut self.wbuf, |b| {
+            frontend::parse(&name, sql, std::iter::empty(), b)?;
+            frontend::describe(b'S', &name, b)
+        })?;
         frontend::sync(&mut self.wbuf);
         self.flush().await?;
         let mut types = Vec::new();
@@ -329,12 +338,26 @@ impl WireConn {
         describe: bool,
     ) -> Result<(), WireError> {
         self.usable()?;
-        frontend::parse("", sql, std::iter::empty(), &mut self.wbuf).map_err(encode_err)?;
-        bind(&mut self.wbuf, "", &[], params)?;
-        if describe {
-            frontend::describe(b'P', "", &mut self.wbuf).map_err(encode_err)?;
+        // All four or none: a Parse queued without its Bind would go out
+        // ahead of the next statement.
+        let mark = self.wbuf.len();
+        let mut queue = || {
+            written(&mut self.wbuf, |b| {
+                frontend::parse("", sql, std::iter::empty(), b)
+            })?;
+            bind(&mut self.wbuf, "", &[], params)?;
+            written(&mut self.wbuf, |b| {
+                if describe {
+                    frontend::describe(b'P', "", b)?;
+                }
+                frontend::execute("", 0, b)
+            })
+        };
+        let queued = queue();
+        if queued.is_err() {
+            self.wbuf.truncate(mark);
         }
-        frontend::execute("", 0, &mut self.wbuf).map_err(encode_err)
+        queued
     }
 
     /// Queues a Sync: the end of a pipeline's part (or of a one-shot
@@ -361,7 +384,9 @@ impl WireConn {
                 b'D' => {
                     answer.rows += 1;
                     if let Some(r) = rows.as_deref_mut() {
-                        r.push(body)?;
+                        // The rest of the answer is left unread: the
+                        // connection ends.
+                        r.push(body).map_err(|e| garbled(&mut self.broken, e))?;
                     }
                 }
                 b'T' => {
@@ -470,7 +495,7 @@ impl WireConn {
     /// data and [`Self::copy_finish`] (or [`Self::copy_abort`]).
     pub async fn copy_start(&mut self, sql: &str) -> Result<(), WireError> {
         self.usable()?;
-        frontend::query(sql, &mut self.wbuf).map_err(encode_err)?;
+        written(&mut self.wbuf, |b| frontend::query(sql, b))?;
         self.flush().await?;
         let mut failed: Option<DbError> = None;
         loop {
@@ -538,6 +563,28 @@ impl WireConn {
 
 /// What COPY data is queued before it is written out.
 const COPY_WRITE: usize = 256 * 1024;
+
+/// Runs `write` on the write buffer; when it fails (a NUL inside a
+/// string), takes back what it wrote: half a message sent ahead of the
+/// next request is a protocol violation, and the server ends the
+/// connection.
+fn written(
+    buf: &mut bytes::BytesMut,
+    write: impl FnOnce(&mut bytes::BytesMut) -> io::Result<()>,
+) -> Result<(), WireError> {
+    let mark = buf.len();
+    write(buf).map_err(|e| {
+        buf.truncate(mark);
+        encode_err(e)
+    })
+}
+
+/// `e` met half-way through an answer, whose rest is left unread: the
+/// connection (whose `broken` this is) ends.
+fn garbled(broken: &mut bool, e: WireError) -> WireError {
+    *broken = true;
+    e
+}
 
 /// Writes a Bind of statement `name` (declared parameter types `types`,
 /// empty for an unnamed one) with `params`, results in text.

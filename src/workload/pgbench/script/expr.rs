@@ -359,12 +359,13 @@ pub fn parse_expr(
         at: start,
         var,
         zipf_sites,
+        nesting: 0,
     };
     p.advance()?;
     if p.tok == Tok::End {
         return fail(p.at, "an expression is missing");
     }
-    let e = p.expr(0)?;
+    let (e, _) = p.expr(0)?;
     if p.tok != Tok::End {
         return fail(p.at, format!("syntax error: unexpected {}", p.describe()));
     }
@@ -377,7 +378,20 @@ struct Parser<'a, 'v> {
     at: usize,
     var: &'v mut dyn FnMut(&str, usize) -> usize,
     zipf_sites: &'v mut usize,
+    /// Calls of [`Parser::expr`] under way: the parser's recursion.
+    nesting: usize,
 }
+
+/// How deep the parser may recurse (parentheses, function calls, unary
+/// operators, CASE inside one another), and how deep the tree it builds
+/// may be (`1 + 1 + … + 1` is one node deeper per operator). The parser,
+/// the evaluator and the tree's drop all recurse, on a worker thread's
+/// stack (2 MiB): without a bound, a script of a few thousand nested
+/// parentheses overflowed it and aborted the process. An unoptimised
+/// build takes about 10 KB of stack per level of nesting, 3 KB per level
+/// of tree; hand-written expressions nest a few levels.
+pub const MAX_NESTING: usize = 64;
+pub const MAX_DEPTH: usize = 256;
 
 /// Binding powers (left, right) of the infix operators.
 fn infix(tok: &Tok) -> Option<(u8, u8, Infix)> {
@@ -473,8 +487,39 @@ impl Parser<'_, '_> {
         }
     }
 
-    fn expr(&mut self, min: u8) -> Result<Expr, ExprError> {
-        let mut lhs = self.prefix()?;
+    /// An expression of operators binding at least `min`, and the depth
+    /// of its tree.
+    fn expr(&mut self, min: u8) -> Result<(Expr, usize), ExprError> {
+        if self.nesting == MAX_NESTING {
+            return fail(
+                self.at,
+                format!(
+                    "the expression nests more than {MAX_NESTING} levels deep (parentheses, function calls, unary operators, CASE)"
+                ),
+            );
+        }
+        self.nesting += 1;
+        let e = self.operators(min);
+        self.nesting -= 1;
+        e
+    }
+
+    /// One more node above a tree `depth` deep: the new depth, or the
+    /// error past [`MAX_DEPTH`].
+    fn above(&self, depth: usize) -> Result<usize, ExprError> {
+        if depth >= MAX_DEPTH {
+            return fail(
+                self.at,
+                format!(
+                    "the expression is more than {MAX_DEPTH} operators deep: compute parts of it into variables with \\set"
+                ),
+            );
+        }
+        Ok(depth + 1)
+    }
+
+    fn operators(&mut self, min: u8) -> Result<(Expr, usize), ExprError> {
+        let (mut lhs, mut depth) = self.prefix()?;
         // Comparisons and IS do not chain: `1 < 2 < 3` is an error.
         let mut last: Option<Infix> = None;
         while let Some((lbp, rbp, op)) = infix(&self.tok) {
@@ -501,13 +546,20 @@ impl Parser<'_, '_> {
                 String::new()
             };
             self.advance()?;
-            lhs = match op {
-                Infix::Or => Expr::Or(Box::new(lhs), Box::new(self.expr(rbp)?)),
-                Infix::And => Expr::And(Box::new(lhs), Box::new(self.expr(rbp)?)),
-                Infix::Cmp(b) | Infix::Bin(b) => {
-                    Expr::Bin(b, Box::new(lhs), Box::new(self.expr(rbp)?))
+            let rhs = match op {
+                Infix::Is => None,
+                _ => {
+                    let (rhs, d) = self.expr(rbp)?;
+                    depth = depth.max(d);
+                    Some(Box::new(rhs))
                 }
-                Infix::Is => match word.as_str() {
+            };
+            depth = self.above(depth)?;
+            lhs = match (op, rhs) {
+                (Infix::Or, Some(rhs)) => Expr::Or(Box::new(lhs), rhs),
+                (Infix::And, Some(rhs)) => Expr::And(Box::new(lhs), rhs),
+                (Infix::Cmp(b) | Infix::Bin(b), Some(rhs)) => Expr::Bin(b, Box::new(lhs), rhs),
+                _ => match word.as_str() {
                     "isnull" => Expr::Is(Box::new(lhs), IsTest::Null, false),
                     "notnull" => Expr::Is(Box::new(lhs), IsTest::Null, true),
                     _ => {
@@ -536,25 +588,26 @@ impl Parser<'_, '_> {
             };
             last = Some(op);
         }
-        Ok(lhs)
+        Ok((lhs, depth))
     }
 
-    fn prefix(&mut self) -> Result<Expr, ExprError> {
+    /// An operand, and the depth of its tree.
+    fn prefix(&mut self) -> Result<(Expr, usize), ExprError> {
         let at = self.at;
         let tok = std::mem::replace(&mut self.tok, Tok::End);
         match tok {
             Tok::Int(i) => {
                 self.advance()?;
-                Ok(Expr::Const(Value::Int(i)))
+                Ok((Expr::Const(Value::Int(i)), 1))
             }
             Tok::Double(d) => {
                 self.advance()?;
-                Ok(Expr::Const(Value::Double(d)))
+                Ok((Expr::Const(Value::Double(d)), 1))
             }
             Tok::MaxPlusOne => fail(at, "bigint constant overflow (9223372036854775808)"),
             Tok::Var(name) => {
                 self.advance()?;
-                Ok(Expr::Var((self.var)(&name, at)))
+                Ok((Expr::Var((self.var)(&name, at)), 1))
             }
             Tok::Op("(") => {
                 self.advance()?;
@@ -570,36 +623,35 @@ impl Parser<'_, '_> {
                 self.advance()?;
                 if self.tok == Tok::MaxPlusOne {
                     self.advance()?;
-                    return Ok(Expr::Const(Value::Int(i64::MIN)));
+                    return Ok((Expr::Const(Value::Int(i64::MIN)), 1));
                 }
                 // As pgbench: 0 - x, so -(0.0) is 0 and -(i64::MIN) overflows.
-                let e = self.expr(UNARY_OPERAND)?;
-                Ok(Expr::Bin(
-                    BinOp::Sub,
-                    Box::new(Expr::Const(Value::Int(0))),
-                    Box::new(e),
-                ))
+                let (e, d) = self.expr(UNARY_OPERAND)?;
+                let zero = Box::new(Expr::Const(Value::Int(0)));
+                Ok((Expr::Bin(BinOp::Sub, zero, Box::new(e)), self.above(d)?))
             }
             Tok::Op("~") => {
                 self.advance()?;
-                Ok(Expr::BitNot(Box::new(self.expr(BITNOT_OPERAND)?)))
+                let (e, d) = self.expr(BITNOT_OPERAND)?;
+                Ok((Expr::BitNot(Box::new(e)), self.above(d)?))
             }
             Tok::Word(w) => match w.as_str() {
                 "true" => {
                     self.advance()?;
-                    Ok(Expr::Const(Value::Bool(true)))
+                    Ok((Expr::Const(Value::Bool(true)), 1))
                 }
                 "false" => {
                     self.advance()?;
-                    Ok(Expr::Const(Value::Bool(false)))
+                    Ok((Expr::Const(Value::Bool(false)), 1))
                 }
                 "null" => {
                     self.advance()?;
-                    Ok(Expr::Const(Value::Null))
+                    Ok((Expr::Const(Value::Null), 1))
                 }
                 "not" => {
                     self.advance()?;
-                    Ok(Expr::Not(Box::new(self.expr(NOT_OPERAND)?)))
+                    let (e, d) = self.expr(NOT_OPERAND)?;
+                    Ok((Expr::Not(Box::new(e)), self.above(d)?))
                 }
                 "case" => {
                     self.advance()?;
@@ -625,13 +677,15 @@ impl Parser<'_, '_> {
         }
     }
 
-    fn case(&mut self, at: usize) -> Result<Expr, ExprError> {
+    fn case(&mut self, at: usize) -> Result<(Expr, usize), ExprError> {
         let mut arms = Vec::new();
+        let mut depth = 1;
         while self.is_word("when") {
             self.advance()?;
-            let cond = self.expr(0)?;
+            let (cond, c) = self.expr(0)?;
             self.expect_word("then")?;
-            let then = self.expr(0)?;
+            let (then, t) = self.expr(0)?;
+            depth = depth.max(c).max(t);
             arms.push((cond, then));
         }
         if arms.is_empty() {
@@ -639,15 +693,17 @@ impl Parser<'_, '_> {
         }
         let otherwise = if self.is_word("else") {
             self.advance()?;
-            self.expr(0)?
+            let (e, d) = self.expr(0)?;
+            depth = depth.max(d);
+            e
         } else {
             Expr::Const(Value::Null)
         };
         self.expect_word("end")?;
-        Ok(Expr::Case(arms, Box::new(otherwise)))
+        Ok((Expr::Case(arms, Box::new(otherwise)), self.above(depth)?))
     }
 
-    fn call(&mut self, name: &str, at: usize) -> Result<Expr, ExprError> {
+    fn call(&mut self, name: &str, at: usize) -> Result<(Expr, usize), ExprError> {
         let Some(&(fname, callee, arity)) = FUNCTIONS.iter().find(|f| f.0 == name) else {
             return fail(
                 at,
@@ -659,9 +715,12 @@ impl Parser<'_, '_> {
         };
         self.expect_op("(")?;
         let mut args = Vec::new();
+        let mut depth = 1;
         if self.tok != Tok::Op(")") {
             loop {
-                args.push(self.expr(0)?);
+                let (arg, d) = self.expr(0)?;
+                depth = depth.max(d);
+                args.push(arg);
                 if self.tok == Tok::Op(",") {
                     self.advance()?;
                     continue;
@@ -691,7 +750,8 @@ impl Parser<'_, '_> {
         {
             args.push(Expr::Var((self.var)("default_seed", at)));
         }
-        Ok(match callee {
+        let depth = self.above(depth)?;
+        let e = match callee {
             Callee::Plain(f) => Expr::Func(f, args),
             Callee::Debug => Expr::Debug(Box::new(args.remove(0))),
             Callee::Zipf => {
@@ -703,7 +763,8 @@ impl Parser<'_, '_> {
                     _ => return fail(at, "random_zipfian() takes 3 arguments"),
                 }
             }
-        })
+        };
+        Ok((e, depth))
     }
 }
 
