@@ -79,7 +79,16 @@ impl WireConn {
                 .map_or(WireError::Closed(None), |db| WireError::Db(Box::new(db)));
             return Some(Err(e));
         }
-        while let Some((tag, b0, b1)) = self.rbuf.next() {
+        loop {
+            let (tag, b0, b1) = match self.rbuf.next() {
+                Ok(Some(m)) => m,
+                Ok(None) => return None,
+                // Bytes that are no message: the stream is out of step.
+                Err(e) => {
+                    self.broken = true;
+                    return Some(Err(e));
+                }
+            };
             let body = &self.rbuf.buf[b0..b1];
             match tag {
                 b'D' => self.part.answer.rows += 1,
@@ -115,7 +124,6 @@ impl WireConn {
                 }
             }
         }
-        None
     }
 
     /// One read from the socket into the read buffer (which keeps what it
