@@ -87,6 +87,9 @@ enum Stage {
     Prepare,
     /// As the answer to `execute` of a statement prepared as it should be.
     Execute,
+    /// As the answer to a pipelined unit (`queue`, `send`, `answer`) of a
+    /// statement prepared as it should be.
+    Pipelined,
 }
 
 /// What the fake server does once it has sent its bad answer.
@@ -129,7 +132,7 @@ async fn fake_server(
         let script: &[Vec<u8>] = match stage {
             Stage::StartUp => &[],
             Stage::Query | Stage::Prepare => &[logged_in()],
-            Stage::Execute => &[logged_in(), parsed()],
+            Stage::Execute | Stage::Pipelined => &[logged_in(), parsed()],
         };
         for (i, answer) in script.iter().enumerate() {
             if i > 0 {
@@ -197,6 +200,15 @@ async fn read_request(s: &mut TcpStream) -> Option<Vec<u8>> {
     }
 }
 
+/// One unit as `--pipeline` sends it: queued with its Sync, written, and
+/// its answer read (cancel-safe, from what the connection kept).
+async fn pipelined(c: &mut WireConn, st: ysql_bench::db::wire::Stmt) -> Result<(), WireError> {
+    c.queue(st, &[])?;
+    c.queue_sync();
+    c.send().await?;
+    c.answer().await.map(drop)
+}
+
 fn config(port: u16) -> tokio_postgres::Config {
     let mut c = tokio_postgres::Config::new();
     c.host("127.0.0.1")
@@ -234,6 +246,10 @@ async fn meet(stage: Stage, bad: Vec<u8>, hang_up: bool) -> Option<Met> {
                 Ok(st) => c.execute(st, &[]).await.map(drop),
                 Err(e) => panic!("the good prepare failed: {e}"),
             },
+            Stage::Pipelined => match c.prepare("select 1").await {
+                Ok(st) => pipelined(&mut c, st).await,
+                Err(e) => panic!("the good prepare failed: {e}"),
+            },
         };
         let closed = c.is_closed();
         drop(c);
@@ -249,7 +265,7 @@ async fn meet(stage: Stage, bad: Vec<u8>, hang_up: bool) -> Option<Met> {
     let before = match stage {
         Stage::StartUp => 0,
         Stage::Query | Stage::Prepare => 1,
-        Stage::Execute => 2,
+        Stage::Execute | Stage::Pipelined => 2,
     };
     met.map(|(error, closed)| Met {
         error,
@@ -332,9 +348,14 @@ async fn messages_out_of_place_are_named_protocol_errors_at_every_stage() {
         (Prepare, header(b'1', 5), "ParseComplete ('1') of length 5"),
         // The answer to an Execute.
         (Execute, header(b'2', 8), "BindComplete ('2') of length 8"),
-        (Execute, no_sqlstate, "an error without a SQLSTATE"),
+        (Execute, no_sqlstate.clone(), "an error without a SQLSTATE"),
         (Execute, msg(b'Q', b"x\0"), "unknown type 'Q'"),
         (Execute, msg(b'K', &[0; 8]), "BackendKeyData ('K') while"),
+        // The answer to a pipelined unit.
+        (Pipelined, header(b'2', 8), "BindComplete ('2') of length 8"),
+        (Pipelined, no_sqlstate, "an error without a SQLSTATE"),
+        (Pipelined, msg(b'K', &[0; 8]), "BackendKeyData ('K') while waiting for a pipelined unit's answer"),
+        (Pipelined, msg(b'G', &[0, 0, 0]), "CopyInResponse ('G') while waiting for a pipelined unit's answer"),
     ];
     for (stage, bad, words) in cases {
         let met = meet(stage, bad.clone(), false).await;
@@ -358,7 +379,13 @@ async fn messages_out_of_place_are_named_protocol_errors_at_every_stage() {
 /// lost (as when a server dies mid-answer), at every stage.
 #[tokio::test]
 async fn a_message_cut_short_then_the_end_of_the_connection_is_a_lost_connection() {
-    for stage in [Stage::StartUp, Stage::Query, Stage::Prepare, Stage::Execute] {
+    for stage in [
+        Stage::StartUp,
+        Stage::Query,
+        Stage::Prepare,
+        Stage::Execute,
+        Stage::Pipelined,
+    ] {
         let cut = msg(b'D', &[0, 1, 0, 0, 0, 5, b'h', b'e', b'l', b'l', b'o'])[..9].to_vec();
         let met = meet(stage, cut, true).await.expect("an error");
         assert!(met.error.is_closed(), "{stage:?}: {:?}", met.error);
@@ -576,6 +603,7 @@ fn arbitrary_stage() -> impl Strategy<Value = Stage> {
         Stage::Query,
         Stage::Prepare,
         Stage::Execute,
+        Stage::Pipelined,
     ])
 }
 
