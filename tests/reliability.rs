@@ -137,6 +137,37 @@ async fn workers_reconnect_after_a_server_restart_during_a_select() {
     assert!(text.contains("reconnects"), "{text}");
 }
 
+/// The families whose units were on tokio-postgres before the one driver
+/// (YCSB, the oltp scripts, pgbench scripts) go on after a server restart
+/// as select does: each worker loses the unit in flight, reconnects, and
+/// units run again until the end. (select: above; booking and TPC-C:
+/// tests/transactions.rs and tests/tpcc.rs; pipelines: tests/pipeline.rs.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ycsb_oltp_and_script_workers_reconnect_after_a_server_restart() {
+    let mut sb = sandbox();
+    run_args(&sb, &["-o", "ycsb-load", "-r", "2000", "-t", "2"]).await;
+    run_args(&sb, &["-o", "oltp-prepare", "-r", "2000", "-t", "2"]).await;
+    run_args(&sb, &["-o", "pgbench-init", "-s", "1", "-t", "2"]).await;
+    let cases: [&[&str]; 3] = [
+        &["-o", "ycsb-a", "-r", "2000"],
+        &["-o", "oltp-read-write", "-r", "2000"],
+        &["--builtin", "tpcb-like", "-s", "1"],
+    ];
+    for args in cases {
+        let mut all = args.to_vec();
+        all.extend(["-t", "2", "--time", "5s"]);
+        let run = spawn_run(plan(&sb, &all));
+        restart_after(&mut sb, Duration::from_millis(1500)).await;
+        let (report, text) = run.await.unwrap();
+        let report = report.unwrap();
+        let op = &report.operations[0];
+        assert!(op.total.reconnects >= 2, "{args:?}: {text}");
+        assert!(op.total.failed() >= 1, "{args:?}: {text}");
+        let last = op.intervals.last().unwrap();
+        assert!(last.ops > 0, "{args:?}: {:?}", op.intervals);
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_load_cut_by_a_server_stop_is_reported_and_the_table_marked_incomplete() {
     let mut sb = sandbox();
