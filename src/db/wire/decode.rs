@@ -87,15 +87,18 @@ pub(super) fn out_of_place(tag: u8, during: &str) -> WireError {
     WireError::Protocol(format!("the server sent {} {during}", describe(tag)))
 }
 
+/// A first byte that is no message type: the same words whether the
+/// rest of the header has come or not.
+fn not_a_message(tag: u8) -> WireError {
+    WireError::Protocol(format!("{}: the stream is not the protocol", describe(tag)))
+}
+
 /// Checks a message's header: a type the protocol has, and a length that
 /// type can have. Done as soon as the five bytes are in, so that a length
 /// that lies fails at once instead of waiting for bytes that never come.
 fn check_header(tag: u8, len: usize) -> Result<(), WireError> {
     let Some((name, least, most)) = kind(tag) else {
-        return Err(WireError::Protocol(format!(
-            "{} (length {len}): the stream is not the protocol",
-            describe(tag)
-        )));
+        return Err(not_a_message(tag));
     };
     if len < least || len > most {
         let allowed = if least == most {
@@ -220,6 +223,14 @@ impl ReadBuf {
     pub(super) fn next(&mut self) -> Result<Option<(u8, usize, usize)>, WireError> {
         let have = &self.buf[self.start..self.end];
         let Some(&[tag, a, b, c, d]) = have.first_chunk::<5>() else {
+            // A first byte that is no message type is refused at once:
+            // the rest of its header may never come (a server that sends
+            // one stray byte and waits).
+            if let Some(&tag) = have.first()
+                && kind(tag).is_none()
+            {
+                return Err(not_a_message(tag));
+            }
             return Ok(None);
         };
         let len = u32::from_be_bytes([a, b, c, d]) as usize;
