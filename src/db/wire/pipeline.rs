@@ -20,7 +20,8 @@
 //! were queued, [`WireConn::queue_again`] puts them back, on the same
 //! connection only (the statements' names are the connection's).
 
-use super::decode::{parse_error, tag_rows};
+use super::decode::tag_rows;
+use super::query::server_error;
 use super::{Answer, DbError, WireConn, WireError};
 
 /// What was read so far of the oldest unit's answer.
@@ -93,11 +94,8 @@ impl WireConn {
             match tag {
                 b'D' => self.part.answer.rows += 1,
                 b'C' => self.part.answer.affected = tag_rows(body),
-                b'E' => match parse_error(body) {
+                b'E' => match server_error(&mut self.broken, body) {
                     Ok(e) => {
-                        if e.severity == "FATAL" || e.severity == "PANIC" {
-                            self.broken = true;
-                        }
                         self.part.failed.get_or_insert(e);
                     }
                     Err(e) => {

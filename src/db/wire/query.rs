@@ -207,10 +207,7 @@ impl WireConn {
                 }
                 b'C' => answer.affected = tag_rows(body),
                 b'E' => {
-                    let e = parse_error(body)?;
-                    if e.severity == "FATAL" || e.severity == "PANIC" {
-                        self.broken = true;
-                    }
+                    let e = server_error(&mut self.broken, body)?;
                     failed.get_or_insert(e);
                 }
                 b'Z' => {
@@ -290,10 +287,7 @@ impl WireConn {
                 }
                 b'T' => names = row_names(body)?,
                 b'E' => {
-                    let e = parse_error(body)?;
-                    if e.severity == "FATAL" || e.severity == "PANIC" {
-                        self.broken = true;
-                    }
+                    let e = server_error(&mut self.broken, body)?;
                     failed.get_or_insert(e);
                 }
                 b'Z' => {
@@ -400,10 +394,7 @@ impl WireConn {
                 }
                 b'I' | b's' => return Ok(answer),
                 b'E' => {
-                    let e = parse_error(body)?;
-                    if e.severity == "FATAL" || e.severity == "PANIC" {
-                        self.broken = true;
-                    }
+                    let e = server_error(&mut self.broken, body)?;
                     return Err(WireError::Db(Box::new(e)));
                 }
                 b'1' | b'2' | b'n' | b'N' | b'S' | b'A' => {}
@@ -581,6 +572,16 @@ fn written(
 
 /// `e` met half-way through an answer, whose rest is left unread: the
 /// connection (whose `broken` this is) ends.
+/// An ErrorResponse's fields; a FATAL or PANIC one ends the connection
+/// (the server closes it after sending it).
+pub(super) fn server_error(broken: &mut bool, body: &[u8]) -> Result<DbError, WireError> {
+    let e = parse_error(body)?;
+    if e.severity == "FATAL" || e.severity == "PANIC" {
+        *broken = true;
+    }
+    Ok(e)
+}
+
 fn garbled(broken: &mut bool, e: WireError) -> WireError {
     *broken = true;
     e
