@@ -309,7 +309,8 @@ pub struct Cli {
     /// Target units per second over all threads (queries, or insert and copy-mem batches).
     ///
     /// Latency then counts from each unit's scheduled start, so a stall shows in it. procedure
-    /// and copy-file send one statement per thread and are not paced.
+    /// and copy-file send one statement per thread and are not paced. With --clients it is the
+    /// whole run's target, split over the clients in proportion to their threads.
     #[arg(long, value_name = "N", value_parser = parse_rate, help_heading = PACING)]
     pub rate: Option<f64>,
 
@@ -504,7 +505,9 @@ pub struct Cli {
     ///
     /// They meet at a barrier in the database (table ysql_bench_barrier); client 0 alone creates,
     /// drops and empties tables; all start each operation at one instant of the database's clock.
-    /// Loads split the ids over all clients' threads, --rate is shared out, seeds differ per client.
+    /// Clients may differ in -t (and in their own --client-rate, connection and reports): loads
+    /// split the ids over all clients' threads, --rate in proportion to threads, seeds differ per
+    /// client. The other flags must agree: a difference is named by every client at once.
     #[arg(long, value_name = "W", default_value = "1", value_parser = parse_positive::<usize>, help_heading = CLIENTS)]
     pub clients: usize,
 
@@ -512,7 +515,14 @@ pub struct Cli {
     #[arg(long, value_name = "I", env = "JOB_COMPLETION_INDEX", value_parser = parse_count::<usize>, help_heading = CLIENTS)]
     pub client_index: Option<usize>,
 
-    /// The name of the run in the barrier and the reports (default: derived from the flags all clients share).
+    /// This client's own target units per second, in place of its share of --rate.
+    ///
+    /// For clients that should not pace in proportion to their threads: each gives its own (a
+    /// client without it runs unpaced). Not with --rate, which is the whole run's.
+    #[arg(long, value_name = "N", value_parser = parse_rate, conflicts_with = "rate", help_heading = CLIENTS)]
+    pub client_rate: Option<f64>,
+
+    /// The name of the run in the barrier and the reports (default: derived from -o and --table-name, which all clients share).
     #[arg(long, value_name = "NAME", value_parser = crate::cluster::check_run_id, help_heading = CLIENTS)]
     pub run_id: Option<String>,
 

@@ -29,6 +29,8 @@ use crate::workload::kit::partition::ClientShare;
 use crate::workload::registry::{SharedFlags, WorkloadArgs};
 use crate::workload::{RunContext, Settings, Spec, Workload};
 
+mod agree;
+
 /// The most workers a run may have: each is a connection, a task and an
 /// open file; far more than one client machine drives usefully.
 pub const MAX_THREADS: usize = 10_000;
@@ -263,7 +265,7 @@ impl RunPlan {
         // everyone's.
         check_table_shape(0, cli.fields_length)?;
         let run_seed = cli.seed.unwrap_or_else(rand::random::<u64>);
-        let cluster = cluster_plan(&cli, run_seed)?;
+        let cluster = cluster_plan(&cli, run_seed, rows)?;
         // Each client of several draws its own keys and data, reproducibly
         // from the run's seed.
         let (seed, client) = match &cluster {
@@ -272,6 +274,7 @@ impl RunPlan {
                 ClientShare {
                     index: c.index,
                     clients: c.clients,
+                    layout: None,
                 },
             ),
             None => (run_seed, ClientShare::default()),
@@ -290,7 +293,7 @@ impl RunPlan {
             operations: &operations,
             run_seed,
             seed_given: cli.seed.is_some(),
-            rate_given: cli.rate.is_some(),
+            rate_given: cli.rate.is_some() || cli.client_rate.is_some(),
             clients: cluster.as_ref().map(|_| client),
         })?;
         let protocol = match (cli.protocol, cli.no_prepared) {
@@ -555,8 +558,12 @@ fn run_settings(cli: &Cli, w: &Settings) -> Result<RunSettings> {
         load_time: cli.time,
         transactions: cli.transactions,
         warmup: cli.warmup.filter(|d| !d.is_zero()),
-        // --rate is the whole run's: each client takes its share.
-        rate: cli.rate.map(|r| r / w.client.clients as f64),
+        // --rate is the whole run's: each client takes its share, in
+        // proportion to its threads once the clients met (`settle`);
+        // --client-rate is this client's own.
+        rate: cli
+            .client_rate
+            .or(cli.rate.map(|r| r / w.client.clients as f64)),
         rate_distribution: match cli.rate_distribution {
             RateDistributionArg::Fixed => Distribution::Fixed,
             RateDistributionArg::Poisson => Distribution::Poisson,
@@ -648,14 +655,25 @@ impl RunPlan {
 }
 
 /// `--clients`, `--client-index`, `--run-id`: None for a run of one
-/// client. The default run id hashes the flags every client shares, so
-/// that the same command line on W machines names one run.
-fn cluster_plan(cli: &Cli, run_seed: u64) -> Result<Option<crate::cluster::ClusterPlan>> {
+/// client. The default run id hashes the operations and the table name,
+/// which every client must give alike, and nothing else: clients whose
+/// other flags differ still meet, and the barrier names the difference
+/// (the terms of [`agree::terms`]) instead of each waiting alone.
+fn cluster_plan(
+    cli: &Cli,
+    run_seed: u64,
+    rows: u64,
+) -> Result<Option<crate::cluster::ClusterPlan>> {
     if cli.clients <= 1 {
         if cli.client_index.is_some_and(|i| i > 0) {
             return Err(Error::usage(format!(
                 "--client-index {} needs --clients above it: give --clients W with W the number of clients",
                 cli.client_index.unwrap_or(0)
+            )));
+        }
+        if let Some(r) = cli.client_rate {
+            return Err(Error::usage(format!(
+                "--client-rate {r} is one client's pace in a run of several (--clients): for a run of one give --rate {r}"
             )));
         }
         return Ok(None);
@@ -686,18 +704,7 @@ fn cluster_plan(cli: &Cli, run_seed: u64) -> Result<Option<crate::cluster::Clust
         Some(r) => r.clone(),
         None => {
             let ops: Vec<&str> = cli.operations.iter().map(|o| o.name).collect();
-            crate::cluster::default_run_id(&format!(
-                "{}|{}|{:?}|{}|{:?}|{:?}|{:?}|{:?}|{:?}",
-                ops.join(","),
-                cli.clients,
-                cli.rows,
-                cli.threads,
-                cli.table_name,
-                cli.seed,
-                cli.time,
-                cli.rate,
-                cli.batch_size
-            ))
+            crate::cluster::default_run_id(&format!("{}|{:?}", ops.join(","), cli.table_name))
         }
     };
     Ok(Some(crate::cluster::ClusterPlan {
@@ -706,7 +713,46 @@ fn cluster_plan(cli: &Cli, run_seed: u64) -> Result<Option<crate::cluster::Clust
         run_id,
         barrier_timeout: cli.barrier_timeout,
         run_seed,
+        me: crate::cluster::Member {
+            index,
+            threads: cli.threads,
+            client_rate: cli.client_rate,
+            host: host_name(),
+            version: crate::cli::VERSION.to_string(),
+        },
+        terms: agree::terms(cli, rows),
+        whole_rate: cli.rate,
     }))
+}
+
+/// This machine's name, for the other clients' messages.
+fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .unwrap_or_else(|| "an unnamed host".to_string())
+}
+
+impl RunPlan {
+    /// Several clients, once they met: this client's share of the ids
+    /// follows the threads every client brought, and so does its share of
+    /// `--rate` (unless it paces at its own `--client-rate`). The
+    /// workloads must be built again from the plan afterwards.
+    pub fn settle(&mut self, members: &[crate::cluster::Member]) {
+        let Some(c) = &self.cluster else {
+            return;
+        };
+        let threads: Vec<usize> = members.iter().map(|m| m.threads).collect();
+        self.workload.client = ClientShare::of_threads(c.index, &threads);
+        if c.me.client_rate.is_none()
+            && let Some(whole) = c.whole_rate
+        {
+            let all: usize = threads.iter().sum();
+            self.run.rate = Some(whole * c.me.threads as f64 / all.max(1) as f64);
+        }
+    }
 }
 
 /// What the operations need of `--rows`: rows to load or to look up (a

@@ -135,10 +135,12 @@ pub async fn run_with(
 
 /// Runs `workloads` (built from the plan, or any other [`Workload`], as
 /// tests of the runner do with units that need no table) with the plan's
-/// connection, pacing and reports.
+/// connection, pacing and reports. A client of several builds its
+/// workloads again from the plan once the clients met (its share follows
+/// every client's threads), so it runs the plan's workloads.
 pub async fn run_workloads(
-    plan: RunPlan,
-    workloads: Vec<Box<dyn Workload>>,
+    mut plan: RunPlan,
+    mut workloads: Vec<Box<dyn Workload>>,
     out: &mut (dyn Write + Send),
     control: Control,
 ) -> Result<RunReport> {
@@ -151,7 +153,7 @@ pub async fn run_workloads(
     // removed) when the run ends or its future is dropped.
     let (config, passfile, _sandbox) = server_config(&plan, &control)?;
     let setup = connect_server(&plan, &control, config, passfile, started_at).await?;
-    let prepared = prepare_run(&plan, &control, &setup, &workloads).await?;
+    let prepared = prepare_run(&mut plan, &control, &setup, &mut workloads).await?;
     let Setup {
         target,
         application_name,
@@ -496,10 +498,10 @@ struct Prepared {
 /// --yb-discover that cannot work changes nothing), the other clients
 /// met, the tables checked and created, the server's view started.
 async fn prepare_run(
-    plan: &RunPlan,
+    plan: &mut RunPlan,
     control: &Control,
     setup: &Setup,
-    workloads: &[Box<dyn Workload>],
+    workloads: &mut Vec<Box<dyn Workload>>,
 ) -> Result<Prepared> {
     let conn = setup.conn(control);
     let endpoints = if plan.yb_discover {
@@ -515,8 +517,23 @@ async fn prepare_run(
     } else {
         endpoint::split_hosts(&setup.config, setup.passfile.as_ref())
     };
-    let gate = match &plan.cluster {
-        Some(c) => Some(open_gate(c, control, setup).await?),
+    let gate = match plan.cluster.clone() {
+        Some(c) => {
+            let gate = open_gate(&c, control, setup).await?;
+            let members = gate.exchange().await?;
+            for line in crate::cluster::describe_members(&c.run_id, &members) {
+                crate::say!("{line}");
+            }
+            plan.settle(&members);
+            if let (Some(whole), Some(own)) = (c.whole_rate, plan.run.rate) {
+                crate::say!(
+                    ">> run {}: this client paces at {own:.1}/s, its threads' share of --rate {whole}",
+                    c.run_id
+                );
+            }
+            *workloads = plan.workloads()?;
+            Some(gate)
+        }
         None => None,
     };
     let barrier = gate.as_deref().map(|g| g as &dyn StartBarrier);
@@ -529,13 +546,6 @@ async fn prepare_run(
         barrier,
     )
     .await?;
-    if let Some(g) = gate.as_ref().filter(|g| g.plan.leader()) {
-        crate::say!(
-            ">> run {}: all {} clients are here",
-            g.plan.run_id,
-            g.plan.clients
-        );
-    }
     let watch = if plan.server_stats {
         let started = ServerWatch::start(
             &setup.client,
@@ -654,7 +664,7 @@ async fn run_operations(
             control.check(SETUP)?;
         }
         control.started.store(true, Ordering::Relaxed);
-        let result = runner::run_operation(ctx, workload.as_ref(), position).await;
+        let mut result = runner::run_operation(ctx, workload.as_ref(), position).await;
         // A failed write is kept in `out` and the rest skipped; the
         // pictures and the report files are written all the same.
         let mut record = OpRecord::of(&result);
@@ -667,7 +677,12 @@ async fn run_operations(
         let _ = report::operation(summary, text_options, pictures, &record, &result);
         records.push(record);
         say_why_it_failed(&result);
-        runner::mark_loaded(ctx, workload.as_ref(), &result).await;
+        // Several clients: another's share of a load that did not finish
+        // ends the run here too.
+        let shares = runner::mark_loaded(ctx, workload.as_ref(), &result, position).await;
+        if let Some(why) = shares {
+            result.failure.get_or_insert(why);
+        }
         let ok = result.succeeded();
         let interrupted = result.interrupted;
         report.operations.push(result);

@@ -8,6 +8,7 @@
 //! The app calls these steps in order and reports between them; the
 //! database work of each is here.
 
+use super::barrier::Notes;
 use super::coordinator::{Sending, run_workers};
 use super::setup_race::or_stop;
 use super::{RunCtx, result};
@@ -175,20 +176,104 @@ pub async fn warn_about_load_state(ctx: &RunCtx, workload: &dyn Workload) {
 
 /// After a load that ran to its end: marks the tables as completely
 /// loaded. A failure only costs the mark, so it is a warning, not the end
-/// of the run. A client of several knows only its share: the tables stay
-/// marked as being loaded (a later run warns), rather than marked wrongly.
-pub async fn mark_loaded(ctx: &RunCtx, workload: &dyn Workload, result: &OpResult) {
+/// of the run.
+///
+/// With several clients each knows only its share: every client meets the
+/// others after the load (step `done:N`, N its place in `-o`), saying
+/// whether its share finished and how many rows it wrote, and the leader
+/// marks the tables loaded with the whole count once every share is in.
+/// A share that did not finish leaves them marked as being loaded (a later
+/// run warns) and calls the run off for every client: returns why, so that
+/// this client too stops as after a load that failed. None otherwise.
+pub async fn mark_loaded(
+    ctx: &RunCtx,
+    workload: &dyn Workload,
+    result: &OpResult,
+    position: usize,
+) -> Option<String> {
     let ran_to_the_end = result.succeeded() && !result.timed_out && !result.interrupted;
-    if !workload.spec().is_load() || !ran_to_the_end || ctx.barrier.is_some() {
-        return;
+    if !workload.spec().is_load() {
+        return None;
     }
-    let marked = async {
-        let client = connect::get(&ctx.pool, &ctx.target).await?;
-        workload.finish_load(&client, result.total.rows).await
+    let Some(barrier) = &ctx.barrier else {
+        if ran_to_the_end {
+            say_unmarked(finish(ctx, workload, result.total.rows).await);
+        }
+        return None;
     };
-    if let Err(e) = marked.await {
+    let step = format!("done:{position}");
+    let note = share_note(ran_to_the_end, result.total.rows);
+    let notes = match barrier.gather(&step, &note).await {
+        Ok(notes) => notes,
+        Err(e) => {
+            let why = e.to_string();
+            if !ctx.stop.load(std::sync::atomic::Ordering::Relaxed) {
+                crate::say!("warning: the table is not marked loaded: {why}");
+            }
+            return Some(why);
+        }
+    };
+    if !barrier.leads() {
+        return None;
+    }
+    match whole_load(ran_to_the_end, result.total.rows, &notes) {
+        Ok(rows) => {
+            let marked = finish(ctx, workload, rows).await;
+            let released = barrier.release(&step).await;
+            say_unmarked(marked);
+            released.err().map(|e| e.to_string())
+        }
+        Err(why) => {
+            crate::say!("warning: the table is not marked loaded: {why}");
+            barrier
+                .fail(&format!(
+                    "{} did not load the table: {why}",
+                    workload.spec()
+                ))
+                .await;
+            Some(why)
+        }
+    }
+}
+
+async fn finish(ctx: &RunCtx, workload: &dyn Workload, rows: u64) -> Result<()> {
+    let client = connect::get(&ctx.pool, &ctx.target).await?;
+    workload.finish_load(&client, rows).await
+}
+
+fn say_unmarked(marked: Result<()>) {
+    if let Err(e) = marked {
         crate::say!("warning: the table is loaded but could not be marked so: {e}");
     }
+}
+
+/// What a client says of its share of a load at `done:N`.
+fn share_note(finished: bool, rows: u64) -> String {
+    if finished {
+        format!("finished {rows}")
+    } else {
+        "unfinished".to_string()
+    }
+}
+
+/// The rows of every client's share together, the leader's (`own`, if
+/// `finished`) and the others' notes; or which share did not finish.
+fn whole_load(finished: bool, own: u64, notes: &Notes) -> std::result::Result<u64, String> {
+    if !finished {
+        return Err("client 0's share did not finish".to_string());
+    }
+    let mut rows = own;
+    for (client, note) in notes {
+        match note.as_deref().and_then(|n| n.strip_prefix("finished ")) {
+            Some(n) => {
+                rows += n
+                    .parse::<u64>()
+                    .map_err(|_| format!("client {client} said {n:?}"))?
+            }
+            None => return Err(format!("client {client}'s share did not finish")),
+        }
+    }
+    Ok(rows)
 }
 
 /// The average row size of the workload's table, over a sample of
@@ -196,4 +281,31 @@ pub async fn mark_loaded(ctx: &RunCtx, workload: &dyn Workload, result: &OpResul
 pub async fn row_size(ctx: &RunCtx, workload: &dyn Workload) -> Result<Option<(f64, i64)>> {
     let client = connect::get(&ctx.pool, &ctx.target).await?;
     schema::average_row_size(&client, &workload.facts().table, ROWSIZE_SAMPLE).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_whole_load_is_every_share_once_all_finished() {
+        let notes: Notes = vec![
+            (1, Some(share_note(true, 3000))),
+            (2, Some(share_note(true, 6000))),
+        ];
+        assert_eq!(whole_load(true, 1000, &notes), Ok(10_000));
+        assert_eq!(
+            whole_load(false, 1000, &notes),
+            Err("client 0's share did not finish".to_string())
+        );
+        let short: Notes = vec![
+            (1, Some(share_note(true, 3000))),
+            (2, Some(share_note(false, 10))),
+        ];
+        assert_eq!(
+            whole_load(true, 1000, &short),
+            Err("client 2's share did not finish".to_string())
+        );
+        assert!(whole_load(true, 1, &vec![(1, None)]).is_err());
+    }
 }

@@ -27,8 +27,17 @@ use super::record::{ClientShare, OpRecord, OpStart, Rates, RunCluster, RunRecord
 use super::{IntervalFigures, Stats, new_histogram};
 
 /// The configuration fields that may differ between the clients of one
-/// run: where each connected, and each client's own seed.
-const PER_CLIENT: &[&str] = &["target", "seed"];
+/// run: where each connected, each client's own seed, threads and pace
+/// (its share of `--rate`, or its `--client-rate`), and how it spread its
+/// connections. The merged report adds the threads and the paces.
+const PER_CLIENT: &[&str] = &[
+    "target",
+    "seed",
+    "threads",
+    "rate",
+    "load_balance",
+    "sslmode",
+];
 
 /// Why `b` cannot be merged with `a`, naming the first difference.
 pub fn difference(a: &RunRecord, b: &RunRecord) -> Option<String> {
@@ -97,7 +106,12 @@ pub fn merge(mut parts: Vec<RunRecord>) -> Option<RunRecord> {
             merge_operation(&ops, &indexes)
         })
         .collect();
-    let first = parts.remove(0);
+    // Every client's threads and pace together: the run's.
+    let threads = parts.iter().map(|r| r.config.threads).sum();
+    let rate = parts.iter().map(|r| r.config.rate).sum::<Option<f64>>();
+    let mut first = parts.remove(0);
+    first.config.threads = threads;
+    first.config.rate = rate;
     let cluster = first.cluster.as_ref().map(|c| RunCluster {
         run_id: c.run_id.clone(),
         clients: c.clients,
@@ -260,6 +274,8 @@ fn merge_operation(ops: &[&OpRecord], indexes: &[usize]) -> OpRecord {
             .map(|(o, &i)| ClientShare {
                 client: i,
                 skew_ms: o.start.as_ref().map(|s| s.skew_ms),
+                threads: o.threads,
+                rows: o.figures.rows,
                 units: o.figures.ops,
                 units_per_s: o.rates.units_per_s,
                 wallclock_s: o.wallclock_s,
