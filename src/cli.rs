@@ -177,7 +177,10 @@ Exit codes: 0 ok, 1 the run failed (the summary of what ran is still printed), 2
     // these names cannot change what an existing command line means.
     subcommand_negates_reqs = true,
     args_conflicts_with_subcommands = true,
-    disable_help_subcommand = true
+    disable_help_subcommand = true,
+    // What paces a run: the whole run's --rate or a client's own
+    // --client-rate (one of them), which --rate-distribution spaces.
+    group = clap::ArgGroup::new("pace").args(["rate", "client_rate"])
 )]
 pub struct Cli {
     /// Where to connect: a libpq key=value string or a postgres:// URI.
@@ -315,7 +318,7 @@ pub struct Cli {
     pub rate: Option<f64>,
 
     /// Spacing of the --rate schedule.
-    #[arg(long, value_name = "KIND", default_value = "fixed", requires = "rate", help_heading = PACING)]
+    #[arg(long, value_name = "KIND", default_value = "fixed", requires = "pace", help_heading = PACING)]
     pub rate_distribution: RateDistributionArg,
 
     /// Queries kept in flight per connection (pipelining); 1 sends each alone.

@@ -183,27 +183,28 @@ pub async fn warn_about_load_state(ctx: &RunCtx, workload: &dyn Workload) {
 /// whether its share finished and how many rows it wrote, and the leader
 /// marks the tables loaded with the whole count once every share is in.
 /// A share that did not finish leaves them marked as being loaded (a later
-/// run warns) and calls the run off for every client: returns why, so that
-/// this client too stops as after a load that failed. None otherwise.
+/// run warns). A share stopped by `--time` lets the run go on, as for one
+/// client; a share that failed or was interrupted calls the run off for
+/// every client: returns why, so that this client too stops as after a
+/// load that failed. None otherwise.
 pub async fn mark_loaded(
     ctx: &RunCtx,
     workload: &dyn Workload,
     result: &OpResult,
     position: usize,
 ) -> Option<String> {
-    let ran_to_the_end = result.succeeded() && !result.timed_out && !result.interrupted;
     if !workload.spec().is_load() {
         return None;
     }
+    let share = Share::of(result);
     let Some(barrier) = &ctx.barrier else {
-        if ran_to_the_end {
+        if share == Share::Finished(result.total.rows) {
             say_unmarked(finish(ctx, workload, result.total.rows).await);
         }
         return None;
     };
     let step = format!("done:{position}");
-    let note = share_note(ran_to_the_end, result.total.rows);
-    let notes = match barrier.gather(&step, &note).await {
+    let notes = match barrier.gather(&step, &share.note()).await {
         Ok(notes) => notes,
         Err(e) => {
             let why = e.to_string();
@@ -216,24 +217,23 @@ pub async fn mark_loaded(
     if !barrier.leads() {
         return None;
     }
-    match whole_load(ran_to_the_end, result.total.rows, &notes) {
-        Ok(rows) => {
-            let marked = finish(ctx, workload, rows).await;
-            let released = barrier.release(&step).await;
-            say_unmarked(marked);
-            released.err().map(|e| e.to_string())
-        }
-        Err(why) => {
+    let whole = whole_load(&share, &notes);
+    let marked = match whole {
+        Whole::Rows(rows) => finish(ctx, workload, rows).await,
+        Whole::Cut(ref why) => {
             crate::say!("warning: the table is not marked loaded: {why}");
-            barrier
-                .fail(&format!(
-                    "{} did not load the table: {why}",
-                    workload.spec()
-                ))
-                .await;
-            Some(why)
+            Ok(())
         }
-    }
+        Whole::Failed(why) => {
+            crate::say!("warning: the table is not marked loaded: {why}");
+            let off = format!("{} did not load the table: {why}", workload.spec());
+            barrier.fail(&off).await;
+            return Some(why);
+        }
+    };
+    let released = barrier.release(&step).await;
+    say_unmarked(marked);
+    released.err().map(|e| e.to_string())
 }
 
 async fn finish(ctx: &RunCtx, workload: &dyn Workload, rows: u64) -> Result<()> {
@@ -247,33 +247,82 @@ fn say_unmarked(marked: Result<()>) {
     }
 }
 
-/// What a client says of its share of a load at `done:N`.
-fn share_note(finished: bool, rows: u64) -> String {
-    if finished {
-        format!("finished {rows}")
-    } else {
-        "unfinished".to_string()
+/// How one client's share of a load went, as it tells the leader at
+/// `done:N`.
+#[derive(Clone, Debug, PartialEq)]
+enum Share {
+    /// Ran to its end: this many rows.
+    Finished(u64),
+    /// Stopped by `--time`.
+    Cut,
+    /// Failed or interrupted.
+    Failed,
+}
+
+impl Share {
+    fn of(result: &OpResult) -> Share {
+        if !result.succeeded() || result.interrupted {
+            Share::Failed
+        } else if result.timed_out {
+            Share::Cut
+        } else {
+            Share::Finished(result.total.rows)
+        }
+    }
+
+    fn note(&self) -> String {
+        match self {
+            Share::Finished(rows) => format!("finished {rows}"),
+            Share::Cut => "cut".to_string(),
+            Share::Failed => "failed".to_string(),
+        }
+    }
+
+    fn read(note: Option<&str>) -> Share {
+        match note {
+            Some("cut") => Share::Cut,
+            Some(n) => n
+                .strip_prefix("finished ")
+                .and_then(|r| r.parse().ok())
+                .map_or(Share::Failed, Share::Finished),
+            None => Share::Failed,
+        }
     }
 }
 
-/// The rows of every client's share together, the leader's (`own`, if
-/// `finished`) and the others' notes; or which share did not finish.
-fn whole_load(finished: bool, own: u64, notes: &Notes) -> std::result::Result<u64, String> {
-    if !finished {
-        return Err("client 0's share did not finish".to_string());
-    }
-    let mut rows = own;
-    for (client, note) in notes {
-        match note.as_deref().and_then(|n| n.strip_prefix("finished ")) {
-            Some(n) => {
-                rows += n
-                    .parse::<u64>()
-                    .map_err(|_| format!("client {client} said {n:?}"))?
+/// What the shares of every client make of the load.
+#[derive(Debug, PartialEq)]
+enum Whole {
+    /// Every share finished: the rows of all.
+    Rows(u64),
+    /// Some share was stopped by `--time`: which.
+    Cut(String),
+    /// Some share failed: which.
+    Failed(String),
+}
+
+/// The leader's share (`own`) and the others' notes together.
+fn whole_load(own: &Share, notes: &Notes) -> Whole {
+    let all = std::iter::once((0, own.clone()))
+        .chain(notes.iter().map(|(c, n)| (*c, Share::read(n.as_deref()))));
+    let (mut rows, mut cut) = (0, Vec::new());
+    for (client, share) in all {
+        match share {
+            Share::Finished(n) => rows += n,
+            Share::Cut => cut.push(client.to_string()),
+            Share::Failed => {
+                return Whole::Failed(format!("client {client}'s share did not finish"));
             }
-            None => return Err(format!("client {client}'s share did not finish")),
         }
     }
-    Ok(rows)
+    if cut.is_empty() {
+        Whole::Rows(rows)
+    } else {
+        Whole::Cut(format!(
+            "--time stopped the share of client(s) {}",
+            cut.join(", ")
+        ))
+    }
 }
 
 /// The average row size of the workload's table, over a sample of
@@ -289,23 +338,34 @@ mod tests {
 
     #[test]
     fn the_whole_load_is_every_share_once_all_finished() {
+        let note = |s: Share| Some(s.note());
         let notes: Notes = vec![
-            (1, Some(share_note(true, 3000))),
-            (2, Some(share_note(true, 6000))),
-        ];
-        assert_eq!(whole_load(true, 1000, &notes), Ok(10_000));
-        assert_eq!(
-            whole_load(false, 1000, &notes),
-            Err("client 0's share did not finish".to_string())
-        );
-        let short: Notes = vec![
-            (1, Some(share_note(true, 3000))),
-            (2, Some(share_note(false, 10))),
+            (1, note(Share::Finished(3000))),
+            (2, note(Share::Finished(6000))),
         ];
         assert_eq!(
-            whole_load(true, 1000, &short),
-            Err("client 2's share did not finish".to_string())
+            whole_load(&Share::Finished(1000), &notes),
+            Whole::Rows(10_000)
         );
-        assert!(whole_load(true, 1, &vec![(1, None)]).is_err());
+        assert_eq!(
+            whole_load(&Share::Failed, &notes),
+            Whole::Failed("client 0's share did not finish".to_string())
+        );
+        let cut: Notes = vec![(1, note(Share::Cut)), (2, note(Share::Finished(10)))];
+        assert_eq!(
+            whole_load(&Share::Finished(1), &cut),
+            Whole::Cut("--time stopped the share of client(s) 1".to_string())
+        );
+        let failed: Notes = vec![(1, note(Share::Cut)), (2, note(Share::Failed))];
+        assert_eq!(
+            whole_load(&Share::Finished(1), &failed),
+            Whole::Failed("client 2's share did not finish".to_string())
+        );
+        // A note that cannot be read is not taken for a finished share.
+        assert!(matches!(
+            whole_load(&Share::Finished(1), &vec![(1, None)]),
+            Whole::Failed(_)
+        ));
+        assert_eq!(Share::read(Some("finished x")), Share::Failed);
     }
 }
