@@ -865,6 +865,51 @@ pub(crate) mod testing {
 mod tests {
     use super::testing::{plan, usage_message};
     use super::*;
+    use clap::Parser;
+
+    /// Client `index` of a run of several with `args`, settled with
+    /// clients of `threads` threads.
+    fn settled(index: usize, threads: &[usize], args: &[&str]) -> RunPlan {
+        let i = index.to_string();
+        let w = threads.len().to_string();
+        let t = threads[index].to_string();
+        let mut all = vec!["ysql-bench", "-u", "host=127.0.0.1", "--clients", &w];
+        all.extend(["--client-index", &i, "-t", &t, "-o", "copy-mem,select"]);
+        all.extend_from_slice(args);
+        let mut p = RunPlan::from_cli(Cli::try_parse_from(all).expect("clap accepts the flags"))
+            .expect("a plan");
+        let members: Vec<crate::cluster::Member> = threads
+            .iter()
+            .enumerate()
+            .map(|(k, &t)| crate::cluster::Member {
+                index: k,
+                threads: t,
+                client_rate: None,
+                host: "h".to_string(),
+                version: "v".to_string(),
+            })
+            .collect();
+        p.settle(&members);
+        p
+    }
+
+    #[test]
+    fn rate_is_split_by_threads_unless_a_client_gives_its_own() {
+        let threads = [1, 3, 6];
+        let rates: Vec<Option<f64>> = (0..3)
+            .map(|i| settled(i, &threads, &["--rate", "1000"]).run.rate)
+            .collect();
+        assert_eq!(rates, [Some(100.0), Some(300.0), Some(600.0)]);
+        let own = settled(1, &threads, &["--client-rate", "42"]);
+        assert_eq!(own.run.rate, Some(42.0));
+        assert_eq!(settled(2, &threads, &[]).run.rate, None);
+        // The share of the ids follows the threads too.
+        let third = settled(2, &threads, &["-r", "1000"]);
+        assert_eq!(third.workload.share(1000, 0).start, 400);
+        assert_eq!(third.workload.share(1000, 5).end, 1000);
+        let m = usage_message(&["-o", "select", "--client-rate", "5"]);
+        assert!(m.contains("for a run of one give --rate 5"), "{m}");
+    }
 
     #[test]
     fn pipeline_is_refused_where_units_cannot_be_in_flight_together() {
