@@ -801,9 +801,6 @@ pub fn check_distinct_outputs(outputs: &[(&str, Option<&std::path::Path>)]) -> R
     Ok(())
 }
 
-/// The run plan of a command line, for unit tests of the flags' checks
-/// here and in the workload families.
-
 /// `--load-balance`, `--yb-discover` and the YugabyteDB topology flags:
 /// how connections spread, and over which discovered nodes. The smart
 /// drivers' node-type modes, `--topology-keys` and `--yb-refresh` need
@@ -850,6 +847,8 @@ fn balance_plan(cli: &Cli) -> Result<(Balance, Option<Topology>)> {
     Ok((balance, topology))
 }
 
+/// The run plan of a command line, for unit tests of the flags' checks
+/// here and in the workload families.
 #[cfg(test)]
 pub(crate) mod testing {
     use super::*;

@@ -404,6 +404,12 @@ impl ConnSource {
         Ok(chosen[pick(self.balance, chosen.len(), worker, n, rng)])
     }
 
+    /// Whether connections spread over several hosts (not one endpoint's
+    /// failover): then units are counted per host and interval.
+    pub fn balanced(&self) -> bool {
+        self.balance != Balance::Failover
+    }
+
     /// A number that changes when the nodes to be on may have changed.
     pub fn generation(&self) -> u64 {
         self.generation.load(Ordering::Relaxed)

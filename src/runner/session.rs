@@ -259,6 +259,13 @@ impl Session {
         }
     }
 
+    /// The host of the current connection, when units are counted per
+    /// host and interval (the run balances over several hosts).
+    pub fn host_counted(&self) -> Option<usize> {
+        let (host, _) = self.current.as_ref()?;
+        self.conns.balanced().then_some(*host)
+    }
+
     /// Whether the connection was closed under the worker.
     pub fn is_closed(&self) -> bool {
         self.current.as_ref().is_none_or(|(_, c)| c.is_closed())

@@ -544,7 +544,7 @@ impl Phase<'_> {
         deadline: Option<Instant>,
         idle: bool,
     ) -> bool {
-        if !self.session.reconnects_per_unit() && !(idle && self.session.should_move()) {
+        if !(self.session.reconnects_per_unit() || idle && self.session.should_move()) {
             return true;
         }
         let reopened = Box::pin(self.session.reopen(op, self.rec.stats(self.measured))).await;
@@ -652,6 +652,11 @@ impl Phase<'_> {
         self.rec
             .unit_done(self.measured, self.thread as u32, ty, end, timing, outcome);
         self.session.count_op(self.rec.stats(self.measured));
+        if self.measured
+            && let Some(host) = self.session.host_counted()
+        {
+            self.rec.interval(|iv| iv.record_host(end, host));
+        }
         if let Some(log) = self.log.as_mut() {
             let r = log_record(
                 self.pace,

@@ -532,6 +532,7 @@ mod tests {
             },
             lag_avg_ns: 0,
             lag_max_ns: 0,
+            ..Default::default()
         }
     }
 

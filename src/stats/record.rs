@@ -514,7 +514,7 @@ impl OpRecord {
             rate_target: op.rate.map(|r| r.per_second),
             pipeline: op.pipeline,
             thread_rows: op.thread_rows.clone(),
-            intervals: op.intervals.clone(),
+            intervals: zone_intervals(op),
             types,
             statements: op.statements.iter().map(StatementRecord::of).collect(),
             checks: op.checks.clone(),
@@ -663,6 +663,26 @@ pub fn plural(unit: &str) -> String {
     } else {
         format!("{unit}s")
     }
+}
+
+/// The intervals as the record keeps them: units per zone instead of per
+/// host index (an index means nothing to another client or a later run).
+fn zone_intervals(r: &OpResult) -> Vec<IntervalFigures> {
+    r.intervals
+        .iter()
+        .map(|f| {
+            let mut f = f.clone();
+            for (i, n) in std::mem::take(&mut f.host_units).into_iter().enumerate() {
+                match r.host_places.get(i) {
+                    Some((zone, _)) if !zone.is_empty() => {
+                        *f.zone_units.entry(zone.clone()).or_default() += n
+                    }
+                    _ => {}
+                }
+            }
+            f
+        })
+        .collect()
 }
 
 /// Connections and units per host.
