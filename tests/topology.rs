@@ -359,6 +359,20 @@ fn topology_flags_refuse_postgresql_and_bad_keys_with_one_line() {
             "{err}"
         );
     }
+    // Refused before the table was created.
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let tables: i64 = rt.block_on(async {
+        client(&sb)
+            .await
+            .query_one(
+                "select count(*) from pg_tables where tablename = 'test_table'",
+                &[],
+            )
+            .await
+            .unwrap()
+            .get(0)
+    });
+    assert_eq!(tables, 0);
     let out = bin(
         "ysql-bench",
         &[
