@@ -872,6 +872,44 @@ pub(crate) mod testing {
 
 #[cfg(test)]
 mod tests {
+
+    fn balance_of(args: &[&str]) -> Result<(Balance, Option<Topology>)> {
+        use clap::Parser;
+        let mut all = vec!["ysql-bench", "-u", "host=db", "-o", "select"];
+        all.extend_from_slice(args);
+        balance_plan(&Cli::try_parse_from(all).expect("clap accepts the flags"))
+    }
+
+    #[test]
+    fn topology_flags_imply_discovery_and_any_over_a_host_list_is_round_robin() {
+        assert_eq!(balance_of(&[]).unwrap(), (Balance::Failover, None));
+        assert_eq!(
+            balance_of(&["--load-balance", "any"]).unwrap(),
+            (Balance::RoundRobin, None)
+        );
+        assert_eq!(
+            balance_of(&["--load-balance", "true"]).unwrap(),
+            (Balance::RoundRobin, None)
+        );
+        let (b, t) = balance_of(&["--topology-keys", "aws.r1.*:2,aws.r2.z"]).unwrap();
+        assert_eq!(b, Balance::RoundRobin);
+        let t = t.expect("discovery");
+        assert_eq!(t.types, NodeTypes::OnlyPrimary);
+        assert_eq!(t.describe(), "only-primary, topology aws.r2.z:1,aws.r1.*:2");
+        let (b, t) = balance_of(&["--load-balance", "random", "--yb-refresh", "1s"]).unwrap();
+        assert_eq!(
+            (b, t.map(|t| t.types)),
+            (Balance::Random, Some(NodeTypes::OnlyPrimary))
+        );
+        let (_, t) = balance_of(&["--yb-discover", "--load-balance", "any"]).unwrap();
+        assert_eq!(t.map(|t| t.types), Some(NodeTypes::Any));
+        let (_, t) = balance_of(&["--load-balance", "prefer-rr"]).unwrap();
+        assert_eq!(t.map(|t| t.types), Some(NodeTypes::PreferRr));
+        let e = balance_of(&["--yb-refresh", "10ms"]).unwrap_err();
+        assert!(e.to_string().contains("at least 100ms"), "{e}");
+        let e = balance_of(&["--topology-keys", "aws"]).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+    }
     use super::testing::{plan, usage_message};
     use super::*;
 
