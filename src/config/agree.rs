@@ -190,6 +190,9 @@ mod tests {
             "-q",
             "--csv-dir",
             "/var/tmp",
+            // A client per region, each with its own zones.
+            "--topology-keys",
+            "aws.eu-west-1.eu-west-1a",
         ]);
         assert_eq!(differing(&base, &own), Vec::<String>::new());
     }
