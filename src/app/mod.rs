@@ -556,25 +556,7 @@ async fn prepare_run(
             .map(|e| (e, None))
             .collect()
     };
-    let gate = match plan.cluster.clone() {
-        Some(c) => {
-            let gate = open_gate(&c, control, setup).await?;
-            let members = gate.exchange().await?;
-            for line in crate::cluster::describe_members(&c.run_id, &members) {
-                crate::say!("{line}");
-            }
-            plan.settle(&members);
-            if let (Some(whole), Some(own)) = (c.whole_rate, plan.run.rate) {
-                crate::say!(
-                    ">> run {}: this client paces at {own:.1}/s, its threads' share of --rate {whole}",
-                    c.run_id
-                );
-            }
-            *workloads = plan.workloads()?;
-            Some(gate)
-        }
-        None => None,
-    };
+    let gate = meet_clients(plan, control, setup, workloads).await?;
     let barrier = gate.as_deref().map(|g| g as &dyn StartBarrier);
     runner::tables::prepare(
         &conn,
@@ -603,6 +585,36 @@ async fn prepare_run(
         gate,
         watch,
     })
+}
+
+/// Several clients: the barrier opened and the first meeting, where the
+/// clients say what each brings (a difference in the flags that must
+/// agree stops them all here); this client's share of the ids and of
+/// `--rate` then follows every client's threads, and its workloads are
+/// built again with it. None for a run of one client.
+async fn meet_clients(
+    plan: &mut RunPlan,
+    control: &Control,
+    setup: &Setup,
+    workloads: &mut Vec<Box<dyn Workload>>,
+) -> Result<Option<Arc<Gate>>> {
+    let Some(c) = plan.cluster.clone() else {
+        return Ok(None);
+    };
+    let gate = open_gate(&c, control, setup).await?;
+    let members = gate.exchange().await?;
+    for line in crate::cluster::describe_members(&c.run_id, &members) {
+        crate::say!("{line}");
+    }
+    plan.settle(&members);
+    if let (Some(whole), Some(own)) = (c.whole_rate, plan.run.rate) {
+        crate::say!(
+            ">> run {}: this client paces at {own:.1}/s, its threads' share of --rate {whole}",
+            c.run_id
+        );
+    }
+    *workloads = plan.workloads()?;
+    Ok(Some(gate))
 }
 
 /// Several clients: this one's side of the barrier, opened before any
