@@ -2,7 +2,8 @@
 //! warning when its tables' last load did not finish; then its set-up
 //! (with the other clients' `prep:N` step), its workers, the server's
 //! view of it and its consistency checks ([`run_operation`]); after its
-//! summary, the load mark ([`mark_loaded`]); and at the end of the run
+//! summary, the load mark ([`mark_loaded`]: with several clients, once
+//! every client's share is in); and at the end of the run
 //! the row size (`--show-rowsize`).
 //!
 //! The app calls these steps in order and reports between them; the
