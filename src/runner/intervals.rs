@@ -21,12 +21,12 @@
 //! counts in that interval, not in a later one: the figures that the CSV
 //! and JSON reports keep are those of the units that really ended in each
 //! interval. The histograms of the last [`KEEP_FINISHED`] finished
-//! intervals are kept so that a late piece is merged exactly; an older
-//! interval gets its counts, rates, min, mean and max updated by the one
-//! rule interval figures add up by (`AddAssign` of
-//! [`IntervalFigures`], which `merge` uses too), its percentiles staying
-//! as they were. Only the progress line, printed when the interval
-//! was finished, shows what was known then.
+//! intervals are kept so that a late piece is merged at once; an older
+//! interval's figures are added to by the one rule interval figures add
+//! up by (`AddAssign` of [`IntervalFigures`], which `merge` uses too),
+//! from the compressed histograms the figures keep, so its percentiles
+//! are exact too, if dearer to make. Only the progress line, printed
+//! when the interval was finished, shows what was known then.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -199,10 +199,9 @@ fn absorb_late_set(f: &mut SetFigures, piece: &IntervalSet) {
 }
 
 /// Adds a piece that arrived after its interval `f` was finished, whose
-/// histogram is no longer kept, by the one rule interval figures add up
-/// by (`AddAssign` of [`IntervalFigures`]): counts, rates, min, mean and
-/// max are exact, the percentiles stay those the interval was printed
-/// with.
+/// live histogram is no longer kept, by the one rule interval figures add
+/// up by (`AddAssign` of [`IntervalFigures`], from the compressed
+/// histograms the figures keep).
 fn absorb_late(f: &mut IntervalFigures, piece: &IntervalStats) {
     let len = std::time::Duration::from_secs_f64(f.seconds.max(0.0));
     *f += &piece.figures(f.index, len);
