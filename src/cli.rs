@@ -394,6 +394,13 @@ pub struct Cli {
     #[arg(long, value_name = "FILE", help_heading = REPORTS)]
     pub csv: Option<PathBuf>,
 
+    /// Write the run as one self-contained HTML page.
+    ///
+    /// Charts of throughput and latency over time, the percentile spectrum, errors, the
+    /// server's side and the set-up; it fetches nothing when opened (see docs/report.md).
+    #[arg(long, value_name = "FILE", help_heading = REPORTS)]
+    pub html: Option<PathBuf>,
+
     /// Write every timed unit as a CSV row.
     ///
     /// operation, thread, start, latency, service time, rows, ok.
@@ -560,6 +567,17 @@ pub enum Command {
         /// Refuse (rather than warn about) a run with clients missing.
         #[arg(long)]
         strict: bool,
+        /// Write the merged run as one self-contained HTML page.
+        #[arg(long, value_name = "FILE")]
+        html: Option<PathBuf>,
+    },
+    /// Write the HTML page of a saved, merged or older --json report.
+    Report {
+        #[arg(value_name = "REPORT")]
+        report: PathBuf,
+        /// Where the page goes (default: the report's name with .html).
+        #[arg(long, value_name = "FILE")]
+        html: Option<PathBuf>,
     },
     /// Print the summary of a saved --json report.
     Show {
@@ -578,6 +596,9 @@ pub enum Command {
         base: PathBuf,
         #[arg(value_name = "NEW")]
         new: PathBuf,
+        /// Also write the comparison as one self-contained HTML page.
+        #[arg(long, value_name = "FILE")]
+        html: Option<PathBuf>,
     },
 }
 

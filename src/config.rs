@@ -87,6 +87,7 @@ pub struct OutputOptions {
     pub graph: Option<GraphOptions>,
     pub json: Option<PathBuf>,
     pub csv: Option<PathBuf>,
+    pub html: Option<PathBuf>,
     pub latency_log: Option<PathBuf>,
 }
 
@@ -452,6 +453,7 @@ fn output_options(cli: &Cli) -> Result<OutputOptions> {
     check_distinct_outputs(&[
         ("--json", cli.json.as_deref()),
         ("--csv", cli.csv.as_deref()),
+        ("--html", cli.html.as_deref()),
         ("--latency-log", cli.latency_log.as_deref()),
     ])?;
     // `--json -` is stdout, as for merge.
@@ -460,6 +462,9 @@ fn output_options(cli: &Cli) -> Result<OutputOptions> {
     }
     if let Some(p) = &cli.csv {
         check_output_file(p, "--csv", crate::report::csv::is_ours)?;
+    }
+    if let Some(p) = &cli.html {
+        check_output_file(p, "--html", crate::report::html::is_ours)?;
     }
     if let Some(p) = &cli.latency_log {
         check_output_file(p, "--latency-log", |head: &str| {
@@ -478,6 +483,7 @@ fn output_options(cli: &Cli) -> Result<OutputOptions> {
         graph: graph_options(cli)?,
         json: cli.json.clone(),
         csv: cli.csv.clone(),
+        html: cli.html.clone(),
         latency_log: cli.latency_log.clone(),
     })
 }

@@ -28,7 +28,10 @@ fn main() -> ExitCode {
         Err(code) => return ExitCode::from(code as u8),
     };
     if let Some(
-        command @ (Command::Merge { .. } | Command::Show { .. } | Command::Compare { .. }),
+        command @ (Command::Merge { .. }
+        | Command::Show { .. }
+        | Command::Report { .. }
+        | Command::Compare { .. }),
     ) = &cli.command
     {
         let code = ysql_bench::app::saved::run_command(command, &mut std::io::stdout().lock());

@@ -253,7 +253,7 @@ pub async fn run_workloads(
     end_of_run(report, failed, stdout_failed, json_to_stdout)
 }
 
-/// The JSON and CSV reports, written from the run's record; their
+/// The JSON, CSV and HTML reports, written from the run's record; their
 /// failures.
 fn write_report_files(
     plan: &RunPlan,
@@ -267,6 +267,7 @@ fn write_report_files(
     let to = FileTargets {
         json: plan.output.json.as_deref(),
         csv: plan.output.csv.as_deref(),
+        html: plan.output.html.as_deref(),
         csv_figures: crate::workload::registry::INTERVAL_COLUMNS,
     };
     crate::report::files::write_files(&run, to, out)

@@ -1,4 +1,5 @@
-//! The saved-report commands: `ysql-bench show`, `merge` and `compare`.
+//! The saved-report commands: `ysql-bench show`, `merge`, `report` and
+//! `compare`.
 //!
 //! They take the flags of their subcommand, read the reports back
 //! ([`crate::report::saved`]) and hand the records to the same report
@@ -17,7 +18,7 @@ use std::time::Duration;
 
 use crate::cli::{Command, HistogramScaleArg};
 use crate::error::{EXIT_OK, Error, Result};
-use crate::report::files::{FileTargets, write_files};
+use crate::report::files::{FileTargets, write_file, write_files};
 use crate::report::histogram::Scale;
 use crate::report::text::{TextOptions, write_show};
 use crate::report::{compare, json, saved};
@@ -66,11 +67,13 @@ fn run_inner(command: &Command, out: &mut dyn Write) -> Result<()> {
             print_histogram,
             histogram_scale,
             strict,
+            html,
         } => merge(
             reports,
             FileTargets {
                 json: json.as_deref(),
                 csv: csv.as_deref(),
+                html: html.as_deref(),
                 csv_figures: crate::workload::registry::INTERVAL_COLUMNS,
             },
             text_options(*print_histogram, *histogram_scale),
@@ -86,9 +89,31 @@ fn run_inner(command: &Command, out: &mut dyn Write) -> Result<()> {
             let opts = text_options(*print_histogram, *histogram_scale);
             write_show(out, &opts, &record).map_err(show_error)
         }
-        Command::Compare { base, new } => {
+        Command::Compare { base, new, html } => {
+            if let Some(p) = html {
+                check_page(p)?;
+            }
             let (b, n) = (load(base)?, load(new)?);
-            compare::write_compare(out, &b, &n)
+            compare::write_compare(out, &b, &n)?;
+            match html {
+                Some(p) => write_file(p, &|w| crate::report::html::write_compare(w, &b, &n)),
+                None => Ok(()),
+            }
+        }
+        Command::Report { report, html } => {
+            let page = html
+                .clone()
+                .unwrap_or_else(|| report.with_extension("html"));
+            check_page(&page)?;
+            let record = load(report)?;
+            let to = FileTargets {
+                html: Some(&page),
+                ..FileTargets::default()
+            };
+            match write_files(&record, to, out).pop() {
+                Some(e) => Err(e),
+                None => Ok(()),
+            }
         }
         Command::Completions { .. } | Command::Man => Ok(()),
     }
@@ -106,7 +131,14 @@ fn merge(
     // The outputs are tried before the reports are read: a merge of many
     // large reports should not end in "cannot create".
     let json_file = to.json.filter(|p| *p != Path::new("-"));
-    crate::config::check_distinct_outputs(&[("--json", json_file), ("--csv", to.csv)])?;
+    crate::config::check_distinct_outputs(&[
+        ("--json", json_file),
+        ("--csv", to.csv),
+        ("--html", to.html),
+    ])?;
+    if let Some(p) = to.html {
+        check_page(p)?;
+    }
     if let Some(p) = json_file {
         crate::config::check_output_file(p, "--json", json::is_ours)?;
     }
@@ -129,6 +161,12 @@ fn merge(
         write_show(out, &opts, &merged).map_err(show_error)?;
     }
     Ok(())
+}
+
+/// Refuses to overwrite a file that is not a page of ours (exit 2),
+/// before any report is read.
+fn check_page(p: &Path) -> Result<()> {
+    crate::config::check_output_file(p, "--html", crate::report::html::is_ours)
 }
 
 /// A saved report, with what a report written before the record kept

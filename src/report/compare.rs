@@ -49,12 +49,17 @@ fn rate_stats(intervals: &[IntervalFigures]) -> Option<(f64, f64, usize)> {
         .filter(|f| f.seconds > 0.0)
         .map(|f| f.ops_per_s)
         .collect();
-    let n = full.len();
+    mean_var(&full)
+}
+
+/// Mean, variance and count of `samples`; None for fewer than two.
+fn mean_var(samples: &[f64]) -> Option<(f64, f64, usize)> {
+    let n = samples.len();
     if n < 2 {
         return None;
     }
-    let mean = full.iter().sum::<f64>() / n as f64;
-    let var = full.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+    let mean = samples.iter().sum::<f64>() / n as f64;
+    let var = samples.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
     Some((mean, var, n))
 }
 
@@ -63,11 +68,34 @@ pub fn verdict(base: (Rates, &[IntervalFigures]), new: (Rates, &[IntervalFigures
     if base.0.units_per_s == new.0.units_per_s {
         return Verdict::NoChange;
     }
-    let (Some((_, vb, nb)), Some((_, vn, nn))) = (rate_stats(base.1), rate_stats(new.1)) else {
+    let (Some(b), Some(n)) = (rate_stats(base.1), rate_stats(new.1)) else {
         return Verdict::NoIntervals;
     };
+    welch(base.0.units_per_s, new.0.units_per_s, b, n)
+}
+
+/// The same test for any figure with one sample per interval (a
+/// percentile of each interval): whether the change from `base` to `new`
+/// exceeds twice the standard error of the difference of the samples'
+/// means.
+pub fn verdict_of(base: f64, new: f64, base_samples: &[f64], new_samples: &[f64]) -> Verdict {
+    if base == new {
+        return Verdict::NoChange;
+    }
+    let (Some(b), Some(n)) = (mean_var(base_samples), mean_var(new_samples)) else {
+        return Verdict::NoIntervals;
+    };
+    welch(base, new, b, n)
+}
+
+fn welch(
+    base: f64,
+    new: f64,
+    (_, vb, nb): (f64, f64, usize),
+    (_, vn, nn): (f64, f64, usize),
+) -> Verdict {
     let se = (vb / nb as f64 + vn / nn as f64).sqrt();
-    if (new.0.units_per_s - base.0.units_per_s).abs() > 2.0 * se {
+    if (new - base).abs() > 2.0 * se {
         Verdict::BeyondNoise
     } else {
         Verdict::WithinNoise
@@ -75,7 +103,7 @@ pub fn verdict(base: (Rates, &[IntervalFigures]), new: (Rates, &[IntervalFigures
 }
 
 /// The change from `a` to `b` in percent, as text.
-fn change(a: f64, b: f64) -> String {
+pub fn change(a: f64, b: f64) -> String {
     if a == b {
         "+0.0%".to_string()
     } else if a == 0.0 {

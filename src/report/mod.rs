@@ -18,6 +18,7 @@ pub mod conns;
 pub mod csv;
 pub mod files;
 pub mod histogram;
+pub mod html;
 pub mod json;
 pub mod plot;
 pub mod saved;
