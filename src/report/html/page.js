@@ -64,4 +64,6 @@
     });
     svg.addEventListener("mouseleave", function () { tip.hidden = true; cursor.style.visibility = "hidden"; });
   });
+  // Says the script ran to its end (tests read it from the rendered page).
+  document.body.setAttribute("data-ready", "1");
 })();
