@@ -262,7 +262,10 @@ fn headline(o: &OpRecord, lat: &Percentiles) -> Markup {
                 @if let Some(t) = o.rate_target { div.card data-figure="rate_target" data-value=(t) { span.v { (rate(t)) } span.l { "target per second (--rate)" } } }
             }
             @for m in o.metric_lines() {
-                div.card.metric data-metric=(m.key) data-value=(m.value) { span.v { (if m.text.is_empty() { crate::stats::record::number(m.value) } else { m.text.clone() }) } span.l { (m.label) } }
+                div.card.metric data-metric=(m.key) data-value=(m.value) {
+                    span.v { (metric_value(m.value)) } span.l { (m.label) }
+                    @if !m.text.is_empty() && m.text != crate::stats::record::number(m.value) { span.t { (m.text) } }
+                }
             }
         }
         p.facts {
@@ -272,6 +275,18 @@ fn headline(o: &OpRecord, lat: &Percentiles) -> Markup {
             @if o.pipeline > 1 { " · pipeline " (o.pipeline) }
             @if !o.table.is_empty() { " · table " (o.table) }
         }
+    }
+}
+
+/// A workload figure in a card: whole numbers grouped, others to one
+/// decimal (or three significant digits when small).
+fn metric_value(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        count(v.abs() as u64)
+    } else if v.abs() >= 10.0 {
+        rate(v)
+    } else {
+        format!("{v:.3}")
     }
 }
 
