@@ -27,6 +27,7 @@ use crate::workload::kit::keys::{KeyDistribution, ZIPF_THETA};
 use crate::workload::kit::limits::check_table_shape;
 use crate::workload::kit::partition::ClientShare;
 use crate::workload::registry::{SharedFlags, WorkloadArgs};
+use crate::stats::slo::{Measure, Slo};
 use crate::workload::{RunContext, Settings, Spec, Workload};
 
 /// The most workers a run may have: each is a connection, a task and an
@@ -357,8 +358,62 @@ impl RunPlan {
         if self.workload.drop {
             check_drop(&workloads, &self.workload)?;
         }
+        if let Some(slo) = &self.run.slo {
+            check_slo(slo, &workloads, self.run.rate.is_some())?;
+        }
         check_pipeline(&workloads, self.run.pipeline)
     }
+}
+
+/// `--slo`: every scope names an operation of `-o` or a transaction type
+/// of its workloads, every workload figure is one of theirs, and a
+/// throughput against the target has a `--rate` to be against; refused
+/// before any connection, as every usage error.
+fn check_slo(slo: &Slo, workloads: &[Box<dyn Workload>], rated: bool) -> Result<()> {
+    let ops: Vec<&str> = workloads.iter().map(|w| w.spec().name).collect();
+    let types: Vec<&str> = workloads
+        .iter()
+        .flat_map(|w| w.facts().types.clone())
+        .collect();
+    let figures: Vec<String> = ops
+        .iter()
+        .flat_map(|o| crate::workload::registry::figure_rules(o))
+        .map(|m| m.key)
+        .collect();
+    for c in &slo.criteria {
+        if let Some(scope) = &c.scope
+            && !ops.contains(&scope.as_str())
+            && !types.contains(&scope.as_str())
+        {
+            return Err(Error::usage(format!(
+                "--slo '{}': '{scope}' is neither an operation of -o ({}) nor a transaction type of its workloads ({})",
+                c.text,
+                ops.join(", "),
+                types.join(", ")
+            )));
+        }
+        match &c.measure {
+            Measure::Figure(key) if !figures.contains(key) => {
+                let known = if figures.is_empty() {
+                    "the workloads of this run keep none".to_string()
+                } else {
+                    format!("this run's are {}", figures.join(", "))
+                };
+                return Err(Error::usage(format!(
+                    "--slo '{}': '{key}' is not a metric (p99, service.p99, mean, max, errors, retries, skipped, throughput) nor a workload figure ({known})",
+                    c.text
+                )));
+            }
+            Measure::Throughput { of_target: true } if !rated => {
+                return Err(Error::usage(format!(
+                    "--slo '{}': a throughput in % is a share of --rate's target, and the run has no --rate: give units per second instead (throughput>=5000/s)",
+                    c.text
+                )));
+            }
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 /// `--pipeline` above 1: every query workload of the run must be able to
@@ -460,6 +515,11 @@ fn output_options(cli: &Cli) -> Result<OutputOptions> {
     }
     if let Some(p) = &cli.csv {
         check_output_file(p, "--csv", crate::report::csv::is_ours)?;
+        // --slo writes its verdicts beside it.
+        if cli.slo.is_some() {
+            let beside = crate::report::slo::csv_path(p);
+            check_output_file(&beside, "--csv (its .slo.csv)", crate::report::slo::is_ours)?;
+        }
     }
     if let Some(p) = &cli.latency_log {
         check_output_file(p, "--latency-log", |head: &str| {
@@ -574,6 +634,8 @@ fn run_settings(cli: &Cli, w: &Settings) -> Result<RunSettings> {
         nontransactional: cli.nontransactional,
         reconnect: cli.reconnect,
         pipeline: pipeline_depth(cli, w.protocol)?,
+        slo: cli.slo.clone().map(std::sync::Arc::new),
+        slo_abort: cli.slo_abort,
     })
 }
 

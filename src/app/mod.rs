@@ -37,6 +37,7 @@ use crate::report::{self, Pictures, text};
 use crate::runner::setup_race::{self, SETUP, SetUpConn};
 use crate::runner::{self, RunCtx, StartBarrier, latency_log};
 use crate::stats::OpResult;
+use crate::stats::slo::{SloRecord, judge_ops};
 use crate::stats::record::{OpRecord, RowSize};
 use crate::workload::Workload;
 
@@ -106,12 +107,29 @@ pub struct RunReport {
     /// `--clients`: this client's place in the run and when each
     /// operation started on the database's clock.
     pub cluster: Option<crate::cluster::ClusterRecord>,
+    /// `--slo`: the verdict on the run.
+    pub slo: Option<SloRecord>,
+    /// `--slo` judges failed units (an `errors` criterion): then they do
+    /// not fail the run by themselves.
+    pub slo_judges_errors: bool,
 }
 
 impl RunReport {
-    /// Whether every operation ran to its end without a failed unit.
+    /// Whether every operation ran to its end without a failed unit (or
+    /// with failed units that an `--slo` criterion judges instead).
     pub fn succeeded(&self) -> bool {
-        !self.interrupted && self.operations.iter().all(|o| o.succeeded())
+        !self.interrupted
+            && self.operations.iter().all(|o| {
+                o.succeeded()
+                    || (self.slo_judges_errors
+                        && o.failure.is_none()
+                        && o.checks.iter().all(|c| c.held))
+            })
+    }
+
+    /// Whether the run missed its `--slo` (exit 3 when it did not fail).
+    pub fn slo_missed(&self) -> bool {
+        self.slo.as_ref().is_some_and(|s| !s.met)
     }
 }
 
@@ -196,6 +214,7 @@ pub async fn run_workloads(
         conns,
         server: watch,
         barrier: gate.clone().map(|g| g as Arc<dyn StartBarrier>),
+        slo_stopped: Arc::default(),
     };
     let mut report = RunReport {
         started_at,
@@ -204,6 +223,8 @@ pub async fn run_workloads(
         operations: Vec::new(),
         interrupted: false,
         cluster: None,
+        slo: None,
+        slo_judges_errors: plan.run.slo.as_ref().is_some_and(|s| s.judges_errors()),
     };
     let titles = Titles::new(&report);
     // `--json -` puts the JSON on stdout, and the summary on stderr, so
@@ -229,6 +250,7 @@ pub async fn run_workloads(
     };
     // Each operation's record, as its text was written: the JSON's.
     let records = run_operations(&steps, &workloads, &mut report, &mut summary).await?;
+    judge_slo(&plan, &ctx, &records, &mut report, &mut summary);
     let row_size = if plan.show_rowsize && !report.interrupted && summary.failed.is_none() {
         write_row_size(&ctx, &workloads, &mut summary).await
     } else {
@@ -263,13 +285,39 @@ fn write_report_files(
     row_size: Option<RowSize>,
     out: &mut (dyn Write + Send),
 ) -> Vec<Error> {
-    let run = record::run_record(plan, target, report, records, row_size);
+    let mut run = record::run_record(plan, target, report, records, row_size);
+    run.slo = report.slo.clone();
     let to = FileTargets {
         json: plan.output.json.as_deref(),
         csv: plan.output.csv.as_deref(),
         csv_figures: crate::workload::registry::INTERVAL_COLUMNS,
     };
     crate::report::files::write_files(&run, to, out)
+}
+
+/// `--slo`: the run's verdict on what was measured, in the summary (and
+/// the missed criteria on stderr too), kept for the record and the exit
+/// code. An interrupted run is not judged: it measured less than asked.
+fn judge_slo(
+    plan: &RunPlan,
+    ctx: &RunCtx,
+    records: &[OpRecord],
+    report: &mut RunReport,
+    summary: &mut Summary<'_>,
+) {
+    let Some(slo) = &plan.run.slo else {
+        return;
+    };
+    if report.interrupted {
+        return;
+    }
+    let aborted = ctx.slo_stopped.lock().ok().and_then(|g| g.clone());
+    let verdict = judge_ops(slo, records, aborted);
+    let _ = report::slo::write_slo(summary, &verdict);
+    if !verdict.met {
+        crate::say!("{}", report::slo::missed_line(&verdict));
+    }
+    report.slo = Some(verdict);
 }
 
 /// The leader ends the run at the barrier; this client's part in the run,
@@ -673,6 +721,13 @@ async fn run_operations(
         report.operations.push(result);
         if interrupted {
             report.interrupted = true;
+            break;
+        }
+        if ctx.slo_stopped.lock().is_ok_and(|s| s.is_some()) {
+            let rest = not_run(workloads, report);
+            if !rest.is_empty() {
+                crate::say!(">> not started: {}: --slo-abort stopped the run", rest.join(", "));
+            }
             break;
         }
         // A load that failed leaves its tables short for what follows; a

@@ -66,6 +66,7 @@ pub fn run_record(
         }),
         per_statement: plan.output.per_statement,
         row_size,
+        slo: None,
     }
 }
 

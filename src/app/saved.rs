@@ -23,6 +23,7 @@ use crate::report::text::{TextOptions, write_show};
 use crate::report::{compare, json, saved};
 use crate::stats::outcome::{Metric, TypeFigures};
 use crate::stats::record::{OpRecord, RunConfig, RunRecord, number};
+use crate::stats::slo::{FailIf, Slo, judge_run};
 
 /// Runs `merge`, `show` or `compare`, writing to `out`; returns the exit
 /// code. Errors are printed here, once: bad input (a file that is not a
@@ -66,6 +67,7 @@ fn run_inner(command: &Command, out: &mut dyn Write) -> Result<()> {
             print_histogram,
             histogram_scale,
             strict,
+            slo,
         } => merge(
             reports,
             FileTargets {
@@ -75,6 +77,7 @@ fn run_inner(command: &Command, out: &mut dyn Write) -> Result<()> {
             },
             text_options(*print_histogram, *histogram_scale),
             *strict,
+            slo.as_deref(),
             out,
         ),
         Command::Show {
@@ -86,9 +89,21 @@ fn run_inner(command: &Command, out: &mut dyn Write) -> Result<()> {
             let opts = text_options(*print_histogram, *histogram_scale);
             write_show(out, &opts, &record).map_err(show_error)
         }
-        Command::Compare { base, new } => {
+        Command::Compare {
+            base,
+            new,
+            fail_if,
+        } => {
             let (b, n) = (load(base)?, load(new)?);
-            compare::write_compare(out, &b, &n)
+            compare::write_compare(out, &b, &n)?;
+            match fail_if {
+                Some(text) => {
+                    let rules = FailIf::parse(text).map_err(Error::usage)?;
+                    let verdicts = compare::judge_fail_if(&rules, &b, &n);
+                    compare::write_fail_if(out, &verdicts, text)
+                }
+                None => Ok(()),
+            }
         }
         Command::Completions { .. } | Command::Man => Ok(()),
     }
@@ -101,6 +116,7 @@ fn merge(
     to: FileTargets,
     opts: TextOptions,
     strict: bool,
+    slo: Option<&str>,
     out: &mut dyn Write,
 ) -> Result<()> {
     // The outputs are tried before the reports are read: a merge of many
@@ -117,7 +133,15 @@ fn merge(
     for p in reports {
         loaded.push(load(p)?);
     }
-    let merged = saved::merge_records(reports, loaded, strict)?;
+    // The criteria: merge's own, or those the clients ran with.
+    let criteria = slo
+        .map(str::to_string)
+        .or_else(|| loaded.iter().find_map(|r| r.slo.as_ref().map(|s| s.spec.clone())));
+    let mut merged = saved::merge_records(reports, loaded, strict)?;
+    if let Some(text) = criteria {
+        let parsed = Slo::parse(&text).map_err(Error::usage)?;
+        merged.slo = Some(judge_run(&parsed, &merged, None));
+    }
     let mut failed = write_files(&merged, to, out);
     if let Some(last) = failed.pop() {
         for e in failed {
@@ -128,7 +152,10 @@ fn merge(
     if to.json != Some(Path::new("-")) {
         write_show(out, &opts, &merged).map_err(show_error)?;
     }
-    Ok(())
+    match &merged.slo {
+        Some(r) if !r.met => Err(Error::Slo(crate::report::slo::missed_line(r))),
+        _ => Ok(()),
+    }
 }
 
 /// A saved report, with what a report written before the record kept

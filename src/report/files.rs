@@ -92,6 +92,10 @@ pub fn write_files(record: &RunRecord, to: FileTargets, stdout: &mut dyn Write) 
             })
             .err(),
         );
+        if let Some(slo) = &record.slo {
+            let p = super::slo::csv_path(p);
+            failed.extend(write_file(&p, &|w| super::slo::write_csv(w, slo)).err());
+        }
     }
     failed
 }

@@ -22,6 +22,7 @@ pub mod json;
 pub mod plot;
 pub mod saved;
 pub mod server;
+pub mod slo;
 pub mod summary;
 pub mod text;
 

@@ -35,6 +35,7 @@ pub mod outcome;
 pub mod record;
 pub mod saved;
 pub mod scatter;
+pub mod slo;
 pub mod server;
 pub mod timeline;
 
