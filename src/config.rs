@@ -11,8 +11,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::cli::{
-    Cli, HistogramScaleArg, IsolationArg, KeyDistributionArg, LoadBalanceArg, OnErrorArg,
-    ProtocolArg, RateDistributionArg,
+    Cli, FindMaxOverArg, HistogramScaleArg, IsolationArg, KeyDistributionArg, LoadBalanceArg,
+    OnErrorArg, ProtocolArg, RateDistributionArg,
 };
 use crate::db::connect::ConnTarget;
 use crate::db::nodes::Balance;
@@ -23,11 +23,12 @@ use crate::error::{Error, Result};
 use crate::report::histogram::Scale;
 use crate::runner::schedule::Distribution;
 use crate::runner::{OnError, RunSettings};
+use crate::stats::find_max::{Over, SearchPlan};
+use crate::stats::slo::{Measure, Slo};
 use crate::workload::kit::keys::{KeyDistribution, ZIPF_THETA};
 use crate::workload::kit::limits::check_table_shape;
 use crate::workload::kit::partition::ClientShare;
 use crate::workload::registry::{SharedFlags, WorkloadArgs};
-use crate::stats::slo::{Measure, Slo};
 use crate::workload::{RunContext, Settings, Spec, Workload};
 
 /// The most workers a run may have: each is a connection, a task and an
@@ -75,6 +76,8 @@ pub struct RunPlan {
     /// Each family's flags, for the warnings about those the run leaves
     /// unread.
     pub workload_args: WorkloadArgs,
+    /// `--find-max`: the search over the last operation of `-o`.
+    pub find_max: Option<SearchPlan>,
 }
 
 /// What the run writes besides the summary.
@@ -318,7 +321,8 @@ impl RunPlan {
             client,
             families,
         };
-        let run = run_settings(&cli, &workload)?;
+        let mut run = run_settings(&cli, &workload)?;
+        let find_max = find_max_plan(&cli, &operations, &mut run)?;
         let plan = RunPlan {
             target,
             operations,
@@ -335,6 +339,7 @@ impl RunPlan {
             server_stats: !cli.no_server_stats,
             cluster,
             workload_args: cli.workloads,
+            find_max,
         };
         plan.check_workloads()?;
         Ok(plan)
@@ -359,10 +364,72 @@ impl RunPlan {
             check_drop(&workloads, &self.workload)?;
         }
         if let Some(slo) = &self.run.slo {
-            check_slo(slo, &workloads, self.run.rate.is_some())?;
+            let rated = self.run.rate.is_some() || self.find_max.is_some();
+            check_slo(slo, &workloads, rated)?;
         }
         check_pipeline(&workloads, self.run.pipeline)
     }
+}
+
+/// The default measured window and settle of a `--find-max` step.
+pub const FIND_MAX_WINDOW: Duration = Duration::from_secs(10);
+pub const FIND_MAX_SETTLE: Duration = Duration::from_secs(2);
+
+/// `--find-max`: what it searches over the last operation of `-o`, which
+/// must be a query workload that `--rate` paces (over rate) or any query
+/// workload (over threads); `--time` and `--warmup` become each step's
+/// window and settle (10 s and 2 s unless given), `--rate` or `-t` the
+/// start.
+fn find_max_plan(
+    cli: &Cli,
+    operations: &[&'static Spec],
+    run: &mut RunSettings,
+) -> Result<Option<SearchPlan>> {
+    if !cli.find_max {
+        return Ok(None);
+    }
+    let Some(last) = operations.last() else {
+        return Ok(None);
+    };
+    if last.is_load() || last.drops {
+        return Err(Error::usage(format!(
+            "--find-max searches over the last operation of -o, and {} is not a query workload: end -o with the workload to search (select, script, ycsb-a, ...)",
+            last.name
+        )));
+    }
+    if cli.transactions.is_some() {
+        return Err(Error::usage(
+            "--find-max runs steps of a time (--time, default 10s), not of --transactions: leave --transactions out",
+        ));
+    }
+    let over = match cli.find_max_over {
+        FindMaxOverArg::Rate => Over::Rate,
+        FindMaxOverArg::Threads => Over::Threads,
+    };
+    if over == Over::Rate && !last.paced {
+        return Err(Error::usage(format!(
+            "--find-max over rate needs a workload that --rate paces, and {} sends one statement per thread: search over workers instead (--find-max-over threads)",
+            last.name
+        )));
+    }
+    if over == Over::Threads && cli.rate.is_some() {
+        return Err(Error::usage(
+            "--find-max-over threads searches a closed loop: leave --rate out (or search over rate)",
+        ));
+    }
+    run.run_time = cli.time.unwrap_or(FIND_MAX_WINDOW);
+    run.warmup = Some(cli.warmup.unwrap_or(FIND_MAX_SETTLE)).filter(|d| !d.is_zero());
+    Ok(Some(SearchPlan {
+        over,
+        // --rate is the whole run's (each client takes its share).
+        start: match over {
+            Over::Rate => cli.rate.unwrap_or(100.0),
+            Over::Threads => cli.threads as f64,
+        },
+        resolution: cli.find_max_resolution,
+        repeats: cli.find_max_repeats,
+        max_steps: cli.find_max_steps,
+    }))
 }
 
 /// `--slo`: every scope names an operation of `-o` or a transaction type

@@ -37,12 +37,13 @@ use crate::report::{self, Pictures, text};
 use crate::runner::setup_race::{self, SETUP, SetUpConn};
 use crate::runner::{self, RunCtx, StartBarrier, latency_log};
 use crate::stats::OpResult;
-use crate::stats::slo::{SloRecord, judge_ops};
 use crate::stats::record::{OpRecord, RowSize};
+use crate::stats::slo::{SloRecord, judge_ops};
 use crate::workload::Workload;
 
 pub use crate::runner::never_started;
 
+mod find_max;
 mod record;
 pub mod saved;
 
@@ -112,6 +113,8 @@ pub struct RunReport {
     /// `--slo` judges failed units (an `errors` criterion): then they do
     /// not fail the run by themselves.
     pub slo_judges_errors: bool,
+    /// `--find-max`: the search and its steps.
+    pub find_max: Option<crate::stats::find_max::FindMaxRecord>,
 }
 
 impl RunReport {
@@ -189,11 +192,16 @@ pub async fn run_workloads(
         watch,
     } = prepared;
     say_balance(&plan, &endpoints);
+    // A search over workers takes up to the most a run may have.
+    let workers = match plan.find_max {
+        Some(s) if s.over == crate::stats::find_max::Over::Threads => crate::config::MAX_THREADS,
+        _ => plan.run.threads,
+    };
     let conns = Arc::new(ConnSource::new(
         endpoints,
         plan.balance,
         tls.clone(),
-        plan.run.threads,
+        workers,
     )?);
     let (log_sink, log_thread) = match &plan.output.latency_log {
         Some(p) => {
@@ -224,6 +232,7 @@ pub async fn run_workloads(
         interrupted: false,
         cluster: None,
         slo: None,
+        find_max: None,
         slo_judges_errors: plan.run.slo.as_ref().is_some_and(|s| s.judges_errors()),
     };
     let titles = Titles::new(&report);
@@ -287,6 +296,7 @@ fn write_report_files(
 ) -> Vec<Error> {
     let mut run = record::run_record(plan, target, report, records, row_size);
     run.slo = report.slo.clone();
+    run.find_max = report.find_max.clone();
     let to = FileTargets {
         json: plan.output.json.as_deref(),
         csv: plan.output.csv.as_deref(),
@@ -308,7 +318,8 @@ fn judge_slo(
     let Some(slo) = &plan.run.slo else {
         return;
     };
-    if report.interrupted {
+    // A search is judged by its answer (see `find_max`).
+    if report.interrupted || report.find_max.is_some() {
         return;
     }
     let aborted = ctx.slo_stopped.lock().ok().and_then(|g| g.clone());
@@ -702,6 +713,26 @@ async fn run_operations(
             control.check(SETUP)?;
         }
         control.started.store(true, Ordering::Relaxed);
+        if let Some(search) = plan.find_max.filter(|_| position + 1 == workloads.len()) {
+            let found = find_max::search(
+                ctx,
+                &control.interrupted,
+                workload.as_ref(),
+                position,
+                search,
+                plan.cluster.as_ref().map_or(1, |c| c.clients),
+            )
+            .await;
+            end_search(steps, found, report, summary);
+            if let Some(failed) = report
+                .operations
+                .last()
+                .filter(|_| report.find_max.is_none())
+            {
+                records.push(OpRecord::of(failed));
+            }
+            break;
+        }
         let result = runner::run_operation(ctx, workload.as_ref(), position).await;
         // A failed write is kept in `out` and the rest skipped; the
         // pictures and the report files are written all the same.
@@ -726,7 +757,10 @@ async fn run_operations(
         if ctx.slo_stopped.lock().is_ok_and(|s| s.is_some()) {
             let rest = not_run(workloads, report);
             if !rest.is_empty() {
-                crate::say!(">> not started: {}: --slo-abort stopped the run", rest.join(", "));
+                crate::say!(
+                    ">> not started: {}: --slo-abort stopped the run",
+                    rest.join(", ")
+                );
             }
             break;
         }
@@ -744,6 +778,53 @@ async fn run_operations(
         }
     }
     Ok(records)
+}
+
+/// A search's end: its block in the summary, its picture, its verdict on
+/// the run; a step that failed is the run's failed operation.
+fn end_search(
+    steps: &Steps<'_>,
+    found: find_max::Found,
+    report: &mut RunReport,
+    summary: &mut Summary<'_>,
+) {
+    if let Some(failed) = found.failed {
+        say_why_it_failed(&failed);
+        report.interrupted |= failed.interrupted;
+        report.operations.push(failed);
+        return;
+    }
+    let _ = report::find_max::write_find_max(summary, &found.record);
+    crate::say!(
+        ">> find-max: {}",
+        report::find_max::answer_line(&found.record)
+    );
+    if let Some(g) = &steps.plan.output.graph {
+        let stem = format!(
+            "ysql-bench-{}-{}-find-max",
+            steps.titles.stamp, found.record.operation
+        );
+        let path = report::plot::free_path(&g.dir, &stem);
+        let drawn = std::fs::create_dir_all(&g.dir)
+            .map_err(|e| Error::io(format!("cannot create --graph-dir {}", g.dir.display()), e))
+            .and_then(|()| {
+                report::writing(|| {
+                    report::find_max::draw(&found.record, &path, (g.width, g.height))
+                })
+            });
+        match drawn {
+            Ok(()) => crate::say!(">> wrote {}", path.display()),
+            Err(e) => crate::say!("warning: {e}"),
+        }
+    }
+    if let Some(slo) = &found.slo {
+        let _ = report::slo::write_slo(summary, slo);
+        if !slo.met {
+            crate::say!("{}", report::slo::missed_line(slo));
+        }
+    }
+    report.slo = found.slo;
+    report.find_max = Some(found.record);
 }
 
 /// The names of the operations not run yet.

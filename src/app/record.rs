@@ -67,6 +67,7 @@ pub fn run_record(
         per_statement: plan.output.per_statement,
         row_size,
         slo: None,
+        find_max: None,
     }
 }
 

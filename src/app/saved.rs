@@ -89,11 +89,7 @@ fn run_inner(command: &Command, out: &mut dyn Write) -> Result<()> {
             let opts = text_options(*print_histogram, *histogram_scale);
             write_show(out, &opts, &record).map_err(show_error)
         }
-        Command::Compare {
-            base,
-            new,
-            fail_if,
-        } => {
+        Command::Compare { base, new, fail_if } => {
             let (b, n) = (load(base)?, load(new)?);
             compare::write_compare(out, &b, &n)?;
             match fail_if {
@@ -134,9 +130,11 @@ fn merge(
         loaded.push(load(p)?);
     }
     // The criteria: merge's own, or those the clients ran with.
-    let criteria = slo
-        .map(str::to_string)
-        .or_else(|| loaded.iter().find_map(|r| r.slo.as_ref().map(|s| s.spec.clone())));
+    let criteria = slo.map(str::to_string).or_else(|| {
+        loaded
+            .iter()
+            .find_map(|r| r.slo.as_ref().map(|s| s.spec.clone()))
+    });
     let mut merged = saved::merge_records(reports, loaded, strict)?;
     if let Some(text) = criteria {
         let parsed = Slo::parse(&text).map_err(Error::usage)?;

@@ -469,7 +469,11 @@ fn judge_change(rule: &ChangeRule, place: String, b: &Side, n: &Side) -> ChangeV
 pub fn judge_fail_if(f: &FailIf, base: &RunRecord, new: &RunRecord) -> Vec<ChangeVerdict> {
     let mut out = Vec::new();
     for rule in &f.rules {
-        for b in base.operations.iter().filter(|o| o.measured && o.figures.ops > 0) {
+        for b in base
+            .operations
+            .iter()
+            .filter(|o| o.measured && o.figures.ops > 0)
+        {
             let Some(n) = new.operations.iter().find(|n| n.operation == b.operation) else {
                 continue;
             };

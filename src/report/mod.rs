@@ -17,6 +17,7 @@ pub mod compare;
 pub mod conns;
 pub mod csv;
 pub mod files;
+pub mod find_max;
 pub mod histogram;
 pub mod json;
 pub mod plot;

@@ -133,12 +133,18 @@ mod tests {
         write_slo(&mut text, &r).unwrap();
         let text = String::from_utf8(text).unwrap();
         assert!(text.contains("missed (1 of 1 verdicts)"), "{text}");
-        assert!(text.contains("p99<10ms") && text.contains("MISSED"), "{text}");
+        assert!(
+            text.contains("p99<10ms") && text.contains("MISSED"),
+            "{text}"
+        );
         let mut csv = Vec::new();
         write_csv(&mut csv, &r).unwrap();
         let csv = String::from_utf8(csv).unwrap();
         assert!(is_ours(&csv));
-        assert!(csv.contains("p99<10ms,select,,12345000,10000000,12.345 ms,false"), "{csv}");
+        assert!(
+            csv.contains("p99<10ms,select,,12345000,10000000,12.345 ms,false"),
+            "{csv}"
+        );
         assert_eq!(csv_path(Path::new("run.csv")), PathBuf::from("run.slo.csv"));
     }
 }

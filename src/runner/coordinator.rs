@@ -20,10 +20,10 @@ use super::ending::{Ending, ThreadStop, ending};
 use super::intervals::{self, IntervalMsg, OnInterval};
 use super::recorder::{IntervalPlan, ThreadOutput, ThreadRecorder, housekeeping};
 use super::settings::{OnError, RetryPolicy, RunSettings};
+use super::slo_watch::SloWatch;
 use super::worker::{Pace, ThreadShare, WorkerLinks, WorkerOutput, worker_loop};
 use super::{COUNT_BUDGET, InFlight, RunCtx, STOP_GRACE, progress, threads};
 use crate::stats::Keep;
-use super::slo_watch::SloWatch;
 use crate::stats::interval::{IntervalSet, SetFigures};
 use crate::workload::{Operation, Spec};
 

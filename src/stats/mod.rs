@@ -29,14 +29,15 @@ use outcome::Outcome;
 
 pub mod conns;
 pub mod exact_u64;
+pub mod find_max;
 pub mod interval;
 pub mod merge;
 pub mod outcome;
 pub mod record;
 pub mod saved;
 pub mod scatter;
-pub mod slo;
 pub mod server;
+pub mod slo;
 pub mod timeline;
 
 pub use interval::IntervalFigures;

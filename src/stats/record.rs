@@ -49,6 +49,9 @@ pub struct RunRecord {
     /// (see [`super::slo`]); a merge judges its merged figures again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slo: Option<super::slo::SloRecord>,
+    /// `--find-max`: the search and every step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub find_max: Option<super::find_max::FindMaxRecord>,
 }
 
 /// The average row size of the last operation's table, measured over a

@@ -82,14 +82,22 @@ pub enum Stat {
 pub enum Measure {
     Latency(Clock, Stat),
     /// Failed units: a share of the units ended (`%`) or a count.
-    Errors { share: bool },
+    Errors {
+        share: bool,
+    },
     /// Retries: per unit ended (`%`) or a count.
-    Retries { share: bool },
+    Retries {
+        share: bool,
+    },
     /// Units skipped under `--latency-limit`: a share or a count.
-    Skipped { share: bool },
+    Skipped {
+        share: bool,
+    },
     /// Units per second over the measured time; `of_target`: as a share
     /// of the `--rate` target.
-    Throughput { of_target: bool },
+    Throughput {
+        of_target: bool,
+    },
     /// A workload's own figure by its key in the record's `metrics`.
     Figure(String),
 }
@@ -167,17 +175,22 @@ impl Criterion {
         };
         let (scope, metric) = match left.rsplit_once(':') {
             Some((s, m)) if !s.is_empty() => (Some(s.to_string()), m),
-            Some((_, _)) => return Err(format!("'{text}' has an empty scope before ':': {SYNTAX}")),
+            Some((_, _)) => {
+                return Err(format!("'{text}' has an empty scope before ':': {SYNTAX}"));
+            }
             None => (None, left),
         };
         if metric.is_empty() {
             return Err(format!("'{text}' names no metric: {SYNTAX}"));
         }
         if value.is_empty() {
-            return Err(format!("'{text}' has no value after {}: {SYNTAX}", cmp.text()));
+            return Err(format!(
+                "'{text}' has no value after {}: {SYNTAX}",
+                cmp.text()
+            ));
         }
-        let (measure, bound) = measure_and_bound(metric, value)
-            .map_err(|why| format!("'{text}': {why}; {SYNTAX}"))?;
+        let (measure, bound) =
+            measure_and_bound(metric, value).map_err(|why| format!("'{text}': {why}; {SYNTAX}"))?;
         Ok(Criterion {
             scope,
             measure,
@@ -360,7 +373,11 @@ impl SloRecord {
 fn unscoped<'a>(ops: &'a [OpRecord]) -> Vec<&'a OpRecord> {
     let measured: Vec<&OpRecord> = ops.iter().filter(|o| o.measured).collect();
     let queries: Vec<&OpRecord> = measured.iter().copied().filter(|o| !o.load).collect();
-    if queries.is_empty() { measured } else { queries }
+    if queries.is_empty() {
+        measured
+    } else {
+        queries
+    }
 }
 
 /// Where a criterion applies in a run: (operation, type) pairs.
@@ -476,10 +493,9 @@ pub fn measure(c: &Criterion, f: &Figures) -> Option<f64> {
         Measure::Skipped { share: true } => share(f.skipped, ended + f.skipped),
         Measure::Skipped { share: false } => Some(f.skipped as f64),
         Measure::Throughput { of_target: false } => Some(f.per_s),
-        Measure::Throughput { of_target: true } => f
-            .target_per_s
-            .filter(|t| *t > 0.0)
-            .map(|t| f.per_s / t),
+        Measure::Throughput { of_target: true } => {
+            f.target_per_s.filter(|t| *t > 0.0).map(|t| f.per_s / t)
+        }
         Measure::Figure(key) => f.metrics.get(key).copied(),
     }
 }
@@ -639,7 +655,13 @@ impl<'a> Live<'a> {
     pub fn certain_miss(&self, c: &Criterion) -> Option<String> {
         let k = self.counts(c)?;
         let upper = c.cmp.upper();
-        let over = |n: u64| if c.cmp == Cmp::Lt { n as f64 >= c.bound } else { n as f64 > c.bound };
+        let over = |n: u64| {
+            if c.cmp == Cmp::Lt {
+                n as f64 >= c.bound
+            } else {
+                n as f64 > c.bound
+            }
+        };
         // A count over its bound only grows.
         let count = match &c.measure {
             Measure::Errors { share: false } => Some(k.errors),
@@ -830,7 +852,11 @@ impl ChangeRule {
         };
         let (scope, metric) = match left.rsplit_once(':') {
             Some((s, m)) if !s.is_empty() => (Some(s.to_string()), m),
-            Some(_) => return Err(format!("'{text}' has an empty scope before ':': {CHANGE_SYNTAX}")),
+            Some(_) => {
+                return Err(format!(
+                    "'{text}' has an empty scope before ':': {CHANGE_SYNTAX}"
+                ));
+            }
             None => (None, left),
         };
         let (clock, stat) = match metric.strip_prefix("service.") {
@@ -848,12 +874,16 @@ impl ChangeRule {
                 ));
             }
         };
-        let pct = value
-            .strip_suffix('%')
-            .ok_or_else(|| format!("'{text}': the change is a percentage of the base (+10%); {CHANGE_SYNTAX}"))?;
+        let pct = value.strip_suffix('%').ok_or_else(|| {
+            format!("'{text}': the change is a percentage of the base (+10%); {CHANGE_SYNTAX}")
+        })?;
         let change: f64 = match pct.parse::<f64>() {
             Ok(v) if v.is_finite() => v / 100.0,
-            _ => return Err(format!("'{text}': '{pct}' is not a number; {CHANGE_SYNTAX}")),
+            _ => {
+                return Err(format!(
+                    "'{text}': '{pct}' is not a number; {CHANGE_SYNTAX}"
+                ));
+            }
         };
         Ok(ChangeRule {
             scope,
@@ -888,7 +918,10 @@ mod tests {
         assert_eq!(c.metric_text(), "p90<5s");
         assert_eq!(c.bound, 5e9);
         let c = Criterion::parse("service.p99<250us").unwrap();
-        assert_eq!(c.measure, Measure::Latency(Clock::Service, Stat::Quantile(0.99)));
+        assert_eq!(
+            c.measure,
+            Measure::Latency(Clock::Service, Stat::Quantile(0.99))
+        );
         assert_eq!(c.bound, 250e3);
         let c = Criterion::parse("throughput>=95%").unwrap();
         assert_eq!(c.measure, Measure::Throughput { of_target: true });
