@@ -864,7 +864,7 @@ fn parse_fail_if(s: &str) -> Result<String, String> {
 /// `--find-max-resolution`: a percentage, as a fraction.
 fn parse_resolution(s: &str) -> Result<f64, String> {
     match s.trim().trim_end_matches('%').parse::<f64>() {
-        Ok(p) if p.is_finite() && p >= 0.1 && p <= 100.0 => Ok(p / 100.0),
+        Ok(p) if p.is_finite() && (0.1..=100.0).contains(&p) => Ok(p / 100.0),
         _ => Err(format!(
             "'{s}' is not a resolution: give a percentage between 0.1 and 100, e.g. 5"
         )),

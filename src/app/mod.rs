@@ -192,17 +192,7 @@ pub async fn run_workloads(
         watch,
     } = prepared;
     say_balance(&plan, &endpoints);
-    // A search over workers takes up to the most a run may have.
-    let workers = match plan.find_max {
-        Some(s) if s.over == crate::stats::find_max::Over::Threads => crate::config::MAX_THREADS,
-        _ => plan.run.threads,
-    };
-    let conns = Arc::new(ConnSource::new(
-        endpoints,
-        plan.balance,
-        tls.clone(),
-        workers,
-    )?);
+    let conns = Arc::new(conn_source(&plan, endpoints, &tls)?);
     let (log_sink, log_thread) = match &plan.output.latency_log {
         Some(p) => {
             let (s, t) = latency_log::create(p)?;
@@ -339,6 +329,16 @@ async fn close_gate(gate: &Gate) -> ClusterRecord {
         plan: gate.plan.clone(),
         starts: gate.starts(),
     }
+}
+
+/// Where the workers' connections come from: room for every worker, or,
+/// for a search over workers, for the most a run may have.
+fn conn_source(plan: &RunPlan, endpoints: Vec<Endpoint>, tls: &Tls) -> Result<ConnSource> {
+    let workers = match plan.find_max {
+        Some(s) if s.over == crate::stats::find_max::Over::Threads => crate::config::MAX_THREADS,
+        _ => plan.run.threads,
+    };
+    ConnSource::new(endpoints, plan.balance, tls.clone(), workers)
 }
 
 /// Says where the workers go, unless to the host list's failover.

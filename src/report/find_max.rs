@@ -21,7 +21,7 @@ pub fn grouped(v: f64) -> String {
     let digits = whole.abs().to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -175,9 +175,14 @@ pub fn write_csv<Wr: Write>(w: Wr, r: &FindMaxRecord) -> Result<()> {
         .map_err(|e| Error::run(format!("cannot write the find-max CSV: {e}")))
 }
 
-/// Draws the curve: p50, p99 and p99.9 (log axis, ms) against the
-/// achieved rate of each step, held steps filled and missed ones hollow,
-/// the answer marked; to `path`, `size` pixels.
+/// Which latency of a step a line draws.
+type Pick = fn(&crate::stats::find_max::StepRecord) -> u64;
+
+/// Draws the curve: p50, p99 and p99.9 (log axis, ms) against each
+/// step's target (what the search steps over; the achieved rate of a
+/// saturated step is the same for every target above it, which would
+/// fold the curve onto one abscissa), held steps filled and missed ones
+/// hollow, the bounds dashed; to `path`, `size` pixels.
 pub fn draw(r: &FindMaxRecord, path: &Path, size: (u32, u32)) -> Result<()> {
     super::plot::register_font();
     let err =
@@ -186,9 +191,9 @@ pub fn draw(r: &FindMaxRecord, path: &Path, size: (u32, u32)) -> Result<()> {
     if steps.is_empty() {
         return Err(Error::run("no step measured anything: nothing to draw"));
     }
-    steps.sort_by(|a, b| a.achieved_per_s.total_cmp(&b.achieved_per_s));
+    steps.sort_by(|a, b| a.target.total_cmp(&b.target));
     let ms = |ns: u64| (ns as f64 / 1e6).max(1e-3);
-    let x_hi = steps.iter().map(|s| s.achieved_per_s).fold(0.0, f64::max) * 1.08;
+    let x_hi = steps.iter().map(|s| s.target).fold(0.0, f64::max) * 1.08;
     let y_lo = steps.iter().map(|s| ms(s.p50_ns)).fold(f64::MAX, f64::min) / 1.5;
     let y_hi = steps.iter().map(|s| ms(s.p999_ns)).fold(0.0, f64::max) * 1.5;
     let root = BitMapBackend::new(path, size).into_drawing_area();
@@ -206,25 +211,33 @@ pub fn draw(r: &FindMaxRecord, path: &Path, size: (u32, u32)) -> Result<()> {
         .map_err(|e| err(&e))?;
     chart
         .configure_mesh()
-        .x_desc(format!("achieved {}/s", r.units))
+        .x_desc(match r.over {
+            Over::Rate => format!("target {}/s", r.units),
+            Over::Threads => "workers".to_string(),
+        })
         .y_desc("latency from intended start, ms")
         .label_style(("sans-serif", 13))
         .draw()
         .map_err(|e| err(&e))?;
-    let lines: [(
-        &str,
-        RGBColor,
-        fn(&crate::stats::find_max::StepRecord) -> u64,
-    ); 3] = [
+    let lines: [(&str, RGBColor, Pick); 3] = [
         ("p50", RGBColor(31, 119, 180), |s| s.p50_ns),
         ("p99", RGBColor(214, 39, 40), |s| s.p99_ns),
         ("p99.9", RGBColor(148, 103, 189), |s| s.p999_ns),
     ];
     for (name, color, pick) in lines {
-        let pts: Vec<(f64, f64)> = steps
-            .iter()
-            .map(|s| (s.achieved_per_s, ms(pick(s))))
-            .collect();
+        // The line through each target's last step (repeats and
+        // confirmations decide it); every step is a point.
+        let mut pts: Vec<(f64, f64)> = Vec::new();
+        for s in &steps {
+            let last = steps
+                .iter()
+                .filter(|o| o.target == s.target)
+                .max_by_key(|o| o.step)
+                .is_some_and(|o| o.step == s.step);
+            if last {
+                pts.push((s.target, ms(pick(s))));
+            }
+        }
         chart
             .draw_series(LineSeries::new(pts, color.stroke_width(2)))
             .map_err(|e| err(&e))?
@@ -239,7 +252,7 @@ pub fn draw(r: &FindMaxRecord, path: &Path, size: (u32, u32)) -> Result<()> {
                 } else {
                     color.stroke_width(2)
                 };
-                Circle::new((s.achieved_per_s, ms(pick(s))), 4, style)
+                Circle::new((s.target, ms(pick(s))), 4, style)
             }))
             .map_err(|e| err(&e))?;
     }

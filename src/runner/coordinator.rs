@@ -338,7 +338,7 @@ fn progress_lines(
         ctx.stop.clone(),
     );
     let lines = plan.report_interval.is_some();
-    if !lines && !(plan.slo_abort && watch.is_some()) {
+    if !(lines || plan.slo_abort && watch.is_some()) {
         return None;
     }
     let rate_limited = plan.rate.is_some();

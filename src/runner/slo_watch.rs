@@ -70,7 +70,7 @@ impl SloWatch {
             run_s: plan
                 .transactions
                 .is_none()
-                .then(|| plan.run_time.as_secs_f64()),
+                .then_some(plan.run_time.as_secs_f64()),
             stopped,
             stop,
         })

@@ -308,7 +308,7 @@ mod tests {
     fn the_search_doubles_then_bisects_to_its_resolution_and_confirms() {
         let (s, steps) = search(4120.0, plan());
         let a = s.answer().unwrap();
-        assert!(a <= 4120.0 && a >= 4120.0 / 1.05 - 1.0, "{a} {steps:?}");
+        assert!((4120.0 / 1.05 - 1.0..=4120.0).contains(&a), "{a} {steps:?}");
         assert_eq!(
             &steps[..3],
             &[Next::Step(100.0), Next::Step(200.0), Next::Step(400.0)]

@@ -370,7 +370,7 @@ impl SloRecord {
 /// The operations a criterion without scope judges: every measured
 /// operation that ran units, but loads when the run also has queries
 /// (`-o copy-mem,select --slo p99<10ms` judges the select).
-fn unscoped<'a>(ops: &'a [OpRecord]) -> Vec<&'a OpRecord> {
+fn unscoped(ops: &[OpRecord]) -> Vec<&OpRecord> {
     let measured: Vec<&OpRecord> = ops.iter().filter(|o| o.measured).collect();
     let queries: Vec<&OpRecord> = measured.iter().copied().filter(|o| !o.load).collect();
     if queries.is_empty() {
