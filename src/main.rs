@@ -15,7 +15,7 @@ use tokio::signal::unix::{SignalKind, signal};
 use ysql_bench::cli::{Cli, Command};
 use ysql_bench::config::RunPlan;
 use ysql_bench::db::sandbox;
-use ysql_bench::error::{EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK};
+use ysql_bench::error::{EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_SLO};
 use ysql_bench::signals::{self, Answer, Signal, Signals};
 use ysql_bench::{Control, run_with};
 
@@ -74,8 +74,9 @@ fn main() -> ExitCode {
         let mut stdout = std::io::stdout();
         match run_with(plan, &mut stdout, control).await {
             Ok(report) if report.interrupted => EXIT_INTERRUPTED,
-            Ok(report) if report.succeeded() => EXIT_OK,
-            Ok(_) => EXIT_FAILED,
+            Ok(report) if !report.succeeded() => EXIT_FAILED,
+            Ok(report) if report.slo_missed() => EXIT_SLO,
+            Ok(_) => EXIT_OK,
             Err(e) => {
                 ysql_bench::say!("error: {e}");
                 e.exit_code()

@@ -24,6 +24,7 @@ use crate::report::text::{TextOptions, write_show};
 use crate::report::{compare, json, saved};
 use crate::stats::outcome::{Metric, TypeFigures};
 use crate::stats::record::{OpRecord, RunConfig, RunRecord, number};
+use crate::stats::slo::{FailIf, Slo, judge_run};
 
 /// Runs `merge`, `show` or `compare`, writing to `out`; returns the exit
 /// code. Errors are printed here, once: bad input (a file that is not a
@@ -68,6 +69,7 @@ fn run_inner(command: &Command, out: &mut dyn Write) -> Result<()> {
             histogram_scale,
             strict,
             html,
+            slo,
         } => merge(
             reports,
             FileTargets {
@@ -78,6 +80,7 @@ fn run_inner(command: &Command, out: &mut dyn Write) -> Result<()> {
             },
             text_options(*print_histogram, *histogram_scale),
             *strict,
+            slo.as_deref(),
             out,
         ),
         Command::Show {
@@ -89,15 +92,30 @@ fn run_inner(command: &Command, out: &mut dyn Write) -> Result<()> {
             let opts = text_options(*print_histogram, *histogram_scale);
             write_show(out, &opts, &record).map_err(show_error)
         }
-        Command::Compare { base, new, html } => {
+        Command::Compare {
+            base,
+            new,
+            html,
+            fail_if,
+        } => {
             if let Some(p) = html {
                 check_page(p)?;
             }
+            let rules = match fail_if {
+                Some(text) => Some(FailIf::parse(text).map_err(Error::usage)?),
+                None => None,
+            };
             let (b, n) = (load(base)?, load(new)?);
             compare::write_compare(out, &b, &n)?;
-            match html {
-                Some(p) => write_file(p, &|w| crate::report::html::write_compare(w, &b, &n)),
-                None => Ok(()),
+            if let Some(p) = html {
+                write_file(p, &|w| crate::report::html::write_compare(w, &b, &n))?;
+            }
+            match (rules, fail_if) {
+                (Some(rules), Some(text)) => {
+                    let verdicts = compare::judge_fail_if(&rules, &b, &n);
+                    compare::write_fail_if(out, &verdicts, text)
+                }
+                _ => Ok(()),
             }
         }
         Command::Report { report, html } => {
@@ -126,6 +144,7 @@ fn merge(
     to: FileTargets,
     opts: TextOptions,
     strict: bool,
+    slo: Option<&str>,
     out: &mut dyn Write,
 ) -> Result<()> {
     // The outputs are tried before the reports are read: a merge of many
@@ -149,7 +168,17 @@ fn merge(
     for p in reports {
         loaded.push(load(p)?);
     }
-    let merged = saved::merge_records(reports, loaded, strict)?;
+    // The criteria: merge's own, or those the clients ran with.
+    let criteria = slo.map(str::to_string).or_else(|| {
+        loaded
+            .iter()
+            .find_map(|r| r.slo.as_ref().map(|s| s.spec.clone()))
+    });
+    let mut merged = saved::merge_records(reports, loaded, strict)?;
+    if let Some(text) = criteria {
+        let parsed = Slo::parse(&text).map_err(Error::usage)?;
+        merged.slo = Some(judge_run(&parsed, &merged, None));
+    }
     let mut failed = write_files(&merged, to, out);
     if let Some(last) = failed.pop() {
         for e in failed {
@@ -160,7 +189,10 @@ fn merge(
     if to.json != Some(Path::new("-")) {
         write_show(out, &opts, &merged).map_err(show_error)?;
     }
-    Ok(())
+    match &merged.slo {
+        Some(r) if !r.met => Err(Error::Slo(crate::report::slo::missed_line(r))),
+        _ => Ok(()),
+    }
 }
 
 /// Refuses to overwrite a file that is not a page of ours (exit 2),

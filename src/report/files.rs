@@ -94,6 +94,14 @@ pub fn write_files(record: &RunRecord, to: FileTargets, stdout: &mut dyn Write) 
             })
             .err(),
         );
+        if let Some(slo) = &record.slo {
+            let p = super::slo::csv_path(p);
+            failed.extend(write_file(&p, &|w| super::slo::write_csv(w, slo)).err());
+        }
+        if let Some(f) = &record.find_max {
+            let p = super::find_max::csv_path(p);
+            failed.extend(write_file(&p, &|w| super::find_max::write_csv(w, f)).err());
+        }
     }
     if let Some(p) = to.html {
         failed.extend(write_file(p, &|w| html::write_run(w, record)).err());

@@ -187,8 +187,9 @@ pub fn finish_empty(source: usize, tx: &mpsc::UnboundedSender<IntervalMsg>) {
     });
 }
 
-/// Called with each finished interval (progress lines).
-pub type OnInterval = Box<dyn FnMut(&SetFigures) + Send>;
+/// Called with each finished interval (progress lines, `--slo` so far):
+/// its figures and the pieces they were made of, histograms included.
+pub type OnInterval = Box<dyn FnMut(&SetFigures, &IntervalSet) + Send>;
 
 /// How many finished intervals keep their histograms for late pieces: a
 /// histogram of millisecond latencies takes about 100 KB, and a piece is
@@ -262,9 +263,9 @@ impl Collector {
     }
 
     /// Hands a finished interval's figures on.
-    fn push(&mut self, f: SetFigures) {
+    fn push(&mut self, f: SetFigures, stats: &IntervalSet) {
         if let Some(cb) = self.on_interval.as_mut() {
-            cb(&f);
+            cb(&f, stats);
         }
         self.out.push(f);
         self.next += 1;
@@ -275,7 +276,7 @@ impl Collector {
         while self.next < upto {
             let index = self.next;
             let stats = self.pieces(index);
-            self.push(stats.figures(index, self.len));
+            self.push(stats.figures(index, self.len), &stats);
             self.kept.insert(index, stats);
             if self.kept.len() > KEEP_FINISHED {
                 self.kept.pop_first();
@@ -322,9 +323,10 @@ impl Collector {
             let begin = len.saturating_mul(index as u32);
             // Only the last interval may be partial.
             let this_len = if index < last { len } else { last_len(begin) };
-            let mut f = self.pieces(index).figures(index, this_len);
+            let pieces = self.pieces(index);
+            let mut f = pieces.figures(index, this_len);
             f.set_length(this_len.as_secs_f64(), (begin + this_len).as_secs_f64());
-            self.push(f);
+            self.push(f, &pieces);
         }
         self.out
     }
@@ -520,7 +522,7 @@ mod tests {
         let len = Duration::from_millis(20);
         let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
         let s2 = seen.clone();
-        let cb: OnInterval = Box::new(move |f| s2.lock().unwrap().push(f.total.index));
+        let cb: OnInterval = Box::new(move |f, _| s2.lock().unwrap().push(f.total.index));
         let worker = tokio::spawn(async move {
             let mut r = IntervalRecorder::new(0, start, len, None, 1, tx);
             let (t, o) = unit();

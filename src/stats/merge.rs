@@ -118,6 +118,9 @@ pub fn merge(mut parts: Vec<RunRecord>) -> Option<RunRecord> {
         // Each client measured it on its own, when it ended: not a figure
         // of the merged run.
         row_size: None,
+        // Judged again on the merged figures (`merge` does, by the
+        // clients' criteria or its own --slo).
+        slo: None,
         ..first
     })
 }
