@@ -98,6 +98,10 @@ pub struct ClusterPlan {
     /// `--rate`: the whole run's target, which the clients without a
     /// `--client-rate` share in proportion to their threads.
     pub whole_rate: Option<f64>,
+    /// Every client's threads in index order, once the clients met
+    /// (empty before): the shares of `--rate` and of each `--find-max`
+    /// step's target follow them.
+    pub threads_of: Vec<usize>,
 }
 
 /// One client as the others see it: what is its own.
@@ -467,6 +471,11 @@ impl Gate {
     /// The leader only: lets the followers past `step`, at `at_s` on the
     /// database's clock (0: at once).
     pub async fn release(&self, step: &str, at_s: f64) -> Result<()> {
+        self.release_with(step, at_s, None).await
+    }
+
+    /// [`Gate::release`], the `go` row carrying `note` to every follower.
+    pub async fn release_with(&self, step: &str, at_s: f64, note: Option<&str>) -> Result<()> {
         if !self.plan.leader() {
             return Ok(());
         }
@@ -479,7 +488,7 @@ impl Gate {
             &phase,
             self.generation(),
             at_s,
-            None,
+            note,
         )
         .await?;
         self.passed();
@@ -860,16 +869,14 @@ impl StartBarrier for Gate {
     }
     fn gather<'a>(&'a self, step: &'a str, note: &'a str) -> BoxFuture<'a, Result<Notes>> {
         Box::pin(async move {
+            // The leader: every follower's note; a follower: the note of
+            // the leader's release, as (0, note).
             let (_, notes) = self.meet_with(step, Some(note)).await?;
-            Ok(if self.plan.leader() {
-                notes
-            } else {
-                Vec::new()
-            })
+            Ok(notes)
         })
     }
-    fn release<'a>(&'a self, step: &'a str) -> BoxFuture<'a, Result<()>> {
-        Box::pin(Gate::release(self, step, 0.0))
+    fn release<'a>(&'a self, step: &'a str, note: Option<&'a str>) -> BoxFuture<'a, Result<()>> {
+        Box::pin(Gate::release_with(self, step, 0.0, note))
     }
     fn fail<'a>(&'a self, why: &'a str) -> BoxFuture<'a, ()> {
         Box::pin(Gate::fail(self, why))

@@ -425,6 +425,11 @@ fn find_max_plan(
             last.name
         )));
     }
+    if let Some(r) = cli.client_rate {
+        return Err(Error::usage(format!(
+            "--find-max sets every client's pace from the step's target (shared by threads): leave --client-rate {r} out"
+        )));
+    }
     if over == Over::Threads && cli.rate.is_some() {
         return Err(Error::usage(
             "--find-max-over threads searches a closed loop: leave --rate out (or search over rate)",
@@ -866,6 +871,7 @@ fn cluster_plan(
         },
         terms: agree::terms(cli, rows),
         whole_rate: cli.rate,
+        threads_of: Vec::new(),
     }))
 }
 
@@ -885,10 +891,11 @@ impl RunPlan {
     /// `--rate` (unless it paces at its own `--client-rate`). The
     /// workloads must be built again from the plan afterwards.
     pub fn settle(&mut self, members: &[crate::cluster::Member]) {
-        let Some(c) = &self.cluster else {
+        let Some(c) = self.cluster.as_mut() else {
             return;
         };
         let threads: Vec<usize> = members.iter().map(|m| m.threads).collect();
+        c.threads_of = threads.clone();
         self.workload.client = ClientShare::of_threads(c.index, &threads);
         if c.me.client_rate.is_none()
             && let Some(whole) = c.whole_rate

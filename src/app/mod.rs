@@ -216,6 +216,7 @@ pub async fn run_workloads(
         server: watch,
         barrier: gate.clone().map(|g| g as Arc<dyn StartBarrier>),
         slo_stopped: Arc::default(),
+        search_step: None,
     };
     let mut report = RunReport {
         started_at,
@@ -775,13 +776,22 @@ async fn run_operations(
         }
         control.started.store(true, Ordering::Relaxed);
         if let Some(search) = plan.find_max.filter(|_| position + 1 == workloads.len()) {
+            let team = ctx
+                .barrier
+                .as_deref()
+                .zip(plan.cluster.as_ref())
+                .map(|(barrier, c)| find_max::Team {
+                    barrier,
+                    index: c.index,
+                    threads: &c.threads_of,
+                });
             let found = find_max::search(
                 ctx,
                 &control.interrupted,
                 workload.as_ref(),
                 position,
                 search,
-                plan.cluster.as_ref().map_or(1, |c| c.clients),
+                team,
             )
             .await;
             end_search(steps, found, report, summary);
@@ -854,43 +864,41 @@ fn end_search(
     report: &mut RunReport,
     summary: &mut Summary<'_>,
 ) {
-    if let Some(failed) = found.failed {
-        say_why_it_failed(&failed);
-        report.interrupted |= failed.interrupted;
-        report.operations.push(failed);
-        return;
-    }
-    let _ = report::find_max::write_find_max(summary, &found.record);
-    crate::say!(
-        ">> find-max: {}",
-        report::find_max::answer_line(&found.record)
-    );
+    let (record, slo) = match found {
+        find_max::Found::Ended { record, slo } => (*record, slo),
+        find_max::Found::Failed(failed) => {
+            say_why_it_failed(&failed);
+            report.interrupted |= failed.interrupted;
+            report.operations.push(*failed);
+            return;
+        }
+    };
+    let _ = report::find_max::write_find_max(summary, &record);
+    crate::say!(">> find-max: {}", report::find_max::answer_line(&record));
     if let Some(g) = &steps.plan.output.graph {
         let stem = format!(
             "ysql-bench-{}-{}-find-max",
-            steps.titles.stamp, found.record.operation
+            steps.titles.stamp, record.operation
         );
         let path = report::plot::free_path(&g.dir, &stem);
         let drawn = std::fs::create_dir_all(&g.dir)
             .map_err(|e| Error::io(format!("cannot create --graph-dir {}", g.dir.display()), e))
             .and_then(|()| {
-                report::writing(|| {
-                    report::find_max::draw(&found.record, &path, (g.width, g.height))
-                })
+                report::writing(|| report::find_max::draw(&record, &path, (g.width, g.height)))
             });
         match drawn {
             Ok(()) => crate::say!(">> wrote {}", path.display()),
             Err(e) => crate::say!("warning: {e}"),
         }
     }
-    if let Some(slo) = &found.slo {
+    if let Some(slo) = &slo {
         let _ = report::slo::write_slo(summary, slo);
         if !slo.met {
             crate::say!("{}", report::slo::missed_line(slo));
         }
     }
-    report.slo = found.slo;
-    report.find_max = Some(found.record);
+    report.slo = slo;
+    report.find_max = Some(record);
 }
 
 /// The names of the operations not run yet.

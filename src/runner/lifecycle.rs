@@ -1,6 +1,7 @@
 //! The life of one operation, from the runner's side: before it, a
 //! warning when its tables' last load did not finish; then its set-up
-//! (with the other clients' `prep:N` step), its workers, the server's
+//! (with the other clients' `prep:N` step, `prep:N.K` for step K of a
+//! search), its workers, the server's
 //! view of it and its consistency checks ([`run_operation`]); after its
 //! summary, the load mark ([`mark_loaded`]: with several clients, once
 //! every client's share is in); and at the end of the run
@@ -68,7 +69,10 @@ async fn set_up(ctx: &RunCtx, workload: &dyn Workload, position: usize) -> Resul
     let Some(barrier) = &ctx.barrier else {
         return workload.set_up(&client).await;
     };
-    let step = format!("prep:{position}");
+    let step = match ctx.search_step {
+        Some(k) => format!("prep:{position}.{k}"),
+        None => format!("prep:{position}"),
+    };
     barrier.meet(&step).await?;
     let writes_tables = workload.spec().is_load() || !workload.facts().needs_tables;
     if barrier.leads() {
@@ -77,7 +81,7 @@ async fn set_up(ctx: &RunCtx, workload: &dyn Workload, position: usize) -> Resul
             barrier.fail(&e.to_string()).await;
         }
         done?;
-        barrier.release(&step).await
+        barrier.release(&step, None).await
     } else if writes_tables {
         Ok(())
     } else {
@@ -232,7 +236,7 @@ pub async fn mark_loaded(
             return Some(why);
         }
     };
-    let released = barrier.release(&step).await;
+    let released = barrier.release(&step, None).await;
     say_unmarked(marked);
     released.err().map(|e| e.to_string())
 }

@@ -194,7 +194,10 @@ impl Windows {
     }
 }
 
-fn merge_operation(ops: &[&OpRecord], indexes: &[usize]) -> OpRecord {
+/// One operation as several clients ran it together (`indexes`: each
+/// one's client index), made into one: the rule of `merge`, which a
+/// search of several clients (`--find-max`) applies to each step.
+pub fn merge_operation(ops: &[&OpRecord], indexes: &[usize]) -> OpRecord {
     let first = ops[0];
     let win = Windows::of(ops);
     let parts: Vec<_> = ops
