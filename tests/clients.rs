@@ -895,3 +895,87 @@ async fn inserts_of_two_clients_running_a_mix_never_collide() {
         .get(0);
     assert_eq!(n, 2001 + inserted);
 }
+
+/// The barrier itself, three clients in one process: a follower's note
+/// reaches the leader at `gather`, and the note of the leader's release
+/// reaches every follower (what a `--find-max` of several clients is
+/// built on); a release without a note hands nothing, and each meeting's
+/// note is its own.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_release_hands_the_leaders_note_to_every_follower() {
+    use std::sync::Arc;
+    use std::sync::atomic::AtomicBool;
+    use ysql_bench::cluster::{ClusterPlan, Gate, Member};
+    use ysql_bench::db::endpoint::Endpoint;
+    use ysql_bench::db::tls::Tls;
+    use ysql_bench::runner::StartBarrier;
+
+    let sb = sandbox();
+    let whole = Endpoint::whole(&sb.config(), None);
+    let plan = |index: usize| ClusterPlan {
+        clients: 3,
+        index,
+        run_id: "notes".to_string(),
+        barrier_timeout: Duration::from_secs(30),
+        run_seed: 1,
+        me: Member {
+            index,
+            threads: 1,
+            client_rate: None,
+            host: "here".to_string(),
+            version: "test".to_string(),
+        },
+        terms: Vec::new(),
+        whole_rate: None,
+        threads_of: Vec::new(),
+    };
+    let open = |index: usize| {
+        let whole = whole.clone();
+        let plan = plan(index);
+        async move {
+            let pool = ysql_bench::db::connect::pool(&whole, 3, &Tls::Plain).unwrap();
+            Gate::open(plan, pool, whole, Arc::new(AtomicBool::new(false)))
+                .await
+                .unwrap()
+        }
+    };
+    // The leader opens first, so that the followers find its run.
+    let leader = Arc::new(open(0).await);
+    let followers = [Arc::new(open(1).await), Arc::new(open(2).await)];
+    let mut heard = Vec::new();
+    for f in &followers {
+        let f = f.clone();
+        heard.push(tokio::spawn(async move {
+            f.exchange().await.unwrap();
+            let mine = format!("figures of {}", f.plan.index);
+            let first = f.gather("step:1", &mine).await.unwrap();
+            let second = f.gather("step:2", "again").await.unwrap();
+            (first, second)
+        }));
+    }
+    let members = leader.exchange().await.unwrap();
+    assert_eq!(members.len(), 3);
+    let notes = leader.gather("step:1", "").await.unwrap();
+    assert_eq!(
+        notes,
+        vec![
+            (1, Some("figures of 1".to_string())),
+            (2, Some("figures of 2".to_string()))
+        ]
+    );
+    // The trait's release (the gate's own takes a start instant).
+    StartBarrier::release(&*leader, "step:1", Some("next: 240/s"))
+        .await
+        .unwrap();
+    let notes = leader.gather("step:2", "").await.unwrap();
+    assert_eq!(notes.len(), 2, "{notes:?}");
+    StartBarrier::release(&*leader, "step:2", None)
+        .await
+        .unwrap();
+    for h in heard {
+        let (first, second) = h.await.unwrap();
+        assert_eq!(first, vec![(0, Some("next: 240/s".to_string()))]);
+        assert_eq!(second, vec![(0, None)]);
+    }
+    leader.close().await;
+}
