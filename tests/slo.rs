@@ -495,3 +495,62 @@ async fn find_max_of_three_clients_is_decided_on_their_merged_figures_and_merge_
         assert!(said.contains("p99<200ms"), "{said}");
     }
 }
+
+/// `--find-max-over threads`: a closed loop searched over workers. Each
+/// unit holds one advisory lock for 50 ms, so that the workers queue for
+/// it: with W workers a unit waits for about the W - 1 others, and its
+/// latency grows by some 50 ms a worker while throughput stays at about
+/// 20/s, whatever the client's CPU. Under p99<240ms about 3 workers hold
+/// and 5 do not; the answer is a whole number of workers, one below the
+/// lowest that missed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn find_max_over_threads_finds_the_workers_a_queue_allows() {
+    let sb = sandbox();
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("queue.sql");
+    std::fs::write(
+        &script,
+        "begin;\nselect pg_advisory_xact_lock(7);\nselect pg_sleep(0.05);\ncommit;\n",
+    )
+    .unwrap();
+    let report = dir.path().join("workers.json");
+    let out = run_bin(
+        sb.url(),
+        strings(&[
+            "--script",
+            script.to_str().unwrap(),
+            "-t",
+            "1",
+            "--time",
+            "3s",
+            "--warmup",
+            "1s",
+            "--find-max",
+            "--find-max-over",
+            "threads",
+            "--slo",
+            "p99<240ms",
+            "--json",
+            report.to_str().unwrap(),
+        ]),
+    )
+    .await;
+    let (stdout, err) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(exit(&out), 0, "{stdout}{err}");
+    let fm = json(&report)["find_max"].clone();
+    assert_eq!(fm["over"], "threads", "{fm}");
+    let answer = fm["answer"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{stdout}{err}"));
+    assert!((2.0..=4.0).contains(&answer), "{answer}\n{stdout}{err}");
+    assert_eq!(fm["lowest_miss"].as_f64(), Some(answer + 1.0), "{stdout}");
+    let steps = fm["steps"].as_array().unwrap();
+    assert!(
+        steps.iter().all(|s| s["target"]
+            .as_f64()
+            .is_some_and(|t| t >= 1.0 && t.fract() == 0.0)),
+        "{stdout}"
+    );
+    assert_eq!(steps[0]["target"], 1.0, "{stdout}");
+    assert!(stdout.contains(&format!("at {answer} workers")), "{stdout}");
+}
