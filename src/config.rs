@@ -1138,6 +1138,30 @@ mod tests {
         let own = settled(1, &threads, &["--client-rate", "42"]);
         assert_eq!(own.run.rate, Some(42.0));
         assert_eq!(settled(2, &threads, &[]).run.rate, None);
+        // Kept for the shares of a search's targets.
+        let third = settled(2, &threads, &[]);
+        assert_eq!(third.cluster.map(|c| c.threads_of), Some(vec![1, 3, 6]));
+        let search = Cli::try_parse_from([
+            "ysql-bench",
+            "-u",
+            "host=127.0.0.1",
+            "--clients",
+            "2",
+            "--client-index",
+            "0",
+            "-o",
+            "select",
+            "--find-max",
+            "--slo",
+            "p99<1s",
+            "--client-rate",
+            "5",
+        ])
+        .expect("clap accepts the flags");
+        match RunPlan::from_cli(search) {
+            Err(Error::Usage(m)) => assert!(m.contains("leave --client-rate 5 out"), "{m}"),
+            other => panic!("expected a usage error, got {other:?}"),
+        }
         // The share of the ids follows the threads too.
         let third = settled(2, &threads, &["-r", "1000"]);
         assert_eq!(third.workload.share(1000, 0).start, 400);
