@@ -42,6 +42,7 @@ use crate::workload::Workload;
 
 pub use crate::runner::never_started;
 
+mod live;
 mod record;
 pub mod saved;
 
@@ -149,8 +150,12 @@ pub async fn run_workloads(
     }
     // Kept alive for the whole run; dropped (server stopped, directory
     // removed) when the run ends or its future is dropped.
+    // Bound before anything is connected: an address in use is a usage
+    // error at once.
+    let run_id = server_stats::run_id(started_at);
+    let live = live::start(&plan, &run_id).await?;
     let (config, passfile, _sandbox) = server_config(&plan, &control)?;
-    let setup = connect_server(&plan, &control, config, passfile, started_at).await?;
+    let setup = connect_server(&plan, &control, config, passfile, &run_id).await?;
     let prepared = prepare_run(&plan, &control, &setup, &workloads).await?;
     let Setup {
         target,
@@ -196,6 +201,7 @@ pub async fn run_workloads(
         conns,
         server: watch,
         barrier: gate.clone().map(|g| g as Arc<dyn StartBarrier>),
+        live: live.as_ref().map(live::LiveRun::board),
     };
     let mut report = RunReport {
         started_at,
@@ -250,6 +256,9 @@ pub async fn run_workloads(
     failed.extend(write_report_files(
         &plan, &target, &report, records, row_size, out,
     ));
+    if let Some(l) = &live {
+        l.linger(&control, &mut report).await;
+    }
     end_of_run(report, failed, stdout_failed, json_to_stdout)
 }
 
@@ -435,15 +444,13 @@ async fn connect_server(
     control: &Control,
     mut config: Config,
     passfile: Option<PassFile>,
-    started_at: SystemTime,
+    run_id: &str,
 ) -> Result<Setup> {
     config.ssl_mode(plan.tls.mode.tokio_mode());
     // Every connection of the run carries the run's own name, so that the
     // server's view of it (pg_stat_activity) can be told from any other.
-    let application_name = server_stats::run_application_name(
-        config.get_application_name(),
-        &server_stats::run_id(started_at),
-    );
+    let application_name =
+        server_stats::run_application_name(config.get_application_name(), run_id);
     config.application_name(&application_name);
     let tls = plan.tls.connector()?;
     let target = connect::describe(&config);

@@ -121,6 +121,9 @@ pub struct RunCtx {
     /// `--clients`: where the clients meet around each operation's
     /// set-up and before its first unit, to start at one instant.
     pub barrier: Option<Arc<dyn StartBarrier>>,
+    /// `--metrics-addr`: the board the live metrics are read from; the
+    /// interval collector adds what the workers hand over to it.
+    pub live: Option<crate::stats::live::Live>,
 }
 
 /// Attempts at counting what a long unit committed on a spare connection

@@ -10,6 +10,7 @@
 //! late piece into a finished interval, the clients' intervals of a
 //! merge.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use hdrhistogram::Histogram;
@@ -34,6 +35,16 @@ pub struct IntervalStats {
     pub latency: Histogram<u64>,
     pub lag_total: Duration,
     pub lag_max: Duration,
+    /// `errors` by SQLSTATE or client-side class, as the run's
+    /// statistics count them (the live metrics' errors by class).
+    pub error_classes: BTreeMap<String, u64>,
+    /// Of `ops`, units whose latency exceeded `--latency-limit`.
+    pub late: u64,
+    /// Connections made again after one was lost.
+    pub reconnects: u64,
+    /// Service time apart from latency, when the run keeps it (under
+    /// `--rate`; without a schedule it is the latency).
+    pub service: Option<Histogram<u64>>,
 }
 
 impl Default for IntervalStats {
@@ -48,6 +59,10 @@ impl Default for IntervalStats {
             latency: new_histogram(),
             lag_total: Duration::ZERO,
             lag_max: Duration::ZERO,
+            error_classes: BTreeMap::new(),
+            late: 0,
+            reconnects: 0,
+            service: None,
         }
     }
 }
@@ -63,6 +78,26 @@ impl IntervalStats {
         self.lag_max = self.lag_max.max(lag);
     }
 
+    /// Records a unit's service time apart from its latency (kept only
+    /// under a schedule, as the run's statistics keep it).
+    pub fn record_service(&mut self, service: Duration) {
+        record_ns(
+            self.service.get_or_insert_with(new_histogram),
+            nanos(service),
+        );
+    }
+
+    /// Counts a failed unit under its error class.
+    pub fn record_error(&mut self, class: &str) {
+        self.errors += 1;
+        match self.error_classes.get_mut(class) {
+            Some(n) => *n += 1,
+            None => {
+                self.error_classes.insert(class.to_string(), 1);
+            }
+        }
+    }
+
     pub fn add(&mut self, other: &IntervalStats) {
         self.ops += other.ops;
         self.rows += other.rows;
@@ -73,6 +108,14 @@ impl IntervalStats {
         let _ = self.latency.add(&other.latency);
         self.lag_total += other.lag_total;
         self.lag_max = self.lag_max.max(other.lag_max);
+        for (k, v) in &other.error_classes {
+            *self.error_classes.entry(k.clone()).or_insert(0) += v;
+        }
+        self.late += other.late;
+        self.reconnects += other.reconnects;
+        if let Some(o) = &other.service {
+            let _ = self.service.get_or_insert_with(new_histogram).add(o);
+        }
     }
 
     /// Whether nothing at all was counted (a piece with only rows left by
@@ -83,6 +126,7 @@ impl IntervalStats {
             && self.skipped == 0
             && self.rows == 0
             && self.retries == 0
+            && self.reconnects == 0
     }
 
     /// The figures of interval `index` of length `len`.

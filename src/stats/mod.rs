@@ -30,6 +30,7 @@ use outcome::Outcome;
 pub mod conns;
 pub mod exact_u64;
 pub mod interval;
+pub mod live;
 pub mod merge;
 pub mod outcome;
 pub mod record;
