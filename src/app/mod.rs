@@ -182,13 +182,7 @@ pub async fn run_workloads(
         tls.clone(),
         plan.run.threads,
     )?);
-    let (log_sink, log_thread) = match &plan.output.latency_log {
-        Some(p) => {
-            let (s, t) = latency_log::create(p)?;
-            (Some(s), Some(t))
-        }
-        None => (None, None),
-    };
+    let (log_sink, log_thread) = open_latency_log(&plan)?;
     let plan = Arc::new(plan);
     let ctx = RunCtx {
         settings: Arc::new(plan.run.clone()),
@@ -260,6 +254,20 @@ pub async fn run_workloads(
         l.linger(&control, &mut report).await;
     }
     end_of_run(report, failed, stdout_failed, json_to_stdout)
+}
+
+/// `--latency-log`: the sink the workers write to and the thread that
+/// writes the file.
+fn open_latency_log(
+    plan: &RunPlan,
+) -> Result<(Option<latency_log::LogSink>, Option<latency_log::LogThread>)> {
+    Ok(match &plan.output.latency_log {
+        Some(p) => {
+            let (s, t) = latency_log::create(p)?;
+            (Some(s), Some(t))
+        }
+        None => (None, None),
+    })
 }
 
 /// The JSON and CSV reports, written from the run's record; their
