@@ -373,6 +373,25 @@ async fn prometheus_reads_counts_and_percentiles_equal_to_the_reports() {
     );
     assert_eq!(failed, op(&a_rep, "script")["failed"].as_f64().unwrap());
 
+    // The gauges: both workers' connections to the one host, no more
+    // units in flight than workers, the server's waits sampled.
+    let a_sel = format!("run_id=\"{a_id}\",op=\"script\"");
+    let conns = scalar(
+        pport,
+        &format!("max(max_over_time(ysql_bench_connections_open{{{a_sel}}}[10m]))"),
+    );
+    assert_eq!(conns, 2.0);
+    let flying = scalar(
+        pport,
+        &format!("max(max_over_time(ysql_bench_units_in_flight{{{a_sel}}}[10m]))"),
+    );
+    assert!((0.0..=2.0).contains(&flying), "{flying}");
+    let seen = scalar(
+        pport,
+        &format!("sum(max_over_time(ysql_bench_server_backends_total{{run_id=\"{a_id}\"}}[10m]))"),
+    );
+    assert!(seen > 0.0);
+
     // The p99 of the buckets is the run's within a bucket.
     let ty = &op(&a_rep, "script")["types"][0];
     assert_eq!(ty["name"], "ok.sql");
@@ -452,4 +471,62 @@ fn an_address_that_cannot_be_bound_is_refused_before_connecting() {
         assert_eq!(err.trim().lines().count(), 1, "{addr}: {err}");
     }
     drop(taken);
+}
+
+/// Ctrl-C while the endpoint waits for its last scrape ends the wait at
+/// once: the reports were written before it, and the exit code is 130.
+#[test]
+fn an_interrupt_during_the_linger_ends_it_with_the_reports_written() {
+    let sb = sandbox();
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("r.json");
+    let child = Command::new(env!("CARGO_BIN_EXE_ysql-bench"))
+        .args([
+            "-u",
+            &sb.url(),
+            "-o",
+            "copy-mem",
+            "-r",
+            "1000",
+            "--metrics-addr",
+            "127.0.0.1:0",
+            "--metrics-linger",
+            "10m",
+            "--json",
+            report.to_str().unwrap(),
+        ])
+        .env_remove("YSQLBENCH_URL")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut child = child;
+    let (lines, reader) = follow_lines(child.stderr.take().unwrap());
+    // The linger begins once every report is written.
+    loop {
+        let line = lines
+            .recv_timeout(Duration::from_secs(60))
+            .expect("the run reaches its linger");
+        if line.contains("serving the final figures") {
+            break;
+        }
+    }
+    // SAFETY: a signal to our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    // Not the ten minutes of the linger: a bound, not a timing.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("Ctrl-C did not end the linger");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let err = reader.join().unwrap();
+    assert_eq!(status.code(), Some(130), "{err}");
+    let r = json(&report);
+    assert_eq!(op(&r, "copy-mem")["rows"], 1000);
 }
