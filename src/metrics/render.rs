@@ -48,42 +48,56 @@ fn bound_ns(k: i32) -> f64 {
     2f64.powf(f64::from(k) / BUCKETS_PER_OCTAVE).round()
 }
 
-/// The number of the first bound at or above `ns`.
-fn bound_index(ns: f64) -> i32 {
-    let mut k = (ns.max(1.0).log2() * BUCKETS_PER_OCTAVE).ceil() as i32;
-    // Rounding of bounds and of the logarithm: settle on the exact one.
-    while k > 0 && bound_ns(k - 1) >= ns {
-        k -= 1;
-    }
-    while bound_ns(k) < ns {
-        k += 1;
-    }
-    k
+/// The lowest bound: 2^10 ns, 1.024 µs (below it the rounded bounds
+/// would repeat; no database round trip is that short).
+const FLOOR_K: i32 = 160;
+
+/// The grid, from [`FLOOR_K`] to the first bound at or above [`TOP_NS`],
+/// in nanoseconds: made once, so that a scrape only searches it.
+fn grid() -> &'static [f64] {
+    static GRID: std::sync::OnceLock<Vec<f64>> = std::sync::OnceLock::new();
+    GRID.get_or_init(|| {
+        let mut g = Vec::new();
+        let mut k = FLOOR_K;
+        loop {
+            g.push(bound_ns(k));
+            if bound_ns(k) >= TOP_NS {
+                return g;
+            }
+            k += 1;
+        }
+    })
+}
+
+/// The place in [`grid`] of the first bound at or above `ns` (0 below the
+/// floor; past the end above the top).
+fn bound_index(ns: f64) -> usize {
+    grid().partition_point(|b| *b < ns)
 }
 
 /// A histogram in nanoseconds as (upper bound in seconds, count in that
 /// bucket alone) pairs, `+Inf` last, and its sum in seconds.
 pub fn buckets(h: &Histogram<u64>) -> (Vec<(f64, u64)>, f64) {
-    let top = bound_index(TOP_NS);
+    let g = grid();
     if h.is_empty() {
         return (vec![(f64::INFINITY, 0)], 0.0);
     }
     // One empty bucket below the smallest value, so that interpolation
     // in the lowest bucket with data starts at its true lower bound.
-    let first = (bound_index(h.min() as f64) - 1).min(top);
-    let mut out: Vec<(f64, u64)> = (first..=top).map(|k| (bound_ns(k) / 1e9, 0)).collect();
+    let first = bound_index(h.min() as f64)
+        .saturating_sub(1)
+        .min(g.len() - 1);
+    let mut out: Vec<(f64, u64)> = g[first..].iter().map(|b| (b / 1e9, 0)).collect();
     out.push((f64::INFINITY, 0));
     let mut sum = 0.0;
     for v in h.iter_recorded() {
         let value = v.value_iterated_to() as f64;
         let n = v.count_at_value();
         sum += value * n as f64;
-        let i = if value > bound_ns(top) {
-            out.len() - 1
-        } else {
-            (bound_index(value) - first).max(0) as usize
-        };
-        out[i].1 += n;
+        // Past the top: +Inf, the last.
+        let last = out.len() - 1;
+        let i = bound_index(value).max(first) - first;
+        out[i.min(last)].1 += n;
     }
     (out, sum / 1e9)
 }
@@ -327,35 +341,49 @@ fn plain_families(enc: &mut DescriptorEncoder, b: &Board) -> Result<(), std::fmt
     Ok(())
 }
 
-/// The latency and service-time histograms per operation and type.
+/// One histogram as written: its buckets, sum and count.
+type Written = (Vec<(f64, u64)>, f64, u64);
+
+fn written(h: &Histogram<u64>) -> Written {
+    let (bk, sum) = buckets(h);
+    (bk, sum, h.len())
+}
+
+/// The latency and service-time histograms per operation and type. The
+/// buckets of a type's latency are made once, and serve as its service
+/// time too when that is the latency (without `--rate`).
 fn histograms(enc: &mut DescriptorEncoder, b: &Board) -> Result<(), std::fmt::Error> {
-    type Pick = fn(&LiveOp, &IntervalStats) -> Option<Histogram<u64>>;
-    let fams: [(&str, &str, Pick); 2] = [
+    let mut rows: Vec<(Labels, Written, Option<Written>)> = Vec::new();
+    for o in &b.ops {
+        for (ty, s) in o.types.iter().zip(&o.so_far.types) {
+            let service = match (&s.service, o.service_kept) {
+                (Some(h), true) => Some(written(h)),
+                (None, true) => Some(written(&crate::stats::new_histogram())),
+                (_, false) => None,
+            };
+            let l = labels(&[("op", o.name), ("type", ty)]);
+            rows.push((l, written(&s.latency), service));
+        }
+    }
+    let fams = [
         (
             "ysql_bench_latency_seconds",
             "Latency of the units that succeeded, from when each was due (no coordinated omission)",
-            |_, s| Some(s.latency.clone()),
         ),
         (
             "ysql_bench_service_time_seconds",
             "Service time of the units that succeeded, from when each was sent (the latency without --rate)",
-            |o, s| match (&s.service, o.service_kept) {
-                (Some(h), true) => Some(h.clone()),
-                (None, true) => Some(crate::stats::new_histogram()),
-                (_, false) => Some(s.latency.clone()),
-            },
         ),
     ];
-    for (name, help, pick) in fams {
+    for (n, (name, help)) in fams.into_iter().enumerate() {
         let mut m = enc.encode_descriptor(name, help, None, MetricType::Histogram)?;
-        for o in &b.ops {
-            for (ty, s) in o.types.iter().zip(&o.so_far.types) {
-                let Some(h) = pick(o, s) else { continue };
-                let (bk, sum) = buckets(&h);
-                let l = labels(&[("op", o.name), ("type", ty)]);
-                m.encode_family(&l)?
-                    .encode_histogram::<NoLabelSet>(sum, h.len(), &bk, None)?;
-            }
+        for (l, latency, service) in &rows {
+            let (bk, sum, count) = match (n, service) {
+                (1, Some(w)) => w,
+                _ => latency,
+            };
+            m.encode_family(l)?
+                .encode_histogram::<NoLabelSet>(*sum, *count, bk, None)?;
         }
     }
     Ok(())
@@ -403,12 +431,31 @@ mod tests {
 
     #[test]
     fn bounds_are_a_sixteenth_of_an_octave_apart_and_found_exactly() {
-        for k in 160..600 {
-            let r = bound_ns(k + 1) / bound_ns(k);
-            assert!((r - 1.0 - bucket_resolution()).abs() < 2e-3, "{k}: {r}");
-            assert_eq!(bound_index(bound_ns(k)), k);
-            assert_eq!(bound_index(bound_ns(k) + 1.0), k + 1);
+        let g = grid();
+        assert_eq!(g[0], 1024.0);
+        assert!(g[g.len() - 1] >= TOP_NS && g[g.len() - 2] < TOP_NS);
+        for (i, w) in g.windows(2).enumerate() {
+            let r = w[1] / w[0];
+            assert!((r - 1.0 - bucket_resolution()).abs() < 2e-3, "{i}: {r}");
+            assert_eq!(bound_index(w[0]), i);
+            assert_eq!(bound_index(w[0] + 1.0), i + 1);
         }
+        assert_eq!(bound_index(1.0), 0);
+        assert_eq!(bound_index(TOP_NS * 2.0), g.len());
+    }
+
+    #[test]
+    fn values_below_the_floor_and_above_the_top_are_counted() {
+        let mut h = crate::stats::new_histogram();
+        for ns in [1u64, 500, 2_000, 200_000_000_000] {
+            record_ns(&mut h, ns);
+        }
+        let (bk, _) = buckets(&h);
+        assert_eq!(bk.iter().map(|b| b.1).sum::<u64>(), 4);
+        assert_eq!(bk[0], (1.024e-6, 2));
+        assert_eq!(bk[bk.len() - 1], (f64::INFINITY, 1));
+        let les: Vec<f64> = bk.iter().map(|b| b.0).collect();
+        assert!(les.windows(2).all(|w| w[0] < w[1]), "bounds increase");
     }
 
     /// What histogram_quantile does with cumulative buckets: linear
