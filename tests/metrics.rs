@@ -58,6 +58,10 @@ fn start_prometheus(bin: &Path, dir: &Path, targets: &[u16]) -> (Daemon, u16) {
     // It listens before its scrapes begin: wait until every target has
     // been tried once (down, as nothing serves them yet).
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !ready(port) {
+        assert!(std::time::Instant::now() < deadline, "{}", d.state());
+        std::thread::sleep(Duration::from_millis(100));
+    }
     loop {
         let v = api(port, "/api/v1/query", &[("query", "count(up)".to_string())]);
         let n = v["data"]["result"][0]["value"][1].as_str().unwrap_or("0");
@@ -67,6 +71,21 @@ fn start_prometheus(bin: &Path, dir: &Path, targets: &[u16]) -> (Daemon, u16) {
         assert!(std::time::Instant::now() < deadline, "{}", d.state());
         std::thread::sleep(Duration::from_millis(100));
     }
+}
+
+/// Whether Prometheus says it is ready (it answers 503 while it starts).
+fn ready(port: u16) -> bool {
+    use std::io::{Read, Write};
+    let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
+        return false;
+    };
+    let _ = write!(
+        s,
+        "GET /-/ready HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+    );
+    let mut got = String::new();
+    let _ = s.read_to_string(&mut got);
+    got.starts_with("HTTP/1.1 200")
 }
 
 /// Prometheus's answer to `path?query` (form-encoded by curl-like hand).
