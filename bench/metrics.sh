@@ -17,6 +17,10 @@
 #   options: --pairs N     pairs of runs (5)
 #            --secs S      seconds per run (10)
 #            --threads T   connections (4)
+#            --rate R      --rate of the runs (none): equal work in both, so
+#                          that the CPU difference is the endpoint's
+#            --every S     seconds between scrapes (1); e.g. 0.05 to make
+#                          one scrape's cost stand out of the noise
 #            --bin-dir DIR use the binary in DIR, build nothing
 set -euo pipefail
 
@@ -29,6 +33,8 @@ quick=0
 pairs=""
 secs=""
 threads=4
+rate=""
+every=1
 bin_dir=""
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -36,8 +42,10 @@ while [ $# -gt 0 ]; do
         --pairs) pairs=${2:?--pairs needs a number}; shift ;;
         --secs) secs=${2:?--secs needs a number}; shift ;;
         --threads) threads=${2:?--threads needs a number}; shift ;;
+        --rate) rate=${2:?--rate needs a number}; shift ;;
+        --every) every=${2:?--every needs seconds}; shift ;;
         --bin-dir) bin_dir=${2:?--bin-dir needs a directory}; shift ;;
-        -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "error: unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
     shift
@@ -82,15 +90,16 @@ free_port() {
     echo "error: no free port" >&2; exit 1
 }
 
-cpu_plain=(); cpu_scraped=(); qps_plain=(); qps_scraped=(); sizes=(); times=()
+cpu_plain=(); cpu_scraped=(); qps_plain=(); qps_scraped=(); secs_plain=(); secs_scraped=(); sizes=(); times=()
 one() {
     local name=$1 with=$2 mport=""
     local args=(-u "$url" -o select -r 100000 -t "$threads" --time "${secs}s" --no-server-stats -q)
+    [ -z "$rate" ] || args+=(--rate "$rate")
     if [ "$with" = 1 ]; then
         mport=$(free_port)
         args+=(--metrics-addr "127.0.0.1:$mport" --metrics-linger 0)
         (
-            while sleep 1; do
+            while sleep "$every"; do
                 curl -s -o /dev/null -w '%{size_download} %{time_total}\n' \
                     "http://127.0.0.1:$mport/metrics" >>"$work/scrapes.txt" 2>/dev/null || true
             done
@@ -104,7 +113,11 @@ one() {
     q=$(field "$work/$name.out" "queries/s")
     local us
     us=$(awk -v c="$CPU" -v n="$n" 'BEGIN { printf "%.3f", c * 1e6 / n }')
-    if [ "$with" = 1 ]; then cpu_scraped+=("$us"); qps_scraped+=("$q"); else cpu_plain+=("$us"); qps_plain+=("$q"); fi
+    if [ "$with" = 1 ]; then
+        cpu_scraped+=("$us"); qps_scraped+=("$q"); secs_scraped+=("$CPU")
+    else
+        cpu_plain+=("$us"); qps_plain+=("$q"); secs_plain+=("$CPU")
+    fi
     echo "  $name: $n queries, $q/s, client CPU $CPU s = $us µs per query" >&2
 }
 for i in $(seq 1 "$pairs"); do
@@ -117,14 +130,15 @@ qp=$(median "${qps_plain[@]}"); qs=$(median "${qps_scraped[@]}")
 mode=full; [ "$quick" = 1 ] && mode="quick (too short for the figures to mean anything)"
 cat <<EOF
 
-### --metrics-addr scraped every second vs none ($mode)
+### --metrics-addr scraped every ${every} s vs none ($mode)
 
-select, $threads connections, ${secs} s runs, $pairs alternated pairs, $profile build, medians:
+select, $threads connections${rate:+, --rate $rate}, ${secs} s runs, $pairs alternated pairs, $profile build, medians:
 
-| | without | scraped at 1 s | ratio |
+| | without | scraped every ${every} s | ratio |
 |---|---|---|---|
 | client CPU per query (µs) | $cp | $cs | $(awk -v a="$cs" -v b="$cp" 'BEGIN { printf "%.3f", a / b }') |
 | queries/s | $qp | $qs | $(awk -v a="$qs" -v b="$qp" 'BEGIN { printf "%.3f", a / b }') |
+| client CPU per run (s) | $(median "${secs_plain[@]}") | $(median "${secs_scraped[@]}") | |
 
 One scrape: median $(median "${sizes[@]:-0}") bytes, answered in median $(median "${times[@]:-0}") s (${#sizes[@]} scrapes).
 Each run's CPU per query, without: ${cpu_plain[*]}; scraped: ${cpu_scraped[*]}.
