@@ -7,6 +7,7 @@
 #       PgBouncer (for the multi-node and pooler tests), GNU time
 #       (bench/compare.sh measures client CPU and peak RSS with it), the
 #       openssl command (compare.sh's TLS points make a certificate with it),
+#       Chromium (tests/html.rs opens the HTML report pages headless),
 #       Prometheus (tests/metrics.rs scrapes --metrics-addr with it)
 #   scripts/install-deps.sh --sandbox-only  only PostgreSQL's server
 #       binaries, all that `ysql-bench --sandbox` (the quick start) needs
@@ -32,6 +33,8 @@ if [ "$sandbox_only" = 0 ]; then
 command -v sysbench >/dev/null 2>&1 || missing+=(sysbench)
     [ -x /usr/bin/time ] || missing+=(time)
     command -v openssl >/dev/null 2>&1 || missing+=(openssl)
+    # tests/html.rs opens the report pages in headless Chromium.
+    command -v chromium >/dev/null 2>&1 || missing+=(chromium)
     # tests/metrics.rs starts its own Prometheus (never the package's
     # service) to scrape --metrics-addr.
     [ -x /usr/bin/prometheus ] || command -v prometheus >/dev/null 2>&1 || missing+=(prometheus)

@@ -11,23 +11,28 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::cli::{
-    Cli, HistogramScaleArg, IsolationArg, KeyDistributionArg, LoadBalanceArg, OnErrorArg,
-    ProtocolArg, RateDistributionArg,
+    Cli, FindMaxOverArg, HistogramScaleArg, IsolationArg, KeyDistributionArg, LoadBalanceArg,
+    OnErrorArg, ProtocolArg, RateDistributionArg,
 };
 use crate::db::connect::ConnTarget;
 use crate::db::nodes::Balance;
 use crate::db::sql::{Isolation, TableName};
 use crate::db::tls::{TlsPlan, TlsSettings};
+use crate::db::topology::{NodeTypes, Topology, TopologyKeys};
 use crate::db::wire::Protocol;
 use crate::error::{Error, Result};
 use crate::report::histogram::Scale;
 use crate::runner::schedule::Distribution;
 use crate::runner::{OnError, RunSettings};
+use crate::stats::find_max::{Over, SearchPlan};
+use crate::stats::slo::{Measure, Slo};
 use crate::workload::kit::keys::{KeyDistribution, ZIPF_THETA};
 use crate::workload::kit::limits::check_table_shape;
 use crate::workload::kit::partition::ClientShare;
 use crate::workload::registry::{SharedFlags, WorkloadArgs};
 use crate::workload::{RunContext, Settings, Spec, Workload};
+
+mod agree;
 
 /// The most workers a run may have: each is a connection, a task and an
 /// open file; far more than one client machine drives usefully.
@@ -63,6 +68,13 @@ pub struct RunPlan {
     pub hotspot_given: bool,
     /// How connections spread over several hosts.
     pub balance: Balance,
+    /// YugabyteDB: which of the nodes `yb_servers()` lists a connection
+    /// may go to; Some exactly when the nodes are discovered.
+    pub topology: Option<Topology>,
+    /// `--yb-refresh`: how often `yb_servers()` is asked again.
+    pub yb_refresh: Option<Duration>,
+    /// How long a node that could not be reached is passed over.
+    pub failed_host_delay: Duration,
     /// Ask YugabyteDB's yb_servers() for the hosts.
     pub yb_discover: bool,
     pub tls: TlsPlan,
@@ -74,6 +86,8 @@ pub struct RunPlan {
     /// Each family's flags, for the warnings about those the run leaves
     /// unread.
     pub workload_args: WorkloadArgs,
+    /// `--find-max`: the search over the last operation of `-o`.
+    pub find_max: Option<SearchPlan>,
 }
 
 /// What the run writes besides the summary.
@@ -87,6 +101,7 @@ pub struct OutputOptions {
     pub graph: Option<GraphOptions>,
     pub json: Option<PathBuf>,
     pub csv: Option<PathBuf>,
+    pub html: Option<PathBuf>,
     pub latency_log: Option<PathBuf>,
     /// `--metrics-addr`: the live metrics' listener.
     pub metrics: Option<MetricsPlan>,
@@ -302,7 +317,7 @@ impl RunPlan {
         // everyone's.
         check_table_shape(0, cli.fields_length)?;
         let run_seed = cli.seed.unwrap_or_else(rand::random::<u64>);
-        let cluster = cluster_plan(&cli, run_seed)?;
+        let cluster = cluster_plan(&cli, run_seed, rows)?;
         // Each client of several draws its own keys and data, reproducibly
         // from the run's seed.
         let (seed, client) = match &cluster {
@@ -311,15 +326,12 @@ impl RunPlan {
                 ClientShare {
                     index: c.index,
                     clients: c.clients,
+                    layout: None,
                 },
             ),
             None => (run_seed, ClientShare::default()),
         };
-        let balance = match (cli.load_balance, cli.yb_discover) {
-            (Some(LoadBalanceArg::RoundRobin), _) | (None, true) => Balance::RoundRobin,
-            (Some(LoadBalanceArg::Random), _) => Balance::Random,
-            (None, false) => Balance::Failover,
-        };
+        let (balance, topology) = balance_plan(&cli)?;
         let tls = tls_plan(&cli, url_tls)?;
         if let ConnTarget::Server(s) = &target {
             tls.check_channel_binding(&s.config)?;
@@ -329,7 +341,7 @@ impl RunPlan {
             operations: &operations,
             run_seed,
             seed_given: cli.seed.is_some(),
-            rate_given: cli.rate.is_some(),
+            rate_given: cli.rate.is_some() || cli.client_rate.is_some(),
             clients: cluster.as_ref().map(|_| client),
         })?;
         let protocol = match (cli.protocol, cli.no_prepared) {
@@ -356,7 +368,8 @@ impl RunPlan {
             client,
             families,
         };
-        let run = run_settings(&cli, &workload)?;
+        let mut run = run_settings(&cli, &workload)?;
+        let find_max = find_max_plan(&cli, &operations, &mut run)?;
         let plan = RunPlan {
             target,
             operations,
@@ -368,11 +381,17 @@ impl RunPlan {
             zipf_theta_given: cli.zipf_theta.is_some(),
             hotspot_given: cli.hotspot_fraction != 0.2 || cli.hotspot_ops != 0.8,
             balance,
-            yb_discover: cli.yb_discover,
+            yb_discover: topology.is_some(),
+            topology,
+            yb_refresh: cli.yb_refresh,
+            failed_host_delay: cli
+                .failed_host_delay
+                .unwrap_or(crate::db::nodes::DEFAULT_FAILED_DELAY),
             tls,
             server_stats: !cli.no_server_stats,
             cluster,
             workload_args: cli.workloads,
+            find_max,
         };
         plan.check_workloads()?;
         Ok(plan)
@@ -396,8 +415,124 @@ impl RunPlan {
         if self.workload.drop {
             check_drop(&workloads, &self.workload)?;
         }
+        if let Some(slo) = &self.run.slo {
+            let rated = self.run.rate.is_some() || self.find_max.is_some();
+            check_slo(slo, &workloads, rated)?;
+        }
         check_pipeline(&workloads, self.run.pipeline)
     }
+}
+
+/// The default measured window and settle of a `--find-max` step.
+pub const FIND_MAX_WINDOW: Duration = Duration::from_secs(10);
+pub const FIND_MAX_SETTLE: Duration = Duration::from_secs(2);
+
+/// `--find-max`: what it searches over the last operation of `-o`, which
+/// must be a query workload that `--rate` paces (over rate) or any query
+/// workload (over threads); `--time` and `--warmup` become each step's
+/// window and settle (10 s and 2 s unless given), `--rate` or `-t` the
+/// start.
+fn find_max_plan(
+    cli: &Cli,
+    operations: &[&'static Spec],
+    run: &mut RunSettings,
+) -> Result<Option<SearchPlan>> {
+    if !cli.find_max {
+        return Ok(None);
+    }
+    let Some(last) = operations.last() else {
+        return Ok(None);
+    };
+    if last.is_load() || last.drops {
+        return Err(Error::usage(format!(
+            "--find-max searches over the last operation of -o, and {} is not a query workload: end -o with the workload to search (select, script, ycsb-a, ...)",
+            last.name
+        )));
+    }
+    if cli.transactions.is_some() {
+        return Err(Error::usage(
+            "--find-max runs steps of a time (--time, default 10s), not of --transactions: leave --transactions out",
+        ));
+    }
+    let over = match cli.find_max_over {
+        FindMaxOverArg::Rate => Over::Rate,
+        FindMaxOverArg::Threads => Over::Threads,
+    };
+    if over == Over::Rate && !last.paced {
+        return Err(Error::usage(format!(
+            "--find-max over rate needs a workload that --rate paces, and {} sends one statement per thread: search over workers instead (--find-max-over threads)",
+            last.name
+        )));
+    }
+    if over == Over::Threads && cli.rate.is_some() {
+        return Err(Error::usage(
+            "--find-max-over threads searches a closed loop: leave --rate out (or search over rate)",
+        ));
+    }
+    run.run_time = cli.time.unwrap_or(FIND_MAX_WINDOW);
+    run.warmup = Some(cli.warmup.unwrap_or(FIND_MAX_SETTLE)).filter(|d| !d.is_zero());
+    Ok(Some(SearchPlan {
+        over,
+        // --rate is the whole run's (each client takes its share).
+        start: match over {
+            Over::Rate => cli.rate.unwrap_or(100.0),
+            Over::Threads => cli.threads as f64,
+        },
+        resolution: cli.find_max_resolution,
+        repeats: cli.find_max_repeats,
+        max_steps: cli.find_max_steps,
+    }))
+}
+
+/// `--slo`: every scope names an operation of `-o` or a transaction type
+/// of its workloads, every workload figure is one of theirs, and a
+/// throughput against the target has a `--rate` to be against; refused
+/// before any connection, as every usage error.
+fn check_slo(slo: &Slo, workloads: &[Box<dyn Workload>], rated: bool) -> Result<()> {
+    let ops: Vec<&str> = workloads.iter().map(|w| w.spec().name).collect();
+    let types: Vec<&str> = workloads
+        .iter()
+        .flat_map(|w| w.facts().types.clone())
+        .collect();
+    let figures: Vec<String> = ops
+        .iter()
+        .flat_map(|o| crate::workload::registry::figure_rules(o))
+        .map(|m| m.key)
+        .collect();
+    for c in &slo.criteria {
+        if let Some(scope) = &c.scope
+            && !ops.contains(&scope.as_str())
+            && !types.contains(&scope.as_str())
+        {
+            return Err(Error::usage(format!(
+                "--slo '{}': '{scope}' is neither an operation of -o ({}) nor a transaction type of its workloads ({})",
+                c.text,
+                ops.join(", "),
+                types.join(", ")
+            )));
+        }
+        match &c.measure {
+            Measure::Figure(key) if !figures.contains(key) => {
+                let known = if figures.is_empty() {
+                    "the workloads of this run keep none".to_string()
+                } else {
+                    format!("this run's are {}", figures.join(", "))
+                };
+                return Err(Error::usage(format!(
+                    "--slo '{}': '{key}' is not a metric (p99, service.p99, mean, max, errors, retries, skipped, throughput) nor a workload figure ({known})",
+                    c.text
+                )));
+            }
+            Measure::Throughput { of_target: true } if !rated => {
+                return Err(Error::usage(format!(
+                    "--slo '{}': a throughput in % is a share of --rate's target, and the run has no --rate: give units per second instead (throughput>=5000/s)",
+                    c.text
+                )));
+            }
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 /// `--pipeline` above 1: every query workload of the run must be able to
@@ -491,6 +626,7 @@ fn output_options(cli: &Cli) -> Result<OutputOptions> {
     check_distinct_outputs(&[
         ("--json", cli.json.as_deref()),
         ("--csv", cli.csv.as_deref()),
+        ("--html", cli.html.as_deref()),
         ("--latency-log", cli.latency_log.as_deref()),
     ])?;
     // `--json -` is stdout, as for merge.
@@ -499,6 +635,14 @@ fn output_options(cli: &Cli) -> Result<OutputOptions> {
     }
     if let Some(p) = &cli.csv {
         check_output_file(p, "--csv", crate::report::csv::is_ours)?;
+        // --slo writes its verdicts beside it.
+        if cli.slo.is_some() {
+            let beside = crate::report::slo::csv_path(p);
+            check_output_file(&beside, "--csv (its .slo.csv)", crate::report::slo::is_ours)?;
+        }
+    }
+    if let Some(p) = &cli.html {
+        check_output_file(p, "--html", crate::report::html::is_ours)?;
     }
     if let Some(p) = &cli.latency_log {
         check_output_file(p, "--latency-log", |head: &str| {
@@ -517,6 +661,7 @@ fn output_options(cli: &Cli) -> Result<OutputOptions> {
         graph: graph_options(cli)?,
         json: cli.json.clone(),
         csv: cli.csv.clone(),
+        html: cli.html.clone(),
         latency_log: cli.latency_log.clone(),
         metrics: metrics_plan(cli)?,
     })
@@ -595,8 +740,12 @@ fn run_settings(cli: &Cli, w: &Settings) -> Result<RunSettings> {
         load_time: cli.time,
         transactions: cli.transactions,
         warmup: cli.warmup.filter(|d| !d.is_zero()),
-        // --rate is the whole run's: each client takes its share.
-        rate: cli.rate.map(|r| r / w.client.clients as f64),
+        // --rate is the whole run's: each client takes its share, in
+        // proportion to its threads once the clients met (`settle`);
+        // --client-rate is this client's own.
+        rate: cli
+            .client_rate
+            .or(cli.rate.map(|r| r / w.client.clients as f64)),
         rate_distribution: match cli.rate_distribution {
             RateDistributionArg::Fixed => Distribution::Fixed,
             RateDistributionArg::Poisson => Distribution::Poisson,
@@ -614,6 +763,8 @@ fn run_settings(cli: &Cli, w: &Settings) -> Result<RunSettings> {
         nontransactional: cli.nontransactional,
         reconnect: cli.reconnect,
         pipeline: pipeline_depth(cli, w.protocol)?,
+        slo: cli.slo.clone().map(std::sync::Arc::new),
+        slo_abort: cli.slo_abort,
     })
 }
 
@@ -688,14 +839,25 @@ impl RunPlan {
 }
 
 /// `--clients`, `--client-index`, `--run-id`: None for a run of one
-/// client. The default run id hashes the flags every client shares, so
-/// that the same command line on W machines names one run.
-fn cluster_plan(cli: &Cli, run_seed: u64) -> Result<Option<crate::cluster::ClusterPlan>> {
+/// client. The default run id hashes the operations and the table name,
+/// which every client must give alike, and nothing else: clients whose
+/// other flags differ still meet, and the barrier names the difference
+/// (the terms of [`agree::terms`]) instead of each waiting alone.
+fn cluster_plan(
+    cli: &Cli,
+    run_seed: u64,
+    rows: u64,
+) -> Result<Option<crate::cluster::ClusterPlan>> {
     if cli.clients <= 1 {
         if cli.client_index.is_some_and(|i| i > 0) {
             return Err(Error::usage(format!(
                 "--client-index {} needs --clients above it: give --clients W with W the number of clients",
                 cli.client_index.unwrap_or(0)
+            )));
+        }
+        if let Some(r) = cli.client_rate {
+            return Err(Error::usage(format!(
+                "--client-rate {r} is one client's pace in a run of several (--clients): for a run of one give --rate {r}"
             )));
         }
         return Ok(None);
@@ -726,18 +888,7 @@ fn cluster_plan(cli: &Cli, run_seed: u64) -> Result<Option<crate::cluster::Clust
         Some(r) => r.clone(),
         None => {
             let ops: Vec<&str> = cli.operations.iter().map(|o| o.name).collect();
-            crate::cluster::default_run_id(&format!(
-                "{}|{}|{:?}|{}|{:?}|{:?}|{:?}|{:?}|{:?}",
-                ops.join(","),
-                cli.clients,
-                cli.rows,
-                cli.threads,
-                cli.table_name,
-                cli.seed,
-                cli.time,
-                cli.rate,
-                cli.batch_size
-            ))
+            crate::cluster::default_run_id(&format!("{}|{:?}", ops.join(","), cli.table_name))
         }
     };
     Ok(Some(crate::cluster::ClusterPlan {
@@ -746,7 +897,46 @@ fn cluster_plan(cli: &Cli, run_seed: u64) -> Result<Option<crate::cluster::Clust
         run_id,
         barrier_timeout: cli.barrier_timeout,
         run_seed,
+        me: crate::cluster::Member {
+            index,
+            threads: cli.threads,
+            client_rate: cli.client_rate,
+            host: host_name(),
+            version: crate::cli::VERSION.to_string(),
+        },
+        terms: agree::terms(cli, rows),
+        whole_rate: cli.rate,
     }))
+}
+
+/// This machine's name, for the other clients' messages.
+fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .unwrap_or_else(|| "an unnamed host".to_string())
+}
+
+impl RunPlan {
+    /// Several clients, once they met: this client's share of the ids
+    /// follows the threads every client brought, and so does its share of
+    /// `--rate` (unless it paces at its own `--client-rate`). The
+    /// workloads must be built again from the plan afterwards.
+    pub fn settle(&mut self, members: &[crate::cluster::Member]) {
+        let Some(c) = &self.cluster else {
+            return;
+        };
+        let threads: Vec<usize> = members.iter().map(|m| m.threads).collect();
+        self.workload.client = ClientShare::of_threads(c.index, &threads);
+        if c.me.client_rate.is_none()
+            && let Some(whole) = c.whole_rate
+        {
+            let all: usize = threads.iter().sum();
+            self.run.rate = Some(whole * c.me.threads as f64 / all.max(1) as f64);
+        }
+    }
 }
 
 /// What the operations need of `--rows`: rows to load or to look up (a
@@ -832,6 +1022,52 @@ pub fn check_distinct_outputs(outputs: &[(&str, Option<&std::path::Path>)]) -> R
     Ok(())
 }
 
+/// `--load-balance`, `--yb-discover` and the YugabyteDB topology flags:
+/// how connections spread, and over which discovered nodes. The smart
+/// drivers' node-type modes, `--topology-keys` and `--yb-refresh` need
+/// `yb_servers()`, so they imply discovery; `any` over a plain host
+/// list is round-robin.
+fn balance_plan(cli: &Cli) -> Result<(Balance, Option<Topology>)> {
+    use LoadBalanceArg as L;
+    let types = match cli.load_balance {
+        Some(L::OnlyPrimary) => Some(NodeTypes::OnlyPrimary),
+        Some(L::OnlyRr) => Some(NodeTypes::OnlyRr),
+        Some(L::PreferPrimary) => Some(NodeTypes::PreferPrimary),
+        Some(L::PreferRr) => Some(NodeTypes::PreferRr),
+        _ => None,
+    };
+    let keys = cli
+        .topology_keys
+        .as_deref()
+        .map(TopologyKeys::parse)
+        .transpose()
+        .map_err(Error::usage)?;
+    if cli
+        .yb_refresh
+        .is_some_and(|d| d < Duration::from_millis(100))
+    {
+        return Err(Error::usage(
+            "--yb-refresh must be at least 100ms (e.g. 5s): yb_servers() is asked once per interval",
+        ));
+    }
+    let discover = cli.yb_discover || types.is_some() || keys.is_some() || cli.yb_refresh.is_some();
+    let balance = match cli.load_balance {
+        Some(L::Random) => Balance::Random,
+        Some(_) => Balance::RoundRobin,
+        None if discover => Balance::RoundRobin,
+        None => Balance::Failover,
+    };
+    let topology = discover.then(|| Topology {
+        types: match cli.load_balance {
+            Some(L::Any) => NodeTypes::Any,
+            _ => types.unwrap_or_default(),
+        },
+        keys,
+        keys_only: cli.topology_keys_only,
+    });
+    Ok((balance, topology))
+}
+
 /// The run plan of a command line, for unit tests of the flags' checks
 /// here and in the workload families.
 #[cfg(test)]
@@ -857,8 +1093,91 @@ pub(crate) mod testing {
 
 #[cfg(test)]
 mod tests {
+
+    fn balance_of(args: &[&str]) -> Result<(Balance, Option<Topology>)> {
+        use clap::Parser;
+        let mut all = vec!["ysql-bench", "-u", "host=db", "-o", "select"];
+        all.extend_from_slice(args);
+        balance_plan(&Cli::try_parse_from(all).expect("clap accepts the flags"))
+    }
+
+    #[test]
+    fn topology_flags_imply_discovery_and_any_over_a_host_list_is_round_robin() {
+        assert_eq!(balance_of(&[]).unwrap(), (Balance::Failover, None));
+        assert_eq!(
+            balance_of(&["--load-balance", "any"]).unwrap(),
+            (Balance::RoundRobin, None)
+        );
+        assert_eq!(
+            balance_of(&["--load-balance", "true"]).unwrap(),
+            (Balance::RoundRobin, None)
+        );
+        let (b, t) = balance_of(&["--topology-keys", "aws.r1.*:2,aws.r2.z"]).unwrap();
+        assert_eq!(b, Balance::RoundRobin);
+        let t = t.expect("discovery");
+        assert_eq!(t.types, NodeTypes::OnlyPrimary);
+        assert_eq!(t.describe(), "only-primary, topology aws.r2.z:1,aws.r1.*:2");
+        let (b, t) = balance_of(&["--load-balance", "random", "--yb-refresh", "1s"]).unwrap();
+        assert_eq!(
+            (b, t.map(|t| t.types)),
+            (Balance::Random, Some(NodeTypes::OnlyPrimary))
+        );
+        let (_, t) = balance_of(&["--yb-discover", "--load-balance", "any"]).unwrap();
+        assert_eq!(t.map(|t| t.types), Some(NodeTypes::Any));
+        let (_, t) = balance_of(&["--load-balance", "prefer-rr"]).unwrap();
+        assert_eq!(t.map(|t| t.types), Some(NodeTypes::PreferRr));
+        let e = balance_of(&["--yb-refresh", "10ms"]).unwrap_err();
+        assert!(e.to_string().contains("at least 100ms"), "{e}");
+        let e = balance_of(&["--topology-keys", "aws"]).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+    }
     use super::testing::{plan, usage_message};
     use super::*;
+    use clap::Parser;
+
+    /// Client `index` of a run of several with `args`, settled with
+    /// clients of `threads` threads.
+    fn settled(index: usize, threads: &[usize], args: &[&str]) -> RunPlan {
+        let i = index.to_string();
+        let w = threads.len().to_string();
+        let t = threads[index].to_string();
+        let mut all = vec!["ysql-bench", "-u", "host=127.0.0.1", "--clients", &w];
+        all.extend(["--client-index", &i, "-t", &t, "-o", "copy-mem,select"]);
+        all.extend_from_slice(args);
+        let mut p = RunPlan::from_cli(Cli::try_parse_from(all).expect("clap accepts the flags"))
+            .expect("a plan");
+        let members: Vec<crate::cluster::Member> = threads
+            .iter()
+            .enumerate()
+            .map(|(k, &t)| crate::cluster::Member {
+                index: k,
+                threads: t,
+                client_rate: None,
+                host: "h".to_string(),
+                version: "v".to_string(),
+            })
+            .collect();
+        p.settle(&members);
+        p
+    }
+
+    #[test]
+    fn rate_is_split_by_threads_unless_a_client_gives_its_own() {
+        let threads = [1, 3, 6];
+        let rates: Vec<Option<f64>> = (0..3)
+            .map(|i| settled(i, &threads, &["--rate", "1000"]).run.rate)
+            .collect();
+        assert_eq!(rates, [Some(100.0), Some(300.0), Some(600.0)]);
+        let own = settled(1, &threads, &["--client-rate", "42"]);
+        assert_eq!(own.run.rate, Some(42.0));
+        assert_eq!(settled(2, &threads, &[]).run.rate, None);
+        // The share of the ids follows the threads too.
+        let third = settled(2, &threads, &["-r", "1000"]);
+        assert_eq!(third.workload.share(1000, 0).start, 400);
+        assert_eq!(third.workload.share(1000, 5).end, 1000);
+        let m = usage_message(&["-o", "select", "--client-rate", "5"]);
+        assert!(m.contains("for a run of one give --rate 5"), "{m}");
+    }
 
     #[test]
     fn pipeline_is_refused_where_units_cannot_be_in_flight_together() {

@@ -172,6 +172,83 @@ async fn three_clients_load_every_id_once_and_merge_exactly() {
             "{key}: merged {got_ns} ns, from the logs {want_ns} ns"
         );
     }
+    merged_intervals_are_the_logs_intervals(&json, &logs, sel);
+}
+
+/// Each merged interval of the select's has the percentiles of the
+/// latency-log lines of the units that ended in it: each client's units
+/// by the interval of that client they ended in, lined up on the common
+/// clock as `merge` lines up the clients' intervals (issue 25).
+fn merged_intervals_are_the_logs_intervals(
+    json: &[std::path::PathBuf],
+    logs: &[std::path::PathBuf],
+    merged: &serde_json::Value,
+) {
+    let ops: Vec<serde_json::Value> = json
+        .iter()
+        .map(|p| report(p)["operations"][1].clone())
+        .collect();
+    let begin = |o: &serde_json::Value| {
+        o["start"]["at_s"].as_f64().unwrap() + o["warmup_s"].as_f64().unwrap_or(0.0)
+    };
+    let first = ops.iter().map(begin).fold(f64::INFINITY, f64::min);
+    let mut bins: std::collections::BTreeMap<u64, Vec<u64>> = Default::default();
+    for (o, log) in ops.iter().zip(logs) {
+        let offset = begin(o) - first;
+        let ends: Vec<f64> = o["intervals"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["end_s"].as_f64().unwrap())
+            .collect();
+        let text = std::fs::read_to_string(log).expect("latency log written");
+        for line in text.lines().skip(1) {
+            let f: Vec<&str> = line.split(',').collect();
+            if f[0] != "select" || f[6] != "1" {
+                continue;
+            }
+            let (due, latency): (u64, u64) = (f[2].parse().unwrap(), f[3].parse().unwrap());
+            // The interval (1 s) it ended in; past the run's end, its last.
+            let j = (((due + latency) / 1_000_000) as usize).min(ends.len() - 1);
+            let k = ((ends[j] + offset) / 1.0).ceil().max(1.0) as u64 - 1;
+            bins.entry(k).or_default().push(latency);
+        }
+    }
+    let intervals = merged["intervals"].as_array().unwrap();
+    let mut checked = 0;
+    for f in intervals {
+        let k = f["index"].as_u64().unwrap();
+        let mut lat = bins.remove(&k).unwrap_or_default();
+        assert_eq!(f["ops"].as_u64(), Some(lat.len() as u64), "interval {k}");
+        if lat.len() < 100 {
+            continue;
+        }
+        lat.sort_unstable();
+        for (q, key) in [(0.5, "p50"), (0.99, "p99")] {
+            let got_ns = f["latency"][key].as_f64().unwrap();
+            let rank = ((q * lat.len() as f64).ceil() as usize).clamp(1, lat.len()) - 1;
+            // A unit that ended within a microsecond of an interval's end
+            // may be logged in the next: the ranks beside count too.
+            let near = lat[rank.saturating_sub(1)..=(rank + 1).min(lat.len() - 1)]
+                .iter()
+                .any(|&us| (got_ns - us as f64 * 1e3).abs() <= us as f64 * 1e3 * 0.002 + 1_500.0);
+            assert!(
+                near,
+                "interval {k} {key}: merged {got_ns} ns, the logs' {} us",
+                lat[rank]
+            );
+        }
+        checked += 1;
+    }
+    assert!(
+        checked >= 2,
+        "only {checked} merged intervals had units enough"
+    );
+    assert!(
+        bins.is_empty(),
+        "log lines outside the merged intervals: {:?}",
+        bins.keys()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -242,6 +319,200 @@ async fn leftover_barrier_rows_of_an_earlier_run_do_not_confuse_a_new_one() {
         assert!(o.status.success(), "{}", text(&o.stderr));
     }
     assert_eq!(facts(&c, "test_table").await, loaded(2000, 24));
+}
+
+/// Issue 29: clients of unequal machines (`-t 1`, `3` and `6`) meet under
+/// the run id their common flags give, load exactly 0..N-1 in proportion
+/// to their threads, mark the table loaded with the whole count, and their
+/// merged selects are what the server counted.
+#[tokio::test(flavor = "multi_thread")]
+async fn clients_of_unequal_threads_split_by_threads_mark_the_load_and_merge() {
+    let sb = sandbox();
+    let url = sb.url();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let rows: u64 = 30_001;
+    let rows_text = rows.to_string();
+    let threads = [1u64, 3, 6];
+    let json: Vec<_> = (0..3)
+        .map(|i| dir.path().join(format!("c{i}.json")))
+        .collect();
+    let c = client(&sb).await;
+    let children: Vec<Child> = (0..3)
+        .map(|i| {
+            let t = threads[i].to_string();
+            start_client(
+                &url,
+                i,
+                &[
+                    "--clients",
+                    "3",
+                    "-o",
+                    "copy-mem,select",
+                    "-r",
+                    &rows_text,
+                    "-t",
+                    &t,
+                    "--time",
+                    "3s",
+                    "--seed",
+                    "7",
+                    "--json",
+                    json[i].to_str().unwrap(),
+                ],
+            )
+        })
+        .collect();
+    let outs = wait_all(children);
+    for (i, o) in outs.iter().enumerate() {
+        assert!(
+            o.status.success(),
+            "client {i}: {}\n{}",
+            text(&o.stderr),
+            text(&o.stdout)
+        );
+    }
+    // Every client saw every client's threads.
+    assert!(
+        text(&outs[2].stderr).contains("all 3 clients are here, 10 threads in all"),
+        "{}",
+        text(&outs[2].stderr)
+    );
+    // The load: exactly 0..N-1 (count, distinct, min, max), each client's
+    // share in proportion to its threads.
+    assert_eq!(facts(&c, "test_table").await, loaded(rows as i64, 24));
+    let server_scans = index_scans(&c, "test_table").await;
+    let mut selects = 0u64;
+    let mut run_ids = Vec::new();
+    for (i, p) in json.iter().enumerate() {
+        let r = report(p);
+        run_ids.push(r["cluster"]["run_id"].as_str().unwrap().to_string());
+        assert_eq!(r["config"]["threads"], threads[i]);
+        let share = r["operations"][0]["rows"].as_u64().unwrap();
+        let due = rows * threads[i] / 10;
+        assert!(
+            share.abs_diff(due) <= threads[i],
+            "client {i} loaded {share} rows, {due} due"
+        );
+        selects += r["operations"][1]["units"].as_u64().unwrap();
+    }
+    assert!(
+        run_ids
+            .iter()
+            .all(|r| r == &run_ids[0] && r.starts_with("ysql-bench-"))
+    );
+    // The table is marked with the whole count...
+    let mark: String = c
+        .query_one(
+            "select obj_description('test_table'::regclass, 'pg_class')",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert!(mark.ends_with(&format!("loaded {rows} rows")), "{mark}");
+    // ...so that a following run does not warn of an unfinished load.
+    let after = bin(
+        "ysql-bench",
+        &[
+            "-u", &url, "-o", "select", "-r", &rows_text, "--time", "1s", "-q",
+        ],
+    );
+    assert!(after.status.success(), "{}", text(&after.stderr));
+    assert!(
+        !text(&after.stderr).contains("did not finish"),
+        "{}",
+        text(&after.stderr)
+    );
+
+    // The merge adds the threads, keeps each client's, and counts what
+    // the server counted.
+    let merged = dir.path().join("merged.json");
+    let args: Vec<&str> = ["merge"]
+        .into_iter()
+        .chain(json.iter().map(|p| p.to_str().unwrap()))
+        .chain(["--json", merged.to_str().unwrap()])
+        .collect();
+    let out = bin("ysql-bench", &args);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let m = report(&merged);
+    assert_eq!(m["config"]["threads"], 10);
+    let sel = &m["operations"][1];
+    assert_eq!(sel["threads"], 10);
+    let per: Vec<u64> = sel["clients"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["threads"].as_u64().unwrap())
+        .collect();
+    assert_eq!(per, threads);
+    let units = sel["units"].as_u64().unwrap();
+    assert_eq!(units, selects);
+    let diff = (units as f64 - server_scans as f64).abs();
+    assert!(
+        diff <= 0.01 * server_scans as f64,
+        "merged {units} selects, the server counted {server_scans}"
+    );
+}
+
+/// Issue 29: two clients whose `-r` differ meet (their run id comes only
+/// from flags they share), and both stop at once naming the difference,
+/// before anything is written.
+#[tokio::test(flavor = "multi_thread")]
+async fn clients_whose_flags_differ_both_stop_at_once_naming_it() {
+    let sb = sandbox();
+    let url = sb.url();
+    let c = client(&sb).await;
+    let args = |rows: &'static str| -> Vec<&'static str> {
+        vec![
+            "--clients",
+            "2",
+            "-o",
+            "copy-mem,select",
+            "-r",
+            rows,
+            "--time",
+            "1s",
+        ]
+    };
+    let began = Instant::now();
+    let outs = wait_all(vec![
+        start_client(&url, 0, &args("5000")),
+        start_client(&url, 1, &args("6000")),
+    ]);
+    let took = began.elapsed();
+    // Not the barrier's minute.
+    assert!(took < Duration::from_secs(20), "took {took:?}");
+    for (i, o) in outs.iter().enumerate() {
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "client {i}: {err}");
+        assert!(
+            err.contains("client 1 runs -r 6000, client 0 -r 5000"),
+            "client {i}: {err}"
+        );
+    }
+    assert!(!table_exists(&c, "test_table").await);
+}
+
+/// Issue 29: a client alone names the clients it cannot see, never
+/// itself.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_client_alone_names_the_missing_ones_not_itself() {
+    let sb = sandbox();
+    let url = sb.url();
+    let args = [
+        "--clients",
+        "3",
+        "--barrier-timeout",
+        "2s",
+        "-o",
+        "copy-mem",
+        "-r",
+        "100",
+    ];
+    let outs = wait_all(vec![start_client(&url, 1, &args)]);
+    let err = text(&outs[0].stderr);
+    assert_eq!(outs[0].status.code(), Some(1), "{err}");
+    assert!(err.contains("client(s) 0, 2 of 3 did not arrive"), "{err}");
 }
 
 #[test]

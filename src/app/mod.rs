@@ -31,6 +31,7 @@ use crate::db::schema::{self, ServerInfo};
 use crate::db::server_stats;
 use crate::db::server_watch::ServerWatch;
 use crate::db::tls::Tls;
+use crate::db::topology::Place;
 use crate::error::{Error, Result};
 use crate::report::files::FileTargets;
 use crate::report::{self, Pictures, text};
@@ -38,10 +39,12 @@ use crate::runner::setup_race::{self, SETUP, SetUpConn};
 use crate::runner::{self, RunCtx, StartBarrier, latency_log};
 use crate::stats::OpResult;
 use crate::stats::record::{OpRecord, RowSize};
+use crate::stats::slo::{SloRecord, judge_ops};
 use crate::workload::Workload;
 
 pub use crate::runner::never_started;
 
+mod find_max;
 mod live;
 mod record;
 pub mod saved;
@@ -107,12 +110,31 @@ pub struct RunReport {
     /// `--clients`: this client's place in the run and when each
     /// operation started on the database's clock.
     pub cluster: Option<crate::cluster::ClusterRecord>,
+    /// `--slo`: the verdict on the run.
+    pub slo: Option<SloRecord>,
+    /// `--slo` judges failed units (an `errors` criterion): then they do
+    /// not fail the run by themselves.
+    pub slo_judges_errors: bool,
+    /// `--find-max`: the search and its steps.
+    pub find_max: Option<crate::stats::find_max::FindMaxRecord>,
 }
 
 impl RunReport {
-    /// Whether every operation ran to its end without a failed unit.
+    /// Whether every operation ran to its end without a failed unit (or
+    /// with failed units that an `--slo` criterion judges instead).
     pub fn succeeded(&self) -> bool {
-        !self.interrupted && self.operations.iter().all(|o| o.succeeded())
+        !self.interrupted
+            && self.operations.iter().all(|o| {
+                o.succeeded()
+                    || (self.slo_judges_errors
+                        && o.failure.is_none()
+                        && o.checks.iter().all(|c| c.held))
+            })
+    }
+
+    /// Whether the run missed its `--slo` (exit 3 when it did not fail).
+    pub fn slo_missed(&self) -> bool {
+        self.slo.as_ref().is_some_and(|s| !s.met)
     }
 }
 
@@ -136,10 +158,12 @@ pub async fn run_with(
 
 /// Runs `workloads` (built from the plan, or any other [`Workload`], as
 /// tests of the runner do with units that need no table) with the plan's
-/// connection, pacing and reports.
+/// connection, pacing and reports. A client of several builds its
+/// workloads again from the plan once the clients met (its share follows
+/// every client's threads), so it runs the plan's workloads.
 pub async fn run_workloads(
-    plan: RunPlan,
-    workloads: Vec<Box<dyn Workload>>,
+    mut plan: RunPlan,
+    mut workloads: Vec<Box<dyn Workload>>,
     out: &mut (dyn Write + Send),
     control: Control,
 ) -> Result<RunReport> {
@@ -156,7 +180,7 @@ pub async fn run_workloads(
     let live = live::start(&plan, &run_id).await?;
     let (config, passfile, _sandbox) = server_config(&plan, &control)?;
     let setup = connect_server(&plan, &control, config, passfile, &run_id).await?;
-    let prepared = prepare_run(&plan, &control, &setup, &workloads).await?;
+    let prepared = prepare_run(&mut plan, &control, &setup, &mut workloads).await?;
     let Setup {
         target,
         application_name,
@@ -165,6 +189,7 @@ pub async fn run_workloads(
         pool,
         server,
         client,
+        passfile,
         ..
     } = setup;
     // The tool's own connection goes back to the pool: the operations'
@@ -175,13 +200,7 @@ pub async fn run_workloads(
         gate,
         watch,
     } = prepared;
-    say_balance(&plan, &endpoints);
-    let conns = Arc::new(ConnSource::new(
-        endpoints,
-        plan.balance,
-        tls.clone(),
-        plan.run.threads,
-    )?);
+    let (conns, _refresher) = conn_source(&plan, endpoints, &tls, &whole, passfile)?;
     let (log_sink, log_thread) = open_latency_log(&plan)?;
     let plan = Arc::new(plan);
     let ctx = RunCtx {
@@ -195,6 +214,7 @@ pub async fn run_workloads(
         conns,
         server: watch,
         barrier: gate.clone().map(|g| g as Arc<dyn StartBarrier>),
+        slo_stopped: Arc::default(),
         live: live.as_ref().map(live::LiveRun::board),
     };
     let mut report = RunReport {
@@ -204,6 +224,9 @@ pub async fn run_workloads(
         operations: Vec::new(),
         interrupted: false,
         cluster: None,
+        slo: None,
+        find_max: None,
+        slo_judges_errors: plan.run.slo.as_ref().is_some_and(|s| s.judges_errors()),
     };
     let titles = Titles::new(&report);
     // `--json -` puts the JSON on stdout, and the summary on stderr, so
@@ -229,6 +252,7 @@ pub async fn run_workloads(
     };
     // Each operation's record, as its text was written: the JSON's.
     let records = run_operations(&steps, &workloads, &mut report, &mut summary).await?;
+    judge_slo(&plan, &ctx, &records, &mut report, &mut summary);
     let row_size = if plan.show_rowsize && !report.interrupted && summary.failed.is_none() {
         write_row_size(&ctx, &workloads, &mut summary).await
     } else {
@@ -270,7 +294,7 @@ fn open_latency_log(
     })
 }
 
-/// The JSON and CSV reports, written from the run's record; their
+/// The JSON, CSV and HTML reports, written from the run's record; their
 /// failures.
 fn write_report_files(
     plan: &RunPlan,
@@ -280,13 +304,42 @@ fn write_report_files(
     row_size: Option<RowSize>,
     out: &mut (dyn Write + Send),
 ) -> Vec<Error> {
-    let run = record::run_record(plan, target, report, records, row_size);
+    let mut run = record::run_record(plan, target, report, records, row_size);
+    run.slo = report.slo.clone();
+    run.find_max = report.find_max.clone();
     let to = FileTargets {
         json: plan.output.json.as_deref(),
         csv: plan.output.csv.as_deref(),
+        html: plan.output.html.as_deref(),
         csv_figures: crate::workload::registry::INTERVAL_COLUMNS,
     };
     crate::report::files::write_files(&run, to, out)
+}
+
+/// `--slo`: the run's verdict on what was measured, in the summary (and
+/// the missed criteria on stderr too), kept for the record and the exit
+/// code. An interrupted run is not judged: it measured less than asked.
+fn judge_slo(
+    plan: &RunPlan,
+    ctx: &RunCtx,
+    records: &[OpRecord],
+    report: &mut RunReport,
+    summary: &mut Summary<'_>,
+) {
+    let Some(slo) = &plan.run.slo else {
+        return;
+    };
+    // A search is judged by its answer (see `find_max`).
+    if report.interrupted || report.find_max.is_some() {
+        return;
+    }
+    let aborted = ctx.slo_stopped.lock().ok().and_then(|g| g.clone());
+    let verdict = judge_ops(slo, records, aborted);
+    let _ = report::slo::write_slo(summary, &verdict);
+    if !verdict.met {
+        crate::say!("{}", report::slo::missed_line(&verdict));
+    }
+    report.slo = Some(verdict);
 }
 
 /// The leader ends the run at the barrier; this client's part in the run,
@@ -299,16 +352,60 @@ async fn close_gate(gate: &Gate) -> ClusterRecord {
     }
 }
 
-/// Says where the workers go, unless to the host list's failover.
-fn say_balance(plan: &RunPlan, endpoints: &[Endpoint]) {
+/// Where the workers' connections come from, said on stderr unless to
+/// the host list's failover; with `--yb-refresh`, the task that keeps
+/// the nodes fresh, ended when the handle is dropped.
+fn conn_source(
+    plan: &RunPlan,
+    endpoints: Vec<(Endpoint, Option<Place>)>,
+    tls: &Tls,
+    whole: &Endpoint,
+    passfile: Option<PassFile>,
+) -> Result<(Arc<ConnSource>, Option<AbortOnDrop>)> {
     if plan.balance != Balance::Failover {
-        let labels: Vec<&str> = endpoints.iter().map(|e| e.label.as_str()).collect();
+        let labels: Vec<String> = endpoints
+            .iter()
+            .map(|(e, place)| match place {
+                Some(p) => format!("{} ({}, {})", e.label, p.zone_name(), p.node_type.name()),
+                None => e.label.clone(),
+            })
+            .collect();
+        let how = match &plan.topology {
+            Some(t) => format!("{}, {}", plan.balance.name(), t.describe()),
+            None => plan.balance.name().to_string(),
+        };
         crate::say!(
-            ">> balance ({}) over {} host(s): {}",
-            plan.balance.name(),
+            ">> balance ({how}) over {} host(s): {}",
             labels.len(),
             labels.join(", ")
         );
+    }
+    // A search over workers takes up to the most a run may have.
+    let workers = match plan.find_max {
+        Some(s) if s.over == crate::stats::find_max::Over::Threads => crate::config::MAX_THREADS,
+        _ => plan.run.threads,
+    };
+    let source = ConnSource::new(endpoints, plan.balance, tls.clone(), workers)?.with_topology(
+        plan.topology.clone().unwrap_or_default(),
+        plan.failed_host_delay,
+    );
+    let source = Arc::new(source);
+    let refresher = plan.yb_refresh.map(|every| {
+        let how = nodes::Rediscover {
+            given: whole.clone(),
+            passfile,
+        };
+        AbortOnDrop(tokio::spawn(nodes::keep_fresh(source.clone(), every, how)))
+    });
+    Ok((source, refresher))
+}
+
+/// A background task that ends with the run.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 
@@ -498,8 +595,8 @@ async fn connect_server(
 
 /// What the run settled before its first operation.
 struct Prepared {
-    /// Where the workers go.
-    endpoints: Vec<Endpoint>,
+    /// Where the workers go, and where each node is (discovered nodes).
+    endpoints: Vec<(Endpoint, Option<Place>)>,
     /// `--clients`: this client's side of the barrier.
     gate: Option<Arc<Gate>>,
     /// The server's view of each operation, unless --no-server-stats.
@@ -511,14 +608,14 @@ struct Prepared {
 /// --yb-discover that cannot work changes nothing), the other clients
 /// met, the tables checked and created, the server's view started.
 async fn prepare_run(
-    plan: &RunPlan,
+    plan: &mut RunPlan,
     control: &Control,
     setup: &Setup,
-    workloads: &[Box<dyn Workload>],
+    workloads: &mut Vec<Box<dyn Workload>>,
 ) -> Result<Prepared> {
     let conn = setup.conn(control);
     let endpoints = if plan.yb_discover {
-        crate::say!(">> yb_servers(): the cluster's nodes (--yb-discover)");
+        crate::say!(">> yb_servers(): the cluster's nodes");
         conn.or_stop(nodes::discover(
             &setup.client,
             &setup.whole,
@@ -526,14 +623,14 @@ async fn prepare_run(
         ))
         .await?
     } else if plan.balance == Balance::Failover {
-        vec![setup.whole.clone()]
+        vec![(setup.whole.clone(), None)]
     } else {
         endpoint::split_hosts(&setup.config, setup.passfile.as_ref())
+            .into_iter()
+            .map(|e| (e, None))
+            .collect()
     };
-    let gate = match &plan.cluster {
-        Some(c) => Some(open_gate(c, control, setup).await?),
-        None => None,
-    };
+    let gate = meet_clients(plan, control, setup, workloads).await?;
     let barrier = gate.as_deref().map(|g| g as &dyn StartBarrier);
     runner::tables::prepare(
         &conn,
@@ -544,17 +641,10 @@ async fn prepare_run(
         barrier,
     )
     .await?;
-    if let Some(g) = gate.as_ref().filter(|g| g.plan.leader()) {
-        crate::say!(
-            ">> run {}: all {} clients are here",
-            g.plan.run_id,
-            g.plan.clients
-        );
-    }
     let watch = if plan.server_stats {
         let started = ServerWatch::start(
             &setup.client,
-            endpoints.clone(),
+            endpoints.iter().map(|(e, _)| e.clone()).collect(),
             setup.tls.clone(),
             setup.application_name.clone(),
             plan.run.interval(),
@@ -569,6 +659,36 @@ async fn prepare_run(
         gate,
         watch,
     })
+}
+
+/// Several clients: the barrier opened and the first meeting, where the
+/// clients say what each brings (a difference in the flags that must
+/// agree stops them all here); this client's share of the ids and of
+/// `--rate` then follows every client's threads, and its workloads are
+/// built again with it. None for a run of one client.
+async fn meet_clients(
+    plan: &mut RunPlan,
+    control: &Control,
+    setup: &Setup,
+    workloads: &mut Vec<Box<dyn Workload>>,
+) -> Result<Option<Arc<Gate>>> {
+    let Some(c) = plan.cluster.clone() else {
+        return Ok(None);
+    };
+    let gate = open_gate(&c, control, setup).await?;
+    let members = gate.exchange().await?;
+    for line in crate::cluster::describe_members(&c.run_id, &members) {
+        crate::say!("{line}");
+    }
+    plan.settle(&members);
+    if let (Some(whole), Some(own)) = (c.whole_rate, plan.run.rate) {
+        crate::say!(
+            ">> run {}: this client paces at {own:.1}/s, its threads' share of --rate {whole}",
+            c.run_id
+        );
+    }
+    *workloads = plan.workloads()?;
+    Ok(Some(gate))
 }
 
 /// Several clients: this one's side of the barrier, opened before any
@@ -669,7 +789,27 @@ async fn run_operations(
             control.check(SETUP)?;
         }
         control.started.store(true, Ordering::Relaxed);
-        let result = runner::run_operation(ctx, workload.as_ref(), position).await;
+        if let Some(search) = plan.find_max.filter(|_| position + 1 == workloads.len()) {
+            let found = find_max::search(
+                ctx,
+                &control.interrupted,
+                workload.as_ref(),
+                position,
+                search,
+                plan.cluster.as_ref().map_or(1, |c| c.clients),
+            )
+            .await;
+            end_search(steps, found, report, summary);
+            if let Some(failed) = report
+                .operations
+                .last()
+                .filter(|_| report.find_max.is_none())
+            {
+                records.push(OpRecord::of(failed));
+            }
+            break;
+        }
+        let mut result = runner::run_operation(ctx, workload.as_ref(), position).await;
         // A failed write is kept in `out` and the rest skipped; the
         // pictures and the report files are written all the same.
         let mut record = OpRecord::of(&result);
@@ -682,12 +822,27 @@ async fn run_operations(
         let _ = report::operation(summary, text_options, pictures, &record, &result);
         records.push(record);
         say_why_it_failed(&result);
-        runner::mark_loaded(ctx, workload.as_ref(), &result).await;
+        // Several clients: another's share of a load that did not finish
+        // ends the run here too.
+        let shares = runner::mark_loaded(ctx, workload.as_ref(), &result, position).await;
+        if let Some(why) = shares {
+            result.failure.get_or_insert(why);
+        }
         let ok = result.succeeded();
         let interrupted = result.interrupted;
         report.operations.push(result);
         if interrupted {
             report.interrupted = true;
+            break;
+        }
+        if ctx.slo_stopped.lock().is_ok_and(|s| s.is_some()) {
+            let rest = not_run(workloads, report);
+            if !rest.is_empty() {
+                crate::say!(
+                    ">> not started: {}: --slo-abort stopped the run",
+                    rest.join(", ")
+                );
+            }
             break;
         }
         // A load that failed leaves its tables short for what follows; a
@@ -704,6 +859,53 @@ async fn run_operations(
         }
     }
     Ok(records)
+}
+
+/// A search's end: its block in the summary, its picture, its verdict on
+/// the run; a step that failed is the run's failed operation.
+fn end_search(
+    steps: &Steps<'_>,
+    found: find_max::Found,
+    report: &mut RunReport,
+    summary: &mut Summary<'_>,
+) {
+    if let Some(failed) = found.failed {
+        say_why_it_failed(&failed);
+        report.interrupted |= failed.interrupted;
+        report.operations.push(failed);
+        return;
+    }
+    let _ = report::find_max::write_find_max(summary, &found.record);
+    crate::say!(
+        ">> find-max: {}",
+        report::find_max::answer_line(&found.record)
+    );
+    if let Some(g) = &steps.plan.output.graph {
+        let stem = format!(
+            "ysql-bench-{}-{}-find-max",
+            steps.titles.stamp, found.record.operation
+        );
+        let path = report::plot::free_path(&g.dir, &stem);
+        let drawn = std::fs::create_dir_all(&g.dir)
+            .map_err(|e| Error::io(format!("cannot create --graph-dir {}", g.dir.display()), e))
+            .and_then(|()| {
+                report::writing(|| {
+                    report::find_max::draw(&found.record, &path, (g.width, g.height))
+                })
+            });
+        match drawn {
+            Ok(()) => crate::say!(">> wrote {}", path.display()),
+            Err(e) => crate::say!("warning: {e}"),
+        }
+    }
+    if let Some(slo) = &found.slo {
+        let _ = report::slo::write_slo(summary, slo);
+        if !slo.met {
+            crate::say!("{}", report::slo::missed_line(slo));
+        }
+    }
+    report.slo = found.slo;
+    report.find_max = Some(found.record);
 }
 
 /// The names of the operations not run yet.

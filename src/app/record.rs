@@ -66,6 +66,8 @@ pub fn run_record(
         }),
         per_statement: plan.output.per_statement,
         row_size,
+        slo: None,
+        find_max: None,
     }
 }
 
@@ -104,6 +106,7 @@ fn run_config(plan: &RunPlan, target: &str, report: &RunReport) -> RunConfig {
         latency_limit_ms: r.latency_limit.map(|d| d.as_secs_f64() * 1e3),
         interval_s: r.interval().as_secs_f64(),
         load_balance: plan.balance.name().to_string(),
+        topology: plan.topology.as_ref().map(|t| t.describe()),
         reconnect: r.reconnect,
         sslmode: plan.tls.mode.name().to_string(),
     }

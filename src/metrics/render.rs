@@ -351,16 +351,13 @@ fn written(h: &Histogram<u64>) -> Written {
 
 /// The latency and service-time histograms per operation and type. The
 /// buckets of a type's latency are made once, and serve as its service
-/// time too when that is the latency (without `--rate`).
+/// time too while that was the latency (no unit sent after it was due).
 fn histograms(enc: &mut DescriptorEncoder, b: &Board) -> Result<(), std::fmt::Error> {
     let mut rows: Vec<(Labels, Written, Option<Written>)> = Vec::new();
     for o in &b.ops {
         for (ty, s) in o.types.iter().zip(&o.so_far.types) {
-            let service = match (&s.service, o.service_kept) {
-                (Some(h), true) => Some(written(h)),
-                (None, true) => Some(written(&crate::stats::new_histogram())),
-                (_, false) => None,
-            };
+            // None while every unit's service time was its latency.
+            let service = s.service.as_ref().map(written);
             let l = labels(&[("op", o.name), ("type", ty)]);
             rows.push((l, written(&s.latency), service));
         }
@@ -505,7 +502,7 @@ mod tests {
             workload: "select".into(),
             version: "0.2.0".into(),
         });
-        let op = live.begin_op("select", &["query"], vec!["127.0.0.1:5432".into()], false);
+        let op = live.begin_op("select", &["query"], vec!["127.0.0.1:5432".into()]);
         let mut piece = IntervalSet::new(1);
         let o = Outcome {
             rows: 1,

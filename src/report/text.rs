@@ -110,6 +110,12 @@ pub fn write_show(out: &mut dyn Write, opts: &TextOptions, r: &RunRecord) -> io:
     if let Some(size) = &r.row_size {
         write_row_size(out, size)?;
     }
+    if let Some(f) = &r.find_max {
+        super::find_max::write_find_max(out, f)?;
+    }
+    if let Some(slo) = &r.slo {
+        super::slo::write_slo(out, slo)?;
+    }
     Ok(())
 }
 
@@ -126,8 +132,13 @@ fn write_clients(out: &mut dyn Write, op: &OpRecord) -> io::Result<()> {
     for c in &op.clients {
         writeln!(
             out,
-            "{:<W$}: {} units ({:.1}/s) over {:.3} s, start skew {}",
+            "{:<W$}: {}{} units ({:.1}/s) over {:.3} s, start skew {}",
             format!("client {}", c.client),
+            match c.threads {
+                0 => String::new(),
+                1 => "1 thread, ".to_string(),
+                n => format!("{n} threads, "),
+            },
             c.units,
             c.units_per_s,
             c.wallclock_s,

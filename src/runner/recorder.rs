@@ -130,8 +130,7 @@ impl ThreadRecorder {
                 r.plan.run_time,
                 r.types,
                 r.plan.tx.clone(),
-            )
-            .keep_service(r.keep.service);
+            );
             r.intervals = Some(rec);
         }
     }

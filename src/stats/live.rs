@@ -45,9 +45,6 @@ pub struct LiveOp {
     pub name: &'static str,
     /// Its transaction types, in the workload's order.
     pub types: Vec<&'static str>,
-    /// Whether service time is kept apart from latency (under `--rate`);
-    /// otherwise service time is the latency.
-    pub service_kept: bool,
     /// Every piece handed over so far, added up.
     pub so_far: IntervalSet,
     /// Units in flight per recorder (OS thread), as last handed over.
@@ -102,13 +99,11 @@ impl Live {
         name: &'static str,
         types: &[&'static str],
         hosts: Vec<String>,
-        service_kept: bool,
     ) -> usize {
         let mut b = self.board();
         b.ops.push(LiveOp {
             name,
             types: types.to_vec(),
-            service_kept,
             so_far: IntervalSet::new(types.len()),
             in_flight: Vec::new(),
             conns: vec![0; hosts.len()],
@@ -191,7 +186,7 @@ mod tests {
     #[test]
     fn pieces_add_up_and_gauges_are_the_last_handed_over() {
         let live = Live::new(RunInfo::default());
-        let op = live.begin_op("select", &["query"], vec!["h1".into()], false);
+        let op = live.begin_op("select", &["query"], vec!["h1".into()]);
         let mut piece = IntervalSet::new(1);
         let o = Outcome {
             rows: 1,

@@ -4,10 +4,10 @@
 //! Counts are summed, and percentiles come from the sum of the clients'
 //! HDR histograms ([`Stats::add`]), so they are exact within HDR's
 //! precision, where adding throughputs and taking the largest p99 (what
-//! is usually done) is not a percentile of anything. The records keep no
-//! histogram per interval, so the merged intervals have exact counts,
-//! rates, min, mean and max, but no percentiles (kept as 0, and left empty in the CSV): they add
-//! by the one rule of interval figures (`AddAssign` of
+//! is usually done) is not a percentile of anything. The intervals keep
+//! their histograms too (compressed, [`IntervalFigures::histograms`]), so
+//! the merged intervals' percentiles are exact as well: they add by the
+//! one rule of interval figures (`AddAssign` of
 //! [`IntervalFigures`]). Intervals are lined up on the database's clock
 //! (each operation's `start.at_s`), not on the clients' clocks.
 //!
@@ -27,8 +27,17 @@ use super::record::{ClientShare, OpRecord, OpStart, Rates, RunCluster, RunRecord
 use super::{IntervalFigures, Stats, new_histogram};
 
 /// The configuration fields that may differ between the clients of one
-/// run: where each connected, and each client's own seed.
-const PER_CLIENT: &[&str] = &["target", "seed"];
+/// run: where each connected, each client's own seed, threads and pace
+/// (its share of `--rate`, or its `--client-rate`), and how it spread its
+/// connections. The merged report adds the threads and the paces.
+const PER_CLIENT: &[&str] = &[
+    "target",
+    "seed",
+    "threads",
+    "rate",
+    "load_balance",
+    "sslmode",
+];
 
 /// Why `b` cannot be merged with `a`, naming the first difference.
 pub fn difference(a: &RunRecord, b: &RunRecord) -> Option<String> {
@@ -97,7 +106,12 @@ pub fn merge(mut parts: Vec<RunRecord>) -> Option<RunRecord> {
             merge_operation(&ops, &indexes)
         })
         .collect();
-    let first = parts.remove(0);
+    // Every client's threads and pace together: the run's.
+    let threads = parts.iter().map(|r| r.config.threads).sum();
+    let rate = parts.iter().map(|r| r.config.rate).sum::<Option<f64>>();
+    let mut first = parts.remove(0);
+    first.config.threads = threads;
+    first.config.rate = rate;
     let cluster = first.cluster.as_ref().map(|c| RunCluster {
         run_id: c.run_id.clone(),
         clients: c.clients,
@@ -118,6 +132,9 @@ pub fn merge(mut parts: Vec<RunRecord>) -> Option<RunRecord> {
         // Each client measured it on its own, when it ended: not a figure
         // of the merged run.
         row_size: None,
+        // Judged again on the merged figures (`merge` does, by the
+        // clients' criteria or its own --slo).
+        slo: None,
         ..first
     })
 }
@@ -248,6 +265,10 @@ fn merge_operation(ops: &[&OpRecord], indexes: &[usize]) -> OpRecord {
         } else {
             Vec::new()
         },
+        // A zone is the cluster's, not one client's: they add up.
+        zones: super::record::add_zones(
+            &ops.iter().map(|o| o.zones.as_slice()).collect::<Vec<_>>(),
+        ),
         connect: if ops.len() == 1 {
             first.connect.clone()
         } else {
@@ -260,6 +281,8 @@ fn merge_operation(ops: &[&OpRecord], indexes: &[usize]) -> OpRecord {
             .map(|(o, &i)| ClientShare {
                 client: i,
                 skew_ms: o.start.as_ref().map(|s| s.skew_ms),
+                threads: o.threads,
+                rows: o.figures.rows,
                 units: o.figures.ops,
                 units_per_s: o.rates.units_per_s,
                 wallclock_s: o.wallclock_s,
@@ -528,6 +551,7 @@ mod tests {
             },
             lag_avg_ns: 0,
             lag_max_ns: 0,
+            ..Default::default()
         }
     }
 
@@ -542,10 +566,65 @@ mod tests {
         assert_eq!(ops, vec![100, 110, 10]);
         assert_eq!(m[1].latency.max, 90);
         assert_eq!(m[1].latency.min, 10);
-        // Percentiles per merged interval are not known.
+        // Without histograms (a report written before they were kept)
+        // percentiles per merged interval are not known.
         assert_eq!(m[1].latency.p50, 0);
         assert_eq!(m.iter().map(|f| f.ops).sum::<u64>(), 220);
         // One client: its own intervals, percentiles and all.
         assert_eq!(merge_intervals(&[(&a, 0.0)], 1.0), a.to_vec());
+    }
+
+    /// Interval `index` of one client whose units took `values` (ns).
+    fn measured(index: u64, values: &[u64], served_in: u64) -> IntervalFigures {
+        let mut st = crate::stats::interval::IntervalStats::default();
+        for &v in values {
+            let latency = std::time::Duration::from_nanos(v);
+            let service = std::time::Duration::from_nanos(v.min(served_in));
+            st.record(
+                crate::stats::Timing { latency, service },
+                crate::stats::outcome::Outcome::default(),
+            );
+        }
+        st.figures(index, std::time::Duration::from_secs(1))
+    }
+
+    #[test]
+    fn merged_intervals_have_the_percentiles_of_all_their_units() {
+        // Client a is fast, client b slow: the merged p99 is b's tail,
+        // which neither client's p99 alone nor their largest would give.
+        let fast: Vec<u64> = (1..=990).map(|i| 1_000_000 + i * 1_000).collect();
+        let slow: Vec<u64> = (1..=10).map(|i| 50_000_000 + i * 1_000_000).collect();
+        let a = [measured(0, &fast, u64::MAX)];
+        // b was sent late under --rate: its service time is at most 30 ms.
+        let b = [measured(0, &slow, 30_000_000)];
+        let m = merge_intervals(&[(&a, 0.0), (&b, 0.0)], 1.0);
+        assert_eq!(m.len(), 1);
+        let mut all = new_histogram();
+        for v in fast.iter().chain(&slow) {
+            crate::stats::record_ns(&mut all, *v);
+        }
+        let p = Percentiles::of(&all);
+        assert_eq!(m[0].ops, 1000);
+        assert_eq!(
+            (m[0].latency.p50, m[0].latency.p99, m[0].latency.p999),
+            (p.p50, p.p99, p.p999)
+        );
+        assert_eq!(m[0].latency.max, p.max);
+        // Service time: a's latency (it had no service histogram of its
+        // own) and b's service times.
+        let served = m[0].service.expect("b's service time differs");
+        assert!(served.max <= 30_100_000, "{served:?}");
+        assert!(served.p99 > 1_990_000, "{served:?}");
+        let back = m[0].latency_histogram().expect("histograms kept");
+        assert_eq!(back.len(), 1000);
+        // A side without histograms (an older report) leaves none.
+        let mut old = b[0].clone();
+        old.histograms = None;
+        let m = merge_intervals(&[(&a, 0.0), (&[old], 0.0)], 1.0);
+        assert!(m[0].histograms.is_none());
+        // Written and read back, an interval keeps them.
+        let text = serde_json::to_string(&a[0]).unwrap();
+        let back: IntervalFigures = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, a[0]);
     }
 }

@@ -29,6 +29,7 @@ use outcome::Outcome;
 
 pub mod conns;
 pub mod exact_u64;
+pub mod find_max;
 pub mod interval;
 pub mod live;
 pub mod merge;
@@ -37,6 +38,7 @@ pub mod record;
 pub mod saved;
 pub mod scatter;
 pub mod server;
+pub mod slo;
 pub mod timeline;
 
 pub use interval::IntervalFigures;
@@ -508,6 +510,9 @@ pub struct OpResult {
     pub failure: Option<String>,
     /// The hosts connections went to, in the index order of `total.conns`.
     pub hosts: Vec<String>,
+    /// Each host's YugabyteDB zone (`cloud.region.zone`) and node type, in
+    /// the order of `hosts`; empty strings for a host without a place.
+    pub host_places: Vec<(String, String)>,
     /// What the server saw of the operation (None with --no-server-stats).
     pub server: Option<server::ServerFigures>,
 }
@@ -550,6 +555,7 @@ impl OpResult {
             timed_out: false,
             failure: None,
             hosts: Vec::new(),
+            host_places: Vec::new(),
             server: None,
         }
     }
