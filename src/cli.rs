@@ -468,6 +468,21 @@ pub struct Cli {
     #[arg(long, value_name = "FILE", help_heading = REPORTS)]
     pub latency_log: Option<PathBuf>,
 
+    /// Serve live metrics (OpenMetrics text) at http://HOST:PORT/metrics while the run goes.
+    ///
+    /// Units, errors by SQLSTATE, latency and service-time histograms per transaction type,
+    /// lag, in-flight units, connections per host, the server's waits, labelled with the run id
+    /// and client index. Refused before connecting if the address cannot be bound. See
+    /// docs/metrics.md.
+    #[arg(long, value_name = "HOST:PORT", help_heading = REPORTS)]
+    pub metrics_addr: Option<String>,
+
+    /// After the run, keep serving --metrics-addr until scraped once more, at most this long.
+    ///
+    /// So that the last interval is scraped; Ctrl-C ends it at once. 0 ends at once.
+    #[arg(long, value_name = "DURATION", default_value = "15s", value_parser = parse_duration, requires = "metrics_addr", help_heading = REPORTS)]
+    pub metrics_linger: Duration,
+
     /// Only the summary: no ">>" lines and no progress bar on stderr.
     ///
     /// Warnings, errors and the -P progress lines are still shown.

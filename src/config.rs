@@ -103,6 +103,45 @@ pub struct OutputOptions {
     pub csv: Option<PathBuf>,
     pub html: Option<PathBuf>,
     pub latency_log: Option<PathBuf>,
+    /// `--metrics-addr`: the live metrics' listener.
+    pub metrics: Option<MetricsPlan>,
+}
+
+/// `--metrics-addr` and `--metrics-linger`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MetricsPlan {
+    /// HOST:PORT, as given (bound, names resolved, before connecting).
+    pub addr: String,
+    /// How long the endpoint may stay up after the run for a last scrape.
+    pub linger: Duration,
+}
+
+/// The longest `--metrics-linger`: a finished run should not hold its pod.
+pub const MAX_METRICS_LINGER: Duration = Duration::from_secs(600);
+
+/// Checks the shape of `--metrics-addr` (HOST:PORT with a numeric port)
+/// and the bound of `--metrics-linger`; whether it can be bound is known
+/// when the run binds it, before any connection.
+fn metrics_plan(cli: &Cli) -> Result<Option<MetricsPlan>> {
+    let Some(addr) = &cli.metrics_addr else {
+        return Ok(None);
+    };
+    let port = addr.rsplit_once(':').map(|(_, p)| p.parse::<u16>());
+    if !matches!(port, Some(Ok(_))) {
+        return Err(Error::usage(format!(
+            "--metrics-addr {addr:?} is not HOST:PORT: write e.g. 0.0.0.0:9187 (all addresses) or 127.0.0.1:9187"
+        )));
+    }
+    if cli.metrics_linger > MAX_METRICS_LINGER {
+        return Err(Error::usage(format!(
+            "--metrics-linger is at most {} s: a finished run should not wait longer for a scrape",
+            MAX_METRICS_LINGER.as_secs()
+        )));
+    }
+    Ok(Some(MetricsPlan {
+        addr: addr.clone(),
+        linger: cli.metrics_linger,
+    }))
 }
 
 /// The PNG pictures: the report's own options.
@@ -629,6 +668,7 @@ fn output_options(cli: &Cli) -> Result<OutputOptions> {
         csv: cli.csv.clone(),
         html: cli.html.clone(),
         latency_log: cli.latency_log.clone(),
+        metrics: metrics_plan(cli)?,
     })
 }
 

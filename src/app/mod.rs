@@ -45,6 +45,7 @@ use crate::workload::Workload;
 pub use crate::runner::never_started;
 
 mod find_max;
+mod live;
 mod record;
 pub mod saved;
 
@@ -173,8 +174,12 @@ pub async fn run_workloads(
     }
     // Kept alive for the whole run; dropped (server stopped, directory
     // removed) when the run ends or its future is dropped.
+    // Bound before anything is connected: an address in use is a usage
+    // error at once.
+    let run_id = server_stats::run_id(started_at);
+    let live = live::start(&plan, &run_id).await?;
     let (config, passfile, _sandbox) = server_config(&plan, &control)?;
-    let setup = connect_server(&plan, &control, config, passfile, started_at).await?;
+    let setup = connect_server(&plan, &control, config, passfile, &run_id).await?;
     let prepared = prepare_run(&mut plan, &control, &setup, &mut workloads).await?;
     let Setup {
         target,
@@ -196,13 +201,7 @@ pub async fn run_workloads(
         watch,
     } = prepared;
     let (conns, _refresher) = conn_source(&plan, endpoints, &tls, &whole, passfile)?;
-    let (log_sink, log_thread) = match &plan.output.latency_log {
-        Some(p) => {
-            let (s, t) = latency_log::create(p)?;
-            (Some(s), Some(t))
-        }
-        None => (None, None),
-    };
+    let (log_sink, log_thread) = open_latency_log(&plan)?;
     let plan = Arc::new(plan);
     let ctx = RunCtx {
         settings: Arc::new(plan.run.clone()),
@@ -217,6 +216,7 @@ pub async fn run_workloads(
         barrier: gate.clone().map(|g| g as Arc<dyn StartBarrier>),
         slo_stopped: Arc::default(),
         search_step: None,
+        live: live.as_ref().map(live::LiveRun::board),
     };
     let mut report = RunReport {
         started_at,
@@ -275,7 +275,24 @@ pub async fn run_workloads(
     failed.extend(write_report_files(
         &plan, &target, &report, records, row_size, out,
     ));
+    if let Some(l) = &live {
+        l.linger(&control, &mut report).await;
+    }
     end_of_run(report, failed, stdout_failed, json_to_stdout)
+}
+
+/// `--latency-log`: the sink the workers write to and the thread that
+/// writes the file.
+fn open_latency_log(
+    plan: &RunPlan,
+) -> Result<(Option<latency_log::LogSink>, Option<latency_log::LogThread>)> {
+    Ok(match &plan.output.latency_log {
+        Some(p) => {
+            let (s, t) = latency_log::create(p)?;
+            (Some(s), Some(t))
+        }
+        None => (None, None),
+    })
 }
 
 /// The JSON, CSV and HTML reports, written from the run's record; their
@@ -336,6 +353,32 @@ async fn close_gate(gate: &Gate) -> ClusterRecord {
     }
 }
 
+/// Says, once at the start, which `--topology-keys` entries match no node
+/// `yb_servers()` lists: a misspelt zone otherwise only shows as workers
+/// spread over the rest of the cluster (or, with `--topology-keys-only`,
+/// as no node to connect to).
+fn warn_unmatched_keys(plan: &RunPlan, endpoints: &[(Endpoint, Option<Place>)]) {
+    let Some(keys) = plan.topology.as_ref().and_then(|t| t.keys.as_ref()) else {
+        return;
+    };
+    let places = endpoints.iter().filter_map(|(_, p)| p.as_ref());
+    let unmatched = keys.unmatched(places.clone());
+    if unmatched.is_empty() {
+        return;
+    }
+    let mut zones: Vec<String> = places.map(Place::zone_name).collect();
+    zones.sort();
+    zones.dedup();
+    let what = match unmatched.len() {
+        1 => format!("entry {} matches", unmatched[0]),
+        _ => format!("entries {} match", unmatched.join(",")),
+    };
+    crate::say!(
+        "warning: --topology-keys {what} no node yb_servers() lists (its zones: {}): check the spelling; until such a node is listed, connections go to the other entries' nodes or the rest of the cluster",
+        zones.join(", ")
+    );
+}
+
 /// Where the workers' connections come from, said on stderr unless to
 /// the host list's failover; with `--yb-refresh`, the task that keeps
 /// the nodes fresh, ended when the handle is dropped.
@@ -363,6 +406,7 @@ fn conn_source(
             labels.len(),
             labels.join(", ")
         );
+        warn_unmatched_keys(plan, &endpoints);
     }
     // A search over workers takes up to the most a run may have.
     let workers = match plan.find_max {
@@ -533,15 +577,13 @@ async fn connect_server(
     control: &Control,
     mut config: Config,
     passfile: Option<PassFile>,
-    started_at: SystemTime,
+    run_id: &str,
 ) -> Result<Setup> {
     config.ssl_mode(plan.tls.mode.tokio_mode());
     // Every connection of the run carries the run's own name, so that the
     // server's view of it (pg_stat_activity) can be told from any other.
-    let application_name = server_stats::run_application_name(
-        config.get_application_name(),
-        &server_stats::run_id(started_at),
-    );
+    let application_name =
+        server_stats::run_application_name(config.get_application_name(), run_id);
     config.application_name(&application_name);
     let tls = plan.tls.connector()?;
     let target = connect::describe(&config);

@@ -130,6 +130,9 @@ pub struct RunCtx {
     /// (1 for the first), which names its barrier steps apart from the
     /// other steps' (`prep:N.K`): a step runs the same operation again.
     pub search_step: Option<u32>,
+    /// `--metrics-addr`: the board the live metrics are read from; the
+    /// interval collector adds what the workers hand over to it.
+    pub live: Option<crate::stats::live::Live>,
 }
 
 /// Attempts at counting what a long unit committed on a spare connection
