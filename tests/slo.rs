@@ -15,6 +15,11 @@ use common::*;
 
 const EXIT_SLO: i32 = 3;
 
+/// The searches run one at a time: each finds a limit of the server's,
+/// but a step misjudged on a machine starved by another search's
+/// clients would move the answer (tests run two at a time).
+static SEARCHES: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 fn exit(o: &std::process::Output) -> i32 {
     o.status.code().unwrap_or(-1)
 }
@@ -246,6 +251,7 @@ async fn compare_fail_if_passes_a_run_against_itself_and_fails_a_slowed_one() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn find_max_finds_a_rate_that_holds_and_one_a_fifth_higher_does_not() {
+    let _one_at_a_time = SEARCHES.lock().await;
     let sb = sandbox();
     let dir = tempfile::tempdir().unwrap();
     let script = dir.path().join("sleep.sql");
@@ -378,19 +384,20 @@ async fn three_clients(
 /// `pg_sleep` units serve at most about 120 units/s in all (20 per
 /// worker); beyond it every worker falls further behind its schedule,
 /// so that over a 5 s step latency from the intended start grows past
-/// the bound within a few per cent above the limit, while below it units
-/// wait for nothing (150 ms of slack under the bound for a loaded
-/// machine). The start and resolution put the search's steps at 27, 54,
+/// the bound within 5% above the limit (and by 0.3 s at 1.1 times it),
+/// while below it units wait for nothing: 250 ms of slack under the bound
+/// for a loaded machine. The start and resolution put the search's steps at 27, 54,
 /// 108 (0.9 of the limit), then 216, 162, 135 (1.13): the answer, 108
 /// unless the machine misjudges a step, stays clear of the limit on both
 /// sides, and 1.2 × 108 is 1.08 of it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn find_max_of_three_clients_is_decided_on_their_merged_figures_and_merge_slo_confirms_it() {
+    let _one_at_a_time = SEARCHES.lock().await;
     let sb = sandbox();
     let dir = tempfile::tempdir().unwrap();
     let script = dir.path().join("sleep.sql");
     std::fs::write(&script, "select pg_sleep(0.05);\n").unwrap();
-    let slo = "p99<200ms";
+    let slo = "p99<300ms";
     let common = strings(&[
         "--script",
         script.to_str().unwrap(),
@@ -492,7 +499,7 @@ async fn find_max_of_three_clients_is_decided_on_their_merged_figures_and_merge_
             code,
             "merge --slo at {rate}/s (answer {answer}):\n{said}\nsearch:\n{all_text}"
         );
-        assert!(said.contains("p99<200ms"), "{said}");
+        assert!(said.contains("p99<300ms"), "{said}");
     }
 }
 
@@ -505,6 +512,7 @@ async fn find_max_of_three_clients_is_decided_on_their_merged_figures_and_merge_
 /// lowest that missed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn find_max_over_threads_finds_the_workers_a_queue_allows() {
+    let _one_at_a_time = SEARCHES.lock().await;
     let sb = sandbox();
     let dir = tempfile::tempdir().unwrap();
     let script = dir.path().join("queue.sql");
