@@ -341,6 +341,33 @@ fn a_tpcc_run_page_shows_the_json_figures_and_tpmc() {
     let tpmc = tpcc["metrics"]["tpmc"].as_f64().expect("tpmc in the JSON");
     let shown = &tags(section(&o.dom, "tpcc"), "data-metric=\"tpmc\"")[0];
     assert!(same(num(shown, "data-value"), tpmc), "{shown:?}, {tpmc}");
+    // What a person reads on the cards is what the summary says: the p99
+    // and each workload figure as the summary writes it (efficiency in
+    // percent, the limits "met"), not a raw value in another unit.
+    let summary = text(&out.stdout);
+    let said = |label: &str| -> String {
+        let line = summary
+            .lines()
+            .find(|l| l.split(':').next().is_some_and(|k| k.trim() == label))
+            .unwrap_or_else(|| panic!("no {label} line in {summary}"));
+        line.split_once(':').unwrap().1.trim().to_string()
+    };
+    let p99 = said("latency per transaction");
+    let p99 = p99
+        .split(", ")
+        .find_map(|p| p.strip_prefix("p99 "))
+        .unwrap();
+    assert_eq!(card_text(&o.dom, "data-figure=\"p99\""), p99);
+    for label in ["efficiency", "90th percentile limits"] {
+        let first = said(label).split_whitespace().next().unwrap().to_string();
+        let key = if label == "efficiency" {
+            "efficiency"
+        } else {
+            "p90_limits_met"
+        };
+        let card = card_text(&o.dom, &format!("data-metric=\"{key}\""));
+        assert_eq!(card, first, "{label}: the card and the summary differ");
+    }
     // The page is bounded: a few hundred KB at most for a short run.
     let size = std::fs::metadata(&page).unwrap().len();
     assert!(size < 600_000, "{size} bytes");
@@ -368,6 +395,15 @@ fn a_tpcc_run_page_shows_the_json_figures_and_tpmc() {
         ],
     );
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+}
+
+/// The headline text of the card carrying `attr`.
+fn card_text(dom: &str, attr: &str) -> String {
+    let at = dom.find(attr).unwrap_or_else(|| panic!("no card {attr}"));
+    let open = "class=\"v\">";
+    let v = dom[at..].find(open).expect("a headline") + at + open.len();
+    let end = dom[v..].find('<').expect("its end") + v;
+    dom[v..end].to_string()
 }
 
 /// Starts client `index` of a three-client run.

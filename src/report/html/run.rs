@@ -124,7 +124,10 @@ fn repeat_command(r: &RunRecord) -> String {
         add("--warmup", format!("{w}s"));
     }
     if let Some(rt) = c.rate {
-        add("--rate", rt.to_string());
+        // The configuration keeps a client's share of --rate; the flag is
+        // the whole run's.
+        let clients = r.cluster.as_ref().map_or(1, |cl| cl.clients.max(1));
+        add("--rate", plain(rt * clients as f64));
         add("--rate-distribution", c.rate_distribution.clone());
     }
     if let Some(l) = c.latency_limit_ms {
@@ -150,6 +153,13 @@ fn repeat_command(r: &RunRecord) -> String {
     }
     add("-P", format!("{}s", c.interval_s));
     a.join(" ")
+}
+
+/// A flag's number without float noise: 300, 33.5 (a share times the
+/// clients may come back as 299.99999999999994).
+fn plain(v: f64) -> String {
+    let s = format!("{v:.6}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 /// One operation's section.
@@ -263,7 +273,7 @@ fn headline(o: &OpRecord, lat: &Percentiles) -> Markup {
             }
             @for m in o.metric_lines() {
                 div.card.metric data-metric=(m.key) data-value=(m.value) {
-                    span.v { (metric_value(m.value)) } span.l { (m.label) }
+                    span.v { (metric_headline(&m.text, m.value)) } span.l { (m.label) }
                     @if !m.text.is_empty() && m.text != crate::stats::record::number(m.value) { span.t { (m.text) } }
                 }
             }
@@ -275,6 +285,23 @@ fn headline(o: &OpRecord, lat: &Percentiles) -> Markup {
             @if o.pipeline > 1 { " · pipeline " (o.pipeline) }
             @if !o.table.is_empty() { " · table " (o.table) }
         }
+    }
+}
+
+/// A workload figure's headline in its card: as the summary's text
+/// begins when that is not a plain number ("39197.1%" for an efficiency
+/// kept as a fraction, "met" for limits kept as 1), so that the card
+/// reads as the summary does; else the value.
+fn metric_headline(text: &str, value: f64) -> String {
+    let first = text.split_whitespace().next().unwrap_or("");
+    let worded = first.len() <= 16
+        && first.parse::<f64>().is_err()
+        && (first.starts_with(|c: char| c.is_ascii_digit())
+            || (!first.is_empty() && first.chars().all(char::is_alphabetic)));
+    if worded {
+        first.to_string()
+    } else {
+        metric_value(value)
     }
 }
 
@@ -425,4 +452,31 @@ fn statements(o: &OpRecord) -> Markup {
         }
     };
     html! { h3 { "Per statement" } (table("statements", &["statement", "class", "count", "p50", "p99", "max"], rows)) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_workload_figure_reads_in_its_card_as_in_the_summary() {
+        // TPC-C keeps efficiency as a fraction and writes it in percent.
+        let eff = "39197.1% of 12.86 tpmC × 1 warehouses (over 100% without keying)";
+        assert_eq!(metric_headline(eff, 391.971), "39197.1%");
+        assert_eq!(metric_headline("met (clause 5.2.5.3): ...", 1.0), "met");
+        // A plain number is the value, grouped.
+        assert_eq!(
+            metric_headline("5040.8 (all 1683 New-Orders)", 5040.75),
+            "5,040.8"
+        );
+        assert_eq!(metric_headline("391.9715", 391.9715), "392.0");
+        assert_eq!(metric_headline("", 15.0), "15");
+    }
+
+    #[test]
+    fn a_share_of_the_rate_times_the_clients_is_the_whole_rate() {
+        assert_eq!(plain(100.0 / 3.0 * 3.0), "100");
+        assert_eq!(plain(33.5), "33.5");
+        assert_eq!(plain(300.0), "300");
+    }
 }
