@@ -368,6 +368,31 @@ fn a_tpcc_run_page_shows_the_json_figures_and_tpmc() {
         let card = card_text(&o.dom, &format!("data-metric=\"{key}\""));
         assert_eq!(card, first, "{label}: the card and the summary differ");
     }
+    // The command the page says repeats the run runs (a second of it).
+    let cmd = o
+        .dom
+        .split("<pre class=\"cmd\">")
+        .nth(1)
+        .and_then(|c| c.split("</pre>").next())
+        .expect("the command that repeats the run")
+        .replace("&#39;", "'")
+        .replace("&quot;", "\"")
+        .replace("&amp;", "&");
+    let rest = cmd
+        .strip_prefix("ysql-bench ")
+        .expect("it starts with the tool");
+    assert!(rest.contains("--time 3s"), "{cmd}");
+    let again = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "'{}' {} -q",
+            env!("CARGO_BIN_EXE_ysql-bench"),
+            rest.replace("--time 3s", "--time 1s")
+        ))
+        .env_remove("YSQLBENCH_URL")
+        .output()
+        .expect("sh runs");
+    assert!(again.status.success(), "{cmd}: {}", text(&again.stderr));
     // The page is bounded: a few hundred KB at most for a short run.
     let size = std::fs::metadata(&page).unwrap().len();
     assert!(size < 600_000, "{size} bytes");

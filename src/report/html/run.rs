@@ -85,7 +85,7 @@ fn repeat_command(r: &RunRecord) -> String {
         }
     };
     if !c.target.starts_with("sandbox") {
-        add("-u", c.target.clone());
+        add("-u", with_sslmode(&c.target, &c.sslmode));
     } else {
         add("--sandbox", String::new());
     }
@@ -148,11 +148,23 @@ fn repeat_command(r: &RunRecord) -> String {
     if c.reconnect {
         add("-C", String::new());
     }
-    if !c.sslmode.is_empty() && !c.target.contains("sslmode") {
-        add("--sslmode", c.sslmode.clone());
-    }
     add("-P", format!("{}s", c.interval_s));
     a.join(" ")
+}
+
+/// The connection string with the run's sslmode in it when the run did
+/// not use the default (prefer) and the string does not say it: there is
+/// no --sslmode flag, the mode is part of the string as in libpq.
+fn with_sslmode(target: &str, sslmode: &str) -> String {
+    if sslmode.is_empty() || sslmode == "prefer" || target.contains("sslmode") {
+        return target.to_string();
+    }
+    if target.starts_with("postgres://") || target.starts_with("postgresql://") {
+        let sep = if target.contains('?') { '&' } else { '?' };
+        format!("{target}{sep}sslmode={sslmode}")
+    } else {
+        format!("{target} sslmode={sslmode}")
+    }
 }
 
 /// A flag's number without float noise: 300, 33.5 (a share times the
@@ -471,6 +483,24 @@ mod tests {
         );
         assert_eq!(metric_headline("391.9715", 391.9715), "392.0");
         assert_eq!(metric_headline("", 15.0), "15");
+    }
+
+    #[test]
+    fn the_sslmode_goes_into_the_connection_string() {
+        assert_eq!(with_sslmode("host=a", "prefer"), "host=a");
+        assert_eq!(with_sslmode("host=a", "require"), "host=a sslmode=require");
+        assert_eq!(
+            with_sslmode("host=a sslmode=disable", "disable"),
+            "host=a sslmode=disable"
+        );
+        assert_eq!(
+            with_sslmode("postgres://u@h/db", "require"),
+            "postgres://u@h/db?sslmode=require"
+        );
+        assert_eq!(
+            with_sslmode("postgres://u@h/db?application_name=x", "verify-full"),
+            "postgres://u@h/db?application_name=x&sslmode=verify-full"
+        );
     }
 
     #[test]
