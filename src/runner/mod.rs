@@ -126,6 +126,9 @@ pub struct RunCtx {
     pub barrier: Option<Arc<dyn StartBarrier>>,
     /// Why `--slo-abort` stopped the run, once it has.
     pub slo_stopped: Arc<std::sync::Mutex<Option<String>>>,
+    /// `--metrics-addr`: the board the live metrics are read from; the
+    /// interval collector adds what the workers hand over to it.
+    pub live: Option<crate::stats::live::Live>,
 }
 
 /// Attempts at counting what a long unit committed on a spare connection

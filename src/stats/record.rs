@@ -100,6 +100,13 @@ pub struct OpStart {
 pub struct ClientShare {
     pub client: usize,
     pub skew_ms: Option<f64>,
+    /// The client's own `-t` (absent in reports before clients could
+    /// differ in it).
+    #[serde(default)]
+    pub threads: usize,
+    /// Rows it wrote (its share of a load) or read.
+    #[serde(default)]
+    pub rows: u64,
     pub units: u64,
     pub units_per_s: f64,
     pub wallclock_s: f64,
