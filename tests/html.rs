@@ -498,6 +498,13 @@ fn a_merge_and_a_comparison_page_show_the_json_figures_and_verdicts() {
         let row = &tags(part, &format!("data-client=\"{}\"", c["client"]))[0];
         assert_eq!(num(row, "data-units"), c["units"].as_f64().unwrap());
     }
+    // The command that repeats it gives each client's -t, not their sum.
+    let cmd = o.dom.split("<pre class=\"cmd\">").nth(1).unwrap();
+    let cmd = cmd.split("</pre>").next().unwrap();
+    assert!(
+        cmd.contains(" -t 1 ") && cmd.contains("--clients 3"),
+        "{cmd}"
+    );
     let line = &tags(part, "data-name=\"p99\"")[0];
     let first = select["intervals"][0]["latency"]["p99"].as_f64().unwrap() / 1e6;
     let drawn: f64 = line["data-y"].split(' ').next().unwrap().parse().unwrap();

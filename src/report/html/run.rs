@@ -90,7 +90,20 @@ fn repeat_command(r: &RunRecord) -> String {
         add("--sandbox", String::new());
     }
     add("-o", c.operations.join(","));
-    add("-t", c.threads.to_string());
+    // A merged report's threads and rate are its clients' sums; each
+    // client runs -t threads of its own and paces at its share of --rate
+    // (or its --client-rate, which a client's own report keeps).
+    let clients = r.cluster.as_ref().map_or(1, |cl| cl.clients.max(1));
+    let merged = r
+        .cluster
+        .as_ref()
+        .is_some_and(|cl| cl.client_index.is_none());
+    let threads = if merged {
+        c.threads.div_ceil(clients)
+    } else {
+        c.threads
+    };
+    add("-t", threads.to_string());
     add("-r", c.rows.to_string());
     if c.batch_size != 200 {
         add("-b", c.batch_size.to_string());
@@ -124,10 +137,8 @@ fn repeat_command(r: &RunRecord) -> String {
         add("--warmup", format!("{w}s"));
     }
     if let Some(rt) = c.rate {
-        // The configuration keeps a client's share of --rate; the flag is
-        // the whole run's.
-        let clients = r.cluster.as_ref().map_or(1, |cl| cl.clients.max(1));
-        add("--rate", plain(rt * clients as f64));
+        let own = r.cluster.is_some() && !merged;
+        add(if own { "--client-rate" } else { "--rate" }, plain(rt));
         add("--rate-distribution", c.rate_distribution.clone());
     }
     if let Some(l) = c.latency_limit_ms {
@@ -167,8 +178,8 @@ fn with_sslmode(target: &str, sslmode: &str) -> String {
     }
 }
 
-/// A flag's number without float noise: 300, 33.5 (a share times the
-/// clients may come back as 299.99999999999994).
+/// A flag's number without float noise: 300, 33.5 (a sum of the
+/// clients' shares may come back as 299.99999999999994).
 fn plain(v: f64) -> String {
     let s = format!("{v:.6}");
     s.trim_end_matches('0').trim_end_matches('.').to_string()
@@ -504,7 +515,7 @@ mod tests {
     }
 
     #[test]
-    fn a_share_of_the_rate_times_the_clients_is_the_whole_rate() {
+    fn a_rate_is_written_without_float_noise() {
         assert_eq!(plain(100.0 / 3.0 * 3.0), "100");
         assert_eq!(plain(33.5), "33.5");
         assert_eq!(plain(300.0), "300");
