@@ -126,6 +126,9 @@ fn repeat_command(r: &RunRecord) -> String {
             add("--seed", cl.run_seed.to_string());
             add("--clients", cl.clients.to_string());
             add("--run-id", cl.run_id.clone());
+            if let Some(i) = cl.client_index {
+                add("--client-index", i.to_string());
+            }
         }
         None => add("--seed", c.seed.to_string()),
     }
