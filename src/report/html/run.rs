@@ -70,9 +70,23 @@ fn identity(r: &RunRecord) -> Markup {
     }
 }
 
-/// A command line that runs the same set-up again, from the record.
+/// A command line that runs the same set-up again: the one given (with
+/// the seed used, when none was given), else one rebuilt from the record.
 fn repeat_command(r: &RunRecord) -> String {
     let c = &r.config;
+    if c.command_line.len() > 1 {
+        let mut a: Vec<String> = vec!["ysql-bench".into()];
+        a.extend(c.command_line[1..].iter().map(|v| shell_word(v)));
+        let seeded = c
+            .command_line
+            .iter()
+            .any(|v| v == "--seed" || v.starts_with("--seed="));
+        if !seeded {
+            let seed = r.cluster.as_ref().map_or(c.seed, |cl| cl.run_seed);
+            a.push(format!("--seed {seed}"));
+        }
+        return a.join(" ");
+    }
     let mut a: Vec<String> = vec!["ysql-bench".into()];
     let mut add = |flag: &str, v: String| {
         a.push(flag.to_string());
@@ -478,6 +492,18 @@ fn statements(o: &OpRecord) -> Markup {
         }
     };
     html! { h3 { "Per statement" } (table("statements", &["statement", "class", "count", "p50", "p99", "max"], rows)) }
+}
+
+/// `v` as one word of a POSIX shell.
+fn shell_word(v: &str) -> String {
+    let plain = !v.is_empty()
+        && v.chars()
+            .all(|ch| ch.is_ascii_alphanumeric() || "-_=.,/:@%+".contains(ch));
+    if plain {
+        v.to_string()
+    } else {
+        format!("'{}'", v.replace('\'', "'\\''"))
+    }
 }
 
 #[cfg(test)]
