@@ -895,3 +895,39 @@ async fn inserts_of_two_clients_running_a_mix_never_collide() {
         .get(0);
     assert_eq!(n, 2001 + inserted);
 }
+
+/// Issue 29: a client per region gives its own `--topology-keys` (the
+/// barrier lets them differ), so `merge` takes their reports too, and the
+/// merged configuration lists each client's topology.
+#[tokio::test(flavor = "multi_thread")]
+async fn reports_of_clients_with_their_own_topology_keys_merge() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let p = one_report(dir.path()).await;
+    let mut paths = Vec::new();
+    for (i, zone) in ["aws.us-east-1.us-east-1a:1", "aws.us-west-2.*:1"]
+        .iter()
+        .enumerate()
+    {
+        let mut r = report(&p);
+        r["config"]["topology"] = serde_json::json!(format!("only-primary, topology {zone}"));
+        let q = dir.path().join(format!("region{i}.json"));
+        std::fs::write(&q, r.to_string()).unwrap();
+        paths.push(q);
+    }
+    let merged = dir.path().join("merged.json");
+    let out = bin(
+        "ysql-bench",
+        &[
+            "merge",
+            paths[0].to_str().unwrap(),
+            paths[1].to_str().unwrap(),
+            "--json",
+            merged.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        report(&merged)["config"]["topology"],
+        "only-primary, topology aws.us-east-1.us-east-1a:1; only-primary, topology aws.us-west-2.*:1"
+    );
+}

@@ -352,6 +352,32 @@ async fn close_gate(gate: &Gate) -> ClusterRecord {
     }
 }
 
+/// Says, once at the start, which `--topology-keys` entries match no node
+/// `yb_servers()` lists: a misspelt zone otherwise only shows as workers
+/// spread over the rest of the cluster (or, with `--topology-keys-only`,
+/// as no node to connect to).
+fn warn_unmatched_keys(plan: &RunPlan, endpoints: &[(Endpoint, Option<Place>)]) {
+    let Some(keys) = plan.topology.as_ref().and_then(|t| t.keys.as_ref()) else {
+        return;
+    };
+    let places = endpoints.iter().filter_map(|(_, p)| p.as_ref());
+    let unmatched = keys.unmatched(places.clone());
+    if unmatched.is_empty() {
+        return;
+    }
+    let mut zones: Vec<String> = places.map(Place::zone_name).collect();
+    zones.sort();
+    zones.dedup();
+    let what = match unmatched.len() {
+        1 => format!("entry {} matches", unmatched[0]),
+        _ => format!("entries {} match", unmatched.join(",")),
+    };
+    crate::say!(
+        "warning: --topology-keys {what} no node yb_servers() lists (its zones: {}): check the spelling; until such a node is listed, connections go to the other entries' nodes or the rest of the cluster",
+        zones.join(", ")
+    );
+}
+
 /// Where the workers' connections come from, said on stderr unless to
 /// the host list's failover; with `--yb-refresh`, the task that keeps
 /// the nodes fresh, ended when the handle is dropped.
@@ -379,6 +405,7 @@ fn conn_source(
             labels.len(),
             labels.join(", ")
         );
+        warn_unmatched_keys(plan, &endpoints);
     }
     // A search over workers takes up to the most a run may have.
     let workers = match plan.find_max {

@@ -29,13 +29,16 @@ use super::{IntervalFigures, Stats, new_histogram};
 /// The configuration fields that may differ between the clients of one
 /// run: where each connected, each client's own seed, threads and pace
 /// (its share of `--rate`, or its `--client-rate`), and how it spread its
-/// connections. The merged report adds the threads and the paces.
+/// connections (a client per region has its own `--topology-keys`). The
+/// merged report adds the threads and the paces, and lists the clients'
+/// topologies when they differ.
 const PER_CLIENT: &[&str] = &[
     "target",
     "seed",
     "threads",
     "rate",
     "load_balance",
+    "topology",
     "sslmode",
 ];
 
@@ -109,9 +112,16 @@ pub fn merge(mut parts: Vec<RunRecord>) -> Option<RunRecord> {
     // Every client's threads and pace together: the run's.
     let threads = parts.iter().map(|r| r.config.threads).sum();
     let rate = parts.iter().map(|r| r.config.rate).sum::<Option<f64>>();
+    let mut topologies: Vec<String> = Vec::new();
+    for t in parts.iter().filter_map(|r| r.config.topology.clone()) {
+        if !topologies.contains(&t) {
+            topologies.push(t);
+        }
+    }
     let mut first = parts.remove(0);
     first.config.threads = threads;
     first.config.rate = rate;
+    first.config.topology = (!topologies.is_empty()).then(|| topologies.join("; "));
     let cluster = first.cluster.as_ref().map(|c| RunCluster {
         run_id: c.run_id.clone(),
         clients: c.clients,
