@@ -133,7 +133,7 @@ fn metrics_plan(cli: &Cli) -> Result<Option<MetricsPlan>> {
     let port = addr.rsplit_once(':').map(|(_, p)| p.parse::<u16>());
     if !matches!(port, Some(Ok(_))) {
         return Err(Error::usage(format!(
-            "--metrics-addr {addr:?} is not HOST:PORT: write e.g. 0.0.0.0:9187 (all addresses) or 127.0.0.1:9187"
+            "--metrics-addr {addr:?} is not HOST:PORT: write e.g. 0.0.0.0:9470 (all addresses) or 127.0.0.1:9470"
         )));
     }
     if cli.metrics_linger > MAX_METRICS_LINGER {
