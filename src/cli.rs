@@ -647,6 +647,11 @@ pub struct Cli {
     /// Generated files instead of a run: shell completions, the man page.
     #[command(subcommand)]
     pub command: Option<Command>,
+
+    /// The command line as given (set by the binary, not a flag): the
+    /// record keeps it, passwords taken out, so a report can repeat the run.
+    #[arg(skip)]
+    pub command_line: Vec<String>,
 }
 
 /// What `ysql-bench` prints instead of running, generated from these flags.

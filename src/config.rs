@@ -33,6 +33,7 @@ use crate::workload::registry::{SharedFlags, WorkloadArgs};
 use crate::workload::{RunContext, Settings, Spec, Workload};
 
 mod agree;
+mod command_line;
 
 /// The most workers a run may have: each is a connection, a task and an
 /// open file; far more than one client machine drives usefully.
@@ -66,6 +67,9 @@ pub struct RunPlan {
     /// given (for the warning when nothing reads them).
     pub zipf_theta_given: bool,
     pub hotspot_given: bool,
+    /// The command line as given, passwords taken out (empty when the
+    /// plan was not made from the program's own arguments).
+    pub command_line: Vec<String>,
     /// How connections spread over several hosts.
     pub balance: Balance,
     /// YugabyteDB: which of the nodes `yb_servers()` lists a connection
@@ -129,7 +133,7 @@ fn metrics_plan(cli: &Cli) -> Result<Option<MetricsPlan>> {
     let port = addr.rsplit_once(':').map(|(_, p)| p.parse::<u16>());
     if !matches!(port, Some(Ok(_))) {
         return Err(Error::usage(format!(
-            "--metrics-addr {addr:?} is not HOST:PORT: write e.g. 0.0.0.0:9187 (all addresses) or 127.0.0.1:9187"
+            "--metrics-addr {addr:?} is not HOST:PORT: write e.g. 0.0.0.0:9470 (all addresses) or 127.0.0.1:9470"
         )));
     }
     if cli.metrics_linger > MAX_METRICS_LINGER {
@@ -377,6 +381,7 @@ impl RunPlan {
             run,
             output,
             show_rowsize: cli.show_rowsize,
+            command_line: command_line::without_passwords(&cli.command_line),
             seed_given: cli.seed.is_some(),
             zipf_theta_given: cli.zipf_theta.is_some(),
             hotspot_given: cli.hotspot_fraction != 0.2 || cli.hotspot_ops != 0.8,

@@ -75,6 +75,17 @@ fn bound_index(ns: f64) -> usize {
     grid().partition_point(|b| *b < ns)
 }
 
+/// The bounds, in seconds, of the bucket a value of `ns` nanoseconds is
+/// counted in: `histogram_quantile` of a quantile whose HDR value is `ns`
+/// lands between them (0 below the floor; `+Inf` above the top).
+pub fn bucket_of_ns(ns: u64) -> (f64, f64) {
+    let g = grid();
+    let i = bound_index(ns as f64);
+    let lower = if i == 0 { 0.0 } else { g[i - 1] / 1e9 };
+    let upper = g.get(i).map_or(f64::INFINITY, |b| b / 1e9);
+    (lower, upper)
+}
+
 /// A histogram in nanoseconds as (upper bound in seconds, count in that
 /// bucket alone) pairs, `+Inf` last, and its sum in seconds.
 pub fn buckets(h: &Histogram<u64>) -> (Vec<(f64, u64)>, f64) {
@@ -439,6 +450,10 @@ mod tests {
         }
         assert_eq!(bound_index(1.0), 0);
         assert_eq!(bound_index(TOP_NS * 2.0), g.len());
+        assert_eq!(bucket_of_ns(1), (0.0, 1.024e-6));
+        assert_eq!(bucket_of_ns(1024), (0.0, 1.024e-6));
+        assert_eq!(bucket_of_ns(1025), (1.024e-6, 1.069e-6));
+        assert_eq!(bucket_of_ns(2 * TOP_NS as u64).1, f64::INFINITY);
     }
 
     #[test]
@@ -488,9 +503,13 @@ mod tests {
         assert!((sum / h.len() as f64 * 1e9 - h.mean()).abs() / h.mean() < 2e-3);
         let p = Percentiles::of(&h);
         for (q, want) in [(0.5, p.p50), (0.99, p.p99), (0.999, p.p999)] {
-            let got = quantile(q, &bk) * 1e9;
-            let err = (got - want as f64).abs() / want as f64;
+            let got = quantile(q, &bk);
+            let err = (got * 1e9 - want as f64).abs() / want as f64;
             assert!(err <= bucket_resolution() + 2e-3, "q {q}: {got} vs {want}");
+            // Not merely near: in the very bucket the HDR percentile is
+            // counted in (a bucket off by one would still be within 9%).
+            let (lo, hi) = bucket_of_ns(want);
+            assert!(lo <= got && got <= hi, "q {q}: {got} not in [{lo}, {hi}]");
         }
     }
 

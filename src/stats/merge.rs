@@ -40,6 +40,7 @@ const PER_CLIENT: &[&str] = &[
     "load_balance",
     "topology",
     "sslmode",
+    "command_line",
 ];
 
 /// Why `b` cannot be merged with `a`, naming the first difference.
@@ -122,6 +123,7 @@ pub fn merge(mut parts: Vec<RunRecord>) -> Option<RunRecord> {
     first.config.threads = threads;
     first.config.rate = rate;
     first.config.topology = (!topologies.is_empty()).then(|| topologies.join("; "));
+    first.config.command_line.clear();
     let cluster = first.cluster.as_ref().map(|c| RunCluster {
         run_id: c.run_id.clone(),
         clients: c.clients,

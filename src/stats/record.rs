@@ -168,6 +168,11 @@ pub struct RunConfig {
     pub reconnect: bool,
     #[serde(default)]
     pub sslmode: String,
+    /// The command line as it was given, passwords taken out: what the
+    /// report page shows as the command that repeats the run (a merged
+    /// report keeps none: each client ran its own).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub command_line: Vec<String>,
 }
 
 /// The server the run measured.
