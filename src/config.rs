@@ -374,7 +374,7 @@ impl RunPlan {
         };
         let mut run = run_settings(&cli, &workload)?;
         let find_max = find_max_plan(&cli, &operations, &mut run)?;
-        let plan = RunPlan {
+        let mut plan = RunPlan {
             target,
             operations,
             workload,
@@ -405,8 +405,11 @@ impl RunPlan {
     /// Builds the workloads of the run, so that each checks the flags it
     /// cares about now, before any connection is made; then what needs
     /// them all: `--drop` before a query.
-    fn check_workloads(&self) -> Result<()> {
+    fn check_workloads(&mut self) -> Result<()> {
         let workloads = self.workloads()?;
+        self.run.slo_judges_loads = !workloads
+            .iter()
+            .any(|w| !w.spec().is_load() && w.facts().has_units);
         if let Some(n) = self.run.transactions
             && !workloads
                 .iter()
@@ -522,6 +525,15 @@ fn check_slo(slo: &Slo, workloads: &[Box<dyn Workload>], rated: bool) -> Result<
             )));
         }
         match &c.measure {
+            Measure::Figure(key)
+                if c.scope.as_ref().is_some_and(|s| !ops.contains(&s.as_str())) =>
+            {
+                return Err(Error::usage(format!(
+                    "--slo '{}': '{key}' is a figure of the whole operation, not of one transaction type: write it without the type ({}) or with the operation's name",
+                    c.text,
+                    c.metric_text()
+                )));
+            }
             Measure::Figure(key) if !figures.contains(key) => {
                 let known = if figures.is_empty() {
                     "the workloads of this run keep none".to_string()
@@ -775,6 +787,8 @@ fn run_settings(cli: &Cli, w: &Settings) -> Result<RunSettings> {
         pipeline: pipeline_depth(cli, w.protocol)?,
         slo: cli.slo.clone().map(std::sync::Arc::new),
         slo_abort: cli.slo_abort,
+        // Set once the workloads are known (`check_workloads`).
+        slo_judges_loads: true,
     })
 }
 
@@ -1538,5 +1552,24 @@ mod tests {
         let p = plan(&["-o", "insert", "--seed", "42"]).unwrap();
         assert_eq!(p.seed(), 42);
         assert!(p.seed_given);
+    }
+
+    /// An `--slo` without scope judges the queries of a run that has
+    /// them, not its loads: while a copy runs, its progress lines do not
+    /// say the SLO missed, nor does `--slo-abort` stop it (a copy-mem
+    /// before a select was stopped by the select's p99 bound).
+    #[test]
+    fn an_unscoped_slo_judges_the_loads_only_of_a_run_without_queries() {
+        let both = plan(&["-o", "copy-mem,select", "--slo", "p99<10ms"]).unwrap();
+        assert!(!both.run.slo_judges_loads);
+        let load = plan(&["-o", "copy-mem", "--slo", "p99<10ms"]).unwrap();
+        assert!(load.run.slo_judges_loads);
+    }
+
+    #[test]
+    fn a_workload_figure_is_not_scoped_to_a_transaction_type() {
+        let m = usage_message(&["-o", "tpcc", "--slo", "new-order:efficiency>=90%"]);
+        assert!(m.contains("a figure of the whole operation"), "{m}");
+        assert!(plan(&["-o", "tpcc", "--slo", "tpcc:efficiency>=90%"]).is_ok());
     }
 }

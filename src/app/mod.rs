@@ -858,7 +858,7 @@ async fn run_operations(
         });
         let _ = report::operation(summary, text_options, pictures, &record, &result);
         records.push(record);
-        say_why_it_failed(&result);
+        say_why_it_failed(&result, report.slo_judges_errors);
         // Several clients: another's share of a load that did not finish
         // ends the run here too.
         let shares = runner::mark_loaded(ctx, workload.as_ref(), &result, position).await;
@@ -909,7 +909,7 @@ fn end_search(
     let (record, slo) = match found {
         find_max::Found::Ended { record, slo } => (*record, slo),
         find_max::Found::Failed(failed) => {
-            say_why_it_failed(&failed);
+            say_why_it_failed(&failed, report.slo_judges_errors);
             report.interrupted |= failed.interrupted;
             report.operations.push(*failed);
             return;
@@ -1057,8 +1057,10 @@ fn ensure_open_files(threads: usize) -> Result<()> {
 
 /// A failed operation's reason on stderr too: with the summary sent to a
 /// file (`> results.txt`), the terminal would otherwise show only the
-/// exit code.
-fn say_why_it_failed(result: &OpResult) {
+/// exit code. Failed units that an `--slo` errors criterion judges do
+/// not fail the run (its verdict says whether they were too many): then
+/// their count is a note, not an error.
+fn say_why_it_failed(result: &OpResult, slo_judges_errors: bool) {
     let kind = result.spec;
     if let Some(why) = &result.failure {
         if never_started(result)
@@ -1083,8 +1085,9 @@ fn say_why_it_failed(result: &OpResult) {
             .iter()
             .map(|(code, n)| format!("{code}: {n}"))
             .collect();
+        let level = if slo_judges_errors { "note" } else { "error" };
         crate::say!(
-            "error: {kind}: {failed} of its {} failed ({})",
+            "{level}: {kind}: {failed} of its {} failed ({})",
             kind.units,
             by_code.join(", ")
         );

@@ -1,7 +1,7 @@
 //! The words and the picture of a `--find-max` search: the answer in one
 //! line ("sustains 41,200 queries/s with p99<10ms"), the curve of every
 //! step (target, achieved rate, p50, p99, p99.9, errors, verdict), a CSV
-//! of the steps beside `--csv`, and a PNG of latency against the achieved
+//! of the steps beside `--csv`, and a PNG of latency against the target
 //! rate with the criteria's bounds. The search itself is the statistics
 //! layer's ([`crate::stats::find_max`]).
 
@@ -29,24 +29,36 @@ pub fn grouped(v: f64) -> String {
     if whole < 0 { format!("-{out}") } else { out }
 }
 
+/// A rate as the answer says it: grouped from 100 up ("41,200"), three
+/// significant digits below (a search of a few units a second answers
+/// "3.13/s; 3.52/s missed", not "3/s; 4/s missed").
+fn rate_text(v: f64) -> String {
+    if v.abs() >= 99.95 {
+        return grouped(v);
+    }
+    let decimals = if v.abs() >= 9.995 { 1 } else { 2 };
+    let text = format!("{v:.decimals$}");
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
 /// The answer as one line.
 pub fn answer_line(r: &FindMaxRecord) -> String {
     match (r.answer, r.over) {
         (Some(a), Over::Rate) => format!(
             "sustains {} {}/s with {} (held at a target of {}/s; {} missed)",
-            grouped(r.answer_achieved().unwrap_or(a)),
+            rate_text(r.answer_achieved().unwrap_or(a)),
             r.units,
             r.slo,
-            grouped(a),
+            rate_text(a),
             r.lowest_miss
                 .map_or("no higher target".to_string(), |m| format!(
                     "{}/s",
-                    grouped(m)
+                    rate_text(m)
                 ))
         ),
         (Some(a), Over::Threads) => format!(
             "sustains {} {}/s with {} at {} workers ({} missed)",
-            grouped(r.answer_achieved().unwrap_or(0.0)),
+            rate_text(r.answer_achieved().unwrap_or(0.0)),
             r.units,
             r.slo,
             a,
@@ -56,7 +68,7 @@ pub fn answer_line(r: &FindMaxRecord) -> String {
         (None, _) => format!(
             "no target met {}: the lowest tried, {}{}, missed",
             r.slo,
-            r.lowest_miss.map_or("?".to_string(), grouped),
+            r.lowest_miss.map_or("?".to_string(), rate_text),
             r.over.unit()
         ),
     }
@@ -261,7 +273,11 @@ pub fn draw(r: &FindMaxRecord, path: &Path, size: (u32, u32)) -> Result<()> {
         .map(|s| s.verdicts.clone())
         .unwrap_or_default()
     {
-        if v.criterion.contains("p") && v.bound > 0.0 && v.measured_text.ends_with('s') {
+        // A latency's bound, in ms as the axis (not a throughput's, whose
+        // measured text ends in "/s" too; max and mean are latencies).
+        let latency = crate::stats::slo::Criterion::parse(&v.criterion)
+            .is_ok_and(|c| matches!(c.measure, crate::stats::slo::Measure::Latency(..)));
+        if latency && v.bound > 0.0 {
             let b = v.bound / 1e6;
             let gray = RGBColor(90, 90, 90);
             chart
@@ -298,5 +314,12 @@ mod tests {
         assert_eq!(grouped(999.6), "1,000");
         assert_eq!(grouped(12.0), "12");
         assert_eq!(grouped(1234567.0), "1,234,567");
+        // Below 100 a rounding to whole units would misstate a search's
+        // answer: 3.13 held and 3.52 missed are not 3 and 4.
+        assert_eq!(rate_text(3.13), "3.13");
+        assert_eq!(rate_text(3.0), "3");
+        assert_eq!(rate_text(42.26), "42.3");
+        assert_eq!(rate_text(382.4), "382");
+        assert_eq!(rate_text(41200.0), "41,200");
     }
 }

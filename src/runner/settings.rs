@@ -77,6 +77,11 @@ pub struct RunSettings {
     pub slo: Option<std::sync::Arc<crate::stats::slo::Slo>>,
     /// `--slo-abort`: stop an operation once a criterion cannot be met.
     pub slo_abort: bool,
+    /// Whether a criterion without scope judges the loads: only when the
+    /// run has no query workload (`-o copy-mem,select --slo p99<10ms`
+    /// judges the select, so its copy is neither said to miss it nor
+    /// stopped by `--slo-abort`), as the run's verdict judges it.
+    pub slo_judges_loads: bool,
 }
 
 impl RunSettings {

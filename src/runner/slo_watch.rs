@@ -14,13 +14,16 @@ use std::sync::{Arc, Mutex};
 use super::schedule::Distribution;
 use super::settings::RunSettings;
 use crate::stats::interval::{IntervalSet, SetFigures};
-use crate::stats::slo::{Live, LiveCounts, Slo, SoFar, latency_text};
+use crate::stats::slo::{Criterion, Live, LiveCounts, Slo, SoFar, latency_text};
 
 /// The running sum of an operation's intervals and what to do with it.
 pub(super) struct SloWatch {
     slo: Arc<Slo>,
     abort: bool,
     operation: &'static str,
+    /// Whether the criteria without scope judge this operation: not a
+    /// load of a run that has queries (the rule of the run's verdict).
+    unscoped: bool,
     names: Arc<[&'static str]>,
     so_far: Option<IntervalSet>,
     target_per_s: Option<f64>,
@@ -63,6 +66,7 @@ impl SloWatch {
             slo,
             abort: plan.slo_abort,
             operation: spec.name,
+            unscoped: !spec.is_load() || plan.slo_judges_loads,
             names,
             so_far: None,
             target_per_s: plan.rate.filter(|_| spec.paced),
@@ -105,7 +109,10 @@ impl SloWatch {
         };
         let mut missed = Vec::new();
         let mut unknown = 0;
-        for c in self.slo.criteria.iter().filter(|c| live.applies(c)) {
+        let judged = |c: &&Criterion| (c.scope.is_some() || self.unscoped) && live.applies(c);
+        let mut any = false;
+        for c in self.slo.criteria.iter().filter(judged) {
+            any = true;
             match live.so_far(c) {
                 SoFar::Met => {}
                 SoFar::Unknown => unknown += 1,
@@ -120,6 +127,9 @@ impl SloWatch {
             {
                 self.abort_with(why);
             }
+        }
+        if !any {
+            return String::new();
         }
         let known = if unknown > 0 {
             format!(" ({unknown} known at the end)")
@@ -160,6 +170,6 @@ fn counts(s: &crate::stats::interval::IntervalStats, skipped: u64) -> LiveCounts
 fn value(c: &crate::stats::slo::Criterion, v: f64) -> String {
     match c.measure {
         crate::stats::slo::Measure::Latency(..) => latency_text(v),
-        _ => crate::stats::slo::value_text(&c.measure, Some(v)),
+        _ => crate::stats::slo::value_text(c, Some(v)),
     }
 }

@@ -227,7 +227,14 @@ fn measure_and_bound(metric: &str, value: &str) -> Result<(Measure, f64), String
             "service. goes with a latency (service.p99, service.mean, service.max), not '{stat}'"
         ));
     }
-    let (num, pct) = number_or_share(value)?;
+    let (num, pct) = number_or_share(value).map_err(|e: String| match metric {
+        "errors" | "retries" | "skipped" | "throughput" | "tps" | "rate" => e,
+        // An unknown name is read as a workload's figure, which takes a
+        // number: a latency after it means the name is what is wrong.
+        _ => format!(
+            "'{metric}' is no metric of ours (p99, p99.9, mean, max, service.p99, errors, retries, skipped, throughput), and as a workload's figure it would take a number ({metric}>=90%), not '{value}'"
+        ),
+    })?;
     let count_or_share = |make: fn(bool) -> Measure| -> Result<(Measure, f64), String> {
         if !pct && (num.fract() != 0.0 || num < 0.0) {
             return Err(format!(
@@ -509,14 +516,16 @@ pub fn judge_op(c: &Criterion, op: &OpRecord, ty: Option<&str>) -> Verdict {
         transaction_type: ty.map(str::to_string),
         measured,
         bound: c.bound,
-        measured_text: value_text(&c.measure, measured),
+        measured_text: value_text(c, measured),
         met: measured.is_some_and(|v| c.cmp.holds(v, c.bound)),
     }
 }
 
 /// A measured value in the criterion's words: "12.345 ms", "0.050%",
-/// "4999.8/s", "7".
-pub fn value_text(m: &Measure, v: Option<f64>) -> String {
+/// "4999.8/s", "7"; a workload figure whose bound was written as a share
+/// (`efficiency>=90%`) as a share too ("95.0%", not "0.9500").
+pub fn value_text(c: &Criterion, v: Option<f64>) -> String {
+    let m = &c.measure;
     let Some(v) = v else {
         return match m {
             Measure::Throughput { of_target: true } => "no --rate target".to_string(),
@@ -534,6 +543,7 @@ pub fn value_text(m: &Measure, v: Option<f64>) -> String {
             format!("{v:.0}")
         }
         Measure::Throughput { of_target: false } => format!("{v:.1}/s"),
+        Measure::Figure(_) if c.text.ends_with('%') => format!("{:.1}%", v * 100.0),
         Measure::Figure(_) => super::record::number(v),
     }
 }
@@ -551,7 +561,7 @@ pub fn latency_text(ns: f64) -> String {
 
 /// A bound in the criterion's words (the same units as [`value_text`]).
 pub fn bound_text(c: &Criterion) -> String {
-    value_text(&c.measure, Some(c.bound))
+    value_text(c, Some(c.bound))
 }
 
 /// What an operation that is still running has measured so far: the
@@ -734,7 +744,7 @@ impl<'a> Live<'a> {
                     format!(
                         "{}: at most {} even if every unit still due succeeds",
                         c.text,
-                        value_text(&c.measure, Some(best))
+                        value_text(c, Some(best))
                     )
                 })
             }
@@ -932,6 +942,15 @@ mod tests {
     }
 
     #[test]
+    fn a_figure_bound_as_a_share_is_measured_as_a_share() {
+        let pct = Criterion::parse("efficiency>=90%").unwrap();
+        assert_eq!(value_text(&pct, Some(6.1025)), "610.2%");
+        assert_eq!(bound_text(&pct), "90.0%");
+        let plain = Criterion::parse("tpmc>=1000").unwrap();
+        assert_eq!(value_text(&plain, Some(7847.8377)), "7847.8377");
+    }
+
+    #[test]
     fn change_rules_parse_as_signed_shares() {
         let f = FailIf::parse("p99>+10%, throughput<-5%").unwrap();
         assert_eq!(f.rules[0].cmp, Cmp::Gt);
@@ -958,6 +977,9 @@ mod tests {
             ("p99<", "no value"),
             ("", "names no criterion"),
             ("p99<abc", "not a latency"),
+            // A misspelt metric is named, not the latency after it.
+            ("P99<10ms", "'P99' is no metric of ours"),
+            ("latency<10ms", "'latency' is no metric of ours"),
         ] {
             let e = Slo::parse(bad).unwrap_err();
             assert!(e.contains(says), "{bad}: {e}");
