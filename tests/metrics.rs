@@ -401,6 +401,17 @@ async fn prometheus_reads_counts_and_percentiles_equal_to_the_reports() {
         );
         assert_eq!(units, o["units"].as_f64().unwrap(), "{name}");
         assert!(units > 0.0);
+        // Per database host, as the report's hosts have them.
+        let hosts: f64 = o["hosts"]
+            .as_array()
+            .map(|h| h.iter().map(|h| h["units"].as_f64().unwrap_or(0.0)).sum())
+            .unwrap_or(0.0);
+        let on_hosts = scalar(
+            pport,
+            &format!("sum(max_over_time(ysql_bench_host_units_total{{{sel}}}[10m]))"),
+        );
+        assert_eq!(on_hosts, hosts, "{name}: units per host");
+        assert!(on_hosts > 0.0, "{name}: no units per host");
     }
     let failed = scalar(
         pport,

@@ -223,6 +223,33 @@ fn conns(b: &Board) -> Vec<(Labels, f64)> {
     v
 }
 
+fn host_units(b: &Board) -> Vec<(Labels, u64)> {
+    let mut v = Vec::new();
+    for o in &b.ops {
+        let mut per_host = vec![0u64; o.hosts.len()];
+        if let [one] = per_host.as_mut_slice() {
+            // The workers count units per host only among several; the
+            // one host had every unit.
+            *one = o.so_far.types.iter().map(|s| s.ops).sum();
+        } else {
+            let all = o
+                .so_far
+                .types
+                .iter()
+                .chain(std::iter::once(&o.so_far.common));
+            for s in all {
+                for (n, u) in per_host.iter_mut().zip(&s.host_ops) {
+                    *n += u;
+                }
+            }
+        }
+        for (host, n) in o.hosts.iter().zip(per_host) {
+            v.push((labels(&[("op", o.name), ("host", host)]), n));
+        }
+    }
+    v
+}
+
 fn figures(b: &Board) -> Vec<(Labels, f64)> {
     let mut v = Vec::new();
     for o in &b.ops {
@@ -314,6 +341,11 @@ fn plain_families(enc: &mut DescriptorEncoder, b: &Board) -> Result<(), std::fmt
             "ysql_bench_units_in_flight",
             "Units started and not yet ended, as the worker threads last handed over",
             Gauge(per_op(b, |o| o.in_flight.iter().sum::<u64>() as f64)),
+        ),
+        (
+            "ysql_bench_host_units",
+            "Units that succeeded, per database host",
+            Counter(host_units(b)),
         ),
         (
             "ysql_bench_connections_open",
