@@ -108,11 +108,22 @@ fn old_client_reports_merge_to_the_same_figures() {
         "units_per_s",
         "latency_ns",
         "service_ns",
-        "clients",
         "start",
         "intervals",
     ] {
         assert_eq!(n[key], o[key], "{key}");
+    }
+    // Each client's figures as before; newer reports add each client's
+    // threads and rows beside them.
+    let (nc, oc) = (
+        n["clients"].as_array().unwrap(),
+        o["clients"].as_array().unwrap(),
+    );
+    assert_eq!(nc.len(), oc.len(), "clients");
+    for (a, b) in nc.iter().zip(oc) {
+        for (key, value) in b.as_object().unwrap() {
+            assert_eq!(&a[key], value, "client {}: {key}", b["client"]);
+        }
     }
     for (a, b) in n["types"]
         .as_array()
