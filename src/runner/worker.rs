@@ -441,6 +441,13 @@ impl Phase<'_> {
             Slot::Skipped => return Staged::Skipped,
             Slot::Wait => return Staged::Wait,
         };
+        // A workload of more users than connections (TPC-C's terminals):
+        // the next user's unit is due when that user is ready; under
+        // --rate, not before its slot either.
+        let due = match self.user_ready(op, deadline).await {
+            Some(ready) => due.max(ready),
+            None => return Staged::End,
+        };
         if !op.stage() {
             return Staged::End;
         }
@@ -767,6 +774,35 @@ impl Phase<'_> {
         };
         self.waited(from, Waited::Pause);
         full
+    }
+
+    /// Waits for the operation's next user to be ready ([`Operation::ready`]),
+    /// cut short by the stop or the deadline: None then, else when that
+    /// user's unit was due (Some(None): the operation has no users of its
+    /// own, its unit is due now). The wait is idle by design, as a pause.
+    async fn user_ready<O: Operation>(
+        &self,
+        op: &mut O,
+        deadline: Option<Instant>,
+    ) -> Option<Option<Instant>> {
+        let Some(ready) = op.ready() else {
+            return Some(None);
+        };
+        let from = Instant::now();
+        let until_deadline = async {
+            match deadline {
+                Some(d) => tokio::time::sleep_until(d.into()).await,
+                None => std::future::pending().await,
+            }
+        };
+        let due = tokio::select! {
+            biased;
+            _ = self.stop.stopped() => None,
+            _ = until_deadline => None,
+            due = ready => Some(Some(due)),
+        };
+        self.waited(from, Waited::Pause);
+        due
     }
 
     /// Counts the time since `from` as waited by design: for a unit's due

@@ -130,6 +130,15 @@ pub trait Workload: Send + Sync {
         Box::pin(std::future::ready(Ok(())))
     }
 
+    /// After the operation's units and before its figures are made, on a
+    /// connection of its own, when [`Facts::reads_after_run`] says so:
+    /// what it reads of the server to set beside its own figures in
+    /// [`Workload::metrics`] (TPC-C: the server's count of committed
+    /// New-Orders). Not after an interrupt; a failure is a warning.
+    fn after_run<'a>(&'a self, _client: &'a Client) -> BoxFuture<'a, Result<()>> {
+        Box::pin(std::future::ready(Ok(())))
+    }
+
     /// After the operation, on a connection of its own: consistency
     /// checks of what the workload wrote. A broken one fails the run.
     fn checks<'a>(&'a self, _client: &'a Client) -> BoxFuture<'a, Result<Vec<Check>>> {

@@ -21,7 +21,7 @@
 //! closed enum.
 
 use std::future::Future;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio_postgres::Client;
 
@@ -95,6 +95,21 @@ pub trait Operation: Send + 'static {
         Pauses::default()
     }
 
+    /// For a workload whose units come from more emulated users than the
+    /// run has connections (TPC-C's terminals): a future that waits until
+    /// the next user's unit is due, takes that user for this worker, and
+    /// gives when the unit was due. That is its intended start, from which
+    /// its latency counts, so that a user's wait for a free connection
+    /// (queueing) is in its latency and not in its service time. Called
+    /// before [`Self::stage`], which stages the taken user's unit. What
+    /// must happen before the wait (handing back the user of the last
+    /// unit) happens in the call, not in the future, which the runner
+    /// drops at the stop or the end of `--time`. None (the default): a
+    /// unit is due when its worker is free, or when `--rate` says.
+    fn ready(&mut self) -> Option<BoxFuture<'_, Instant>> {
+        None
+    }
+
     /// Whether a failed unit may simply be sent again. False where a
     /// failure can leave part of the unit committed.
     fn retryable(&self) -> bool {
@@ -157,6 +172,7 @@ pub trait DynOperation: Send + 'static {
     fn unit_type_dyn(&self) -> usize;
     fn unit_label_dyn(&self) -> Option<String>;
     fn pauses_dyn(&self) -> Pauses;
+    fn ready_dyn(&mut self) -> Option<BoxFuture<'_, Instant>>;
     fn retryable_dyn(&self) -> bool;
     fn long_unit_dyn(&self) -> bool;
     fn committed_rows_dyn<'a>(&'a mut self, client: &'a Client) -> BoxFuture<'a, Result<u64>>;
@@ -189,6 +205,9 @@ impl<O: Operation> DynOperation for O {
     }
     fn pauses_dyn(&self) -> Pauses {
         self.pauses()
+    }
+    fn ready_dyn(&mut self) -> Option<BoxFuture<'_, Instant>> {
+        self.ready()
     }
     fn retryable_dyn(&self) -> bool {
         self.retryable()
@@ -242,6 +261,9 @@ impl Operation for AnyOperation {
     }
     fn pauses(&self) -> Pauses {
         self.0.pauses_dyn()
+    }
+    fn ready(&mut self) -> Option<BoxFuture<'_, Instant>> {
+        self.0.ready_dyn()
     }
     fn retryable(&self) -> bool {
         self.0.retryable_dyn()
