@@ -78,6 +78,9 @@ pub(super) struct Pace {
     pub(super) interval: Duration,
     /// Units in flight per connection (`--pipeline`): 1 sends each alone.
     pub(super) pipeline: usize,
+    /// Units are due when their user is ready (TPC-C's terminals queued
+    /// for the connections), so latency and service time differ.
+    pub(super) queued: bool,
 }
 
 /// SQLSTATE of a statement cancelled on request.
