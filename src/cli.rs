@@ -107,6 +107,17 @@ pub enum LoadBalanceArg {
     RoundRobin,
     /// Every connection on a host drawn at random.
     Random,
+    /// Round-robin; over yb_servers(), over every node, read replicas too (the smart drivers' true).
+    #[value(alias = "true")]
+    Any,
+    /// YugabyteDB: round-robin over the primary nodes of yb_servers().
+    OnlyPrimary,
+    /// YugabyteDB: round-robin over the read replicas of yb_servers().
+    OnlyRr,
+    /// YugabyteDB: the primary nodes; the read replicas when no primary can be reached.
+    PreferPrimary,
+    /// YugabyteDB: the read replicas; the primary nodes when no read replica can be reached.
+    PreferRr,
 }
 
 /// The version as `--version` says it: the package version and the commit
@@ -450,9 +461,37 @@ pub struct Cli {
 
     /// YugabyteDB: balance over the nodes that yb_servers() lists.
     ///
-    /// Round-robin unless --load-balance random. Not yet tested against a live cluster.
+    /// Round-robin over the primary nodes unless --load-balance says otherwise. Tested against
+    /// PostgreSQL servers with a yb_servers() function of the tests' own, not a live cluster.
     #[arg(long, conflicts_with = "sandbox", help_heading = NODES)]
     pub yb_discover: bool,
+
+    /// YugabyteDB: the zones to connect to, cloud.region.zone[:N],... (zone may be *).
+    ///
+    /// The nodes of priority 1 (:1 or none) while one answers, else those of priority 2, and
+    /// so on up to 10; then the rest of the cluster unless --topology-keys-only. Implies
+    /// --yb-discover.
+    #[arg(long, value_name = "KEYS", conflicts_with = "sandbox", help_heading = NODES)]
+    pub topology_keys: Option<String>,
+
+    /// With --topology-keys: never fall back to nodes outside its zones.
+    #[arg(long, requires = "topology_keys", help_heading = NODES)]
+    pub topology_keys_only: bool,
+
+    /// YugabyteDB: ask yb_servers() again every DURATION during the run, e.g. 5s.
+    ///
+    /// New connections (and workers reconnecting) go to nodes added since; a worker on a node
+    /// no longer listed, or outside the most preferred zone that answers again, moves between
+    /// two units. Implies --yb-discover.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, conflicts_with = "sandbox", help_heading = NODES)]
+    pub yb_refresh: Option<Duration>,
+
+    /// How long a node that could not be reached is passed over (default 5s).
+    ///
+    /// As the smart drivers' failed_host_reconnect_delay_secs; applies to every balanced host
+    /// list.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, help_heading = NODES)]
+    pub failed_host_delay: Option<Duration>,
 
     /// A new connection for every batch or query, as pgbench -C.
     ///

@@ -18,6 +18,7 @@ use crate::db::connect::ConnTarget;
 use crate::db::nodes::Balance;
 use crate::db::sql::{Isolation, TableName};
 use crate::db::tls::{TlsPlan, TlsSettings};
+use crate::db::topology::{NodeTypes, Topology, TopologyKeys};
 use crate::db::wire::Protocol;
 use crate::error::{Error, Result};
 use crate::report::histogram::Scale;
@@ -63,6 +64,13 @@ pub struct RunPlan {
     pub hotspot_given: bool,
     /// How connections spread over several hosts.
     pub balance: Balance,
+    /// YugabyteDB: which of the nodes `yb_servers()` lists a connection
+    /// may go to; Some exactly when the nodes are discovered.
+    pub topology: Option<Topology>,
+    /// `--yb-refresh`: how often `yb_servers()` is asked again.
+    pub yb_refresh: Option<Duration>,
+    /// How long a node that could not be reached is passed over.
+    pub failed_host_delay: Duration,
     /// Ask YugabyteDB's yb_servers() for the hosts.
     pub yb_discover: bool,
     pub tls: TlsPlan,
@@ -276,11 +284,7 @@ impl RunPlan {
             ),
             None => (run_seed, ClientShare::default()),
         };
-        let balance = match (cli.load_balance, cli.yb_discover) {
-            (Some(LoadBalanceArg::RoundRobin), _) | (None, true) => Balance::RoundRobin,
-            (Some(LoadBalanceArg::Random), _) => Balance::Random,
-            (None, false) => Balance::Failover,
-        };
+        let (balance, topology) = balance_plan(&cli)?;
         let tls = tls_plan(&cli, url_tls)?;
         if let ConnTarget::Server(s) = &target {
             tls.check_channel_binding(&s.config)?;
@@ -329,7 +333,12 @@ impl RunPlan {
             zipf_theta_given: cli.zipf_theta.is_some(),
             hotspot_given: cli.hotspot_fraction != 0.2 || cli.hotspot_ops != 0.8,
             balance,
-            yb_discover: cli.yb_discover,
+            yb_discover: topology.is_some(),
+            topology,
+            yb_refresh: cli.yb_refresh,
+            failed_host_delay: cli
+                .failed_host_delay
+                .unwrap_or(crate::db::nodes::DEFAULT_FAILED_DELAY),
             tls,
             server_stats: !cli.no_server_stats,
             cluster,
@@ -792,6 +801,52 @@ pub fn check_distinct_outputs(outputs: &[(&str, Option<&std::path::Path>)]) -> R
     Ok(())
 }
 
+/// `--load-balance`, `--yb-discover` and the YugabyteDB topology flags:
+/// how connections spread, and over which discovered nodes. The smart
+/// drivers' node-type modes, `--topology-keys` and `--yb-refresh` need
+/// `yb_servers()`, so they imply discovery; `any` over a plain host
+/// list is round-robin.
+fn balance_plan(cli: &Cli) -> Result<(Balance, Option<Topology>)> {
+    use LoadBalanceArg as L;
+    let types = match cli.load_balance {
+        Some(L::OnlyPrimary) => Some(NodeTypes::OnlyPrimary),
+        Some(L::OnlyRr) => Some(NodeTypes::OnlyRr),
+        Some(L::PreferPrimary) => Some(NodeTypes::PreferPrimary),
+        Some(L::PreferRr) => Some(NodeTypes::PreferRr),
+        _ => None,
+    };
+    let keys = cli
+        .topology_keys
+        .as_deref()
+        .map(TopologyKeys::parse)
+        .transpose()
+        .map_err(Error::usage)?;
+    if cli
+        .yb_refresh
+        .is_some_and(|d| d < Duration::from_millis(100))
+    {
+        return Err(Error::usage(
+            "--yb-refresh must be at least 100ms (e.g. 5s): yb_servers() is asked once per interval",
+        ));
+    }
+    let discover = cli.yb_discover || types.is_some() || keys.is_some() || cli.yb_refresh.is_some();
+    let balance = match cli.load_balance {
+        Some(L::Random) => Balance::Random,
+        Some(_) => Balance::RoundRobin,
+        None if discover => Balance::RoundRobin,
+        None => Balance::Failover,
+    };
+    let topology = discover.then(|| Topology {
+        types: match cli.load_balance {
+            Some(L::Any) => NodeTypes::Any,
+            _ => types.unwrap_or_default(),
+        },
+        keys,
+        keys_only: cli.topology_keys_only,
+    });
+    Ok((balance, topology))
+}
+
 /// The run plan of a command line, for unit tests of the flags' checks
 /// here and in the workload families.
 #[cfg(test)]
@@ -817,6 +872,44 @@ pub(crate) mod testing {
 
 #[cfg(test)]
 mod tests {
+
+    fn balance_of(args: &[&str]) -> Result<(Balance, Option<Topology>)> {
+        use clap::Parser;
+        let mut all = vec!["ysql-bench", "-u", "host=db", "-o", "select"];
+        all.extend_from_slice(args);
+        balance_plan(&Cli::try_parse_from(all).expect("clap accepts the flags"))
+    }
+
+    #[test]
+    fn topology_flags_imply_discovery_and_any_over_a_host_list_is_round_robin() {
+        assert_eq!(balance_of(&[]).unwrap(), (Balance::Failover, None));
+        assert_eq!(
+            balance_of(&["--load-balance", "any"]).unwrap(),
+            (Balance::RoundRobin, None)
+        );
+        assert_eq!(
+            balance_of(&["--load-balance", "true"]).unwrap(),
+            (Balance::RoundRobin, None)
+        );
+        let (b, t) = balance_of(&["--topology-keys", "aws.r1.*:2,aws.r2.z"]).unwrap();
+        assert_eq!(b, Balance::RoundRobin);
+        let t = t.expect("discovery");
+        assert_eq!(t.types, NodeTypes::OnlyPrimary);
+        assert_eq!(t.describe(), "only-primary, topology aws.r2.z:1,aws.r1.*:2");
+        let (b, t) = balance_of(&["--load-balance", "random", "--yb-refresh", "1s"]).unwrap();
+        assert_eq!(
+            (b, t.map(|t| t.types)),
+            (Balance::Random, Some(NodeTypes::OnlyPrimary))
+        );
+        let (_, t) = balance_of(&["--yb-discover", "--load-balance", "any"]).unwrap();
+        assert_eq!(t.map(|t| t.types), Some(NodeTypes::Any));
+        let (_, t) = balance_of(&["--load-balance", "prefer-rr"]).unwrap();
+        assert_eq!(t.map(|t| t.types), Some(NodeTypes::PreferRr));
+        let e = balance_of(&["--yb-refresh", "10ms"]).unwrap_err();
+        assert!(e.to_string().contains("at least 100ms"), "{e}");
+        let e = balance_of(&["--topology-keys", "aws"]).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+    }
     use super::testing::{plan, usage_message};
     use super::*;
 

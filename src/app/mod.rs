@@ -31,6 +31,7 @@ use crate::db::schema::{self, ServerInfo};
 use crate::db::server_stats;
 use crate::db::server_watch::ServerWatch;
 use crate::db::tls::Tls;
+use crate::db::topology::Place;
 use crate::error::{Error, Result};
 use crate::report::files::FileTargets;
 use crate::report::{self, Pictures, text};
@@ -160,6 +161,7 @@ pub async fn run_workloads(
         pool,
         server,
         client,
+        passfile,
         ..
     } = setup;
     // The tool's own connection goes back to the pool: the operations'
@@ -170,13 +172,7 @@ pub async fn run_workloads(
         gate,
         watch,
     } = prepared;
-    say_balance(&plan, &endpoints);
-    let conns = Arc::new(ConnSource::new(
-        endpoints,
-        plan.balance,
-        tls.clone(),
-        plan.run.threads,
-    )?);
+    let (conns, _refresher) = conn_source(&plan, endpoints, &tls, &whole, passfile)?;
     let (log_sink, log_thread) = match &plan.output.latency_log {
         Some(p) => {
             let (s, t) = latency_log::create(p)?;
@@ -282,16 +278,56 @@ async fn close_gate(gate: &Gate) -> ClusterRecord {
     }
 }
 
-/// Says where the workers go, unless to the host list's failover.
-fn say_balance(plan: &RunPlan, endpoints: &[Endpoint]) {
+/// Where the workers' connections come from, said on stderr unless to
+/// the host list's failover; with `--yb-refresh`, the task that keeps
+/// the nodes fresh, ended when the handle is dropped.
+fn conn_source(
+    plan: &RunPlan,
+    endpoints: Vec<(Endpoint, Option<Place>)>,
+    tls: &Tls,
+    whole: &Endpoint,
+    passfile: Option<PassFile>,
+) -> Result<(Arc<ConnSource>, Option<AbortOnDrop>)> {
     if plan.balance != Balance::Failover {
-        let labels: Vec<&str> = endpoints.iter().map(|e| e.label.as_str()).collect();
+        let labels: Vec<String> = endpoints
+            .iter()
+            .map(|(e, place)| match place {
+                Some(p) => format!("{} ({}, {})", e.label, p.zone_name(), p.node_type.name()),
+                None => e.label.clone(),
+            })
+            .collect();
+        let how = match &plan.topology {
+            Some(t) => format!("{}, {}", plan.balance.name(), t.describe()),
+            None => plan.balance.name().to_string(),
+        };
         crate::say!(
-            ">> balance ({}) over {} host(s): {}",
-            plan.balance.name(),
+            ">> balance ({how}) over {} host(s): {}",
             labels.len(),
             labels.join(", ")
         );
+    }
+    let source = ConnSource::new(endpoints, plan.balance, tls.clone(), plan.run.threads)?
+        .with_topology(
+            plan.topology.clone().unwrap_or_default(),
+            plan.failed_host_delay,
+        );
+    let source = Arc::new(source);
+    let refresher = plan.yb_refresh.map(|every| {
+        let how = nodes::Rediscover {
+            given: whole.clone(),
+            passfile,
+        };
+        AbortOnDrop(tokio::spawn(nodes::keep_fresh(source.clone(), every, how)))
+    });
+    Ok((source, refresher))
+}
+
+/// A background task that ends with the run.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 
@@ -483,8 +519,8 @@ async fn connect_server(
 
 /// What the run settled before its first operation.
 struct Prepared {
-    /// Where the workers go.
-    endpoints: Vec<Endpoint>,
+    /// Where the workers go, and where each node is (discovered nodes).
+    endpoints: Vec<(Endpoint, Option<Place>)>,
     /// `--clients`: this client's side of the barrier.
     gate: Option<Arc<Gate>>,
     /// The server's view of each operation, unless --no-server-stats.
@@ -503,7 +539,7 @@ async fn prepare_run(
 ) -> Result<Prepared> {
     let conn = setup.conn(control);
     let endpoints = if plan.yb_discover {
-        crate::say!(">> yb_servers(): the cluster's nodes (--yb-discover)");
+        crate::say!(">> yb_servers(): the cluster's nodes");
         conn.or_stop(nodes::discover(
             &setup.client,
             &setup.whole,
@@ -511,9 +547,12 @@ async fn prepare_run(
         ))
         .await?
     } else if plan.balance == Balance::Failover {
-        vec![setup.whole.clone()]
+        vec![(setup.whole.clone(), None)]
     } else {
         endpoint::split_hosts(&setup.config, setup.passfile.as_ref())
+            .into_iter()
+            .map(|e| (e, None))
+            .collect()
     };
     let gate = match &plan.cluster {
         Some(c) => Some(open_gate(c, control, setup).await?),
@@ -539,7 +578,7 @@ async fn prepare_run(
     let watch = if plan.server_stats {
         let started = ServerWatch::start(
             &setup.client,
-            endpoints.clone(),
+            endpoints.iter().map(|(e, _)| e.clone()).collect(),
             setup.tls.clone(),
             setup.application_name.clone(),
             plan.run.interval(),

@@ -104,6 +104,7 @@ fn run_config(plan: &RunPlan, target: &str, report: &RunReport) -> RunConfig {
         latency_limit_ms: r.latency_limit.map(|d| d.as_secs_f64() * 1e3),
         interval_s: r.interval().as_secs_f64(),
         load_balance: plan.balance.name().to_string(),
+        topology: plan.topology.as_ref().map(|t| t.describe()),
         reconnect: r.reconnect,
         sslmode: plan.tls.mode.name().to_string(),
     }

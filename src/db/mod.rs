@@ -5,7 +5,8 @@
 //! differs between YugabyteDB and PostgreSQL ([`dialect`]), the benchmark
 //! table's life cycle ([`schema`]) and the throwaway local server
 //! ([`sandbox`]) that `--sandbox` and the tests use; several hosts and how
-//! connections spread over them ([`nodes`]); TLS ([`tls`]); the password
+//! connections spread over them ([`nodes`]), YugabyteDB's zones and
+//! node types and which of them a connection may go to ([`topology`]); TLS ([`tls`]); the password
 //! file ([`passfile`]); cancelling a statement in flight ([`cancel`]); the
 //! lean driver of select and update ([`wire`]); the server's own
 //! statistics of a run
@@ -26,5 +27,6 @@ pub mod server_stats;
 pub mod server_watch;
 pub mod sql;
 pub mod tls;
+pub mod topology;
 pub mod unnamed;
 pub mod wire;

@@ -337,6 +337,7 @@ mod tests {
             latency: Default::default(),
             lag_avg_ns: 0,
             lag_max_ns: 0,
+            ..Default::default()
         }
     }
 

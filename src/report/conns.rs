@@ -1,5 +1,6 @@
 //! The connection lines of a summary: connections and units per host when
-//! there are several hosts, and under `--reconnect` the connect time and
+//! there are several hosts, the same per YugabyteDB zone when the nodes
+//! were discovered, and under `--reconnect` the connect time and
 //! the throughput with and without it.
 //!
 //! "Without" follows pgbench: the connect time of an average worker
@@ -64,6 +65,17 @@ pub fn write_conn_lines(w: &mut dyn Write, r: &OpRecord) -> io::Result<()> {
             )?;
         }
     }
+    for z in &r.zones {
+        writeln!(
+            w,
+            "{:<W$}: {} host(s), {} connections, {} {}",
+            format!("zone {}", z.zone),
+            z.hosts,
+            z.connections,
+            z.units,
+            r.units()
+        )?;
+    }
     Ok(())
 }
 
@@ -124,5 +136,39 @@ mod tests {
         write_conn_lines(&mut out, &OpRecord::of(&r)).unwrap();
         assert!(out.is_empty());
         assert_eq!(rate_without_connect(&r), None);
+    }
+
+    #[test]
+    fn discovered_hosts_add_a_line_per_zone() {
+        let mut r = select(3, 1000, &["a:1", "b:2", "c:3"]);
+        r.host_places = vec![
+            ("aws.r1.z1".into(), "primary".into()),
+            ("aws.r2.z2".into(), "primary".into()),
+            ("aws.r1.z1".into(), "read_replica".into()),
+        ];
+        for (host, n) in [(0, 3), (1, 5), (2, 7)] {
+            for _ in 0..n {
+                r.total.conns.op_on(host);
+            }
+            r.total.conns.opened(host, None);
+        }
+        let rec = OpRecord::of(&r);
+        assert_eq!(rec.hosts[2].node_type, "read_replica");
+        let mut out = Vec::new();
+        write_conn_lines(&mut out, &rec).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(
+            text.contains("zone aws.r1.z1        : 2 host(s), 2 connections, 10 queries"),
+            "{text}"
+        );
+        assert!(
+            text.contains("zone aws.r2.z2        : 1 host(s), 1 connections, 5 queries"),
+            "{text}"
+        );
+        // Two clients' zones add up by name.
+        let both = crate::stats::record::add_zones(&[&rec.zones, &rec.zones[..1]]);
+        assert_eq!(both[0].units, 20);
+        assert_eq!(both[0].hosts, 2);
+        assert_eq!(both[1].units, 5);
     }
 }

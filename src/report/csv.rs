@@ -5,8 +5,10 @@
 //! clients' interval histograms are not kept), so those cells are empty
 //! rather than a made-up 0, and it has no server columns (each client's
 //! server figures overlap). A workload's own figures per interval
-//! (TPC-C's tpmC) come last, in columns the caller lists
-//! ([`FigureColumn`]): this module names none of them.
+//! (TPC-C's tpmC) come next, in columns the caller lists
+//! ([`FigureColumn`]): this module names none of them. When the nodes of
+//! a YugabyteDB cluster were discovered, the units of each interval per
+//! zone come last (`units_zone_cloud.region.zone`).
 
 use std::io::Write;
 
@@ -64,9 +66,22 @@ fn us(ns: u64) -> String {
 pub fn write_csv<W: Write>(w: W, ops: &[OpRecord], figures: &[FigureColumn]) -> Result<()> {
     let fail = |e: csv::Error| Error::run(format!("cannot write the CSV report: {e}"));
     let mut out = csv::Writer::from_writer(w);
-    let header = COLUMNS.iter().copied().chain(figures.iter().map(|c| c.key));
+    // YugabyteDB zones (discovered nodes): one column of units per zone,
+    // after the workloads' figures, in the order the zones first appear.
+    let mut zones: Vec<&str> = Vec::new();
+    for z in ops.iter().flat_map(|o| o.zones.iter()) {
+        if !zones.contains(&z.zone.as_str()) {
+            zones.push(&z.zone);
+        }
+    }
+    let zone_heads = zones.iter().map(|z| format!("units_zone_{z}"));
+    let header = COLUMNS
+        .iter()
+        .map(|c| c.to_string())
+        .chain(figures.iter().map(|c| c.key.to_string()))
+        .chain(zone_heads);
     out.write_record(header).map_err(fail)?;
-    let none = vec![String::new(); figures.len()];
+    let none = vec![String::new(); figures.len() + zones.len()];
     for op in ops {
         for (i, all) in op.intervals.iter().enumerate() {
             let types = op
@@ -86,8 +101,15 @@ pub fn write_csv<W: Write>(w: W, ops: &[OpRecord], figures: &[FigureColumn]) -> 
                     .map(|v| format!("{v:.*}", c.decimals))
                     .unwrap_or_default()
             });
+            let by_zone = zones.iter().map(|z| {
+                if op.zones.is_empty() {
+                    String::new()
+                } else {
+                    all.zone_units.get(*z).copied().unwrap_or(0).to_string()
+                }
+            });
             let cells = row(&op.operation, "all", all, server);
-            out.write_record(cells.into_iter().chain(workload))
+            out.write_record(cells.into_iter().chain(workload).chain(by_zone))
                 .map_err(fail)?;
         }
     }

@@ -143,6 +143,11 @@ impl IntervalRecorder {
         self.at(end, |s| s.of(ty).record(timing, outcome));
     }
 
+    /// Counts a unit that succeeded on host `host` and ended at `end`.
+    pub fn record_host(&mut self, end: Instant, host: usize) {
+        self.at(end, |s| s.common.on_host(host));
+    }
+
     /// Counts a failed unit of type `ty` that ended at `end`.
     pub fn record_error(&mut self, end: Instant, ty: usize) {
         self.at(end, |s| s.of(ty).errors += 1);

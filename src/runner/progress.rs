@@ -135,6 +135,7 @@ mod tests {
             },
             lag_avg_ns: 50_000,
             lag_max_ns: 300_000,
+            ..Default::default()
         };
         let select = &crate::workload::basic::select::SPEC;
         let set = |f: &crate::stats::IntervalFigures| SetFigures {

@@ -43,6 +43,7 @@ pub(super) fn begin(ctx: &RunCtx, workload: &dyn Workload) -> OpResult {
         result.transactions = s.transactions;
     }
     result.hosts = ctx.conns.labels();
+    result.host_places = ctx.conns.places();
     result.types = workload
         .facts()
         .types
@@ -113,10 +114,15 @@ pub(super) fn absorb(
     outcome.start
 }
 
-/// What follows from the measurements: the workload's figures, its scale,
+/// What follows from the measurements: the hosts as the operation ended
+/// (with their zones), the workload's figures, its scale,
 /// whether the run was interrupted, and a failure when nothing ever
 /// succeeded.
 pub(super) fn conclude(result: &mut OpResult, ctx: &RunCtx, workload: &dyn Workload) {
+    // Nodes found during the operation (`--yb-refresh`) have their
+    // indexes after those known at its start.
+    result.hosts = ctx.conns.labels();
+    result.host_places = ctx.conns.places();
     let counts: Vec<TypeFigures> = result
         .types
         .iter()

@@ -12,7 +12,10 @@
 //! After a lost connection the worker loop asks for a new one
 //! ([`Session::reopen`]); with several hosts it goes to the next host in
 //! the worker's rotation, so a worker moves off a node that went down.
-//! Which host a connection goes to is [`ConnSource::pick`]'s business.
+//! Which host a connection goes to is [`ConnSource::pick`]'s business;
+//! when the nodes to be on change during the run (`--yb-refresh`), a
+//! worker whose node is no longer one of them moves between two units
+//! ([`Session::should_move`]).
 //!
 //! The connection is the one data-plane driver's ([`crate::db::wire`]):
 //! one struct the worker owns and awaits directly, with no task of its
@@ -45,6 +48,9 @@ pub struct Session {
     made: u64,
     /// The current connection and its host.
     current: Option<(usize, WireConn)>,
+    /// The source's generation when this worker last looked at where it
+    /// should be ([`Session::should_move`]).
+    seen: u64,
     /// The current connection's host and cancel token, for the coordinator
     /// to cancel a unit still running long after a stop.
     inflight: InFlight,
@@ -70,6 +76,7 @@ impl Session {
             rng: SmallRng::seed_from_u64(worker_seed(seed, worker, 5)),
             made: 0,
             current: None,
+            seen: 0,
             inflight,
         }
     }
@@ -132,24 +139,36 @@ impl Session {
         op: &mut O,
         stats: StatsRef<'_>,
     ) -> Result<()> {
+        let (host, _) = self.open_somewhere().await?;
+        if !self.reconnect {
+            self.made += 1;
+            stats.common(|c| c.conns.opened(host, None));
+        }
+        self.set_up(op).await
+    }
+
+    /// A new connection, made current, on the node the source picks for
+    /// this worker's next connection; a node that cannot be reached is
+    /// passed over (said once per node, and not picked again within the
+    /// failed-host delay) and the next pick tried, up to once per node.
+    /// Returns the node and how long the connection took.
+    async fn open_somewhere(&mut self) -> Result<(usize, Duration)> {
+        self.seen = self.conns.generation();
         let mut tries = 0;
         loop {
             tries += 1;
-            let host = self.conns.pick(self.worker, self.made, &mut self.rng);
+            let host = self.conns.pick(self.worker, self.made, &mut self.rng)?;
             match self.open(host).await {
-                Ok(_) => {}
+                Ok(took) => return Ok((host, took)),
                 Err(e) if tries < self.conns.len() => {
                     self.conns.warn_unreachable(host, &e);
                     self.made += 1;
-                    continue;
                 }
-                Err(e) => return Err(e),
+                Err(e) => {
+                    self.conns.mark_failed(host);
+                    return Err(e);
+                }
             }
-            if !self.reconnect {
-                self.made += 1;
-                stats.common(|c| c.conns.opened(host, None));
-            }
-            return self.set_up(op).await;
         }
     }
 
@@ -157,6 +176,21 @@ impl Session {
     /// [`Self::reopen`] comes before each unit.
     pub fn reconnects_per_unit(&self) -> bool {
         self.reconnect
+    }
+
+    /// Whether the current connection should move to another node: the
+    /// nodes to be on changed (`--yb-refresh` found a node of a more
+    /// preferred zone answering again, or a node no longer listed) and
+    /// this one is no longer among them. Cheap when nothing changed.
+    pub fn should_move(&mut self) -> bool {
+        let g = self.conns.generation();
+        if g == self.seen {
+            return false;
+        }
+        self.seen = g;
+        self.current
+            .as_ref()
+            .is_some_and(|(host, _)| self.conns.should_leave(*host))
     }
 
     /// Drops the connection and opens another, on the next host of the
@@ -167,9 +201,8 @@ impl Session {
         stats: StatsRef<'_>,
     ) -> Result<()> {
         self.clear_current();
-        let host = self.conns.pick(self.worker, self.made, &mut self.rng);
+        let (host, took) = self.open_somewhere().await?;
         self.made += 1;
-        let took = self.open(host).await?;
         let took = self.reconnect.then_some(took);
         stats.common(|c| c.conns.opened(host, took));
         self.set_up(op).await
@@ -224,6 +257,13 @@ impl Session {
             let host = *host;
             stats.common(|c| c.conns.op_on(host));
         }
+    }
+
+    /// The host of the current connection, when units are counted per
+    /// host and interval (the run balances over several hosts).
+    pub fn host_counted(&self) -> Option<usize> {
+        let (host, _) = self.current.as_ref()?;
+        self.conns.balanced().then_some(*host)
     }
 
     /// Whether the connection was closed under the worker.

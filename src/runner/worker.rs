@@ -461,7 +461,7 @@ impl Phase<'_> {
             return Staged::End;
         }
         let ty = op.unit_type();
-        if !self.reopen_for_unit(op, ty, out, deadline).await {
+        if !self.reopen_for_unit(op, ty, out, deadline, idle).await {
             return Staged::End;
         }
         Staged::Unit(Held {
@@ -542,16 +542,19 @@ impl Phase<'_> {
     }
 
     /// With --reconnect: a new connection for this unit, its connect
-    /// timed apart, before the unit's slot and timing. A connect that
-    /// fails is the unit's failure. False when the worker is to stop.
+    /// timed apart, before the unit's slot and timing. Without it, a move
+    /// to another node when the nodes to be on changed (`--yb-refresh`),
+    /// when no unit is in flight (`idle`). A connect that fails is the
+    /// unit's failure. False when the worker is to stop.
     async fn reopen_for_unit<O: Operation>(
         &mut self,
         op: &mut O,
         ty: usize,
         out: &mut WorkerOutput,
         deadline: Option<Instant>,
+        idle: bool,
     ) -> bool {
-        if !self.session.reconnects_per_unit() {
+        if !(self.session.reconnects_per_unit() || idle && self.session.should_move()) {
             return true;
         }
         let reopened = Box::pin(self.session.reopen(op, self.rec.stats(self.measured))).await;
@@ -659,6 +662,11 @@ impl Phase<'_> {
         self.rec
             .unit_done(self.measured, self.thread as u32, ty, end, timing, outcome);
         self.session.count_op(self.rec.stats(self.measured));
+        if self.measured
+            && let Some(host) = self.session.host_counted()
+        {
+            self.rec.interval(|iv| iv.record_host(end, host));
+        }
         if let Some(log) = self.log.as_mut() {
             let r = log_record(
                 self.pace,

@@ -34,6 +34,9 @@ pub struct IntervalStats {
     pub latency: Histogram<u64>,
     pub lag_total: Duration,
     pub lag_max: Duration,
+    /// Units that succeeded per host index, when the run balances over
+    /// several hosts (empty otherwise).
+    pub host_ops: Vec<u64>,
 }
 
 impl Default for IntervalStats {
@@ -48,11 +51,30 @@ impl Default for IntervalStats {
             latency: new_histogram(),
             lag_total: Duration::ZERO,
             lag_max: Duration::ZERO,
+            host_ops: Vec::new(),
         }
     }
 }
 
+/// Adds `other` into `v` element by element, growing it as needed.
+fn add_counts(v: &mut Vec<u64>, other: &[u64]) {
+    if v.len() < other.len() {
+        v.resize(other.len(), 0);
+    }
+    for (a, b) in v.iter_mut().zip(other) {
+        *a += b;
+    }
+}
+
 impl IntervalStats {
+    /// Counts a unit that succeeded on host `host`.
+    pub fn on_host(&mut self, host: usize) {
+        if self.host_ops.len() <= host {
+            self.host_ops.resize(host + 1, 0);
+        }
+        self.host_ops[host] += 1;
+    }
+
     pub fn record(&mut self, timing: Timing, outcome: Outcome) {
         self.ops += 1;
         self.rows += outcome.rows;
@@ -73,6 +95,7 @@ impl IntervalStats {
         let _ = self.latency.add(&other.latency);
         self.lag_total += other.lag_total;
         self.lag_max = self.lag_max.max(other.lag_max);
+        add_counts(&mut self.host_ops, &other.host_ops);
     }
 
     /// Whether nothing at all was counted (a piece with only rows left by
@@ -103,6 +126,8 @@ impl IntervalStats {
             latency: Percentiles::of(&self.latency),
             lag_avg_ns: nanos(self.lag_total).checked_div(self.ops).unwrap_or(0),
             lag_max_ns: nanos(self.lag_max),
+            host_units: self.host_ops.clone(),
+            zone_units: Default::default(),
         }
     }
 }
@@ -207,6 +232,14 @@ pub struct IntervalFigures {
     pub latency: Percentiles,
     pub lag_avg_ns: u64,
     pub lag_max_ns: u64,
+    /// Units that succeeded per host index of the run (live only: a
+    /// record keeps them per zone, which means the same to every client).
+    #[serde(skip)]
+    pub host_units: Vec<u64>,
+    /// Units that succeeded per YugabyteDB zone, when the nodes were
+    /// discovered.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub zone_units: std::collections::BTreeMap<String, u64>,
 }
 
 impl IntervalFigures {
@@ -253,6 +286,10 @@ impl std::ops::AddAssign<&IntervalFigures> for IntervalFigures {
             self.lag_avg_ns = weigh(self.lag_avg_ns as f64, other.lag_avg_ns as f64) as u64;
         }
         self.lag_max_ns = self.lag_max_ns.max(other.lag_max_ns);
+        add_counts(&mut self.host_units, &other.host_units);
+        for (zone, n) in &other.zone_units {
+            *self.zone_units.entry(zone.clone()).or_default() += n;
+        }
         if self.seconds > 0.0 {
             self.ops_per_s = self.ops as f64 / self.seconds;
             self.rows_per_s = self.rows as f64 / self.seconds;

@@ -249,6 +249,10 @@ fn merge_operation(ops: &[&OpRecord], indexes: &[usize]) -> OpRecord {
         } else {
             Vec::new()
         },
+        // A zone is the cluster's, not one client's: they add up.
+        zones: super::record::add_zones(
+            &ops.iter().map(|o| o.zones.as_slice()).collect::<Vec<_>>(),
+        ),
         connect: if ops.len() == 1 {
             first.connect.clone()
         } else {
@@ -529,6 +533,7 @@ mod tests {
             },
             lag_avg_ns: 0,
             lag_max_ns: 0,
+            ..Default::default()
         }
     }
 

@@ -511,6 +511,9 @@ pub struct OpResult {
     pub failure: Option<String>,
     /// The hosts connections went to, in the index order of `total.conns`.
     pub hosts: Vec<String>,
+    /// Each host's YugabyteDB zone (`cloud.region.zone`) and node type, in
+    /// the order of `hosts`; empty strings for a host without a place.
+    pub host_places: Vec<(String, String)>,
     /// What the server saw of the operation (None with --no-server-stats).
     pub server: Option<server::ServerFigures>,
 }
@@ -554,6 +557,7 @@ impl OpResult {
             timed_out: false,
             failure: None,
             hosts: Vec::new(),
+            host_places: Vec::new(),
             server: None,
         }
     }

@@ -145,6 +145,10 @@ pub struct RunConfig {
     /// failover, round-robin or random (several hosts).
     #[serde(default)]
     pub load_balance: String,
+    /// YugabyteDB: the discovered nodes' types and zones a connection may
+    /// go to (`only-primary`, `prefer-rr, topology aws.r1.z1:1,…`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub topology: Option<String>,
     /// -C: a new connection per unit.
     #[serde(default)]
     pub reconnect: bool,
@@ -281,6 +285,10 @@ pub struct OpRecord {
     /// Connections and units per host.
     #[serde(default)]
     pub hosts: Vec<HostRecord>,
+    /// The same per YugabyteDB zone (`cloud.region.zone`), when the nodes
+    /// were discovered; added up by zone in a merge of several clients.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub zones: Vec<ZoneRecord>,
     /// Connect time and throughput without it, under --reconnect.
     #[serde(default)]
     pub connect: Option<ConnectRecord>,
@@ -325,6 +333,63 @@ pub struct HostRecord {
     pub host: String,
     pub connections: u64,
     pub units: u64,
+    /// Its zone, `cloud.region.zone` (discovered nodes only).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub zone: String,
+    /// `primary` or `read_replica` (discovered nodes only).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub node_type: String,
+}
+
+/// One YugabyteDB zone in the JSON report: its hosts' figures added up.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ZoneRecord {
+    pub zone: String,
+    /// The zone's hosts the run knew of.
+    pub hosts: u64,
+    pub connections: u64,
+    pub units: u64,
+}
+
+/// The figures of `hosts` per zone, in the order the zones first appear;
+/// empty when no host has a zone.
+pub fn zones_of(hosts: &[HostRecord]) -> Vec<ZoneRecord> {
+    let mut out: Vec<ZoneRecord> = Vec::new();
+    for h in hosts.iter().filter(|h| !h.zone.is_empty()) {
+        let i = match out.iter().position(|z| z.zone == h.zone) {
+            Some(i) => i,
+            None => {
+                out.push(ZoneRecord {
+                    zone: h.zone.clone(),
+                    hosts: 0,
+                    connections: 0,
+                    units: 0,
+                });
+                out.len() - 1
+            }
+        };
+        out[i].hosts += 1;
+        out[i].connections += h.connections;
+        out[i].units += h.units;
+    }
+    out
+}
+
+/// Several clients' zones added up by name (hosts counted once per
+/// client: two clients may know the same node).
+pub fn add_zones(all: &[&[ZoneRecord]]) -> Vec<ZoneRecord> {
+    let mut out: Vec<ZoneRecord> = Vec::new();
+    for z in all.iter().flat_map(|zs| zs.iter()) {
+        match out.iter_mut().find(|o| o.zone == z.zone) {
+            Some(o) => {
+                o.hosts = o.hosts.max(z.hosts);
+                o.connections += z.connections;
+                o.units += z.units;
+            }
+            None => out.push(z.clone()),
+        }
+    }
+    out
 }
 
 /// The connect figures of --reconnect in the JSON report.
@@ -455,7 +520,7 @@ impl OpRecord {
             rate_target: op.rate.map(|r| r.per_second),
             pipeline: op.pipeline,
             thread_rows: op.thread_rows.clone(),
-            intervals: op.intervals.clone(),
+            intervals: zone_intervals(op),
             types,
             statements: op.statements.iter().map(StatementRecord::of).collect(),
             checks: op.checks.clone(),
@@ -470,6 +535,7 @@ impl OpRecord {
             pauses: op.pauses.clone(),
             terminals: op.terminals,
             hosts: hosts(op),
+            zones: zones_of(&hosts(op)),
             driver: op.driver.clone(),
             connect: connect(op),
             server: op.server.clone(),
@@ -613,16 +679,41 @@ pub fn plural(unit: &str) -> String {
     }
 }
 
+/// The intervals as the record keeps them: units per zone instead of per
+/// host index (an index means nothing to another client or a later run).
+fn zone_intervals(r: &OpResult) -> Vec<IntervalFigures> {
+    r.intervals
+        .iter()
+        .map(|f| {
+            let mut f = f.clone();
+            for (i, n) in std::mem::take(&mut f.host_units).into_iter().enumerate() {
+                match r.host_places.get(i) {
+                    Some((zone, _)) if !zone.is_empty() => {
+                        *f.zone_units.entry(zone.clone()).or_default() += n
+                    }
+                    _ => {}
+                }
+            }
+            f
+        })
+        .collect()
+}
+
 /// Connections and units per host.
 fn hosts(r: &OpResult) -> Vec<HostRecord> {
     let c = &r.total.conns;
     r.hosts
         .iter()
         .enumerate()
-        .map(|(i, host)| HostRecord {
-            host: host.clone(),
-            connections: c.opened.get(i).copied().unwrap_or(0),
-            units: c.ops.get(i).copied().unwrap_or(0),
+        .map(|(i, host)| {
+            let (zone, node_type) = r.host_places.get(i).cloned().unwrap_or_default();
+            HostRecord {
+                host: host.clone(),
+                connections: c.opened.get(i).copied().unwrap_or(0),
+                units: c.ops.get(i).copied().unwrap_or(0),
+                zone,
+                node_type,
+            }
         })
         .collect()
 }
