@@ -22,7 +22,7 @@ mod tables;
 
 pub use args::{FamilyArgs, Misuse, RunContext, Unread};
 pub use facts::Facts;
-pub use operation::{AnyOperation, DynOperation, NoUnits, Operation, Pauses, Ticket};
+pub use operation::{AnyOperation, DynOperation, NoUnits, Operation, Ticket};
 pub use settings::{FamilySetting, FamilySettings, Settings};
 pub use tables::{ReadTable, TableSet, TableUse, Tables, rows_flag};
 

@@ -56,16 +56,6 @@ impl Operation for NoUnits {
     }
 }
 
-/// Waits around a unit that are not work for the server: TPC-C's keying
-/// time before a transaction and think time after it (clause 5.2.5). The
-/// runner waits them outside the timed section, so they are in no
-/// latency, and ends them at once on the stop or the end of `--time`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Pauses {
-    pub before: std::time::Duration,
-    pub after: std::time::Duration,
-}
-
 /// One worker's share of a workload, on its own connection.
 pub trait Operation: Send + 'static {
     /// Per-connection set-up, not timed: prepares statements.
@@ -87,12 +77,6 @@ pub trait Operation: Send + 'static {
     /// Which rows the staged unit holds, for error messages ("ids 0..200").
     fn unit_label(&self) -> Option<String> {
         None
-    }
-
-    /// What the runner waits before and after the staged unit (none but
-    /// for TPC-C's terminals with `--tpcc-wait`).
-    fn pauses(&self) -> Pauses {
-        Pauses::default()
     }
 
     /// For a workload whose units come from more emulated users than the
@@ -171,7 +155,6 @@ pub trait DynOperation: Send + 'static {
     fn execute_dyn<'a>(&'a mut self, conn: &'a mut WireConn) -> BoxFuture<'a, Result<Outcome>>;
     fn unit_type_dyn(&self) -> usize;
     fn unit_label_dyn(&self) -> Option<String>;
-    fn pauses_dyn(&self) -> Pauses;
     fn ready_dyn(&mut self) -> Option<BoxFuture<'_, Instant>>;
     fn retryable_dyn(&self) -> bool;
     fn long_unit_dyn(&self) -> bool;
@@ -202,9 +185,6 @@ impl<O: Operation> DynOperation for O {
     }
     fn unit_label_dyn(&self) -> Option<String> {
         self.unit_label()
-    }
-    fn pauses_dyn(&self) -> Pauses {
-        self.pauses()
     }
     fn ready_dyn(&mut self) -> Option<BoxFuture<'_, Instant>> {
         self.ready()
@@ -258,9 +238,6 @@ impl Operation for AnyOperation {
     }
     fn unit_label(&self) -> Option<String> {
         self.0.unit_label_dyn()
-    }
-    fn pauses(&self) -> Pauses {
-        self.0.pauses_dyn()
     }
     fn ready(&mut self) -> Option<BoxFuture<'_, Instant>> {
         self.0.ready_dyn()
