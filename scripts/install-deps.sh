@@ -6,7 +6,8 @@
 #       server binaries (for the sandbox servers) and psql, haproxy and
 #       PgBouncer (for the multi-node and pooler tests), GNU time
 #       (bench/compare.sh measures client CPU and peak RSS with it), the
-#       openssl command (compare.sh's TLS points make a certificate with it)
+#       openssl command (compare.sh's TLS points make a certificate with it),
+#       Chromium (tests/html.rs opens the HTML report pages headless)
 #   scripts/install-deps.sh --sandbox-only  only PostgreSQL's server
 #       binaries, all that `ysql-bench --sandbox` (the quick start) needs
 set -euo pipefail
@@ -31,6 +32,8 @@ if [ "$sandbox_only" = 0 ]; then
 command -v sysbench >/dev/null 2>&1 || missing+=(sysbench)
     [ -x /usr/bin/time ] || missing+=(time)
     command -v openssl >/dev/null 2>&1 || missing+=(openssl)
+    # tests/html.rs opens the report pages in headless Chromium.
+    command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 fi
 
 # The Kubernetes manifests are validated offline by the PyPI package

@@ -135,6 +135,7 @@ const PACING: &str = "Pacing";
 const REPORTS: &str = "Reports";
 const SAFETY: &str = "Safety";
 const CLIENTS: &str = "Several clients";
+const SLO: &str = "SLO gates and the highest rate that meets them";
 
 const ABOUT: &str = "Load, read and update a table in YugabyteDB YSQL or PostgreSQL, and report throughput and latency.";
 
@@ -147,7 +148,7 @@ ids up in it, so a run that starts with them needs a loaded table. The summary g
 what the run is doing (>> lines), warnings and errors go to stderr.";
 
 const AFTER_HELP: &str = "\
-Exit codes: 0 ok, 1 the run failed, 2 bad usage, 130 interrupted. --help shows an example per group.";
+Exit codes: 0 ok, 1 the run failed, 2 bad usage, 3 an --slo missed, 130 interrupted. --help shows an example per group.";
 
 const AFTER_LONG_HELP: &str = "\
 Examples:
@@ -168,11 +169,14 @@ Examples:
   Several clients: three machines as one run (client 0 shown), then their reports merged
     ysql-bench -u 'host=yb1 port=5433' --clients 3 --client-index 0 -o copy-mem,select --json c0.json
     ysql-bench merge c0.json c1.json c2.json --json run.json
+  SLO gates: fail (exit 3) when p99 is 10 ms or more; then the highest rate that keeps it
+    ysql-bench -o select --rate 2000 --time 1m --slo 'p99<10ms,errors<0.1%'
+    ysql-bench -o select --find-max --slo 'p99<10ms' --time 10s --warmup 2s
   Shell completions and the man page (see the README for where to put them)
     ysql-bench completions bash > ~/.local/share/bash-completion/completions/ysql-bench
     ysql-bench man > ~/.local/share/man/man1/ysql-bench.1
 
-Exit codes: 0 ok, 1 the run failed (the summary of what ran is still printed), 2 bad usage (nothing ran), 130 interrupted.";
+Exit codes: 0 ok, 1 the run failed (the summary of what ran is still printed), 2 bad usage (nothing ran), 3 the run (or merge, or compare --fail-if) missed its --slo, 130 interrupted.";
 
 #[derive(Parser, Debug, Clone)]
 #[command(
@@ -344,6 +348,48 @@ pub struct Cli {
     #[arg(long, value_name = "MS", value_parser = parse_millis, help_heading = PACING)]
     pub latency_limit: Option<Duration>,
 
+    /// Judge the run by these criteria, e.g. 'p99<10ms,errors<0.1%,throughput>=5000/s'; a miss exits 3.
+    ///
+    /// Each is [SCOPE:]METRIC OP VALUE with OP one of < <= > >=. METRIC: a latency percentile from
+    /// the intended start (p50, p99, p99.9, mean, max; service.p99 for the time from sending),
+    /// errors, retries or skipped (a share: 0.1%, or a count: 5), throughput (units per second:
+    /// 5000/s, or a share of --rate's target: 95%), or a workload's own figure (efficiency>=90%).
+    /// SCOPE: an operation of -o or a transaction type (new-order:p90<5s). Judged over the measured
+    /// time; stated in the summary, -P lines, JSON and CSV. See docs/slo.md.
+    #[arg(long, value_name = "LIST", value_parser = parse_slo, help_heading = SLO)]
+    pub slo: Option<crate::stats::slo::Slo>,
+
+    /// Stop the run as soon as an --slo criterion can no longer be met, whatever the rest does.
+    ///
+    /// Certain only from counts that can only grow against the most units the run can still end
+    /// (a fixed --rate with --time, or --transactions): see docs/slo.md.
+    #[arg(long, requires = "slo", help_heading = SLO)]
+    pub slo_abort: bool,
+
+    /// Find the highest --rate at which the last operation of -o meets --slo.
+    ///
+    /// Steps of a target rate: --warmup unmeasured (default 2s), then --time measured (default
+    /// 10s); doubling from --rate (default 100) until a step misses, then bisecting down to
+    /// --find-max-resolution. Prints the rate and the curve of every step.
+    #[arg(long, requires = "slo", help_heading = SLO)]
+    pub find_max: bool,
+
+    /// What --find-max searches over: rate (open loop, --rate) or threads (closed loop, -t).
+    #[arg(long, value_name = "WHAT", default_value = "rate", requires = "find_max", help_heading = SLO)]
+    pub find_max_over: FindMaxOverArg,
+
+    /// Stop bisecting when the last rate that held is within this share of the first that missed.
+    #[arg(long, value_name = "PERCENT", default_value = "5", value_parser = parse_resolution, requires = "find_max", help_heading = SLO)]
+    pub find_max_resolution: f64,
+
+    /// How often a step whose figures straddle a criterion within the noise is run again.
+    #[arg(long, value_name = "N", default_value = "2", value_parser = parse_count::<u32>, requires = "find_max", help_heading = SLO)]
+    pub find_max_repeats: u32,
+
+    /// The most steps a search runs (repeats included).
+    #[arg(long, value_name = "N", default_value = "40", value_parser = parse_positive::<u32>, requires = "find_max", help_heading = SLO)]
+    pub find_max_steps: u32,
+
     /// After the operations, print the average stored row size.
     ///
     /// pg_column_size over up to 10000 rows.
@@ -404,6 +450,13 @@ pub struct Cli {
     /// Write one CSV row per interval (1 s, or -P) per operation.
     #[arg(long, value_name = "FILE", help_heading = REPORTS)]
     pub csv: Option<PathBuf>,
+
+    /// Write the run as one self-contained HTML page.
+    ///
+    /// Charts of throughput and latency over time, the percentile spectrum, errors, the
+    /// server's side and the set-up; it fetches nothing when opened (see docs/report.md).
+    #[arg(long, value_name = "FILE", help_heading = REPORTS)]
+    pub html: Option<PathBuf>,
 
     /// Write every timed unit as a CSV row.
     ///
@@ -599,6 +652,21 @@ pub enum Command {
         /// Refuse (rather than warn about) a run with clients missing.
         #[arg(long)]
         strict: bool,
+        /// Write the merged run as one self-contained HTML page.
+        #[arg(long, value_name = "FILE")]
+        html: Option<PathBuf>,
+        /// Judge the merged figures by these criteria (as a run's --slo; default: the
+        /// clients' own); a miss exits 3.
+        #[arg(long, value_name = "LIST", value_parser = parse_slo_text)]
+        slo: Option<String>,
+    },
+    /// Write the HTML page of a saved, merged or older --json report.
+    Report {
+        #[arg(value_name = "REPORT")]
+        report: PathBuf,
+        /// Where the page goes (default: the report's name with .html).
+        #[arg(long, value_name = "FILE")]
+        html: Option<PathBuf>,
     },
     /// Print the summary of a saved --json report.
     Show {
@@ -617,7 +685,23 @@ pub enum Command {
         base: PathBuf,
         #[arg(value_name = "NEW")]
         new: PathBuf,
+        /// Also write the comparison as one self-contained HTML page.
+        #[arg(long, value_name = "FILE")]
+        html: Option<PathBuf>,
+        /// Exit 3 when a change from BASE to NEW beyond the run-to-run noise crosses one of
+        /// these, e.g. 'p99>+10%,throughput<-5%' (see docs/slo.md).
+        #[arg(long, value_name = "LIST", value_parser = parse_fail_if)]
+        fail_if: Option<String>,
     },
+}
+
+/// What `--find-max` searches over.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum FindMaxOverArg {
+    /// The target rate (--rate) of an open-loop workload.
+    Rate,
+    /// The workers (-t) of a closed-loop workload.
+    Threads,
 }
 
 /// What a worker does after a failed unit.
@@ -820,6 +904,30 @@ pub fn usage_hint(e: &clap::Error, args: &[String]) -> Option<String> {
             }
         }
         _ => None,
+    }
+}
+
+fn parse_slo(s: &str) -> Result<crate::stats::slo::Slo, String> {
+    crate::stats::slo::Slo::parse(s)
+}
+
+/// A subcommand's `--slo`, checked, kept as written.
+fn parse_slo_text(s: &str) -> Result<String, String> {
+    crate::stats::slo::Slo::parse(s).map(|_| s.to_string())
+}
+
+/// `compare --fail-if`, checked, kept as written.
+fn parse_fail_if(s: &str) -> Result<String, String> {
+    crate::stats::slo::FailIf::parse(s).map(|_| s.to_string())
+}
+
+/// `--find-max-resolution`: a percentage, as a fraction.
+fn parse_resolution(s: &str) -> Result<f64, String> {
+    match s.trim().trim_end_matches('%').parse::<f64>() {
+        Ok(p) if p.is_finite() && (0.1..=100.0).contains(&p) => Ok(p / 100.0),
+        _ => Err(format!(
+            "'{s}' is not a resolution: give a percentage between 0.1 and 100, e.g. 5"
+        )),
     }
 }
 

@@ -11,8 +11,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::cli::{
-    Cli, HistogramScaleArg, IsolationArg, KeyDistributionArg, LoadBalanceArg, OnErrorArg,
-    ProtocolArg, RateDistributionArg,
+    Cli, FindMaxOverArg, HistogramScaleArg, IsolationArg, KeyDistributionArg, LoadBalanceArg,
+    OnErrorArg, ProtocolArg, RateDistributionArg,
 };
 use crate::db::connect::ConnTarget;
 use crate::db::nodes::Balance;
@@ -24,6 +24,8 @@ use crate::error::{Error, Result};
 use crate::report::histogram::Scale;
 use crate::runner::schedule::Distribution;
 use crate::runner::{OnError, RunSettings};
+use crate::stats::find_max::{Over, SearchPlan};
+use crate::stats::slo::{Measure, Slo};
 use crate::workload::kit::keys::{KeyDistribution, ZIPF_THETA};
 use crate::workload::kit::limits::check_table_shape;
 use crate::workload::kit::partition::ClientShare;
@@ -82,6 +84,8 @@ pub struct RunPlan {
     /// Each family's flags, for the warnings about those the run leaves
     /// unread.
     pub workload_args: WorkloadArgs,
+    /// `--find-max`: the search over the last operation of `-o`.
+    pub find_max: Option<SearchPlan>,
 }
 
 /// What the run writes besides the summary.
@@ -95,6 +99,7 @@ pub struct OutputOptions {
     pub graph: Option<GraphOptions>,
     pub json: Option<PathBuf>,
     pub csv: Option<PathBuf>,
+    pub html: Option<PathBuf>,
     pub latency_log: Option<PathBuf>,
 }
 
@@ -321,7 +326,8 @@ impl RunPlan {
             client,
             families,
         };
-        let run = run_settings(&cli, &workload)?;
+        let mut run = run_settings(&cli, &workload)?;
+        let find_max = find_max_plan(&cli, &operations, &mut run)?;
         let plan = RunPlan {
             target,
             operations,
@@ -343,6 +349,7 @@ impl RunPlan {
             server_stats: !cli.no_server_stats,
             cluster,
             workload_args: cli.workloads,
+            find_max,
         };
         plan.check_workloads()?;
         Ok(plan)
@@ -366,8 +373,124 @@ impl RunPlan {
         if self.workload.drop {
             check_drop(&workloads, &self.workload)?;
         }
+        if let Some(slo) = &self.run.slo {
+            let rated = self.run.rate.is_some() || self.find_max.is_some();
+            check_slo(slo, &workloads, rated)?;
+        }
         check_pipeline(&workloads, self.run.pipeline)
     }
+}
+
+/// The default measured window and settle of a `--find-max` step.
+pub const FIND_MAX_WINDOW: Duration = Duration::from_secs(10);
+pub const FIND_MAX_SETTLE: Duration = Duration::from_secs(2);
+
+/// `--find-max`: what it searches over the last operation of `-o`, which
+/// must be a query workload that `--rate` paces (over rate) or any query
+/// workload (over threads); `--time` and `--warmup` become each step's
+/// window and settle (10 s and 2 s unless given), `--rate` or `-t` the
+/// start.
+fn find_max_plan(
+    cli: &Cli,
+    operations: &[&'static Spec],
+    run: &mut RunSettings,
+) -> Result<Option<SearchPlan>> {
+    if !cli.find_max {
+        return Ok(None);
+    }
+    let Some(last) = operations.last() else {
+        return Ok(None);
+    };
+    if last.is_load() || last.drops {
+        return Err(Error::usage(format!(
+            "--find-max searches over the last operation of -o, and {} is not a query workload: end -o with the workload to search (select, script, ycsb-a, ...)",
+            last.name
+        )));
+    }
+    if cli.transactions.is_some() {
+        return Err(Error::usage(
+            "--find-max runs steps of a time (--time, default 10s), not of --transactions: leave --transactions out",
+        ));
+    }
+    let over = match cli.find_max_over {
+        FindMaxOverArg::Rate => Over::Rate,
+        FindMaxOverArg::Threads => Over::Threads,
+    };
+    if over == Over::Rate && !last.paced {
+        return Err(Error::usage(format!(
+            "--find-max over rate needs a workload that --rate paces, and {} sends one statement per thread: search over workers instead (--find-max-over threads)",
+            last.name
+        )));
+    }
+    if over == Over::Threads && cli.rate.is_some() {
+        return Err(Error::usage(
+            "--find-max-over threads searches a closed loop: leave --rate out (or search over rate)",
+        ));
+    }
+    run.run_time = cli.time.unwrap_or(FIND_MAX_WINDOW);
+    run.warmup = Some(cli.warmup.unwrap_or(FIND_MAX_SETTLE)).filter(|d| !d.is_zero());
+    Ok(Some(SearchPlan {
+        over,
+        // --rate is the whole run's (each client takes its share).
+        start: match over {
+            Over::Rate => cli.rate.unwrap_or(100.0),
+            Over::Threads => cli.threads as f64,
+        },
+        resolution: cli.find_max_resolution,
+        repeats: cli.find_max_repeats,
+        max_steps: cli.find_max_steps,
+    }))
+}
+
+/// `--slo`: every scope names an operation of `-o` or a transaction type
+/// of its workloads, every workload figure is one of theirs, and a
+/// throughput against the target has a `--rate` to be against; refused
+/// before any connection, as every usage error.
+fn check_slo(slo: &Slo, workloads: &[Box<dyn Workload>], rated: bool) -> Result<()> {
+    let ops: Vec<&str> = workloads.iter().map(|w| w.spec().name).collect();
+    let types: Vec<&str> = workloads
+        .iter()
+        .flat_map(|w| w.facts().types.clone())
+        .collect();
+    let figures: Vec<String> = ops
+        .iter()
+        .flat_map(|o| crate::workload::registry::figure_rules(o))
+        .map(|m| m.key)
+        .collect();
+    for c in &slo.criteria {
+        if let Some(scope) = &c.scope
+            && !ops.contains(&scope.as_str())
+            && !types.contains(&scope.as_str())
+        {
+            return Err(Error::usage(format!(
+                "--slo '{}': '{scope}' is neither an operation of -o ({}) nor a transaction type of its workloads ({})",
+                c.text,
+                ops.join(", "),
+                types.join(", ")
+            )));
+        }
+        match &c.measure {
+            Measure::Figure(key) if !figures.contains(key) => {
+                let known = if figures.is_empty() {
+                    "the workloads of this run keep none".to_string()
+                } else {
+                    format!("this run's are {}", figures.join(", "))
+                };
+                return Err(Error::usage(format!(
+                    "--slo '{}': '{key}' is not a metric (p99, service.p99, mean, max, errors, retries, skipped, throughput) nor a workload figure ({known})",
+                    c.text
+                )));
+            }
+            Measure::Throughput { of_target: true } if !rated => {
+                return Err(Error::usage(format!(
+                    "--slo '{}': a throughput in % is a share of --rate's target, and the run has no --rate: give units per second instead (throughput>=5000/s)",
+                    c.text
+                )));
+            }
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 /// `--pipeline` above 1: every query workload of the run must be able to
@@ -461,6 +584,7 @@ fn output_options(cli: &Cli) -> Result<OutputOptions> {
     check_distinct_outputs(&[
         ("--json", cli.json.as_deref()),
         ("--csv", cli.csv.as_deref()),
+        ("--html", cli.html.as_deref()),
         ("--latency-log", cli.latency_log.as_deref()),
     ])?;
     // `--json -` is stdout, as for merge.
@@ -469,6 +593,14 @@ fn output_options(cli: &Cli) -> Result<OutputOptions> {
     }
     if let Some(p) = &cli.csv {
         check_output_file(p, "--csv", crate::report::csv::is_ours)?;
+        // --slo writes its verdicts beside it.
+        if cli.slo.is_some() {
+            let beside = crate::report::slo::csv_path(p);
+            check_output_file(&beside, "--csv (its .slo.csv)", crate::report::slo::is_ours)?;
+        }
+    }
+    if let Some(p) = &cli.html {
+        check_output_file(p, "--html", crate::report::html::is_ours)?;
     }
     if let Some(p) = &cli.latency_log {
         check_output_file(p, "--latency-log", |head: &str| {
@@ -487,6 +619,7 @@ fn output_options(cli: &Cli) -> Result<OutputOptions> {
         graph: graph_options(cli)?,
         json: cli.json.clone(),
         csv: cli.csv.clone(),
+        html: cli.html.clone(),
         latency_log: cli.latency_log.clone(),
     })
 }
@@ -583,6 +716,8 @@ fn run_settings(cli: &Cli, w: &Settings) -> Result<RunSettings> {
         nontransactional: cli.nontransactional,
         reconnect: cli.reconnect,
         pipeline: pipeline_depth(cli, w.protocol)?,
+        slo: cli.slo.clone().map(std::sync::Arc::new),
+        slo_abort: cli.slo_abort,
     })
 }
 

@@ -1,7 +1,9 @@
 //! The one error type of the tool and the exit code each kind maps to.
 //!
 //! Two kinds matter to a user: bad input (exit 2: nothing was run, fix the
-//! command line) and a failed run (exit 1: something ran and went wrong).
+//! command line) and a failed run (exit 1: something ran and went wrong);
+//! a third, a run that went right and missed its `--slo` (exit 3), is no
+//! error of the run but a verdict on it.
 //! Every variant carries the context a user needs to act on it (which
 //! operation, which file, which SQLSTATE); it is printed once, by `main`.
 
@@ -13,6 +15,10 @@ pub const EXIT_OK: i32 = 0;
 pub const EXIT_FAILED: i32 = 1;
 /// Exit code of bad usage: nothing was run.
 pub const EXIT_USAGE: i32 = 2;
+/// Exit code of a run, merge or comparison that missed its service-level
+/// objectives (`--slo`, `merge --slo`, `compare --fail-if`): distinct
+/// from a failed run, so that a CI job tells a slow build from a broken one.
+pub const EXIT_SLO: i32 = 3;
 /// Exit code after an interrupt (128 + SIGINT), as shells report it.
 pub const EXIT_INTERRUPTED: i32 = 130;
 
@@ -54,6 +60,10 @@ pub enum Error {
     /// counting the same failure as fast as the script can repeat it.
     #[error("{0} (a script error: the run stopped at the first one, as pgbench aborts the client)")]
     Script(String),
+    /// A merge or comparison that missed its objectives (`merge --slo`,
+    /// `compare --fail-if`): which criterion, with its value. Exit 3.
+    #[error("{0}")]
+    Slo(String),
     /// Ctrl-C or SIGTERM before the first operation started.
     #[error("interrupted before the first operation started ({0}); nothing was written")]
     Interrupted(&'static str),
@@ -98,6 +108,7 @@ impl Error {
         match self {
             Error::Usage(_) => EXIT_USAGE,
             Error::Interrupted(_) => EXIT_INTERRUPTED,
+            Error::Slo(_) => EXIT_SLO,
             _ => EXIT_FAILED,
         }
     }

@@ -36,9 +36,12 @@ pub fn write(command: &Command, out: &mut dyn Write) -> std::io::Result<()> {
         }
         Command::Man => clap_mangen::Man::new(cli).render(out),
         // Not generated files: main hands these to `app::saved`.
-        Command::Merge { .. } | Command::Show { .. } | Command::Compare { .. } => Err(
-            std::io::Error::other("merge, show and compare read reports; they generate nothing"),
-        ),
+        Command::Merge { .. }
+        | Command::Show { .. }
+        | Command::Report { .. }
+        | Command::Compare { .. } => Err(std::io::Error::other(
+            "merge, show and compare read reports; they generate nothing",
+        )),
     }
 }
 

@@ -15,7 +15,7 @@ use tokio::signal::unix::{SignalKind, signal};
 use ysql_bench::cli::{Cli, Command};
 use ysql_bench::config::RunPlan;
 use ysql_bench::db::sandbox;
-use ysql_bench::error::{EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK};
+use ysql_bench::error::{EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_SLO};
 use ysql_bench::signals::{self, Answer, Signal, Signals};
 use ysql_bench::{Control, run_with};
 
@@ -28,7 +28,10 @@ fn main() -> ExitCode {
         Err(code) => return ExitCode::from(code as u8),
     };
     if let Some(
-        command @ (Command::Merge { .. } | Command::Show { .. } | Command::Compare { .. }),
+        command @ (Command::Merge { .. }
+        | Command::Show { .. }
+        | Command::Report { .. }
+        | Command::Compare { .. }),
     ) = &cli.command
     {
         let code = ysql_bench::app::saved::run_command(command, &mut std::io::stdout().lock());
@@ -71,8 +74,9 @@ fn main() -> ExitCode {
         let mut stdout = std::io::stdout();
         match run_with(plan, &mut stdout, control).await {
             Ok(report) if report.interrupted => EXIT_INTERRUPTED,
-            Ok(report) if report.succeeded() => EXIT_OK,
-            Ok(_) => EXIT_FAILED,
+            Ok(report) if !report.succeeded() => EXIT_FAILED,
+            Ok(report) if report.slo_missed() => EXIT_SLO,
+            Ok(_) => EXIT_OK,
             Err(e) => {
                 ysql_bench::say!("error: {e}");
                 e.exit_code()

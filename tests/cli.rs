@@ -951,7 +951,10 @@ fn bash_completes_operation_names_after_o_and_after_a_comma() {
         complete(&["ysql-bench", "show", "--print-h"]),
         ["--print-histogram"]
     );
-    assert_eq!(complete(&["ysql-bench", "compare", "--h"]), ["--help"]);
+    assert_eq!(
+        complete(&["ysql-bench", "compare", "--h"]),
+        ["--html", "--help"]
+    );
 }
 
 /// The load's progress bar redraws itself with cursor controls: it is

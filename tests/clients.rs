@@ -172,6 +172,83 @@ async fn three_clients_load_every_id_once_and_merge_exactly() {
             "{key}: merged {got_ns} ns, from the logs {want_ns} ns"
         );
     }
+    merged_intervals_are_the_logs_intervals(&json, &logs, sel);
+}
+
+/// Each merged interval of the select's has the percentiles of the
+/// latency-log lines of the units that ended in it: each client's units
+/// by the interval of that client they ended in, lined up on the common
+/// clock as `merge` lines up the clients' intervals (issue 25).
+fn merged_intervals_are_the_logs_intervals(
+    json: &[std::path::PathBuf],
+    logs: &[std::path::PathBuf],
+    merged: &serde_json::Value,
+) {
+    let ops: Vec<serde_json::Value> = json
+        .iter()
+        .map(|p| report(p)["operations"][1].clone())
+        .collect();
+    let begin = |o: &serde_json::Value| {
+        o["start"]["at_s"].as_f64().unwrap() + o["warmup_s"].as_f64().unwrap_or(0.0)
+    };
+    let first = ops.iter().map(begin).fold(f64::INFINITY, f64::min);
+    let mut bins: std::collections::BTreeMap<u64, Vec<u64>> = Default::default();
+    for (o, log) in ops.iter().zip(logs) {
+        let offset = begin(o) - first;
+        let ends: Vec<f64> = o["intervals"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["end_s"].as_f64().unwrap())
+            .collect();
+        let text = std::fs::read_to_string(log).expect("latency log written");
+        for line in text.lines().skip(1) {
+            let f: Vec<&str> = line.split(',').collect();
+            if f[0] != "select" || f[6] != "1" {
+                continue;
+            }
+            let (due, latency): (u64, u64) = (f[2].parse().unwrap(), f[3].parse().unwrap());
+            // The interval (1 s) it ended in; past the run's end, its last.
+            let j = (((due + latency) / 1_000_000) as usize).min(ends.len() - 1);
+            let k = ((ends[j] + offset) / 1.0).ceil().max(1.0) as u64 - 1;
+            bins.entry(k).or_default().push(latency);
+        }
+    }
+    let intervals = merged["intervals"].as_array().unwrap();
+    let mut checked = 0;
+    for f in intervals {
+        let k = f["index"].as_u64().unwrap();
+        let mut lat = bins.remove(&k).unwrap_or_default();
+        assert_eq!(f["ops"].as_u64(), Some(lat.len() as u64), "interval {k}");
+        if lat.len() < 100 {
+            continue;
+        }
+        lat.sort_unstable();
+        for (q, key) in [(0.5, "p50"), (0.99, "p99")] {
+            let got_ns = f["latency"][key].as_f64().unwrap();
+            let rank = ((q * lat.len() as f64).ceil() as usize).clamp(1, lat.len()) - 1;
+            // A unit that ended within a microsecond of an interval's end
+            // may be logged in the next: the ranks beside count too.
+            let near = lat[rank.saturating_sub(1)..=(rank + 1).min(lat.len() - 1)]
+                .iter()
+                .any(|&us| (got_ns - us as f64 * 1e3).abs() <= us as f64 * 1e3 * 0.002 + 1_500.0);
+            assert!(
+                near,
+                "interval {k} {key}: merged {got_ns} ns, the logs' {} us",
+                lat[rank]
+            );
+        }
+        checked += 1;
+    }
+    assert!(
+        checked >= 2,
+        "only {checked} merged intervals had units enough"
+    );
+    assert!(
+        bins.is_empty(),
+        "log lines outside the merged intervals: {:?}",
+        bins.keys()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

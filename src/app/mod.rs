@@ -39,10 +39,12 @@ use crate::runner::setup_race::{self, SETUP, SetUpConn};
 use crate::runner::{self, RunCtx, StartBarrier, latency_log};
 use crate::stats::OpResult;
 use crate::stats::record::{OpRecord, RowSize};
+use crate::stats::slo::{SloRecord, judge_ops};
 use crate::workload::Workload;
 
 pub use crate::runner::never_started;
 
+mod find_max;
 mod record;
 pub mod saved;
 
@@ -107,12 +109,31 @@ pub struct RunReport {
     /// `--clients`: this client's place in the run and when each
     /// operation started on the database's clock.
     pub cluster: Option<crate::cluster::ClusterRecord>,
+    /// `--slo`: the verdict on the run.
+    pub slo: Option<SloRecord>,
+    /// `--slo` judges failed units (an `errors` criterion): then they do
+    /// not fail the run by themselves.
+    pub slo_judges_errors: bool,
+    /// `--find-max`: the search and its steps.
+    pub find_max: Option<crate::stats::find_max::FindMaxRecord>,
 }
 
 impl RunReport {
-    /// Whether every operation ran to its end without a failed unit.
+    /// Whether every operation ran to its end without a failed unit (or
+    /// with failed units that an `--slo` criterion judges instead).
     pub fn succeeded(&self) -> bool {
-        !self.interrupted && self.operations.iter().all(|o| o.succeeded())
+        !self.interrupted
+            && self.operations.iter().all(|o| {
+                o.succeeded()
+                    || (self.slo_judges_errors
+                        && o.failure.is_none()
+                        && o.checks.iter().all(|c| c.held))
+            })
+    }
+
+    /// Whether the run missed its `--slo` (exit 3 when it did not fail).
+    pub fn slo_missed(&self) -> bool {
+        self.slo.as_ref().is_some_and(|s| !s.met)
     }
 }
 
@@ -192,6 +213,7 @@ pub async fn run_workloads(
         conns,
         server: watch,
         barrier: gate.clone().map(|g| g as Arc<dyn StartBarrier>),
+        slo_stopped: Arc::default(),
     };
     let mut report = RunReport {
         started_at,
@@ -200,6 +222,9 @@ pub async fn run_workloads(
         operations: Vec::new(),
         interrupted: false,
         cluster: None,
+        slo: None,
+        find_max: None,
+        slo_judges_errors: plan.run.slo.as_ref().is_some_and(|s| s.judges_errors()),
     };
     let titles = Titles::new(&report);
     // `--json -` puts the JSON on stdout, and the summary on stderr, so
@@ -225,6 +250,7 @@ pub async fn run_workloads(
     };
     // Each operation's record, as its text was written: the JSON's.
     let records = run_operations(&steps, &workloads, &mut report, &mut summary).await?;
+    judge_slo(&plan, &ctx, &records, &mut report, &mut summary);
     let row_size = if plan.show_rowsize && !report.interrupted && summary.failed.is_none() {
         write_row_size(&ctx, &workloads, &mut summary).await
     } else {
@@ -249,7 +275,7 @@ pub async fn run_workloads(
     end_of_run(report, failed, stdout_failed, json_to_stdout)
 }
 
-/// The JSON and CSV reports, written from the run's record; their
+/// The JSON, CSV and HTML reports, written from the run's record; their
 /// failures.
 fn write_report_files(
     plan: &RunPlan,
@@ -259,13 +285,42 @@ fn write_report_files(
     row_size: Option<RowSize>,
     out: &mut (dyn Write + Send),
 ) -> Vec<Error> {
-    let run = record::run_record(plan, target, report, records, row_size);
+    let mut run = record::run_record(plan, target, report, records, row_size);
+    run.slo = report.slo.clone();
+    run.find_max = report.find_max.clone();
     let to = FileTargets {
         json: plan.output.json.as_deref(),
         csv: plan.output.csv.as_deref(),
+        html: plan.output.html.as_deref(),
         csv_figures: crate::workload::registry::INTERVAL_COLUMNS,
     };
     crate::report::files::write_files(&run, to, out)
+}
+
+/// `--slo`: the run's verdict on what was measured, in the summary (and
+/// the missed criteria on stderr too), kept for the record and the exit
+/// code. An interrupted run is not judged: it measured less than asked.
+fn judge_slo(
+    plan: &RunPlan,
+    ctx: &RunCtx,
+    records: &[OpRecord],
+    report: &mut RunReport,
+    summary: &mut Summary<'_>,
+) {
+    let Some(slo) = &plan.run.slo else {
+        return;
+    };
+    // A search is judged by its answer (see `find_max`).
+    if report.interrupted || report.find_max.is_some() {
+        return;
+    }
+    let aborted = ctx.slo_stopped.lock().ok().and_then(|g| g.clone());
+    let verdict = judge_ops(slo, records, aborted);
+    let _ = report::slo::write_slo(summary, &verdict);
+    if !verdict.met {
+        crate::say!("{}", report::slo::missed_line(&verdict));
+    }
+    report.slo = Some(verdict);
 }
 
 /// The leader ends the run at the barrier; this client's part in the run,
@@ -306,11 +361,15 @@ fn conn_source(
             labels.join(", ")
         );
     }
-    let source = ConnSource::new(endpoints, plan.balance, tls.clone(), plan.run.threads)?
-        .with_topology(
-            plan.topology.clone().unwrap_or_default(),
-            plan.failed_host_delay,
-        );
+    // A search over workers takes up to the most a run may have.
+    let workers = match plan.find_max {
+        Some(s) if s.over == crate::stats::find_max::Over::Threads => crate::config::MAX_THREADS,
+        _ => plan.run.threads,
+    };
+    let source = ConnSource::new(endpoints, plan.balance, tls.clone(), workers)?.with_topology(
+        plan.topology.clone().unwrap_or_default(),
+        plan.failed_host_delay,
+    );
     let source = Arc::new(source);
     let refresher = plan.yb_refresh.map(|every| {
         let how = nodes::Rediscover {
@@ -693,6 +752,26 @@ async fn run_operations(
             control.check(SETUP)?;
         }
         control.started.store(true, Ordering::Relaxed);
+        if let Some(search) = plan.find_max.filter(|_| position + 1 == workloads.len()) {
+            let found = find_max::search(
+                ctx,
+                &control.interrupted,
+                workload.as_ref(),
+                position,
+                search,
+                plan.cluster.as_ref().map_or(1, |c| c.clients),
+            )
+            .await;
+            end_search(steps, found, report, summary);
+            if let Some(failed) = report
+                .operations
+                .last()
+                .filter(|_| report.find_max.is_none())
+            {
+                records.push(OpRecord::of(failed));
+            }
+            break;
+        }
         let result = runner::run_operation(ctx, workload.as_ref(), position).await;
         // A failed write is kept in `out` and the rest skipped; the
         // pictures and the report files are written all the same.
@@ -714,6 +793,16 @@ async fn run_operations(
             report.interrupted = true;
             break;
         }
+        if ctx.slo_stopped.lock().is_ok_and(|s| s.is_some()) {
+            let rest = not_run(workloads, report);
+            if !rest.is_empty() {
+                crate::say!(
+                    ">> not started: {}: --slo-abort stopped the run",
+                    rest.join(", ")
+                );
+            }
+            break;
+        }
         // A load that failed leaves its tables short for what follows; a
         // clean-up that failed leaves only clean-ups after it, which go on.
         if !ok && kind.is_load() && !kind.drops {
@@ -728,6 +817,53 @@ async fn run_operations(
         }
     }
     Ok(records)
+}
+
+/// A search's end: its block in the summary, its picture, its verdict on
+/// the run; a step that failed is the run's failed operation.
+fn end_search(
+    steps: &Steps<'_>,
+    found: find_max::Found,
+    report: &mut RunReport,
+    summary: &mut Summary<'_>,
+) {
+    if let Some(failed) = found.failed {
+        say_why_it_failed(&failed);
+        report.interrupted |= failed.interrupted;
+        report.operations.push(failed);
+        return;
+    }
+    let _ = report::find_max::write_find_max(summary, &found.record);
+    crate::say!(
+        ">> find-max: {}",
+        report::find_max::answer_line(&found.record)
+    );
+    if let Some(g) = &steps.plan.output.graph {
+        let stem = format!(
+            "ysql-bench-{}-{}-find-max",
+            steps.titles.stamp, found.record.operation
+        );
+        let path = report::plot::free_path(&g.dir, &stem);
+        let drawn = std::fs::create_dir_all(&g.dir)
+            .map_err(|e| Error::io(format!("cannot create --graph-dir {}", g.dir.display()), e))
+            .and_then(|()| {
+                report::writing(|| {
+                    report::find_max::draw(&found.record, &path, (g.width, g.height))
+                })
+            });
+        match drawn {
+            Ok(()) => crate::say!(">> wrote {}", path.display()),
+            Err(e) => crate::say!("warning: {e}"),
+        }
+    }
+    if let Some(slo) = &found.slo {
+        let _ = report::slo::write_slo(summary, slo);
+        if !slo.met {
+            crate::say!("{}", report::slo::missed_line(slo));
+        }
+    }
+    report.slo = found.slo;
+    report.find_max = Some(found.record);
 }
 
 /// The names of the operations not run yet.

@@ -66,6 +66,8 @@ pub fn run_record(
         }),
         per_statement: plan.output.per_statement,
         row_size,
+        slo: None,
+        find_max: None,
     }
 }
 

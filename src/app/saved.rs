@@ -1,4 +1,5 @@
-//! The saved-report commands: `ysql-bench show`, `merge` and `compare`.
+//! The saved-report commands: `ysql-bench show`, `merge`, `report` and
+//! `compare`.
 //!
 //! They take the flags of their subcommand, read the reports back
 //! ([`crate::report::saved`]) and hand the records to the same report
@@ -17,12 +18,13 @@ use std::time::Duration;
 
 use crate::cli::{Command, HistogramScaleArg};
 use crate::error::{EXIT_OK, Error, Result};
-use crate::report::files::{FileTargets, write_files};
+use crate::report::files::{FileTargets, write_file, write_files};
 use crate::report::histogram::Scale;
 use crate::report::text::{TextOptions, write_show};
 use crate::report::{compare, json, saved};
 use crate::stats::outcome::{Metric, TypeFigures};
 use crate::stats::record::{OpRecord, RunConfig, RunRecord, number};
+use crate::stats::slo::{FailIf, Slo, judge_run};
 
 /// Runs `merge`, `show` or `compare`, writing to `out`; returns the exit
 /// code. Errors are printed here, once: bad input (a file that is not a
@@ -66,15 +68,19 @@ fn run_inner(command: &Command, out: &mut dyn Write) -> Result<()> {
             print_histogram,
             histogram_scale,
             strict,
+            html,
+            slo,
         } => merge(
             reports,
             FileTargets {
                 json: json.as_deref(),
                 csv: csv.as_deref(),
+                html: html.as_deref(),
                 csv_figures: crate::workload::registry::INTERVAL_COLUMNS,
             },
             text_options(*print_histogram, *histogram_scale),
             *strict,
+            slo.as_deref(),
             out,
         ),
         Command::Show {
@@ -86,9 +92,46 @@ fn run_inner(command: &Command, out: &mut dyn Write) -> Result<()> {
             let opts = text_options(*print_histogram, *histogram_scale);
             write_show(out, &opts, &record).map_err(show_error)
         }
-        Command::Compare { base, new } => {
+        Command::Compare {
+            base,
+            new,
+            html,
+            fail_if,
+        } => {
+            if let Some(p) = html {
+                check_page(p)?;
+            }
+            let rules = match fail_if {
+                Some(text) => Some(FailIf::parse(text).map_err(Error::usage)?),
+                None => None,
+            };
             let (b, n) = (load(base)?, load(new)?);
-            compare::write_compare(out, &b, &n)
+            compare::write_compare(out, &b, &n)?;
+            if let Some(p) = html {
+                write_file(p, &|w| crate::report::html::write_compare(w, &b, &n))?;
+            }
+            match (rules, fail_if) {
+                (Some(rules), Some(text)) => {
+                    let verdicts = compare::judge_fail_if(&rules, &b, &n);
+                    compare::write_fail_if(out, &verdicts, text)
+                }
+                _ => Ok(()),
+            }
+        }
+        Command::Report { report, html } => {
+            let page = html
+                .clone()
+                .unwrap_or_else(|| report.with_extension("html"));
+            check_page(&page)?;
+            let record = load(report)?;
+            let to = FileTargets {
+                html: Some(&page),
+                ..FileTargets::default()
+            };
+            match write_files(&record, to, out).pop() {
+                Some(e) => Err(e),
+                None => Ok(()),
+            }
         }
         Command::Completions { .. } | Command::Man => Ok(()),
     }
@@ -101,12 +144,20 @@ fn merge(
     to: FileTargets,
     opts: TextOptions,
     strict: bool,
+    slo: Option<&str>,
     out: &mut dyn Write,
 ) -> Result<()> {
     // The outputs are tried before the reports are read: a merge of many
     // large reports should not end in "cannot create".
     let json_file = to.json.filter(|p| *p != Path::new("-"));
-    crate::config::check_distinct_outputs(&[("--json", json_file), ("--csv", to.csv)])?;
+    crate::config::check_distinct_outputs(&[
+        ("--json", json_file),
+        ("--csv", to.csv),
+        ("--html", to.html),
+    ])?;
+    if let Some(p) = to.html {
+        check_page(p)?;
+    }
     if let Some(p) = json_file {
         crate::config::check_output_file(p, "--json", json::is_ours)?;
     }
@@ -117,7 +168,17 @@ fn merge(
     for p in reports {
         loaded.push(load(p)?);
     }
-    let merged = saved::merge_records(reports, loaded, strict)?;
+    // The criteria: merge's own, or those the clients ran with.
+    let criteria = slo.map(str::to_string).or_else(|| {
+        loaded
+            .iter()
+            .find_map(|r| r.slo.as_ref().map(|s| s.spec.clone()))
+    });
+    let mut merged = saved::merge_records(reports, loaded, strict)?;
+    if let Some(text) = criteria {
+        let parsed = Slo::parse(&text).map_err(Error::usage)?;
+        merged.slo = Some(judge_run(&parsed, &merged, None));
+    }
     let mut failed = write_files(&merged, to, out);
     if let Some(last) = failed.pop() {
         for e in failed {
@@ -128,7 +189,16 @@ fn merge(
     if to.json != Some(Path::new("-")) {
         write_show(out, &opts, &merged).map_err(show_error)?;
     }
-    Ok(())
+    match &merged.slo {
+        Some(r) if !r.met => Err(Error::Slo(crate::report::slo::missed_line(r))),
+        _ => Ok(()),
+    }
+}
+
+/// Refuses to overwrite a file that is not a page of ours (exit 2),
+/// before any report is read.
+fn check_page(p: &Path) -> Result<()> {
+    crate::config::check_output_file(p, "--html", crate::report::html::is_ours)
 }
 
 /// A saved report, with what a report written before the record kept

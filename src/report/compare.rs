@@ -9,6 +9,13 @@
 //! (Welch's), i.e. about a 95% confidence that it is not chance. With fewer
 //! than two intervals on either side nothing can be said ("no intervals").
 //!
+//! `--fail-if 'p99>+10%,throughput<-5%'` turns the comparison into a
+//! gate (exit 3): a rule fails when the change crosses its bound and is
+//! beyond the noise, by the same test (Welch's over the interval rates,
+//! and over the interval percentiles for a latency); a change whose noise
+//! cannot be told (fewer than two intervals, service time, which the
+//! intervals do not keep) is judged on its bound alone, and says so.
+//!
 //! A change is only a change of what was meant to change when the two runs
 //! were set up alike: two runs that differ in sslmode or driver differ by
 //! that alone. So the set-up comes first: every configuration key of the
@@ -18,7 +25,8 @@
 use std::io::Write;
 
 use crate::error::{Error, Result};
-use crate::stats::record::{Rates, RunRecord, plural};
+use crate::stats::record::{OpRecord, Rates, RunRecord, plural};
+use crate::stats::slo::{ChangeRule, Clock, FailIf, Measure, Stat};
 use crate::stats::{IntervalFigures, Percentiles};
 
 /// Whether a throughput change is larger than the noise of the intervals.
@@ -49,12 +57,17 @@ fn rate_stats(intervals: &[IntervalFigures]) -> Option<(f64, f64, usize)> {
         .filter(|f| f.seconds > 0.0)
         .map(|f| f.ops_per_s)
         .collect();
-    let n = full.len();
+    mean_var(&full)
+}
+
+/// Mean, variance and count of `samples`; None for fewer than two.
+fn mean_var(samples: &[f64]) -> Option<(f64, f64, usize)> {
+    let n = samples.len();
     if n < 2 {
         return None;
     }
-    let mean = full.iter().sum::<f64>() / n as f64;
-    let var = full.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+    let mean = samples.iter().sum::<f64>() / n as f64;
+    let var = samples.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
     Some((mean, var, n))
 }
 
@@ -63,11 +76,34 @@ pub fn verdict(base: (Rates, &[IntervalFigures]), new: (Rates, &[IntervalFigures
     if base.0.units_per_s == new.0.units_per_s {
         return Verdict::NoChange;
     }
-    let (Some((_, vb, nb)), Some((_, vn, nn))) = (rate_stats(base.1), rate_stats(new.1)) else {
+    let (Some(b), Some(n)) = (rate_stats(base.1), rate_stats(new.1)) else {
         return Verdict::NoIntervals;
     };
+    welch(base.0.units_per_s, new.0.units_per_s, b, n)
+}
+
+/// The same test for any figure with one sample per interval (a
+/// percentile of each interval): whether the change from `base` to `new`
+/// exceeds twice the standard error of the difference of the samples'
+/// means.
+pub fn verdict_of(base: f64, new: f64, base_samples: &[f64], new_samples: &[f64]) -> Verdict {
+    if base == new {
+        return Verdict::NoChange;
+    }
+    let (Some(b), Some(n)) = (mean_var(base_samples), mean_var(new_samples)) else {
+        return Verdict::NoIntervals;
+    };
+    welch(base, new, b, n)
+}
+
+fn welch(
+    base: f64,
+    new: f64,
+    (_, vb, nb): (f64, f64, usize),
+    (_, vn, nn): (f64, f64, usize),
+) -> Verdict {
     let se = (vb / nb as f64 + vn / nn as f64).sqrt();
-    if (new.0.units_per_s - base.0.units_per_s).abs() > 2.0 * se {
+    if (new - base).abs() > 2.0 * se {
         Verdict::BeyondNoise
     } else {
         Verdict::WithinNoise
@@ -75,7 +111,7 @@ pub fn verdict(base: (Rates, &[IntervalFigures]), new: (Rates, &[IntervalFigures
 }
 
 /// The change from `a` to `b` in percent, as text.
-fn change(a: f64, b: f64) -> String {
+pub fn change(a: f64, b: f64) -> String {
     if a == b {
         "+0.0%".to_string()
     } else if a == 0.0 {
@@ -315,6 +351,223 @@ pub fn write_compare(w: &mut dyn Write, base: &RunRecord, new: &RunRecord) -> Re
         }
     }
     Ok(())
+}
+
+/// One rule of `--fail-if` on one operation or type.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChangeVerdict {
+    pub rule: String,
+    /// `select`, `tpcc [new-order]`.
+    pub place: String,
+    pub base: f64,
+    pub new: f64,
+    /// The change as a fraction of the base.
+    pub change: f64,
+    /// Whether the change crosses the rule's bound.
+    pub crosses: bool,
+    /// Whether the change is beyond the run-to-run noise; None when the
+    /// noise cannot be told (fewer than two intervals, service time).
+    pub beyond_noise: Option<bool>,
+}
+
+impl ChangeVerdict {
+    /// Crosses the bound, and not within the noise.
+    pub fn fails(&self) -> bool {
+        self.crosses && self.beyond_noise != Some(false)
+    }
+}
+
+/// The value of a latency statistic of a histogram.
+fn stat_of(h: &hdrhistogram::Histogram<u64>, stat: Stat) -> f64 {
+    match stat {
+        Stat::Quantile(q) => h.value_at_quantile(q) as f64,
+        Stat::Mean => h.mean(),
+        Stat::Max => h.max() as f64,
+    }
+}
+
+/// The value of a statistic in each full interval, for its noise: the
+/// nearest percentile the intervals keep.
+fn interval_values(intervals: &[IntervalFigures], stat: Stat) -> Vec<f64> {
+    intervals
+        .iter()
+        .filter(|f| f.seconds > 0.0 && f.ops > 0)
+        .map(|f| {
+            let p = &f.latency;
+            match stat {
+                Stat::Mean => p.mean,
+                Stat::Max => p.max as f64,
+                Stat::Quantile(q) => [
+                    (0.50, p.p50),
+                    (0.90, p.p90),
+                    (0.95, p.p95),
+                    (0.99, p.p99),
+                    (0.999, p.p999),
+                ]
+                .iter()
+                .min_by(|a, b| (a.0 - q).abs().total_cmp(&(b.0 - q).abs()))
+                .map_or(0.0, |k| k.1 as f64),
+            }
+        })
+        .collect()
+}
+
+/// The squared standard error of the mean of `xs`; None under two.
+fn se2(xs: &[f64]) -> Option<f64> {
+    let n = xs.len();
+    if n < 2 {
+        return None;
+    }
+    let mean = xs.iter().sum::<f64>() / n as f64;
+    let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+    Some(var / n as f64)
+}
+
+/// What one side of the comparison holds of an operation or type.
+struct Side<'a> {
+    rates: Rates,
+    figures: &'a crate::stats::Stats,
+    intervals: &'a [IntervalFigures],
+}
+
+/// The sides a rule's scope names in an operation: the whole, or a type.
+fn sides<'a>(op: &'a OpRecord, scope: Option<&str>) -> Option<Side<'a>> {
+    match scope {
+        None => Some(Side {
+            rates: op.rates,
+            figures: &op.figures,
+            intervals: &op.intervals,
+        }),
+        Some(s) if s == op.operation => sides(op, None),
+        Some(s) => op.types.iter().find(|t| t.name == s).map(|t| Side {
+            rates: t.rates,
+            figures: &t.figures,
+            intervals: &t.intervals,
+        }),
+    }
+}
+
+/// One rule on one pair of sides.
+fn judge_change(rule: &ChangeRule, place: String, b: &Side, n: &Side) -> ChangeVerdict {
+    let (base, new, beyond) = match &rule.measure {
+        Measure::Latency(clock, stat) => {
+            let pick = |s: &Side| match clock {
+                Clock::Intended => stat_of(&s.figures.latency, *stat),
+                Clock::Service => stat_of(&s.figures.service, *stat),
+            };
+            let (x, y) = (pick(b), pick(n));
+            let noise = match clock {
+                Clock::Service => None,
+                Clock::Intended => se2(&interval_values(b.intervals, *stat))
+                    .zip(se2(&interval_values(n.intervals, *stat)))
+                    .map(|(vb, vn)| (y - x).abs() > 2.0 * (vb + vn).sqrt()),
+            };
+            (x, y, noise)
+        }
+        _ => {
+            let v = verdict((b.rates, b.intervals), (n.rates, n.intervals));
+            let beyond = match v {
+                Verdict::NoChange | Verdict::WithinNoise => Some(false),
+                Verdict::BeyondNoise => Some(true),
+                Verdict::NoIntervals => None,
+            };
+            (b.rates.units_per_s, n.rates.units_per_s, beyond)
+        }
+    };
+    let change = if base == new {
+        0.0
+    } else if base == 0.0 {
+        f64::INFINITY
+    } else {
+        (new - base) / base
+    };
+    ChangeVerdict {
+        rule: rule.text.clone(),
+        place,
+        base,
+        new,
+        change,
+        crosses: rule.cmp.holds(change, rule.change),
+        beyond_noise: if base == new { Some(false) } else { beyond },
+    }
+}
+
+/// Every rule of `--fail-if` on every operation (or type) of both
+/// reports it applies to.
+pub fn judge_fail_if(f: &FailIf, base: &RunRecord, new: &RunRecord) -> Vec<ChangeVerdict> {
+    let mut out = Vec::new();
+    for rule in &f.rules {
+        for b in base
+            .operations
+            .iter()
+            .filter(|o| o.measured && o.figures.ops > 0)
+        {
+            let Some(n) = new.operations.iter().find(|n| n.operation == b.operation) else {
+                continue;
+            };
+            let scope = rule.scope.as_deref();
+            let (Some(sb), Some(sn)) = (sides(b, scope), sides(n, scope)) else {
+                continue;
+            };
+            let place = match scope {
+                Some(t) if t != b.operation => format!("{} [{t}]", b.operation),
+                _ => b.operation.clone(),
+            };
+            out.push(judge_change(rule, place, &sb, &sn));
+        }
+    }
+    out
+}
+
+/// The value of a rule's measure as text.
+fn rule_value(rule: &str, v: f64) -> String {
+    if rule.contains("throughput") || rule.contains("tps") {
+        format!("{v:.1}/s")
+    } else {
+        crate::stats::slo::latency_text(v)
+    }
+}
+
+/// The verdicts of `--fail-if`, one line each; the error (exit 3) when
+/// one fails, naming it with its values.
+pub fn write_fail_if(w: &mut dyn Write, verdicts: &[ChangeVerdict], rules: &str) -> Result<()> {
+    let io = |e| Error::io("cannot write the comparison", e);
+    if verdicts.is_empty() {
+        return Err(Error::usage(format!(
+            "--fail-if '{rules}' applies to nothing both reports measured: check the operation or type before ':'"
+        )));
+    }
+    for v in verdicts {
+        let noise = match v.beyond_noise {
+            Some(true) => "beyond noise",
+            Some(false) => "within noise",
+            None => "noise unknown",
+        };
+        let what = if v.fails() { "FAILS" } else { "passes" };
+        writeln!(
+            w,
+            "fail-if {}: {} {} -> {} ({}), {noise}: {what}",
+            v.rule,
+            v.place,
+            rule_value(&v.rule, v.base),
+            rule_value(&v.rule, v.new),
+            change(v.base, v.new)
+        )
+        .map_err(io)?;
+    }
+    let failed: Vec<String> = verdicts
+        .iter()
+        .filter(|v| v.fails())
+        .map(|v| format!("{} ({} {})", v.rule, v.place, change(v.base, v.new)))
+        .collect();
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::Slo(format!(
+            "compare --fail-if: {}",
+            failed.join(", ")
+        )))
+    }
 }
 
 #[cfg(test)]

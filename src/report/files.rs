@@ -1,5 +1,5 @@
-//! The report files of a record: the JSON and the CSV, for a live run and
-//! for `merge` alike.
+//! The report files of a record: the JSON, the CSV and the HTML page, for
+//! a live run and for `merge` and `report` alike.
 //!
 //! Each is written whole under [`writing`] (as the pictures are), so that
 //! quitting at once (a second Ctrl-C) waits for it rather than leave half
@@ -16,7 +16,7 @@ use std::path::Path;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use super::{csv, json};
+use super::{csv, html, json};
 use crate::error::{Error, Result};
 use crate::stats::outcome::FigureColumn;
 use crate::stats::record::RunRecord;
@@ -64,6 +64,8 @@ pub struct FileTargets<'a> {
     /// `-` is stdout.
     pub json: Option<&'a Path>,
     pub csv: Option<&'a Path>,
+    /// The page ([`super::html`]).
+    pub html: Option<&'a Path>,
     /// The workloads' figures per interval, the CSV's last columns (the
     /// workload layer's list, so that this layer names none).
     pub csv_figures: &'a [FigureColumn],
@@ -92,12 +94,23 @@ pub fn write_files(record: &RunRecord, to: FileTargets, stdout: &mut dyn Write) 
             })
             .err(),
         );
+        if let Some(slo) = &record.slo {
+            let p = super::slo::csv_path(p);
+            failed.extend(write_file(&p, &|w| super::slo::write_csv(w, slo)).err());
+        }
+        if let Some(f) = &record.find_max {
+            let p = super::find_max::csv_path(p);
+            failed.extend(write_file(&p, &|w| super::find_max::write_csv(w, f)).err());
+        }
+    }
+    if let Some(p) = to.html {
+        failed.extend(write_file(p, &|w| html::write_run(w, record)).err());
     }
     failed
 }
 
 /// Writes the file at `p` whole with `body`, and says so.
-fn write_file(p: &Path, body: &dyn Fn(&mut BufWriter<File>) -> Result<()>) -> Result<()> {
+pub fn write_file(p: &Path, body: &dyn Fn(&mut BufWriter<File>) -> Result<()>) -> Result<()> {
     writing(|| {
         let stream = std::fs::metadata(p).is_ok_and(|m| !m.is_file());
         let opened = if stream {

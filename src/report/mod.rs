@@ -17,11 +17,14 @@ pub mod compare;
 pub mod conns;
 pub mod csv;
 pub mod files;
+pub mod find_max;
 pub mod histogram;
+pub mod html;
 pub mod json;
 pub mod plot;
 pub mod saved;
 pub mod server;
+pub mod slo;
 pub mod summary;
 pub mod text;
 

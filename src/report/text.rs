@@ -110,6 +110,12 @@ pub fn write_show(out: &mut dyn Write, opts: &TextOptions, r: &RunRecord) -> io:
     if let Some(size) = &r.row_size {
         write_row_size(out, size)?;
     }
+    if let Some(f) = &r.find_max {
+        super::find_max::write_find_max(out, f)?;
+    }
+    if let Some(slo) = &r.slo {
+        super::slo::write_slo(out, slo)?;
+    }
     Ok(())
 }
 

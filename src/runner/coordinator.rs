@@ -20,10 +20,11 @@ use super::ending::{Ending, ThreadStop, ending};
 use super::intervals::{self, IntervalMsg, OnInterval};
 use super::recorder::{IntervalPlan, ThreadOutput, ThreadRecorder, housekeeping};
 use super::settings::{OnError, RetryPolicy, RunSettings};
+use super::slo_watch::SloWatch;
 use super::worker::{Pace, ThreadShare, WorkerLinks, WorkerOutput, worker_loop};
 use super::{COUNT_BUDGET, InFlight, RunCtx, STOP_GRACE, progress, threads};
 use crate::stats::Keep;
-use crate::stats::interval::SetFigures;
+use crate::stats::interval::{IntervalSet, SetFigures};
 use crate::workload::{Operation, Spec};
 
 /// How long workers may take to end after their statements were
@@ -323,7 +324,9 @@ async fn meet_other_clients(ctx: &RunCtx, spec: &'static Spec) -> Option<String>
 }
 
 /// With `--progress`: the line said at the end of each interval, with the
-/// workload's own figures and the server's note.
+/// workload's own figures, the `--slo` so far and the server's note.
+/// Without it, under `--slo-abort`, the criteria are still judged after
+/// each interval, silently.
 fn progress_lines(
     ctx: &RunCtx,
     kind: &'static Spec,
@@ -331,23 +334,39 @@ fn progress_lines(
     per_interval: Option<crate::workload::IntervalMetrics>,
 ) -> Option<OnInterval> {
     let plan = &ctx.settings;
-    plan.report_interval.map(|_| {
-        let rate_limited = plan.rate.is_some();
-        let names = pace.types.clone();
-        let server = ctx.server.clone();
-        Box::new(move |f: &SetFigures| {
-            let mut line = progress::progress_line(kind, f, &names, rate_limited);
-            if let Some(per) = &per_interval {
-                let texts: Vec<String> = per(&f.types).into_iter().map(|m| m.text).collect();
-                line.push_str(&format!(" | {}", texts.join(", ")));
-            }
-            let note = server
-                .as_ref()
-                .map(|w| w.progress_note())
-                .unwrap_or_default();
-            crate::say!("{line}{note}");
-        }) as OnInterval
-    })
+    let mut watch = SloWatch::new(
+        plan,
+        kind,
+        pace.types.clone(),
+        ctx.slo_stopped.clone(),
+        ctx.stop.clone(),
+    );
+    let lines = plan.report_interval.is_some();
+    if !(lines || plan.slo_abort && watch.is_some()) {
+        return None;
+    }
+    let rate_limited = plan.rate.is_some();
+    let names = pace.types.clone();
+    let server = ctx.server.clone();
+    Some(Box::new(move |f: &SetFigures, pieces: &IntervalSet| {
+        let slo = watch
+            .as_mut()
+            .map(|w| w.interval(f, pieces))
+            .unwrap_or_default();
+        if !lines {
+            return;
+        }
+        let mut line = progress::progress_line(kind, f, &names, rate_limited);
+        if let Some(per) = &per_interval {
+            let texts: Vec<String> = per(&f.types).into_iter().map(|m| m.text).collect();
+            line.push_str(&format!(" | {}", texts.join(", ")));
+        }
+        let note = server
+            .as_ref()
+            .map(|w| w.progress_note())
+            .unwrap_or_default();
+        crate::say!("{line}{slo}{note}");
+    }) as OnInterval)
 }
 
 /// The failures of an operation as one line: the first, and how many more.

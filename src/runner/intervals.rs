@@ -21,12 +21,12 @@
 //! counts in that interval, not in a later one: the figures that the CSV
 //! and JSON reports keep are those of the units that really ended in each
 //! interval. The histograms of the last [`KEEP_FINISHED`] finished
-//! intervals are kept so that a late piece is merged exactly; an older
-//! interval gets its counts, rates, min, mean and max updated by the one
-//! rule interval figures add up by (`AddAssign` of
-//! [`IntervalFigures`], which `merge` uses too), its percentiles staying
-//! as they were. Only the progress line, printed when the interval
-//! was finished, shows what was known then.
+//! intervals are kept so that a late piece is merged at once; an older
+//! interval's figures are added to by the one rule interval figures add
+//! up by (`AddAssign` of [`IntervalFigures`], which `merge` uses too),
+//! from the compressed histograms the figures keep, so its percentiles
+//! are exact too, if dearer to make. Only the progress line, printed
+//! when the interval was finished, shows what was known then.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -187,8 +187,9 @@ pub fn finish_empty(source: usize, tx: &mpsc::UnboundedSender<IntervalMsg>) {
     });
 }
 
-/// Called with each finished interval (progress lines).
-pub type OnInterval = Box<dyn FnMut(&SetFigures) + Send>;
+/// Called with each finished interval (progress lines, `--slo` so far):
+/// its figures and the pieces they were made of, histograms included.
+pub type OnInterval = Box<dyn FnMut(&SetFigures, &IntervalSet) + Send>;
 
 /// How many finished intervals keep their histograms for late pieces: a
 /// histogram of millisecond latencies takes about 100 KB, and a piece is
@@ -204,10 +205,9 @@ fn absorb_late_set(f: &mut SetFigures, piece: &IntervalSet) {
 }
 
 /// Adds a piece that arrived after its interval `f` was finished, whose
-/// histogram is no longer kept, by the one rule interval figures add up
-/// by (`AddAssign` of [`IntervalFigures`]): counts, rates, min, mean and
-/// max are exact, the percentiles stay those the interval was printed
-/// with.
+/// live histogram is no longer kept, by the one rule interval figures add
+/// up by (`AddAssign` of [`IntervalFigures`], from the compressed
+/// histograms the figures keep).
 fn absorb_late(f: &mut IntervalFigures, piece: &IntervalStats) {
     let len = std::time::Duration::from_secs_f64(f.seconds.max(0.0));
     *f += &piece.figures(f.index, len);
@@ -263,9 +263,9 @@ impl Collector {
     }
 
     /// Hands a finished interval's figures on.
-    fn push(&mut self, f: SetFigures) {
+    fn push(&mut self, f: SetFigures, stats: &IntervalSet) {
         if let Some(cb) = self.on_interval.as_mut() {
-            cb(&f);
+            cb(&f, stats);
         }
         self.out.push(f);
         self.next += 1;
@@ -276,7 +276,7 @@ impl Collector {
         while self.next < upto {
             let index = self.next;
             let stats = self.pieces(index);
-            self.push(stats.figures(index, self.len));
+            self.push(stats.figures(index, self.len), &stats);
             self.kept.insert(index, stats);
             if self.kept.len() > KEEP_FINISHED {
                 self.kept.pop_first();
@@ -323,9 +323,10 @@ impl Collector {
             let begin = len.saturating_mul(index as u32);
             // Only the last interval may be partial.
             let this_len = if index < last { len } else { last_len(begin) };
-            let mut f = self.pieces(index).figures(index, this_len);
+            let pieces = self.pieces(index);
+            let mut f = pieces.figures(index, this_len);
             f.set_length(this_len.as_secs_f64(), (begin + this_len).as_secs_f64());
-            self.push(f);
+            self.push(f, &pieces);
         }
         self.out
     }
@@ -521,7 +522,7 @@ mod tests {
         let len = Duration::from_millis(20);
         let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
         let s2 = seen.clone();
-        let cb: OnInterval = Box::new(move |f| s2.lock().unwrap().push(f.total.index));
+        let cb: OnInterval = Box::new(move |f, _| s2.lock().unwrap().push(f.total.index));
         let worker = tokio::spawn(async move {
             let mut r = IntervalRecorder::new(0, start, len, None, 1, tx);
             let (t, o) = unit();

@@ -20,7 +20,9 @@
 //! stop; `recorder.rs` holds what the workers of one OS thread measure;
 //! [`session`] holds a worker's connection; [`intervals`] turns the
 //! threads' pieces into per-interval figures; [`schedule`] paces units
-//! under `--rate`; [`threads`] puts the workers on per-core runtimes.
+//! under `--rate`; [`threads`] puts the workers on per-core runtimes;
+//! `slo_watch.rs` judges `--slo` on the intervals so far (progress lines,
+//! `--slo-abort`).
 //!
 //! The workers of each per-core runtime share its statistics (per
 //! transaction type), its scatter sample and its interval recorder, with
@@ -61,6 +63,7 @@ pub mod schedule;
 pub mod session;
 pub mod settings;
 pub mod setup_race;
+mod slo_watch;
 pub mod tables;
 pub mod threads;
 mod worker;
@@ -121,6 +124,8 @@ pub struct RunCtx {
     /// `--clients`: where the clients meet around each operation's
     /// set-up and before its first unit, to start at one instant.
     pub barrier: Option<Arc<dyn StartBarrier>>,
+    /// Why `--slo-abort` stopped the run, once it has.
+    pub slo_stopped: Arc<std::sync::Mutex<Option<String>>>,
 }
 
 /// Attempts at counting what a long unit committed on a spare connection

@@ -73,6 +73,10 @@ pub struct RunSettings {
     /// Units in flight per connection (`--pipeline`) for the workloads
     /// that can pipeline; 1 sends each unit alone.
     pub pipeline: usize,
+    /// `--slo`: judged so far on each progress line.
+    pub slo: Option<std::sync::Arc<crate::stats::slo::Slo>>,
+    /// `--slo-abort`: stop an operation once a criterion cannot be met.
+    pub slo_abort: bool,
 }
 
 impl RunSettings {

@@ -4,17 +4,21 @@
 //! Workers record each unit into an [`IntervalStats`] for the interval in
 //! which the unit ended and hand it over when they move on to the next
 //! interval; the runner merges the pieces of an interval and turns them
-//! into [`IntervalFigures`], dropping the histogram. So the memory kept for
-//! a long run is a few numbers per interval, not a histogram per interval.
-//! Figures without their histogram add up by one rule, `AddAssign`: a
-//! late piece into a finished interval, the clients' intervals of a
-//! merge.
+//! into [`IntervalFigures`], keeping the histograms in HdrHistogram's V2
+//! compressed encoding (base64, as the whole run's are saved): a few
+//! hundred bytes per interval rather than the tens of kilobytes of a live
+//! histogram, and enough for a merged run's or a late piece's percentiles
+//! to be exact. Service time gets a histogram of its own only once a unit
+//! was sent after it was due (under `--rate`); until then it is the
+//! latency's. Figures add up by one rule, `AddAssign`: a late piece into
+//! a finished interval, the clients' intervals of a merge.
 
 use std::time::Duration;
 
 use hdrhistogram::Histogram;
 
 use super::outcome::Outcome;
+use super::saved::{decode_histogram, encode_histogram};
 use super::{Percentiles, Timing, nanos, new_histogram, record_ns};
 
 /// What one or more workers measured in one interval.
@@ -32,6 +36,9 @@ pub struct IntervalStats {
     /// them out (tpmC counts committed New-Orders).
     pub missing: u64,
     pub latency: Histogram<u64>,
+    /// Service time, once it differed from the latency (a unit sent after
+    /// it was due); None while every unit's service time was its latency.
+    pub service: Option<Histogram<u64>>,
     pub lag_total: Duration,
     pub lag_max: Duration,
     /// Units that succeeded per host index, when the run balances over
@@ -49,6 +56,7 @@ impl Default for IntervalStats {
             retries: 0,
             missing: 0,
             latency: new_histogram(),
+            service: None,
             lag_total: Duration::ZERO,
             lag_max: Duration::ZERO,
             host_ops: Vec::new(),
@@ -79,7 +87,15 @@ impl IntervalStats {
         self.ops += 1;
         self.rows += outcome.rows;
         self.missing += outcome.missing;
-        record_ns(&mut self.latency, nanos(timing.latency));
+        let (latency, service) = (nanos(timing.latency), nanos(timing.service));
+        if self.service.is_none() && latency != service {
+            // Every unit before this one was served in its latency.
+            self.service = Some(self.latency.clone());
+        }
+        record_ns(&mut self.latency, latency);
+        if let Some(h) = self.service.as_mut() {
+            record_ns(h, service);
+        }
         let lag = timing.lag();
         self.lag_total += lag;
         self.lag_max = self.lag_max.max(lag);
@@ -92,6 +108,21 @@ impl IntervalStats {
         self.skipped += other.skipped;
         self.retries += other.retries;
         self.missing += other.missing;
+        // Service first: a side without its own served in its latency.
+        match (self.service.as_mut(), &other.service) {
+            (Some(mine), Some(theirs)) => {
+                let _ = mine.add(theirs);
+            }
+            (Some(mine), None) => {
+                let _ = mine.add(&other.latency);
+            }
+            (None, Some(theirs)) => {
+                let mut s = self.latency.clone();
+                let _ = s.add(theirs);
+                self.service = Some(s);
+            }
+            (None, None) => {}
+        }
         let _ = self.latency.add(&other.latency);
         self.lag_total += other.lag_total;
         self.lag_max = self.lag_max.max(other.lag_max);
@@ -124,8 +155,10 @@ impl IntervalStats {
             ops_per_s: self.ops as f64 / secs,
             rows_per_s: self.rows as f64 / secs,
             latency: Percentiles::of(&self.latency),
+            service: self.service.as_ref().map(Percentiles::of),
             lag_avg_ns: nanos(self.lag_total).checked_div(self.ops).unwrap_or(0),
             lag_max_ns: nanos(self.lag_max),
+            histograms: IntervalHistograms::of(&self.latency, self.service.as_ref()),
             host_units: self.host_ops.clone(),
             zone_units: Default::default(),
         }
@@ -230,8 +263,17 @@ pub struct IntervalFigures {
     pub ops_per_s: f64,
     pub rows_per_s: f64,
     pub latency: Percentiles,
+    /// Service time (from when each unit was sent), when it differed from
+    /// the latency in the interval (under `--rate`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service: Option<Percentiles>,
     pub lag_avg_ns: u64,
     pub lag_max_ns: u64,
+    /// The interval's histograms, from which a merge or a late piece makes
+    /// exact percentiles; absent in a report written before they were
+    /// kept and in an interval without units.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub histograms: Option<IntervalHistograms>,
     /// Units that succeeded per host index of the run (live only: a
     /// record keeps them per zone, which means the same to every client).
     #[serde(skip)]
@@ -240,6 +282,75 @@ pub struct IntervalFigures {
     /// discovered.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub zone_units: std::collections::BTreeMap<String, u64>,
+}
+
+/// An interval's HDR histograms in nanoseconds, base64 of the V2
+/// compressed form (as [`super::saved`] keeps the whole run's).
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct IntervalHistograms {
+    pub latency: String,
+    /// Absent when service time was the latency.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service: Option<String>,
+}
+
+/// The histograms of one interval, decoded.
+struct Decoded {
+    latency: Histogram<u64>,
+    service: Option<Histogram<u64>>,
+}
+
+impl IntervalHistograms {
+    /// The encoded histograms; None when there is nothing in them (or,
+    /// which a histogram of this crate's shape cannot be, they cannot be
+    /// encoded).
+    fn of(latency: &Histogram<u64>, service: Option<&Histogram<u64>>) -> Option<Self> {
+        if latency.is_empty() {
+            return None;
+        }
+        Some(IntervalHistograms {
+            latency: encode_histogram(latency).ok()?,
+            service: match service {
+                Some(h) => Some(encode_histogram(h).ok()?),
+                None => None,
+            },
+        })
+    }
+
+    /// Decoded into histograms of the run's own shape, so that they add.
+    fn decode(&self) -> Option<Decoded> {
+        let widen = |text: &str| -> Option<Histogram<u64>> {
+            let mut h = new_histogram();
+            h.add(decode_histogram(text).ok()?).ok()?;
+            Some(h)
+        };
+        Some(Decoded {
+            latency: widen(&self.latency)?,
+            service: match &self.service {
+                Some(s) => Some(widen(s)?),
+                None => None,
+            },
+        })
+    }
+}
+
+impl IntervalFigures {
+    /// The latency histogram of the interval, when it was kept.
+    pub fn latency_histogram(&self) -> Option<Histogram<u64>> {
+        self.histograms.as_ref()?.decode().map(|d| d.latency)
+    }
+
+    /// The service-time histogram: its own, or the latency's when service
+    /// time was the latency.
+    pub fn service_histogram(&self) -> Option<Histogram<u64>> {
+        let d = self.histograms.as_ref()?.decode()?;
+        Some(d.service.unwrap_or(d.latency))
+    }
+
+    /// Service time's percentiles: its own, or the latency's.
+    pub fn service(&self) -> Percentiles {
+        self.service.unwrap_or(self.latency)
+    }
 }
 
 impl IntervalFigures {
@@ -259,13 +370,15 @@ impl IntervalFigures {
 /// interval already finished (the runner's collector), the clients'
 /// intervals of one bin of the common clock (`merge`). Counts are summed
 /// and the rates made again over `self`'s length; latency min, mean and
-/// max and the schedule lag's average and max are exact. Percentiles
-/// cannot be made from the parts' percentiles: `self`'s stay as they were
-/// (a sum started from [`IntervalFigures::empty`] has none, 0; a finished
-/// interval keeps those it was printed with).
+/// max and the schedule lag's average and max are exact. Percentiles come
+/// from the sum of the two sides' histograms, so they are exact too; when
+/// a side with units has none (a report written before they were kept)
+/// they cannot be made from the parts' percentiles, and `self`'s stay as
+/// they were (a sum started from [`IntervalFigures::empty`] has none, 0).
 impl std::ops::AddAssign<&IntervalFigures> for IntervalFigures {
     fn add_assign(&mut self, other: &IntervalFigures) {
         let before = self.ops;
+        self.add_histograms(other);
         self.ops += other.ops;
         self.rows += other.rows;
         self.errors += other.errors;
@@ -294,5 +407,50 @@ impl std::ops::AddAssign<&IntervalFigures> for IntervalFigures {
             self.ops_per_s = self.ops as f64 / self.seconds;
             self.rows_per_s = self.rows as f64 / self.seconds;
         }
+    }
+}
+
+impl IntervalFigures {
+    /// The histograms of `self` and `other` added and the percentiles made
+    /// from the sum (min, mean and max are left to `AddAssign`); with a
+    /// side's histograms missing, none are kept.
+    fn add_histograms(&mut self, other: &IntervalFigures) {
+        let side = |f: &IntervalFigures| -> Option<Option<Decoded>> {
+            match &f.histograms {
+                Some(h) => h.decode().map(Some),
+                // Nothing measured: nothing to add.
+                None if f.ops == 0 => Some(None),
+                None => None,
+            }
+        };
+        let (Some(mine), Some(theirs)) = (side(self), side(other)) else {
+            self.histograms = None;
+            self.service = None;
+            return;
+        };
+        let sum = match (mine, theirs) {
+            (_, None) => return,
+            (None, Some(t)) => t,
+            (Some(m), Some(t)) => {
+                let served = |d: &Decoded| d.service.clone().unwrap_or_else(|| d.latency.clone());
+                let service = (m.service.is_some() || t.service.is_some()).then(|| {
+                    let mut s = served(&m);
+                    let _ = s.add(served(&t));
+                    s
+                });
+                let mut latency = m.latency;
+                let _ = latency.add(&t.latency);
+                Decoded { latency, service }
+            }
+        };
+        let keep = (self.latency.min, self.latency.mean, self.latency.max);
+        self.latency = Percentiles {
+            min: keep.0,
+            mean: keep.1,
+            max: keep.2,
+            ..Percentiles::of(&sum.latency)
+        };
+        self.service = sum.service.as_ref().map(Percentiles::of);
+        self.histograms = IntervalHistograms::of(&sum.latency, sum.service.as_ref());
     }
 }

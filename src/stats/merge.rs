@@ -4,10 +4,10 @@
 //! Counts are summed, and percentiles come from the sum of the clients'
 //! HDR histograms ([`Stats::add`]), so they are exact within HDR's
 //! precision, where adding throughputs and taking the largest p99 (what
-//! is usually done) is not a percentile of anything. The records keep no
-//! histogram per interval, so the merged intervals have exact counts,
-//! rates, min, mean and max, but no percentiles (kept as 0, and left empty in the CSV): they add
-//! by the one rule of interval figures (`AddAssign` of
+//! is usually done) is not a percentile of anything. The intervals keep
+//! their histograms too (compressed, [`IntervalFigures::histograms`]), so
+//! the merged intervals' percentiles are exact as well: they add by the
+//! one rule of interval figures (`AddAssign` of
 //! [`IntervalFigures`]). Intervals are lined up on the database's clock
 //! (each operation's `start.at_s`), not on the clients' clocks.
 //!
@@ -118,6 +118,9 @@ pub fn merge(mut parts: Vec<RunRecord>) -> Option<RunRecord> {
         // Each client measured it on its own, when it ended: not a figure
         // of the merged run.
         row_size: None,
+        // Judged again on the merged figures (`merge` does, by the
+        // clients' criteria or its own --slo).
+        slo: None,
         ..first
     })
 }
@@ -548,10 +551,65 @@ mod tests {
         assert_eq!(ops, vec![100, 110, 10]);
         assert_eq!(m[1].latency.max, 90);
         assert_eq!(m[1].latency.min, 10);
-        // Percentiles per merged interval are not known.
+        // Without histograms (a report written before they were kept)
+        // percentiles per merged interval are not known.
         assert_eq!(m[1].latency.p50, 0);
         assert_eq!(m.iter().map(|f| f.ops).sum::<u64>(), 220);
         // One client: its own intervals, percentiles and all.
         assert_eq!(merge_intervals(&[(&a, 0.0)], 1.0), a.to_vec());
+    }
+
+    /// Interval `index` of one client whose units took `values` (ns).
+    fn measured(index: u64, values: &[u64], served_in: u64) -> IntervalFigures {
+        let mut st = crate::stats::interval::IntervalStats::default();
+        for &v in values {
+            let latency = std::time::Duration::from_nanos(v);
+            let service = std::time::Duration::from_nanos(v.min(served_in));
+            st.record(
+                crate::stats::Timing { latency, service },
+                crate::stats::outcome::Outcome::default(),
+            );
+        }
+        st.figures(index, std::time::Duration::from_secs(1))
+    }
+
+    #[test]
+    fn merged_intervals_have_the_percentiles_of_all_their_units() {
+        // Client a is fast, client b slow: the merged p99 is b's tail,
+        // which neither client's p99 alone nor their largest would give.
+        let fast: Vec<u64> = (1..=990).map(|i| 1_000_000 + i * 1_000).collect();
+        let slow: Vec<u64> = (1..=10).map(|i| 50_000_000 + i * 1_000_000).collect();
+        let a = [measured(0, &fast, u64::MAX)];
+        // b was sent late under --rate: its service time is at most 30 ms.
+        let b = [measured(0, &slow, 30_000_000)];
+        let m = merge_intervals(&[(&a, 0.0), (&b, 0.0)], 1.0);
+        assert_eq!(m.len(), 1);
+        let mut all = new_histogram();
+        for v in fast.iter().chain(&slow) {
+            crate::stats::record_ns(&mut all, *v);
+        }
+        let p = Percentiles::of(&all);
+        assert_eq!(m[0].ops, 1000);
+        assert_eq!(
+            (m[0].latency.p50, m[0].latency.p99, m[0].latency.p999),
+            (p.p50, p.p99, p.p999)
+        );
+        assert_eq!(m[0].latency.max, p.max);
+        // Service time: a's latency (it had no service histogram of its
+        // own) and b's service times.
+        let served = m[0].service.expect("b's service time differs");
+        assert!(served.max <= 30_100_000, "{served:?}");
+        assert!(served.p99 > 1_990_000, "{served:?}");
+        let back = m[0].latency_histogram().expect("histograms kept");
+        assert_eq!(back.len(), 1000);
+        // A side without histograms (an older report) leaves none.
+        let mut old = b[0].clone();
+        old.histograms = None;
+        let m = merge_intervals(&[(&a, 0.0), (&[old], 0.0)], 1.0);
+        assert!(m[0].histograms.is_none());
+        // Written and read back, an interval keeps them.
+        let text = serde_json::to_string(&a[0]).unwrap();
+        let back: IntervalFigures = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, a[0]);
     }
 }

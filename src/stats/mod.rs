@@ -29,6 +29,7 @@ use outcome::Outcome;
 
 pub mod conns;
 pub mod exact_u64;
+pub mod find_max;
 pub mod interval;
 pub mod merge;
 pub mod outcome;
@@ -36,6 +37,7 @@ pub mod record;
 pub mod saved;
 pub mod scatter;
 pub mod server;
+pub mod slo;
 pub mod timeline;
 
 pub use interval::IntervalFigures;

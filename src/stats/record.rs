@@ -45,6 +45,13 @@ pub struct RunRecord {
     /// operation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub row_size: Option<RowSize>,
+    /// `--slo`: the criteria and each verdict with its measured value
+    /// (see [`super::slo`]); a merge judges its merged figures again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slo: Option<super::slo::SloRecord>,
+    /// `--find-max`: the search and every step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub find_max: Option<super::find_max::FindMaxRecord>,
 }
 
 /// The average row size of the last operation's table, measured over a

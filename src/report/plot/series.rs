@@ -318,7 +318,8 @@ pub fn from_timeline(op: &OpResult, end_s: f64) -> Timeseries {
 fn bins_of_intervals(iv: &[IntervalFigures]) -> Vec<Bin> {
     iv.iter()
         .map(|f| {
-            // A merged report keeps no percentiles per interval (0).
+            // A merged report written before interval histograms were
+            // kept has no percentiles per interval (0).
             let l = &f.latency;
             let known = f.ops > 0 && l.max > 0;
             let v = |ns: u64| (known && ns > 0).then(|| ns as f64 / 1e6);
