@@ -319,7 +319,7 @@ fi
 # 10,000 idle terminals: the client's peak RSS against 10 terminals.
 idle_rss() {
     run "idle-$1" "$ysql" -u "$url" --no-server-stats --quiet -o tpcc --warehouses 1 --terminals "$1" -t 2 \
-        --tpcc-wait --tpcc-wait-scale 10 --time 3s
+        --tpcc-wait --tpcc-wait-scale 10 --time 3s --check-sample 1
     echo "$RSS_KB"
 }
 rss10=$(idle_rss 10)
@@ -338,7 +338,7 @@ mode=full; [ "$quick" = 1 ] && mode="quick (sizes too small for the figures to m
     echo "- machine: $cores cores ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)), $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), load average before the run: $load_before, after: $load_after"
     echo "- server: PostgreSQL $server_version on 127.0.0.1 (TCP), ${server_settings[*]}"
     echo "- client: ysql-bench $("$ysql" --version | awk '{ print $2 }') ($build, commit $(cd "$repo" && git describe --always --dirty 2>/dev/null || echo '?'), --no-server-stats), $("$psql" --version)"
-    echo "- $reps repetition(s); medians shown, every run listed; MB are the rows as CSV text; client CPU is GNU time's user+system of the client process"
+    [ -n "$waits" ] || echo "- $reps repetition(s); medians shown, every run listed; MB are the rows as CSV text; client CPU is GNU time's user+system of the client process"
     if [ ${#load_rows[@]} -gt 0 ]; then
         echo
         echo "| load | rows | MB (CSV) | conn | rows/s | MB/s | client CPU µs/row | runs (rows/s) |"
@@ -355,7 +355,7 @@ mode=full; [ "$quick" = 1 ] && mode="quick (sizes too small for the figures to m
     fi
     if [ ${#waits_rows[@]} -gt 0 ]; then
         echo
-        [ -z "$waits" ] || echo "tpcc-load of $waits warehouses: $(printf '%.0f' "$load_wall") s. "
+        [ -z "$waits" ] || echo "tpcc-load of $waits warehouses (-t $load_threads, its ANALYZE included): $(printf '%.0f' "$load_wall") s."
         echo "tpcc with keying and think times (--tpcc-wait), 10 terminals per warehouse over the connections, standard mix, --check-sample 10 after it (every condition held); New-Orders on the server: the rise of sum(d_next_o_id); queueing: the terminals' wait for a free connection; server CPU: the postmaster and its processes over the client's whole process (warmup and check included); client CPU: GNU time's user+system over the same:"
         echo
         echo "| warehouses | terminals | connections | measured | tpmC | efficiency | NOPM | New-Orders (server) | queueing | new-order p90 | server CPU | client CPU | client peak RSS |"
