@@ -7,7 +7,8 @@
 #       PgBouncer (for the multi-node and pooler tests), GNU time
 #       (bench/compare.sh measures client CPU and peak RSS with it), the
 #       openssl command (compare.sh's TLS points make a certificate with it),
-#       Chromium (tests/html.rs opens the HTML report pages headless)
+#       Chromium (tests/html.rs opens the HTML report pages headless),
+#       Prometheus (tests/metrics.rs scrapes --metrics-addr with it)
 #   scripts/install-deps.sh --sandbox-only  only PostgreSQL's server
 #       binaries, all that `ysql-bench --sandbox` (the quick start) needs
 set -euo pipefail
@@ -34,6 +35,9 @@ command -v sysbench >/dev/null 2>&1 || missing+=(sysbench)
     command -v openssl >/dev/null 2>&1 || missing+=(openssl)
     # tests/html.rs opens the report pages in headless Chromium.
     command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+    # tests/metrics.rs starts its own Prometheus (never the package's
+    # service) to scrape --metrics-addr.
+    [ -x /usr/bin/prometheus ] || command -v prometheus >/dev/null 2>&1 || missing+=(prometheus)
 fi
 
 # The Kubernetes manifests are validated offline by the PyPI package

@@ -192,7 +192,10 @@ Exit codes: 0 ok, 1 the run failed (the summary of what ran is still printed), 2
     // these names cannot change what an existing command line means.
     subcommand_negates_reqs = true,
     args_conflicts_with_subcommands = true,
-    disable_help_subcommand = true
+    disable_help_subcommand = true,
+    // What paces a run: the whole run's --rate or a client's own
+    // --client-rate (one of them), which --rate-distribution spaces.
+    group = clap::ArgGroup::new("pace").args(["rate", "client_rate"])
 )]
 pub struct Cli {
     /// Where to connect: a libpq key=value string or a postgres:// URI.
@@ -324,12 +327,13 @@ pub struct Cli {
     /// Target units per second over all threads (queries, or insert and copy-mem batches).
     ///
     /// Latency then counts from each unit's scheduled start, so a stall shows in it. procedure
-    /// and copy-file send one statement per thread and are not paced.
+    /// and copy-file send one statement per thread and are not paced. With --clients it is the
+    /// whole run's target, split over the clients in proportion to their threads.
     #[arg(long, value_name = "N", value_parser = parse_rate, help_heading = PACING)]
     pub rate: Option<f64>,
 
     /// Spacing of the --rate schedule.
-    #[arg(long, value_name = "KIND", default_value = "fixed", requires = "rate", help_heading = PACING)]
+    #[arg(long, value_name = "KIND", default_value = "fixed", requires = "pace", help_heading = PACING)]
     pub rate_distribution: RateDistributionArg,
 
     /// Queries kept in flight per connection (pipelining); 1 sends each alone.
@@ -464,6 +468,21 @@ pub struct Cli {
     #[arg(long, value_name = "FILE", help_heading = REPORTS)]
     pub latency_log: Option<PathBuf>,
 
+    /// Serve live metrics (OpenMetrics text) at http://HOST:PORT/metrics while the run goes.
+    ///
+    /// Units, errors by SQLSTATE, latency and service-time histograms per transaction type,
+    /// lag, in-flight units, connections per host, the server's waits, labelled with the run id
+    /// and client index. Refused before connecting if the address cannot be bound. See
+    /// docs/metrics.md.
+    #[arg(long, value_name = "HOST:PORT", help_heading = REPORTS)]
+    pub metrics_addr: Option<String>,
+
+    /// After the run, keep serving --metrics-addr until scraped once more, at most this long.
+    ///
+    /// So that the last interval is scraped; Ctrl-C ends it at once. 0 ends at once.
+    #[arg(long, value_name = "DURATION", default_value = "15s", value_parser = parse_duration, requires = "metrics_addr", help_heading = REPORTS)]
+    pub metrics_linger: Duration,
+
     /// Only the summary: no ">>" lines and no progress bar on stderr.
     ///
     /// Warnings, errors and the -P progress lines are still shown.
@@ -596,7 +615,9 @@ pub struct Cli {
     ///
     /// They meet at a barrier in the database (table ysql_bench_barrier); client 0 alone creates,
     /// drops and empties tables; all start each operation at one instant of the database's clock.
-    /// Loads split the ids over all clients' threads, --rate is shared out, seeds differ per client.
+    /// Clients may differ in -t (and in their own --client-rate, connection and reports): loads
+    /// split the ids over all clients' threads, --rate in proportion to threads, seeds differ per
+    /// client. The other flags must agree: a difference is named by every client at once.
     #[arg(long, value_name = "W", default_value = "1", value_parser = parse_positive::<usize>, help_heading = CLIENTS)]
     pub clients: usize,
 
@@ -604,7 +625,14 @@ pub struct Cli {
     #[arg(long, value_name = "I", env = "JOB_COMPLETION_INDEX", value_parser = parse_count::<usize>, help_heading = CLIENTS)]
     pub client_index: Option<usize>,
 
-    /// The name of the run in the barrier and the reports (default: derived from the flags all clients share).
+    /// This client's own target units per second, in place of its share of --rate.
+    ///
+    /// For clients that should not pace in proportion to their threads: each gives its own (a
+    /// client without it runs unpaced). Not with --rate, which is the whole run's.
+    #[arg(long, value_name = "N", value_parser = parse_rate, conflicts_with = "rate", help_heading = CLIENTS)]
+    pub client_rate: Option<f64>,
+
+    /// The name of the run in the barrier and the reports (default: derived from -o and --table-name, which all clients share).
     #[arg(long, value_name = "NAME", value_parser = crate::cluster::check_run_id, help_heading = CLIENTS)]
     pub run_id: Option<String>,
 
@@ -619,6 +647,11 @@ pub struct Cli {
     /// Generated files instead of a run: shell completions, the man page.
     #[command(subcommand)]
     pub command: Option<Command>,
+
+    /// The command line as given (set by the binary, not a flag): the
+    /// record keeps it, passwords taken out, so a report can repeat the run.
+    #[arg(skip)]
+    pub command_line: Vec<String>,
 }
 
 /// What `ysql-bench` prints instead of running, generated from these flags.

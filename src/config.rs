@@ -32,6 +32,9 @@ use crate::workload::kit::partition::ClientShare;
 use crate::workload::registry::{SharedFlags, WorkloadArgs};
 use crate::workload::{RunContext, Settings, Spec, Workload};
 
+mod agree;
+mod command_line;
+
 /// The most workers a run may have: each is a connection, a task and an
 /// open file; far more than one client machine drives usefully.
 pub const MAX_THREADS: usize = 10_000;
@@ -64,6 +67,9 @@ pub struct RunPlan {
     /// given (for the warning when nothing reads them).
     pub zipf_theta_given: bool,
     pub hotspot_given: bool,
+    /// The command line as given, passwords taken out (empty when the
+    /// plan was not made from the program's own arguments).
+    pub command_line: Vec<String>,
     /// How connections spread over several hosts.
     pub balance: Balance,
     /// YugabyteDB: which of the nodes `yb_servers()` lists a connection
@@ -101,6 +107,45 @@ pub struct OutputOptions {
     pub csv: Option<PathBuf>,
     pub html: Option<PathBuf>,
     pub latency_log: Option<PathBuf>,
+    /// `--metrics-addr`: the live metrics' listener.
+    pub metrics: Option<MetricsPlan>,
+}
+
+/// `--metrics-addr` and `--metrics-linger`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MetricsPlan {
+    /// HOST:PORT, as given (bound, names resolved, before connecting).
+    pub addr: String,
+    /// How long the endpoint may stay up after the run for a last scrape.
+    pub linger: Duration,
+}
+
+/// The longest `--metrics-linger`: a finished run should not hold its pod.
+pub const MAX_METRICS_LINGER: Duration = Duration::from_secs(600);
+
+/// Checks the shape of `--metrics-addr` (HOST:PORT with a numeric port)
+/// and the bound of `--metrics-linger`; whether it can be bound is known
+/// when the run binds it, before any connection.
+fn metrics_plan(cli: &Cli) -> Result<Option<MetricsPlan>> {
+    let Some(addr) = &cli.metrics_addr else {
+        return Ok(None);
+    };
+    let port = addr.rsplit_once(':').map(|(_, p)| p.parse::<u16>());
+    if !matches!(port, Some(Ok(_))) {
+        return Err(Error::usage(format!(
+            "--metrics-addr {addr:?} is not HOST:PORT: write e.g. 0.0.0.0:9470 (all addresses) or 127.0.0.1:9470"
+        )));
+    }
+    if cli.metrics_linger > MAX_METRICS_LINGER {
+        return Err(Error::usage(format!(
+            "--metrics-linger is at most {} s: a finished run should not wait longer for a scrape",
+            MAX_METRICS_LINGER.as_secs()
+        )));
+    }
+    Ok(Some(MetricsPlan {
+        addr: addr.clone(),
+        linger: cli.metrics_linger,
+    }))
 }
 
 /// The PNG pictures: the report's own options.
@@ -276,7 +321,7 @@ impl RunPlan {
         // everyone's.
         check_table_shape(0, cli.fields_length)?;
         let run_seed = cli.seed.unwrap_or_else(rand::random::<u64>);
-        let cluster = cluster_plan(&cli, run_seed)?;
+        let cluster = cluster_plan(&cli, run_seed, rows)?;
         // Each client of several draws its own keys and data, reproducibly
         // from the run's seed.
         let (seed, client) = match &cluster {
@@ -285,6 +330,7 @@ impl RunPlan {
                 ClientShare {
                     index: c.index,
                     clients: c.clients,
+                    layout: None,
                 },
             ),
             None => (run_seed, ClientShare::default()),
@@ -299,7 +345,7 @@ impl RunPlan {
             operations: &operations,
             run_seed,
             seed_given: cli.seed.is_some(),
-            rate_given: cli.rate.is_some(),
+            rate_given: cli.rate.is_some() || cli.client_rate.is_some(),
             clients: cluster.as_ref().map(|_| client),
         })?;
         let protocol = match (cli.protocol, cli.no_prepared) {
@@ -335,6 +381,7 @@ impl RunPlan {
             run,
             output,
             show_rowsize: cli.show_rowsize,
+            command_line: command_line::without_passwords(&cli.command_line),
             seed_given: cli.seed.is_some(),
             zipf_theta_given: cli.zipf_theta.is_some(),
             hotspot_given: cli.hotspot_fraction != 0.2 || cli.hotspot_ops != 0.8,
@@ -420,6 +467,11 @@ fn find_max_plan(
         return Err(Error::usage(format!(
             "--find-max over rate needs a workload that --rate paces, and {} sends one statement per thread: search over workers instead (--find-max-over threads)",
             last.name
+        )));
+    }
+    if let Some(r) = cli.client_rate {
+        return Err(Error::usage(format!(
+            "--find-max sets every client's pace from the step's target (shared by threads): leave --client-rate {r} out"
         )));
     }
     if over == Over::Threads && cli.rate.is_some() {
@@ -621,6 +673,7 @@ fn output_options(cli: &Cli) -> Result<OutputOptions> {
         csv: cli.csv.clone(),
         html: cli.html.clone(),
         latency_log: cli.latency_log.clone(),
+        metrics: metrics_plan(cli)?,
     })
 }
 
@@ -697,8 +750,12 @@ fn run_settings(cli: &Cli, w: &Settings) -> Result<RunSettings> {
         load_time: cli.time,
         transactions: cli.transactions,
         warmup: cli.warmup.filter(|d| !d.is_zero()),
-        // --rate is the whole run's: each client takes its share.
-        rate: cli.rate.map(|r| r / w.client.clients as f64),
+        // --rate is the whole run's: each client takes its share, in
+        // proportion to its threads once the clients met (`settle`);
+        // --client-rate is this client's own.
+        rate: cli
+            .client_rate
+            .or(cli.rate.map(|r| r / w.client.clients as f64)),
         rate_distribution: match cli.rate_distribution {
             RateDistributionArg::Fixed => Distribution::Fixed,
             RateDistributionArg::Poisson => Distribution::Poisson,
@@ -792,14 +849,25 @@ impl RunPlan {
 }
 
 /// `--clients`, `--client-index`, `--run-id`: None for a run of one
-/// client. The default run id hashes the flags every client shares, so
-/// that the same command line on W machines names one run.
-fn cluster_plan(cli: &Cli, run_seed: u64) -> Result<Option<crate::cluster::ClusterPlan>> {
+/// client. The default run id hashes the operations and the table name,
+/// which every client must give alike, and nothing else: clients whose
+/// other flags differ still meet, and the barrier names the difference
+/// (the terms of [`agree::terms`]) instead of each waiting alone.
+fn cluster_plan(
+    cli: &Cli,
+    run_seed: u64,
+    rows: u64,
+) -> Result<Option<crate::cluster::ClusterPlan>> {
     if cli.clients <= 1 {
         if cli.client_index.is_some_and(|i| i > 0) {
             return Err(Error::usage(format!(
                 "--client-index {} needs --clients above it: give --clients W with W the number of clients",
                 cli.client_index.unwrap_or(0)
+            )));
+        }
+        if let Some(r) = cli.client_rate {
+            return Err(Error::usage(format!(
+                "--client-rate {r} is one client's pace in a run of several (--clients): for a run of one give --rate {r}"
             )));
         }
         return Ok(None);
@@ -830,18 +898,7 @@ fn cluster_plan(cli: &Cli, run_seed: u64) -> Result<Option<crate::cluster::Clust
         Some(r) => r.clone(),
         None => {
             let ops: Vec<&str> = cli.operations.iter().map(|o| o.name).collect();
-            crate::cluster::default_run_id(&format!(
-                "{}|{}|{:?}|{}|{:?}|{:?}|{:?}|{:?}|{:?}",
-                ops.join(","),
-                cli.clients,
-                cli.rows,
-                cli.threads,
-                cli.table_name,
-                cli.seed,
-                cli.time,
-                cli.rate,
-                cli.batch_size
-            ))
+            crate::cluster::default_run_id(&format!("{}|{:?}", ops.join(","), cli.table_name))
         }
     };
     Ok(Some(crate::cluster::ClusterPlan {
@@ -850,7 +907,48 @@ fn cluster_plan(cli: &Cli, run_seed: u64) -> Result<Option<crate::cluster::Clust
         run_id,
         barrier_timeout: cli.barrier_timeout,
         run_seed,
+        me: crate::cluster::Member {
+            index,
+            threads: cli.threads,
+            client_rate: cli.client_rate,
+            host: host_name(),
+            version: crate::cli::VERSION.to_string(),
+        },
+        terms: agree::terms(cli, rows),
+        whole_rate: cli.rate,
+        threads_of: Vec::new(),
     }))
+}
+
+/// This machine's name, for the other clients' messages.
+fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .unwrap_or_else(|| "an unnamed host".to_string())
+}
+
+impl RunPlan {
+    /// Several clients, once they met: this client's share of the ids
+    /// follows the threads every client brought, and so does its share of
+    /// `--rate` (unless it paces at its own `--client-rate`). The
+    /// workloads must be built again from the plan afterwards.
+    pub fn settle(&mut self, members: &[crate::cluster::Member]) {
+        let Some(c) = self.cluster.as_mut() else {
+            return;
+        };
+        let threads: Vec<usize> = members.iter().map(|m| m.threads).collect();
+        c.threads_of = threads.clone();
+        self.workload.client = ClientShare::of_threads(c.index, &threads);
+        if c.me.client_rate.is_none()
+            && let Some(whole) = c.whole_rate
+        {
+            let all: usize = threads.iter().sum();
+            self.run.rate = Some(whole * c.me.threads as f64 / all.max(1) as f64);
+        }
+    }
 }
 
 /// What the operations need of `--rows`: rows to load or to look up (a
@@ -1047,6 +1145,75 @@ mod tests {
     }
     use super::testing::{plan, usage_message};
     use super::*;
+    use clap::Parser;
+
+    /// Client `index` of a run of several with `args`, settled with
+    /// clients of `threads` threads.
+    fn settled(index: usize, threads: &[usize], args: &[&str]) -> RunPlan {
+        let i = index.to_string();
+        let w = threads.len().to_string();
+        let t = threads[index].to_string();
+        let mut all = vec!["ysql-bench", "-u", "host=127.0.0.1", "--clients", &w];
+        all.extend(["--client-index", &i, "-t", &t, "-o", "copy-mem,select"]);
+        all.extend_from_slice(args);
+        let mut p = RunPlan::from_cli(Cli::try_parse_from(all).expect("clap accepts the flags"))
+            .expect("a plan");
+        let members: Vec<crate::cluster::Member> = threads
+            .iter()
+            .enumerate()
+            .map(|(k, &t)| crate::cluster::Member {
+                index: k,
+                threads: t,
+                client_rate: None,
+                host: "h".to_string(),
+                version: "v".to_string(),
+            })
+            .collect();
+        p.settle(&members);
+        p
+    }
+
+    #[test]
+    fn rate_is_split_by_threads_unless_a_client_gives_its_own() {
+        let threads = [1, 3, 6];
+        let rates: Vec<Option<f64>> = (0..3)
+            .map(|i| settled(i, &threads, &["--rate", "1000"]).run.rate)
+            .collect();
+        assert_eq!(rates, [Some(100.0), Some(300.0), Some(600.0)]);
+        let own = settled(1, &threads, &["--client-rate", "42"]);
+        assert_eq!(own.run.rate, Some(42.0));
+        assert_eq!(settled(2, &threads, &[]).run.rate, None);
+        // Kept for the shares of a search's targets.
+        let third = settled(2, &threads, &[]);
+        assert_eq!(third.cluster.map(|c| c.threads_of), Some(vec![1, 3, 6]));
+        let search = Cli::try_parse_from([
+            "ysql-bench",
+            "-u",
+            "host=127.0.0.1",
+            "--clients",
+            "2",
+            "--client-index",
+            "0",
+            "-o",
+            "select",
+            "--find-max",
+            "--slo",
+            "p99<1s",
+            "--client-rate",
+            "5",
+        ])
+        .expect("clap accepts the flags");
+        match RunPlan::from_cli(search) {
+            Err(Error::Usage(m)) => assert!(m.contains("leave --client-rate 5 out"), "{m}"),
+            other => panic!("expected a usage error, got {other:?}"),
+        }
+        // The share of the ids follows the threads too.
+        let third = settled(2, &threads, &["-r", "1000"]);
+        assert_eq!(third.workload.share(1000, 0).start, 400);
+        assert_eq!(third.workload.share(1000, 5).end, 1000);
+        let m = usage_message(&["-o", "select", "--client-rate", "5"]);
+        assert!(m.contains("for a run of one give --rate 5"), "{m}");
+    }
 
     #[test]
     fn pipeline_is_refused_where_units_cannot_be_in_flight_together() {

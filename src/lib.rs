@@ -21,6 +21,7 @@ pub mod config;
 pub mod db;
 pub mod error;
 pub mod generate;
+pub mod metrics;
 pub mod output;
 pub mod report;
 pub mod runner;

@@ -23,7 +23,7 @@ use ysql_bench::{Control, run_with};
 const QUIT_WAIT: Duration = Duration::from_secs(5);
 
 fn main() -> ExitCode {
-    let cli = match ysql_bench::cli::parse_command_line::<Cli>(ysql_bench::cli::usage_hint) {
+    let mut cli = match ysql_bench::cli::parse_command_line::<Cli>(ysql_bench::cli::usage_hint) {
         Ok(c) => c,
         Err(code) => return ExitCode::from(code as u8),
     };
@@ -49,6 +49,9 @@ fn main() -> ExitCode {
         };
     }
     ysql_bench::output::set_quiet(cli.quiet);
+    cli.command_line = std::env::args_os()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
     let plan = match RunPlan::from_cli(cli) {
         Ok(p) => p,
         Err(e) => {

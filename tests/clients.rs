@@ -321,6 +321,200 @@ async fn leftover_barrier_rows_of_an_earlier_run_do_not_confuse_a_new_one() {
     assert_eq!(facts(&c, "test_table").await, loaded(2000, 24));
 }
 
+/// Issue 29: clients of unequal machines (`-t 1`, `3` and `6`) meet under
+/// the run id their common flags give, load exactly 0..N-1 in proportion
+/// to their threads, mark the table loaded with the whole count, and their
+/// merged selects are what the server counted.
+#[tokio::test(flavor = "multi_thread")]
+async fn clients_of_unequal_threads_split_by_threads_mark_the_load_and_merge() {
+    let sb = sandbox();
+    let url = sb.url();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let rows: u64 = 30_001;
+    let rows_text = rows.to_string();
+    let threads = [1u64, 3, 6];
+    let json: Vec<_> = (0..3)
+        .map(|i| dir.path().join(format!("c{i}.json")))
+        .collect();
+    let c = client(&sb).await;
+    let children: Vec<Child> = (0..3)
+        .map(|i| {
+            let t = threads[i].to_string();
+            start_client(
+                &url,
+                i,
+                &[
+                    "--clients",
+                    "3",
+                    "-o",
+                    "copy-mem,select",
+                    "-r",
+                    &rows_text,
+                    "-t",
+                    &t,
+                    "--time",
+                    "3s",
+                    "--seed",
+                    "7",
+                    "--json",
+                    json[i].to_str().unwrap(),
+                ],
+            )
+        })
+        .collect();
+    let outs = wait_all(children);
+    for (i, o) in outs.iter().enumerate() {
+        assert!(
+            o.status.success(),
+            "client {i}: {}\n{}",
+            text(&o.stderr),
+            text(&o.stdout)
+        );
+    }
+    // Every client saw every client's threads.
+    assert!(
+        text(&outs[2].stderr).contains("all 3 clients are here, 10 threads in all"),
+        "{}",
+        text(&outs[2].stderr)
+    );
+    // The load: exactly 0..N-1 (count, distinct, min, max), each client's
+    // share in proportion to its threads.
+    assert_eq!(facts(&c, "test_table").await, loaded(rows as i64, 24));
+    let server_scans = index_scans(&c, "test_table").await;
+    let mut selects = 0u64;
+    let mut run_ids = Vec::new();
+    for (i, p) in json.iter().enumerate() {
+        let r = report(p);
+        run_ids.push(r["cluster"]["run_id"].as_str().unwrap().to_string());
+        assert_eq!(r["config"]["threads"], threads[i]);
+        let share = r["operations"][0]["rows"].as_u64().unwrap();
+        let due = rows * threads[i] / 10;
+        assert!(
+            share.abs_diff(due) <= threads[i],
+            "client {i} loaded {share} rows, {due} due"
+        );
+        selects += r["operations"][1]["units"].as_u64().unwrap();
+    }
+    assert!(
+        run_ids
+            .iter()
+            .all(|r| r == &run_ids[0] && r.starts_with("ysql-bench-"))
+    );
+    // The table is marked with the whole count...
+    let mark: String = c
+        .query_one(
+            "select obj_description('test_table'::regclass, 'pg_class')",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert!(mark.ends_with(&format!("loaded {rows} rows")), "{mark}");
+    // ...so that a following run does not warn of an unfinished load.
+    let after = bin(
+        "ysql-bench",
+        &[
+            "-u", &url, "-o", "select", "-r", &rows_text, "--time", "1s", "-q",
+        ],
+    );
+    assert!(after.status.success(), "{}", text(&after.stderr));
+    assert!(
+        !text(&after.stderr).contains("did not finish"),
+        "{}",
+        text(&after.stderr)
+    );
+
+    // The merge adds the threads, keeps each client's, and counts what
+    // the server counted.
+    let merged = dir.path().join("merged.json");
+    let args: Vec<&str> = ["merge"]
+        .into_iter()
+        .chain(json.iter().map(|p| p.to_str().unwrap()))
+        .chain(["--json", merged.to_str().unwrap()])
+        .collect();
+    let out = bin("ysql-bench", &args);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let m = report(&merged);
+    assert_eq!(m["config"]["threads"], 10);
+    let sel = &m["operations"][1];
+    assert_eq!(sel["threads"], 10);
+    let per: Vec<u64> = sel["clients"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["threads"].as_u64().unwrap())
+        .collect();
+    assert_eq!(per, threads);
+    let units = sel["units"].as_u64().unwrap();
+    assert_eq!(units, selects);
+    let diff = (units as f64 - server_scans as f64).abs();
+    assert!(
+        diff <= 0.01 * server_scans as f64,
+        "merged {units} selects, the server counted {server_scans}"
+    );
+}
+
+/// Issue 29: two clients whose `-r` differ meet (their run id comes only
+/// from flags they share), and both stop at once naming the difference,
+/// before anything is written.
+#[tokio::test(flavor = "multi_thread")]
+async fn clients_whose_flags_differ_both_stop_at_once_naming_it() {
+    let sb = sandbox();
+    let url = sb.url();
+    let c = client(&sb).await;
+    let args = |rows: &'static str| -> Vec<&'static str> {
+        vec![
+            "--clients",
+            "2",
+            "-o",
+            "copy-mem,select",
+            "-r",
+            rows,
+            "--time",
+            "1s",
+        ]
+    };
+    let began = Instant::now();
+    let outs = wait_all(vec![
+        start_client(&url, 0, &args("5000")),
+        start_client(&url, 1, &args("6000")),
+    ]);
+    let took = began.elapsed();
+    // Not the barrier's minute.
+    assert!(took < Duration::from_secs(20), "took {took:?}");
+    for (i, o) in outs.iter().enumerate() {
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "client {i}: {err}");
+        assert!(
+            err.contains("client 1 runs -r 6000, client 0 -r 5000"),
+            "client {i}: {err}"
+        );
+    }
+    assert!(!table_exists(&c, "test_table").await);
+}
+
+/// Issue 29: a client alone names the clients it cannot see, never
+/// itself.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_client_alone_names_the_missing_ones_not_itself() {
+    let sb = sandbox();
+    let url = sb.url();
+    let args = [
+        "--clients",
+        "3",
+        "--barrier-timeout",
+        "2s",
+        "-o",
+        "copy-mem",
+        "-r",
+        "100",
+    ];
+    let outs = wait_all(vec![start_client(&url, 1, &args)]);
+    let err = text(&outs[0].stderr);
+    assert_eq!(outs[0].status.code(), Some(1), "{err}");
+    assert!(err.contains("client(s) 0, 2 of 3 did not arrive"), "{err}");
+}
+
 #[test]
 fn client_flags_are_checked_before_connecting() {
     let out = bin("ysql-bench", &["-o", "select", "--clients", "3"]);
@@ -700,4 +894,124 @@ async fn inserts_of_two_clients_running_a_mix_never_collide() {
         .unwrap()
         .get(0);
     assert_eq!(n, 2001 + inserted);
+}
+
+/// The barrier itself, three clients in one process: a follower's note
+/// reaches the leader at `gather`, and the note of the leader's release
+/// reaches every follower (what a `--find-max` of several clients is
+/// built on); a release without a note hands nothing, and each meeting's
+/// note is its own.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_release_hands_the_leaders_note_to_every_follower() {
+    use std::sync::Arc;
+    use std::sync::atomic::AtomicBool;
+    use ysql_bench::cluster::{ClusterPlan, Gate, Member};
+    use ysql_bench::db::endpoint::Endpoint;
+    use ysql_bench::db::tls::Tls;
+    use ysql_bench::runner::StartBarrier;
+
+    let sb = sandbox();
+    let whole = Endpoint::whole(&sb.config(), None);
+    let plan = |index: usize| ClusterPlan {
+        clients: 3,
+        index,
+        run_id: "notes".to_string(),
+        barrier_timeout: Duration::from_secs(30),
+        run_seed: 1,
+        me: Member {
+            index,
+            threads: 1,
+            client_rate: None,
+            host: "here".to_string(),
+            version: "test".to_string(),
+        },
+        terms: Vec::new(),
+        whole_rate: None,
+        threads_of: Vec::new(),
+    };
+    let open = |index: usize| {
+        let whole = whole.clone();
+        let plan = plan(index);
+        async move {
+            let pool = ysql_bench::db::connect::pool(&whole, 3, &Tls::Plain).unwrap();
+            Gate::open(plan, pool, whole, Arc::new(AtomicBool::new(false)))
+                .await
+                .unwrap()
+        }
+    };
+    // The leader opens first, so that the followers find its run.
+    let leader = Arc::new(open(0).await);
+    let followers = [Arc::new(open(1).await), Arc::new(open(2).await)];
+    let mut heard = Vec::new();
+    for f in &followers {
+        let f = f.clone();
+        heard.push(tokio::spawn(async move {
+            f.exchange().await.unwrap();
+            let mine = format!("figures of {}", f.plan.index);
+            let first = f.gather("step:1", &mine).await.unwrap();
+            let second = f.gather("step:2", "again").await.unwrap();
+            (first, second)
+        }));
+    }
+    let members = leader.exchange().await.unwrap();
+    assert_eq!(members.len(), 3);
+    let notes = leader.gather("step:1", "").await.unwrap();
+    assert_eq!(
+        notes,
+        vec![
+            (1, Some("figures of 1".to_string())),
+            (2, Some("figures of 2".to_string()))
+        ]
+    );
+    // The trait's release (the gate's own takes a start instant).
+    StartBarrier::release(&*leader, "step:1", Some("next: 240/s"))
+        .await
+        .unwrap();
+    let notes = leader.gather("step:2", "").await.unwrap();
+    assert_eq!(notes.len(), 2, "{notes:?}");
+    StartBarrier::release(&*leader, "step:2", None)
+        .await
+        .unwrap();
+    for h in heard {
+        let (first, second) = h.await.unwrap();
+        assert_eq!(first, vec![(0, Some("next: 240/s".to_string()))]);
+        assert_eq!(second, vec![(0, None)]);
+    }
+    leader.close().await;
+}
+
+/// Issue 29: a client per region gives its own `--topology-keys` (the
+/// barrier lets them differ), so `merge` takes their reports too, and the
+/// merged configuration lists each client's topology.
+#[tokio::test(flavor = "multi_thread")]
+async fn reports_of_clients_with_their_own_topology_keys_merge() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let p = one_report(dir.path()).await;
+    let mut paths = Vec::new();
+    for (i, zone) in ["aws.us-east-1.us-east-1a:1", "aws.us-west-2.*:1"]
+        .iter()
+        .enumerate()
+    {
+        let mut r = report(&p);
+        r["config"]["topology"] = serde_json::json!(format!("only-primary, topology {zone}"));
+        let q = dir.path().join(format!("region{i}.json"));
+        std::fs::write(&q, r.to_string()).unwrap();
+        paths.push(q);
+    }
+    let merged = dir.path().join("merged.json");
+    let out = bin(
+        "ysql-bench",
+        &[
+            "merge",
+            paths[0].to_str().unwrap(),
+            paths[1].to_str().unwrap(),
+            "--json",
+            merged.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        report(&merged)["config"]["topology"],
+        "only-primary, topology aws.us-east-1.us-east-1a:1; only-primary, topology aws.us-west-2.*:1"
+    );
 }

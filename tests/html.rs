@@ -341,6 +341,64 @@ fn a_tpcc_run_page_shows_the_json_figures_and_tpmc() {
     let tpmc = tpcc["metrics"]["tpmc"].as_f64().expect("tpmc in the JSON");
     let shown = &tags(section(&o.dom, "tpcc"), "data-metric=\"tpmc\"")[0];
     assert!(same(num(shown, "data-value"), tpmc), "{shown:?}, {tpmc}");
+    // What a person reads on the cards is what the summary says: the p99
+    // and each workload figure as the summary writes it (efficiency in
+    // percent, the limits "met"), not a raw value in another unit.
+    let summary = text(&out.stdout);
+    let said = |label: &str| -> String {
+        let line = summary
+            .lines()
+            .find(|l| l.split(':').next().is_some_and(|k| k.trim() == label))
+            .unwrap_or_else(|| panic!("no {label} line in {summary}"));
+        line.split_once(':').unwrap().1.trim().to_string()
+    };
+    let p99 = said("latency per transaction");
+    let p99 = p99
+        .split(", ")
+        .find_map(|p| p.strip_prefix("p99 "))
+        .unwrap();
+    assert_eq!(card_text(&o.dom, "data-figure=\"p99\""), p99);
+    for label in ["efficiency", "90th percentile limits"] {
+        let first = said(label).split_whitespace().next().unwrap().to_string();
+        let key = if label == "efficiency" {
+            "efficiency"
+        } else {
+            "p90_limits_met"
+        };
+        let card = card_text(&o.dom, &format!("data-metric=\"{key}\""));
+        assert_eq!(card, first, "{label}: the card and the summary differ");
+    }
+    // The command the page says repeats the run runs (a second of it).
+    let cmd = o
+        .dom
+        .split("<pre class=\"cmd\">")
+        .nth(1)
+        .and_then(|c| c.split("</pre>").next())
+        .expect("the command that repeats the run")
+        .replace("&#39;", "'")
+        .replace("&quot;", "\"")
+        .replace("&amp;", "&");
+    let rest = cmd
+        .strip_prefix("ysql-bench ")
+        .expect("it starts with the tool");
+    assert!(rest.contains("--time 3s"), "{cmd}");
+    // The command as given, the workload's own flags included.
+    assert!(rest.contains("--warehouses 1"), "{cmd}");
+    let quiet = if rest.contains(" -q") { "" } else { "-q" };
+    let again = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "'{}' {} {quiet}",
+            env!("CARGO_BIN_EXE_ysql-bench"),
+            // Its reports go elsewhere: the first run's are read below.
+            rest.replace("--time 3s", "--time 1s")
+                .replace("/r.json", "/repeat.json")
+                .replace("/r.html", "/repeat.html")
+        ))
+        .env_remove("YSQLBENCH_URL")
+        .output()
+        .expect("sh runs");
+    assert!(again.status.success(), "{cmd}: {}", text(&again.stderr));
     // The page is bounded: a few hundred KB at most for a short run.
     let size = std::fs::metadata(&page).unwrap().len();
     assert!(size < 600_000, "{size} bytes");
@@ -368,6 +426,15 @@ fn a_tpcc_run_page_shows_the_json_figures_and_tpmc() {
         ],
     );
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+}
+
+/// The headline text of the card carrying `attr`.
+fn card_text(dom: &str, attr: &str) -> String {
+    let at = dom.find(attr).unwrap_or_else(|| panic!("no card {attr}"));
+    let open = "class=\"v\">";
+    let v = dom[at..].find(open).expect("a headline") + at + open.len();
+    let end = dom[v..].find('<').expect("its end") + v;
+    dom[v..end].to_string()
 }
 
 /// Starts client `index` of a three-client run.
@@ -437,6 +504,13 @@ fn a_merge_and_a_comparison_page_show_the_json_figures_and_verdicts() {
         let row = &tags(part, &format!("data-client=\"{}\"", c["client"]))[0];
         assert_eq!(num(row, "data-units"), c["units"].as_f64().unwrap());
     }
+    // The command that repeats it gives each client's -t, not their sum.
+    let cmd = o.dom.split("<pre class=\"cmd\">").nth(1).unwrap();
+    let cmd = cmd.split("</pre>").next().unwrap();
+    assert!(
+        cmd.contains(" -t 1 ") && cmd.contains("--clients 3"),
+        "{cmd}"
+    );
     let line = &tags(part, "data-name=\"p99\"")[0];
     let first = select["intervals"][0]["latency"]["p99"].as_f64().unwrap() / 1e6;
     let drawn: f64 = line["data-y"].split(' ').next().unwrap().parse().unwrap();

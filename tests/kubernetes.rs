@@ -162,3 +162,56 @@ fn the_containerfile_builds_both_binaries_in_two_stages_and_runs_as_non_root() {
         froms[0]
     );
 }
+
+/// Issue 27: each Job serves --metrics-addr on the port its pod declares
+/// as `metrics` and its scrape annotations name, and the PodMonitor
+/// example selects the Job's pods by their labels and that port's name.
+#[test]
+fn the_jobs_serve_metrics_on_the_port_the_annotations_and_the_pod_monitor_name() {
+    let script = "import sys, json, yaml\n\
+        out = []\n\
+        for f in sys.argv[2:]:\n\
+        \x20   d = yaml.safe_load(open(f))\n\
+        \x20   t = d['spec']['template']\n\
+        \x20   c = t['spec']['containers'][0]\n\
+        \x20   a = t['metadata']['annotations']\n\
+        \x20   ports = {p['name']: p['containerPort'] for p in c.get('ports', [])}\n\
+        \x20   args = ' '.join(c.get('args', []))\n\
+        \x20   out.append([f, args, ports.get('metrics'), a.get('prometheus.io/port'), a.get('prometheus.io/scrape'), t['metadata']['labels']])\n\
+        m = yaml.safe_load(open(sys.argv[1]))\n\
+        print(json.dumps([m['spec']['selector']['matchLabels'], [e['port'] for e in m['spec']['podMetricsEndpoints']], out]))";
+    let out = Command::new("python3")
+        .args([
+            "-c",
+            script,
+            &format!("{DIR}/monitoring/podmonitor.yaml"),
+            &format!("{DIR}/job.yaml"),
+            &format!("{DIR}/job-haproxy.yaml"),
+        ])
+        .output()
+        .expect("python3 runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    if err.contains("No module named 'yaml'") {
+        eprintln!("skipped: python3 has no yaml module (pip install pyyaml)");
+        return;
+    }
+    assert!(out.status.success(), "{err}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let selector = v[0].as_object().expect("matchLabels");
+    assert_eq!(v[1], serde_json::json!(["metrics"]));
+    for job in v[2].as_array().unwrap() {
+        let (file, args) = (&job[0], job[1].as_str().unwrap());
+        let port = job[2]
+            .as_u64()
+            .unwrap_or_else(|| panic!("{file}: no metrics port"));
+        assert!(
+            args.contains(&format!("--metrics-addr 0.0.0.0:{port}")),
+            "{file}: {args}"
+        );
+        assert_eq!(job[3], port.to_string(), "{file}: annotation");
+        assert_eq!(job[4], "true", "{file}");
+        for (k, want) in selector {
+            assert_eq!(&job[5][k], want, "{file}: label {k}");
+        }
+    }
+}

@@ -38,6 +38,8 @@ const LAYERS: &[(&str, &[&str])] = &[
     ),
     // Reports read statistics only: a saved run is the same record.
     ("report", &["error", "output", "stats"]),
+    // Live metrics: the run's board (stats) rendered and served.
+    ("metrics", &["error", "output", "stats"]),
     // The several-client gate: the runner's barrier, kept in the database.
     ("cluster", &["error", "output", "db", "runner"]),
     // Flags: each layer's flag group, flattened.
@@ -60,7 +62,7 @@ const LAYERS: &[(&str, &[&str])] = &[
         "app",
         &[
             "error", "output", "stats", "db", "workload", "runner", "report", "cluster", "cli",
-            "config", "generate", "signals",
+            "config", "generate", "signals", "metrics",
         ],
     ),
 ];

@@ -15,6 +15,11 @@ use common::*;
 
 const EXIT_SLO: i32 = 3;
 
+/// The searches run one at a time: each finds a limit of the server's,
+/// but a step misjudged on a machine starved by another search's
+/// clients would move the answer (tests run two at a time).
+static SEARCHES: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 fn exit(o: &std::process::Output) -> i32 {
     o.status.code().unwrap_or(-1)
 }
@@ -246,6 +251,7 @@ async fn compare_fail_if_passes_a_run_against_itself_and_fails_a_slowed_one() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn find_max_finds_a_rate_that_holds_and_one_a_fifth_higher_does_not() {
+    let _one_at_a_time = SEARCHES.lock().await;
     let sb = sandbox();
     let dir = tempfile::tempdir().unwrap();
     let script = dir.path().join("sleep.sql");
@@ -332,4 +338,227 @@ fn slo_syntax_errors_are_one_line_and_exit_2_before_connecting() {
         assert!(err.contains(says), "{args:?}: {err}");
         assert!(!err.contains(">> connect"), "{err}");
     }
+}
+
+/// Runs three clients of one run (`--clients 3`, each its own process,
+/// started together) with `args`; their outputs in index order.
+async fn three_clients(
+    url: String,
+    run_id: &str,
+    args: Vec<Vec<String>>,
+) -> Vec<std::process::Output> {
+    let run_id = run_id.to_string();
+    tokio::task::spawn_blocking(move || {
+        let children: Vec<_> = args
+            .iter()
+            .enumerate()
+            .map(|(i, a)| {
+                std::process::Command::new(env!("CARGO_BIN_EXE_ysql-bench"))
+                    .args(["-u", &url, "--no-server-stats", "--clients", "3"])
+                    .args(["--client-index", &i.to_string(), "--run-id", &run_id])
+                    .args(a)
+                    .env_remove("YSQLBENCH_URL")
+                    .env_remove("JOB_COMPLETION_INDEX")
+                    .stdout(std::process::Stdio::piped())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .expect("the binary starts")
+            })
+            .collect();
+        children
+            .into_iter()
+            .map(|c| c.wait_with_output().expect("the client ends"))
+            .collect()
+    })
+    .await
+    .expect("the clients' thread")
+}
+
+/// Every step of a search of three clients is one step of the whole run,
+/// judged on their merged figures: each client runs its share of the
+/// target, and each prints and writes client 0's answer and curve. The
+/// answer then holds in a three-client run of its own judged by `merge
+/// --slo` (exit 0), and a fifth more does not (exit 3).
+///
+/// The limit is the server's, and sharp: 3 clients × 2 workers of 50 ms
+/// `pg_sleep` units serve at most about 120 units/s in all (20 per
+/// worker); beyond it every worker falls further behind its schedule,
+/// so that over a 5 s step latency from the intended start grows past
+/// the bound within 5% above the limit (and by 0.3 s at 1.1 times it),
+/// while below it units wait for nothing: 250 ms of slack under the bound
+/// for a loaded machine. The start and resolution put the search's steps at 27, 54,
+/// 108 (0.9 of the limit), then 216, 162, 135 (1.13): the answer, 108
+/// unless the machine misjudges a step, stays clear of the limit on both
+/// sides, and 1.2 × 108 is 1.08 of it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn find_max_of_three_clients_is_decided_on_their_merged_figures_and_merge_slo_confirms_it() {
+    let _one_at_a_time = SEARCHES.lock().await;
+    let sb = sandbox();
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("sleep.sql");
+    std::fs::write(&script, "select pg_sleep(0.05);\n").unwrap();
+    let slo = "p99<300ms";
+    let common = strings(&[
+        "--script",
+        script.to_str().unwrap(),
+        "-t",
+        "2",
+        "--time",
+        "4s",
+        "--warmup",
+        "1s",
+    ]);
+    let path = |name: &str| dir.path().join(name);
+    let search: Vec<Vec<String>> = (0..3)
+        .map(|i| {
+            let mut a = common.clone();
+            a.extend(strings(&[
+                "--find-max",
+                "--slo",
+                slo,
+                "--rate",
+                "27",
+                "--find-max-resolution",
+                "25",
+                "--json",
+                path(&format!("search{i}.json")).to_str().unwrap(),
+            ]));
+            a
+        })
+        .collect();
+    let outs = three_clients(sb.url(), "search", search).await;
+    let all_text: String = outs
+        .iter()
+        .enumerate()
+        .map(|(i, o)| format!("client {i}:\n{}{}\n", text(&o.stdout), text(&o.stderr)))
+        .collect();
+    for o in &outs {
+        assert_eq!(exit(o), 0, "{all_text}");
+        assert!(
+            text(&o.stdout).contains("find-max              : sustains "),
+            "{all_text}"
+        );
+        // Every client says each step as client 0 judged it.
+        assert!(
+            text(&o.stderr).contains(">> find-max step 1: target 27/s"),
+            "{all_text}"
+        );
+    }
+    let records: Vec<serde_json::Value> = (0..3)
+        .map(|i| json(&path(&format!("search{i}.json")))["find_max"].clone())
+        .collect();
+    assert_eq!(records[0], records[1], "{all_text}");
+    assert_eq!(records[0], records[2], "{all_text}");
+    let fm = &records[0];
+    assert_eq!(fm["clients"], 3, "{fm}");
+    let answer = fm["answer"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{all_text}"));
+    assert!((54.0..=135.0).contains(&answer), "{answer}\n{all_text}");
+    let steps = fm["steps"].as_array().unwrap();
+    assert!(steps.iter().any(|s| s["met"] == false), "{all_text}");
+    assert!(steps.last().unwrap()["confirm"] == true, "{all_text}");
+    // The first step's figures are the whole run's: about 27/s, where
+    // each client ran 9/s of it.
+    let first = steps[0]["achieved_per_s"].as_f64().unwrap();
+    assert!(
+        (27.0 * 0.8..=27.0 * 1.2).contains(&first),
+        "{first}\n{all_text}"
+    );
+    // The answer holds for three clients merged; a fifth more does not.
+    for (k, (rate, code)) in [(answer, 0), (answer * 1.2, EXIT_SLO)]
+        .into_iter()
+        .enumerate()
+    {
+        let runs: Vec<Vec<String>> = (0..3)
+            .map(|i| {
+                let mut a = common.clone();
+                a.extend(strings(&[
+                    "--rate",
+                    &format!("{rate}"),
+                    "--json",
+                    path(&format!("confirm{k}-{i}.json")).to_str().unwrap(),
+                ]));
+                a
+            })
+            .collect();
+        let outs = three_clients(sb.url(), &format!("confirm{k}"), runs).await;
+        for o in &outs {
+            assert_eq!(exit(o), 0, "{}{}", text(&o.stdout), text(&o.stderr));
+        }
+        let reports: Vec<String> = (0..3)
+            .map(|i| path(&format!("confirm{k}-{i}.json")).display().to_string())
+            .collect();
+        let mut args = vec!["merge"];
+        args.extend(reports.iter().map(String::as_str));
+        args.extend(["--slo", slo]);
+        let merged = bin("ysql-bench", &args);
+        let said = format!("{}{}", text(&merged.stdout), text(&merged.stderr));
+        assert_eq!(
+            exit(&merged),
+            code,
+            "merge --slo at {rate}/s (answer {answer}):\n{said}\nsearch:\n{all_text}"
+        );
+        assert!(said.contains("p99<300ms"), "{said}");
+    }
+}
+
+/// `--find-max-over threads`: a closed loop searched over workers. Each
+/// unit holds one advisory lock for 50 ms, so that the workers queue for
+/// it: with W workers a unit waits for about the W - 1 others, and its
+/// latency grows by some 50 ms a worker while throughput stays at about
+/// 20/s, whatever the client's CPU. Under p99<240ms about 3 workers hold
+/// and 5 do not; the answer is a whole number of workers, one below the
+/// lowest that missed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn find_max_over_threads_finds_the_workers_a_queue_allows() {
+    let _one_at_a_time = SEARCHES.lock().await;
+    let sb = sandbox();
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("queue.sql");
+    std::fs::write(
+        &script,
+        "begin;\nselect pg_advisory_xact_lock(7);\nselect pg_sleep(0.05);\ncommit;\n",
+    )
+    .unwrap();
+    let report = dir.path().join("workers.json");
+    let out = run_bin(
+        sb.url(),
+        strings(&[
+            "--script",
+            script.to_str().unwrap(),
+            "-t",
+            "1",
+            "--time",
+            "3s",
+            "--warmup",
+            "1s",
+            "--find-max",
+            "--find-max-over",
+            "threads",
+            "--slo",
+            "p99<240ms",
+            "--json",
+            report.to_str().unwrap(),
+        ]),
+    )
+    .await;
+    let (stdout, err) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(exit(&out), 0, "{stdout}{err}");
+    let fm = json(&report)["find_max"].clone();
+    assert_eq!(fm["over"], "threads", "{fm}");
+    let answer = fm["answer"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{stdout}{err}"));
+    assert!((2.0..=4.0).contains(&answer), "{answer}\n{stdout}{err}");
+    assert_eq!(fm["lowest_miss"].as_f64(), Some(answer + 1.0), "{stdout}");
+    let steps = fm["steps"].as_array().unwrap();
+    assert!(
+        steps.iter().all(|s| s["target"]
+            .as_f64()
+            .is_some_and(|t| t >= 1.0 && t.fract() == 0.0)),
+        "{stdout}"
+    );
+    assert_eq!(steps[0]["target"], 1.0, "{stdout}");
+    assert!(stdout.contains(&format!("at {answer} workers")), "{stdout}");
 }

@@ -389,3 +389,61 @@ fn topology_flags_refuse_postgresql_and_bad_keys_with_one_line() {
     assert!(err.contains("only the zone may be '*'"), "{err}");
     assert!(!err.contains("cannot connect"), "{err}");
 }
+
+/// A preferred zone whose only node is down from the start: the workers
+/// spread over the fallback zone's two nodes, not all onto one (the
+/// rotation used to move on past the failed node for the workers that
+/// had picked it, and so land where those that had not would: -t 6 all
+/// on one node). A key that matches no node is said at the start.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn workers_spread_over_the_fallback_when_the_preferred_zone_is_down_from_the_start() {
+    let (mut gone, b1, b2) = (sandbox(), sandbox(), sandbox());
+    for sb in [&b1, &b2] {
+        load(sb).await;
+    }
+    let place = |sb, zone| Node {
+        sb,
+        node_type: "primary",
+        cloud: "cloud",
+        region: "r1",
+        zone,
+    };
+    set_yb_servers(
+        &[&b1, &b2],
+        &[place(&gone, "a"), place(&b1, "b"), place(&b2, "b")],
+    )
+    .await;
+    tokio::task::block_in_place(|| gone.stop_server());
+    let url = url_of(&b1);
+    let out = bin(
+        "ysql-bench",
+        &[
+            "-u",
+            &url,
+            "-o",
+            "select",
+            "-r",
+            ROWS,
+            "-t",
+            "6",
+            "--time",
+            "1s",
+            "--topology-keys",
+            "cloud.r1.a:1,cloud.r1.b:2,cloud.r1.typo:3",
+            "--no-server-stats",
+        ],
+    );
+    let (err, summary) = (text(&out.stderr), text(&out.stdout));
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("warning: --topology-keys entry cloud.r1.typo:3 matches no node"),
+        "{err}"
+    );
+    for sb in [&b1, &b2] {
+        let line = summary
+            .lines()
+            .find(|l| l.starts_with(&format!("host 127.0.0.1:{}", sb.port())))
+            .unwrap_or_else(|| panic!("no line for {}\n{summary}", sb.port()));
+        assert!(line.contains(": 3 connections"), "{summary}");
+    }
+}

@@ -45,6 +45,7 @@ use crate::workload::Workload;
 pub use crate::runner::never_started;
 
 mod find_max;
+mod live;
 mod record;
 pub mod saved;
 
@@ -157,10 +158,12 @@ pub async fn run_with(
 
 /// Runs `workloads` (built from the plan, or any other [`Workload`], as
 /// tests of the runner do with units that need no table) with the plan's
-/// connection, pacing and reports.
+/// connection, pacing and reports. A client of several builds its
+/// workloads again from the plan once the clients met (its share follows
+/// every client's threads), so it runs the plan's workloads.
 pub async fn run_workloads(
-    plan: RunPlan,
-    workloads: Vec<Box<dyn Workload>>,
+    mut plan: RunPlan,
+    mut workloads: Vec<Box<dyn Workload>>,
     out: &mut (dyn Write + Send),
     control: Control,
 ) -> Result<RunReport> {
@@ -171,9 +174,13 @@ pub async fn run_workloads(
     }
     // Kept alive for the whole run; dropped (server stopped, directory
     // removed) when the run ends or its future is dropped.
+    // Bound before anything is connected: an address in use is a usage
+    // error at once.
+    let run_id = server_stats::run_id(started_at);
+    let live = live::start(&plan, &run_id).await?;
     let (config, passfile, _sandbox) = server_config(&plan, &control)?;
-    let setup = connect_server(&plan, &control, config, passfile, started_at).await?;
-    let prepared = prepare_run(&plan, &control, &setup, &workloads).await?;
+    let setup = connect_server(&plan, &control, config, passfile, &run_id).await?;
+    let prepared = prepare_run(&mut plan, &control, &setup, &mut workloads).await?;
     let Setup {
         target,
         application_name,
@@ -194,13 +201,7 @@ pub async fn run_workloads(
         watch,
     } = prepared;
     let (conns, _refresher) = conn_source(&plan, endpoints, &tls, &whole, passfile)?;
-    let (log_sink, log_thread) = match &plan.output.latency_log {
-        Some(p) => {
-            let (s, t) = latency_log::create(p)?;
-            (Some(s), Some(t))
-        }
-        None => (None, None),
-    };
+    let (log_sink, log_thread) = open_latency_log(&plan)?;
     let plan = Arc::new(plan);
     let ctx = RunCtx {
         settings: Arc::new(plan.run.clone()),
@@ -214,6 +215,8 @@ pub async fn run_workloads(
         server: watch,
         barrier: gate.clone().map(|g| g as Arc<dyn StartBarrier>),
         slo_stopped: Arc::default(),
+        search_step: None,
+        live: live.as_ref().map(live::LiveRun::board),
     };
     let mut report = RunReport {
         started_at,
@@ -272,7 +275,24 @@ pub async fn run_workloads(
     failed.extend(write_report_files(
         &plan, &target, &report, records, row_size, out,
     ));
+    if let Some(l) = &live {
+        l.linger(&control, &mut report).await;
+    }
     end_of_run(report, failed, stdout_failed, json_to_stdout)
+}
+
+/// `--latency-log`: the sink the workers write to and the thread that
+/// writes the file.
+fn open_latency_log(
+    plan: &RunPlan,
+) -> Result<(Option<latency_log::LogSink>, Option<latency_log::LogThread>)> {
+    Ok(match &plan.output.latency_log {
+        Some(p) => {
+            let (s, t) = latency_log::create(p)?;
+            (Some(s), Some(t))
+        }
+        None => (None, None),
+    })
 }
 
 /// The JSON, CSV and HTML reports, written from the run's record; their
@@ -333,6 +353,32 @@ async fn close_gate(gate: &Gate) -> ClusterRecord {
     }
 }
 
+/// Says, once at the start, which `--topology-keys` entries match no node
+/// `yb_servers()` lists: a misspelt zone otherwise only shows as workers
+/// spread over the rest of the cluster (or, with `--topology-keys-only`,
+/// as no node to connect to).
+fn warn_unmatched_keys(plan: &RunPlan, endpoints: &[(Endpoint, Option<Place>)]) {
+    let Some(keys) = plan.topology.as_ref().and_then(|t| t.keys.as_ref()) else {
+        return;
+    };
+    let places = endpoints.iter().filter_map(|(_, p)| p.as_ref());
+    let unmatched = keys.unmatched(places.clone());
+    if unmatched.is_empty() {
+        return;
+    }
+    let mut zones: Vec<String> = places.map(Place::zone_name).collect();
+    zones.sort();
+    zones.dedup();
+    let what = match unmatched.len() {
+        1 => format!("entry {} matches", unmatched[0]),
+        _ => format!("entries {} match", unmatched.join(",")),
+    };
+    crate::say!(
+        "warning: --topology-keys {what} no node yb_servers() lists (its zones: {}): check the spelling; until such a node is listed, connections go to the other entries' nodes or the rest of the cluster",
+        zones.join(", ")
+    );
+}
+
 /// Where the workers' connections come from, said on stderr unless to
 /// the host list's failover; with `--yb-refresh`, the task that keeps
 /// the nodes fresh, ended when the handle is dropped.
@@ -360,6 +406,7 @@ fn conn_source(
             labels.len(),
             labels.join(", ")
         );
+        warn_unmatched_keys(plan, &endpoints);
     }
     // A search over workers takes up to the most a run may have.
     let workers = match plan.find_max {
@@ -530,15 +577,13 @@ async fn connect_server(
     control: &Control,
     mut config: Config,
     passfile: Option<PassFile>,
-    started_at: SystemTime,
+    run_id: &str,
 ) -> Result<Setup> {
     config.ssl_mode(plan.tls.mode.tokio_mode());
     // Every connection of the run carries the run's own name, so that the
     // server's view of it (pg_stat_activity) can be told from any other.
-    let application_name = server_stats::run_application_name(
-        config.get_application_name(),
-        &server_stats::run_id(started_at),
-    );
+    let application_name =
+        server_stats::run_application_name(config.get_application_name(), run_id);
     config.application_name(&application_name);
     let tls = plan.tls.connector()?;
     let target = connect::describe(&config);
@@ -591,10 +636,10 @@ struct Prepared {
 /// --yb-discover that cannot work changes nothing), the other clients
 /// met, the tables checked and created, the server's view started.
 async fn prepare_run(
-    plan: &RunPlan,
+    plan: &mut RunPlan,
     control: &Control,
     setup: &Setup,
-    workloads: &[Box<dyn Workload>],
+    workloads: &mut Vec<Box<dyn Workload>>,
 ) -> Result<Prepared> {
     let conn = setup.conn(control);
     let endpoints = if plan.yb_discover {
@@ -613,10 +658,7 @@ async fn prepare_run(
             .map(|e| (e, None))
             .collect()
     };
-    let gate = match &plan.cluster {
-        Some(c) => Some(open_gate(c, control, setup).await?),
-        None => None,
-    };
+    let gate = meet_clients(plan, control, setup, workloads).await?;
     let barrier = gate.as_deref().map(|g| g as &dyn StartBarrier);
     runner::tables::prepare(
         &conn,
@@ -627,13 +669,6 @@ async fn prepare_run(
         barrier,
     )
     .await?;
-    if let Some(g) = gate.as_ref().filter(|g| g.plan.leader()) {
-        crate::say!(
-            ">> run {}: all {} clients are here",
-            g.plan.run_id,
-            g.plan.clients
-        );
-    }
     let watch = if plan.server_stats {
         let started = ServerWatch::start(
             &setup.client,
@@ -652,6 +687,36 @@ async fn prepare_run(
         gate,
         watch,
     })
+}
+
+/// Several clients: the barrier opened and the first meeting, where the
+/// clients say what each brings (a difference in the flags that must
+/// agree stops them all here); this client's share of the ids and of
+/// `--rate` then follows every client's threads, and its workloads are
+/// built again with it. None for a run of one client.
+async fn meet_clients(
+    plan: &mut RunPlan,
+    control: &Control,
+    setup: &Setup,
+    workloads: &mut Vec<Box<dyn Workload>>,
+) -> Result<Option<Arc<Gate>>> {
+    let Some(c) = plan.cluster.clone() else {
+        return Ok(None);
+    };
+    let gate = open_gate(&c, control, setup).await?;
+    let members = gate.exchange().await?;
+    for line in crate::cluster::describe_members(&c.run_id, &members) {
+        crate::say!("{line}");
+    }
+    plan.settle(&members);
+    if let (Some(whole), Some(own)) = (c.whole_rate, plan.run.rate) {
+        crate::say!(
+            ">> run {}: this client paces at {own:.1}/s, its threads' share of --rate {whole}",
+            c.run_id
+        );
+    }
+    *workloads = plan.workloads()?;
+    Ok(Some(gate))
 }
 
 /// Several clients: this one's side of the barrier, opened before any
@@ -753,13 +818,22 @@ async fn run_operations(
         }
         control.started.store(true, Ordering::Relaxed);
         if let Some(search) = plan.find_max.filter(|_| position + 1 == workloads.len()) {
+            let team = ctx
+                .barrier
+                .as_deref()
+                .zip(plan.cluster.as_ref())
+                .map(|(barrier, c)| find_max::Team {
+                    barrier,
+                    index: c.index,
+                    threads: &c.threads_of,
+                });
             let found = find_max::search(
                 ctx,
                 &control.interrupted,
                 workload.as_ref(),
                 position,
                 search,
-                plan.cluster.as_ref().map_or(1, |c| c.clients),
+                team,
             )
             .await;
             end_search(steps, found, report, summary);
@@ -772,7 +846,7 @@ async fn run_operations(
             }
             break;
         }
-        let result = runner::run_operation(ctx, workload.as_ref(), position).await;
+        let mut result = runner::run_operation(ctx, workload.as_ref(), position).await;
         // A failed write is kept in `out` and the rest skipped; the
         // pictures and the report files are written all the same.
         let mut record = OpRecord::of(&result);
@@ -785,7 +859,12 @@ async fn run_operations(
         let _ = report::operation(summary, text_options, pictures, &record, &result);
         records.push(record);
         say_why_it_failed(&result);
-        runner::mark_loaded(ctx, workload.as_ref(), &result).await;
+        // Several clients: another's share of a load that did not finish
+        // ends the run here too.
+        let shares = runner::mark_loaded(ctx, workload.as_ref(), &result, position).await;
+        if let Some(why) = shares {
+            result.failure.get_or_insert(why);
+        }
         let ok = result.succeeded();
         let interrupted = result.interrupted;
         report.operations.push(result);
@@ -827,43 +906,41 @@ fn end_search(
     report: &mut RunReport,
     summary: &mut Summary<'_>,
 ) {
-    if let Some(failed) = found.failed {
-        say_why_it_failed(&failed);
-        report.interrupted |= failed.interrupted;
-        report.operations.push(failed);
-        return;
-    }
-    let _ = report::find_max::write_find_max(summary, &found.record);
-    crate::say!(
-        ">> find-max: {}",
-        report::find_max::answer_line(&found.record)
-    );
+    let (record, slo) = match found {
+        find_max::Found::Ended { record, slo } => (*record, slo),
+        find_max::Found::Failed(failed) => {
+            say_why_it_failed(&failed);
+            report.interrupted |= failed.interrupted;
+            report.operations.push(*failed);
+            return;
+        }
+    };
+    let _ = report::find_max::write_find_max(summary, &record);
+    crate::say!(">> find-max: {}", report::find_max::answer_line(&record));
     if let Some(g) = &steps.plan.output.graph {
         let stem = format!(
             "ysql-bench-{}-{}-find-max",
-            steps.titles.stamp, found.record.operation
+            steps.titles.stamp, record.operation
         );
         let path = report::plot::free_path(&g.dir, &stem);
         let drawn = std::fs::create_dir_all(&g.dir)
             .map_err(|e| Error::io(format!("cannot create --graph-dir {}", g.dir.display()), e))
             .and_then(|()| {
-                report::writing(|| {
-                    report::find_max::draw(&found.record, &path, (g.width, g.height))
-                })
+                report::writing(|| report::find_max::draw(&record, &path, (g.width, g.height)))
             });
         match drawn {
             Ok(()) => crate::say!(">> wrote {}", path.display()),
             Err(e) => crate::say!("warning: {e}"),
         }
     }
-    if let Some(slo) = &found.slo {
+    if let Some(slo) = &slo {
         let _ = report::slo::write_slo(summary, slo);
         if !slo.met {
             crate::say!("{}", report::slo::missed_line(slo));
         }
     }
-    report.slo = found.slo;
-    report.find_max = Some(found.record);
+    report.slo = slo;
+    report.find_max = Some(record);
 }
 
 /// The names of the operations not run yet.

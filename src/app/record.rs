@@ -109,5 +109,6 @@ fn run_config(plan: &RunPlan, target: &str, report: &RunReport) -> RunConfig {
         topology: plan.topology.as_ref().map(|t| t.describe()),
         reconnect: r.reconnect,
         sslmode: plan.tls.mode.name().to_string(),
+        command_line: plan.command_line.clone(),
     }
 }

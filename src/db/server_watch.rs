@@ -204,6 +204,8 @@ pub struct ServerWatch {
     nodes: tokio::sync::Mutex<Vec<Node>>,
     /// Waits sampled since the last progress line.
     live: Mutex<WaitCounts>,
+    /// Waits sampled over the whole run (the live metrics' counters).
+    total: Mutex<WaitCounts>,
 }
 
 impl ServerWatch {
@@ -246,6 +248,7 @@ impl ServerWatch {
             prepared,
             nodes: tokio::sync::Mutex::new(nodes),
             live: Mutex::new(WaitCounts::default()),
+            total: Mutex::new(WaitCounts::default()),
         }))
     }
 
@@ -262,6 +265,12 @@ impl ServerWatch {
             Some((ev, share)) => format!(", server: {:.0}% {ev}", share * 100.0),
             None => String::new(),
         }
+    }
+
+    /// The waits sampled over the run so far, every operation's, for the
+    /// live metrics: counts that only grow.
+    pub fn waits_so_far(&self) -> WaitCounts {
+        self.total.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     /// Before the workers: closes the tool's idle connections, waits for
@@ -660,6 +669,11 @@ async fn sample_loop(
         }
         watch
             .live
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .add(&tick.waits);
+        watch
+            .total
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .add(&tick.waits);

@@ -184,6 +184,18 @@ impl TopologyKeys {
         Ok(TopologyKeys { levels })
     }
 
+    /// The entries (`cloud.region.zone:N`) that match none of `places`:
+    /// most often a misspelt zone, which would otherwise only show as
+    /// workers balanced over the fallback.
+    pub fn unmatched<'p>(&self, places: impl Iterator<Item = &'p Place> + Clone) -> Vec<String> {
+        self.levels
+            .iter()
+            .flat_map(|(n, ps)| ps.iter().map(move |p| (n, p)))
+            .filter(|(_, p)| !places.clone().any(|place| p.matches(place)))
+            .map(|(n, p)| format!("{p}:{n}"))
+            .collect()
+    }
+
     /// The priority of a node at `place`: the lowest level one of whose
     /// entries matches, None when no entry does.
     pub fn priority_of(&self, place: &Place) -> Option<u32> {
@@ -327,6 +339,17 @@ mod tests {
         assert_eq!(k.priority_of(&place(P, "aws.r1.zx")), Some(1));
         assert_eq!(k.priority_of(&place(P, "AWS.r2.z2")), Some(2));
         assert_eq!(k.priority_of(&place(P, "aws.r2.z9")), None);
+    }
+
+    #[test]
+    fn entries_matching_no_node_are_named() {
+        let k = TopologyKeys::parse("aws.r1.z1:1,aws.r1.zz:2,aws.r2.*:3").unwrap();
+        let places = [place(P, "aws.r1.z1"), place(R, "aws.r2.z9")];
+        assert_eq!(k.unmatched(places.iter()), ["aws.r1.zz:2"]);
+        assert_eq!(
+            k.unmatched(places[..1].iter()),
+            ["aws.r1.zz:2", "aws.r2.*:3"]
+        );
     }
 
     #[test]

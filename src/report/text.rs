@@ -132,8 +132,13 @@ fn write_clients(out: &mut dyn Write, op: &OpRecord) -> io::Result<()> {
     for c in &op.clients {
         writeln!(
             out,
-            "{:<W$}: {} units ({:.1}/s) over {:.3} s, start skew {}",
+            "{:<W$}: {}{} units ({:.1}/s) over {:.3} s, start skew {}",
             format!("client {}", c.client),
+            match c.threads {
+                0 => String::new(),
+                1 => "1 thread, ".to_string(),
+                n => format!("{n} threads, "),
+            },
             c.units,
             c.units_per_s,
             c.wallclock_s,

@@ -118,7 +118,11 @@ where
             humantime::format_duration(w)
         );
     }
-    let on_interval = progress_lines(ctx, spec, &pace, per_interval);
+    let live = live_feed(ctx, spec, &pace);
+    let on_interval = both(
+        progress_lines(ctx, spec, &pace, per_interval.clone()),
+        live_intervals(ctx, live.as_ref(), per_interval, &inflight),
+    );
     let (end_tx, end_rx) = tokio::sync::oneshot::channel();
     let collector = tokio::spawn(intervals::collect(
         rx,
@@ -129,6 +133,7 @@ where
         pace.run_time,
         on_interval,
         end_rx,
+        live.clone(),
     ));
     let bar = (spec.is_load() && plan.report_interval.is_none())
         .then(|| progress::LoadBar::start(kind, load_rows, rows_done.clone()))
@@ -151,6 +156,12 @@ where
     let measured = thread_outputs(spread.threads, &mut failures).await;
     let _ = end_tx.send(ended);
     let intervals = collector.await.unwrap_or_default();
+    if let Some(f) = &live {
+        if let Some(w) = &ctx.server {
+            f.live.set_waits(w.waits_so_far());
+        }
+        f.live.end_op(f.op);
+    }
     let workers = worker_outputs(outputs, &mut failures);
     failures.extend(gate_failure);
     WorkersOutcome {
@@ -367,6 +378,64 @@ fn progress_lines(
             .unwrap_or_default();
         crate::say!("{line}{slo}{note}");
     }) as OnInterval)
+}
+
+/// With `--metrics-addr`: the operation's place on the run's board.
+fn live_feed(ctx: &RunCtx, spec: &'static Spec, pace: &Pace) -> Option<intervals::LiveFeed> {
+    let live = ctx.live.clone()?;
+    let op = live.begin_op(spec.name, &pace.types, ctx.conns.labels());
+    Some(intervals::LiveFeed { live, op })
+}
+
+/// With `--metrics-addr`: at each interval's end, its figures, the
+/// workload's own, the workers' connections open per host (read from
+/// the slots the coordinator already holds to cancel them) and the
+/// server's waits so far go to the board.
+fn live_intervals(
+    ctx: &RunCtx,
+    live: Option<&intervals::LiveFeed>,
+    per_interval: Option<crate::workload::IntervalMetrics>,
+    inflight: &[InFlight],
+) -> Option<OnInterval> {
+    let feed = live?.clone();
+    let slots = inflight.to_vec();
+    let hosts = ctx.conns.len();
+    let server = ctx.server.clone();
+    Some(Box::new(move |f: &SetFigures, _: &IntervalSet| {
+        let figures = per_interval
+            .as_ref()
+            .map(|per| {
+                per(&f.types)
+                    .into_iter()
+                    .map(|m| (m.key, m.value))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let mut conns = vec![0u64; hosts];
+        for slot in &slots {
+            let s = slot.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some((h, _)) = &s.conn
+                && let Some(n) = conns.get_mut(*h)
+            {
+                *n += 1;
+            }
+        }
+        feed.live.interval_done(feed.op, f, figures, Some(conns));
+        if let Some(w) = &server {
+            feed.live.set_waits(w.waits_so_far());
+        }
+    }))
+}
+
+/// Both callbacks, each when given.
+fn both(a: Option<OnInterval>, b: Option<OnInterval>) -> Option<OnInterval> {
+    match (a, b) {
+        (Some(mut a), Some(mut b)) => Some(Box::new(move |f: &SetFigures, p: &IntervalSet| {
+            a(f, p);
+            b(f, p);
+        })),
+        (a, b) => a.or(b),
+    }
 }
 
 /// The failures of an operation as one line: the first, and how many more.

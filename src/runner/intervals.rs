@@ -44,6 +44,9 @@ pub struct IntervalMsg {
     stats: IntervalSet,
     /// The recorder will send no more pieces.
     done: bool,
+    /// Units the recorder's thread had in flight when it sent the piece
+    /// (the live metrics' gauge).
+    in_flight: u64,
 }
 
 /// The recording side: one per OS thread of workers.
@@ -60,6 +63,9 @@ pub struct IntervalRecorder {
     types: usize,
     current: IntervalSet,
     tx: mpsc::UnboundedSender<IntervalMsg>,
+    /// Units in flight on the recorder's thread, as its recorder last
+    /// said: sent with each piece.
+    pub in_flight: u64,
 }
 
 impl IntervalRecorder {
@@ -83,6 +89,7 @@ impl IntervalRecorder {
             types,
             current: IntervalSet::new(types),
             tx,
+            in_flight: 0,
         }
     }
 
@@ -115,6 +122,7 @@ impl IntervalRecorder {
             index: self.index,
             stats,
             done,
+            in_flight: self.in_flight,
         });
     }
 
@@ -131,6 +139,7 @@ impl IntervalRecorder {
                 index,
                 stats: late,
                 done: false,
+                in_flight: self.in_flight,
             });
             return;
         }
@@ -139,8 +148,20 @@ impl IntervalRecorder {
     }
 
     /// Records a successful unit of type `ty` that ended at `end`.
-    pub fn record(&mut self, end: Instant, ty: usize, timing: Timing, outcome: Outcome) {
-        self.at(end, |s| s.of(ty).record(timing, outcome));
+    /// `late`: its latency exceeded `--latency-limit`.
+    pub fn record(
+        &mut self,
+        end: Instant,
+        ty: usize,
+        timing: Timing,
+        outcome: Outcome,
+        late: bool,
+    ) {
+        self.at(end, |s| {
+            let s = s.of(ty);
+            s.record(timing, outcome);
+            s.late += u64::from(late);
+        });
     }
 
     /// Counts a unit that succeeded on host `host` and ended at `end`.
@@ -148,9 +169,15 @@ impl IntervalRecorder {
         self.at(end, |s| s.common.on_host(host));
     }
 
-    /// Counts a failed unit of type `ty` that ended at `end`.
-    pub fn record_error(&mut self, end: Instant, ty: usize) {
-        self.at(end, |s| s.of(ty).errors += 1);
+    /// Counts a failed unit of type `ty` that ended at `end`, under its
+    /// error class (a SQLSTATE).
+    pub fn record_error(&mut self, end: Instant, ty: usize, class: &str) {
+        self.at(end, |s| s.of(ty).record_error(class));
+    }
+
+    /// Counts a connection made again at `at` after one was lost.
+    pub fn record_reconnect(&mut self, at: Instant) {
+        self.at(at, |s| s.common.reconnects += 1);
     }
 
     /// Counts a unit skipped at `at` under --latency-limit (before its
@@ -184,12 +211,22 @@ pub fn finish_empty(source: usize, tx: &mpsc::UnboundedSender<IntervalMsg>) {
         index: 0,
         stats: IntervalSet::new(1),
         done: true,
+        in_flight: 0,
     });
 }
 
-/// Called with each finished interval (progress lines, `--slo` so far):
-/// its figures and the pieces they were made of, histograms included.
+/// Called with each finished interval (progress lines, `--slo` so far,
+/// live metrics): its figures and the pieces they were made of,
+/// histograms included.
 pub type OnInterval = Box<dyn FnMut(&SetFigures, &IntervalSet) + Send>;
+
+/// Where the collector adds every piece as it comes, for the live metrics
+/// (`--metrics-addr`): the run's board and the operation's place on it.
+#[derive(Clone)]
+pub struct LiveFeed {
+    pub live: crate::stats::live::Live,
+    pub op: usize,
+}
 
 /// How many finished intervals keep their histograms for late pieces: a
 /// histogram of millisecond latencies takes about 100 KB, and a piece is
@@ -347,6 +384,7 @@ pub async fn collect(
     run_time: Option<Duration>,
     on_interval: Option<OnInterval>,
     end: tokio::sync::oneshot::Receiver<Instant>,
+    live: Option<LiveFeed>,
 ) -> Vec<SetFigures> {
     let grace = (len / 2).min(Duration::from_secs(1));
     let len_ns = nanos(len).max(1);
@@ -370,6 +408,9 @@ pub async fn collect(
         tokio::select! {
             msg = rx.recv() => {
                 let Some(m) = msg else { break };
+                if let Some(f) = &live {
+                    f.live.add_piece(f.op, m.source, &m.stats, m.in_flight);
+                }
                 c.take(&m);
                 // A recorder sends interval k's piece when it moves past k.
                 if let Some(p) = position.get_mut(m.source) {
@@ -430,15 +471,15 @@ mod tests {
         let (t, o) = unit();
         // Interval 0: a 3 units, b 1; interval 2: b 2 units and an error.
         for _ in 0..3 {
-            a.record(start + Duration::from_millis(100), 0, t, o);
+            a.record(start + Duration::from_millis(100), 0, t, o, false);
         }
-        b.record(start + Duration::from_millis(900), 0, t, o);
-        b.record(start + Duration::from_millis(2100), 0, t, o);
-        b.record(start + Duration::from_millis(2200), 0, t, o);
-        b.record_error(start + Duration::from_millis(2300), 0);
+        b.record(start + Duration::from_millis(900), 0, t, o, false);
+        b.record(start + Duration::from_millis(2100), 0, t, o, false);
+        b.record(start + Duration::from_millis(2200), 0, t, o, false);
+        b.record_error(start + Duration::from_millis(2300), 0, "40001");
         a.finish();
         b.finish();
-        let figs = collect(rx, 2, 1, start, len, None, None, no_end()).await;
+        let figs = collect(rx, 2, 1, start, len, None, None, no_end(), None).await;
         assert_eq!(figs[0].total.ops, 4);
         assert_eq!(figs[0].total.rows, 8);
         assert_eq!(figs[1].total.ops, 0);
@@ -455,8 +496,8 @@ mod tests {
         let len = Duration::from_secs(1);
         let mut r = IntervalRecorder::new(0, start, len, Some(Duration::from_secs(2)), 1, tx);
         let (t, o) = unit();
-        r.record(start + Duration::from_millis(1500), 0, t, o);
-        r.record(start + Duration::from_millis(2003), 0, t, o);
+        r.record(start + Duration::from_millis(1500), 0, t, o, false);
+        r.record(start + Duration::from_millis(2003), 0, t, o, false);
         r.finish();
         let figs = collect(
             rx,
@@ -467,6 +508,7 @@ mod tests {
             Some(Duration::from_secs(2)),
             None,
             no_end(),
+            None,
         )
         .await;
         assert_eq!(figs.len(), 2);
@@ -483,14 +525,14 @@ mod tests {
         let worker = tokio::spawn(async move {
             let mut r = IntervalRecorder::new(0, start, len, None, 1, tx);
             let (t, o) = unit();
-            r.record(start + Duration::from_millis(5), 0, t, o);
+            r.record(start + Duration::from_millis(5), 0, t, o, false);
             // Long enough for the collector to finish intervals 0..4 by
             // its grace period before interval 0's piece arrives.
             tokio::time::sleep(Duration::from_millis(150)).await;
-            r.record(Instant::now(), 0, t, o);
+            r.record(Instant::now(), 0, t, o, false);
             r.finish();
         });
-        let figs = collect(rx, 1, 1, start, len, None, None, no_end()).await;
+        let figs = collect(rx, 1, 1, start, len, None, None, no_end(), None).await;
         worker.await.unwrap();
         assert_eq!(figs[0].total.ops, 1, "{figs:?}");
         assert_eq!(figs[0].total.rows, 2);
@@ -528,11 +570,11 @@ mod tests {
             let (t, o) = unit();
             for _ in 0..10 {
                 tokio::time::sleep(Duration::from_millis(7)).await;
-                r.record(Instant::now(), 0, t, o);
+                r.record(Instant::now(), 0, t, o, false);
             }
             r.finish();
         });
-        let figs = collect(rx, 1, 1, start, len, None, Some(cb), no_end()).await;
+        let figs = collect(rx, 1, 1, start, len, None, Some(cb), no_end(), None).await;
         worker.await.unwrap();
         let indexes: Vec<u64> = figs.iter().map(|f| f.total.index).collect();
         assert_eq!(*seen.lock().unwrap(), indexes);
@@ -549,12 +591,12 @@ mod tests {
         let len = Duration::from_secs(1);
         let mut r = IntervalRecorder::new(0, start, len, None, 1, tx);
         let (t, o) = unit();
-        r.record(start + Duration::from_millis(3500), 0, t, o);
-        r.record(start + Duration::from_millis(1200), 0, t, o);
-        r.record_error(start + Duration::from_millis(1300), 0);
-        r.record(start + Duration::from_millis(3600), 0, t, o);
+        r.record(start + Duration::from_millis(3500), 0, t, o, false);
+        r.record(start + Duration::from_millis(1200), 0, t, o, false);
+        r.record_error(start + Duration::from_millis(1300), 0, "40001");
+        r.record(start + Duration::from_millis(3600), 0, t, o, false);
         r.finish();
-        let figs = collect(rx, 1, 1, start, len, None, None, no_end()).await;
+        let figs = collect(rx, 1, 1, start, len, None, None, no_end(), None).await;
         let ops: Vec<u64> = figs.iter().map(|f| f.total.ops).collect();
         assert_eq!(&ops[..4], &[0, 1, 0, 2]);
         assert_eq!(figs[1].total.errors, 1);

@@ -1,8 +1,10 @@
 //! The life of one operation, from the runner's side: before it, a
 //! warning when its tables' last load did not finish; then its set-up
-//! (with the other clients' `prep:N` step), its workers, the server's
+//! (with the other clients' `prep:N` step, `prep:N.K` for step K of a
+//! search), its workers, the server's
 //! view of it and its consistency checks ([`run_operation`]); after its
-//! summary, the load mark ([`mark_loaded`]); and at the end of the run
+//! summary, the load mark ([`mark_loaded`]: with several clients, once
+//! every client's share is in); and at the end of the run
 //! the row size (`--show-rowsize`).
 //!
 //! The app calls these steps in order and reports between them; the
@@ -10,6 +12,7 @@
 
 use std::sync::atomic::Ordering;
 
+use super::barrier::Notes;
 use super::coordinator::{Sending, run_workers};
 use super::setup_race::or_stop;
 use super::{RunCtx, result};
@@ -68,7 +71,10 @@ async fn set_up(ctx: &RunCtx, workload: &dyn Workload, position: usize) -> Resul
     let Some(barrier) = &ctx.barrier else {
         return workload.set_up(&client).await;
     };
-    let step = format!("prep:{position}");
+    let step = match ctx.search_step {
+        Some(k) => format!("prep:{position}.{k}"),
+        None => format!("prep:{position}"),
+    };
     barrier.meet(&step).await?;
     let writes_tables = workload.spec().is_load() || !workload.facts().needs_tables;
     if barrier.leads() {
@@ -77,7 +83,7 @@ async fn set_up(ctx: &RunCtx, workload: &dyn Workload, position: usize) -> Resul
             barrier.fail(&e.to_string()).await;
         }
         done?;
-        barrier.release(&step).await
+        barrier.release(&step, None).await
     } else if writes_tables {
         Ok(())
     } else {
@@ -205,19 +211,152 @@ pub async fn warn_about_load_state(ctx: &RunCtx, workload: &dyn Workload) {
 
 /// After a load that ran to its end: marks the tables as completely
 /// loaded. A failure only costs the mark, so it is a warning, not the end
-/// of the run. A client of several knows only its share: the tables stay
-/// marked as being loaded (a later run warns), rather than marked wrongly.
-pub async fn mark_loaded(ctx: &RunCtx, workload: &dyn Workload, result: &OpResult) {
-    let ran_to_the_end = result.succeeded() && !result.timed_out && !result.interrupted;
-    if !workload.spec().is_load() || !ran_to_the_end || ctx.barrier.is_some() {
-        return;
+/// of the run.
+///
+/// With several clients each knows only its share: every client meets the
+/// others after the load (step `done:N`, N its place in `-o`), saying
+/// whether its share finished and how many rows it wrote, and the leader
+/// marks the tables loaded with the whole count once every share is in.
+/// A share that did not finish leaves them marked as being loaded (a later
+/// run warns). A share stopped by `--time` lets the run go on, as for one
+/// client; a share that failed or was interrupted calls the run off for
+/// every client: returns why, so that this client too stops as after a
+/// load that failed. None otherwise.
+pub async fn mark_loaded(
+    ctx: &RunCtx,
+    workload: &dyn Workload,
+    result: &OpResult,
+    position: usize,
+) -> Option<String> {
+    if !workload.spec().is_load() {
+        return None;
     }
-    let marked = async {
-        let client = connect::get(&ctx.pool, &ctx.target).await?;
-        workload.finish_load(&client, result.total.rows).await
+    let share = Share::of(result);
+    let Some(barrier) = &ctx.barrier else {
+        if share == Share::Finished(result.total.rows) {
+            say_unmarked(finish(ctx, workload, result.total.rows).await);
+        }
+        return None;
     };
-    if let Err(e) = marked.await {
+    let step = format!("done:{position}");
+    let notes = match barrier.gather(&step, &share.note()).await {
+        Ok(notes) => notes,
+        Err(e) => {
+            let why = e.to_string();
+            if !ctx.stop.load(std::sync::atomic::Ordering::Relaxed) {
+                crate::say!("warning: the table is not marked loaded: {why}");
+            }
+            return Some(why);
+        }
+    };
+    if !barrier.leads() {
+        return None;
+    }
+    let whole = whole_load(&share, &notes);
+    let marked = match whole {
+        Whole::Rows(rows) => finish(ctx, workload, rows).await,
+        Whole::Cut(ref why) => {
+            crate::say!("warning: the table is not marked loaded: {why}");
+            Ok(())
+        }
+        Whole::Failed(why) => {
+            crate::say!("warning: the table is not marked loaded: {why}");
+            let off = format!("{} did not load the table: {why}", workload.spec());
+            barrier.fail(&off).await;
+            return Some(why);
+        }
+    };
+    let released = barrier.release(&step, None).await;
+    say_unmarked(marked);
+    released.err().map(|e| e.to_string())
+}
+
+async fn finish(ctx: &RunCtx, workload: &dyn Workload, rows: u64) -> Result<()> {
+    let client = connect::get(&ctx.pool, &ctx.target).await?;
+    workload.finish_load(&client, rows).await
+}
+
+fn say_unmarked(marked: Result<()>) {
+    if let Err(e) = marked {
         crate::say!("warning: the table is loaded but could not be marked so: {e}");
+    }
+}
+
+/// How one client's share of a load went, as it tells the leader at
+/// `done:N`.
+#[derive(Clone, Debug, PartialEq)]
+enum Share {
+    /// Ran to its end: this many rows.
+    Finished(u64),
+    /// Stopped by `--time`.
+    Cut,
+    /// Failed or interrupted.
+    Failed,
+}
+
+impl Share {
+    fn of(result: &OpResult) -> Share {
+        if !result.succeeded() || result.interrupted {
+            Share::Failed
+        } else if result.timed_out {
+            Share::Cut
+        } else {
+            Share::Finished(result.total.rows)
+        }
+    }
+
+    fn note(&self) -> String {
+        match self {
+            Share::Finished(rows) => format!("finished {rows}"),
+            Share::Cut => "cut".to_string(),
+            Share::Failed => "failed".to_string(),
+        }
+    }
+
+    fn read(note: Option<&str>) -> Share {
+        match note {
+            Some("cut") => Share::Cut,
+            Some(n) => n
+                .strip_prefix("finished ")
+                .and_then(|r| r.parse().ok())
+                .map_or(Share::Failed, Share::Finished),
+            None => Share::Failed,
+        }
+    }
+}
+
+/// What the shares of every client make of the load.
+#[derive(Debug, PartialEq)]
+enum Whole {
+    /// Every share finished: the rows of all.
+    Rows(u64),
+    /// Some share was stopped by `--time`: which.
+    Cut(String),
+    /// Some share failed: which.
+    Failed(String),
+}
+
+/// The leader's share (`own`) and the others' notes together.
+fn whole_load(own: &Share, notes: &Notes) -> Whole {
+    let all = std::iter::once((0, own.clone()))
+        .chain(notes.iter().map(|(c, n)| (*c, Share::read(n.as_deref()))));
+    let (mut rows, mut cut) = (0, Vec::new());
+    for (client, share) in all {
+        match share {
+            Share::Finished(n) => rows += n,
+            Share::Cut => cut.push(client.to_string()),
+            Share::Failed => {
+                return Whole::Failed(format!("client {client}'s share did not finish"));
+            }
+        }
+    }
+    if cut.is_empty() {
+        Whole::Rows(rows)
+    } else {
+        Whole::Cut(format!(
+            "--time stopped the share of client(s) {}",
+            cut.join(", ")
+        ))
     }
 }
 
@@ -226,4 +365,42 @@ pub async fn mark_loaded(ctx: &RunCtx, workload: &dyn Workload, result: &OpResul
 pub async fn row_size(ctx: &RunCtx, workload: &dyn Workload) -> Result<Option<(f64, i64)>> {
     let client = connect::get(&ctx.pool, &ctx.target).await?;
     schema::average_row_size(&client, &workload.facts().table, ROWSIZE_SAMPLE).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_whole_load_is_every_share_once_all_finished() {
+        let note = |s: Share| Some(s.note());
+        let notes: Notes = vec![
+            (1, note(Share::Finished(3000))),
+            (2, note(Share::Finished(6000))),
+        ];
+        assert_eq!(
+            whole_load(&Share::Finished(1000), &notes),
+            Whole::Rows(10_000)
+        );
+        assert_eq!(
+            whole_load(&Share::Failed, &notes),
+            Whole::Failed("client 0's share did not finish".to_string())
+        );
+        let cut: Notes = vec![(1, note(Share::Cut)), (2, note(Share::Finished(10)))];
+        assert_eq!(
+            whole_load(&Share::Finished(1), &cut),
+            Whole::Cut("--time stopped the share of client(s) 1".to_string())
+        );
+        let failed: Notes = vec![(1, note(Share::Cut)), (2, note(Share::Failed))];
+        assert_eq!(
+            whole_load(&Share::Finished(1), &failed),
+            Whole::Failed("client 2's share did not finish".to_string())
+        );
+        // A note that cannot be read is not taken for a finished share.
+        assert!(matches!(
+            whole_load(&Share::Finished(1), &vec![(1, None)]),
+            Whole::Failed(_)
+        ));
+        assert_eq!(Share::read(Some("finished x")), Share::Failed);
+    }
 }

@@ -126,6 +126,13 @@ pub struct RunCtx {
     pub barrier: Option<Arc<dyn StartBarrier>>,
     /// Why `--slo-abort` stopped the run, once it has.
     pub slo_stopped: Arc<std::sync::Mutex<Option<String>>>,
+    /// `--find-max`: the step of the search this run of the operation is
+    /// (1 for the first), which names its barrier steps apart from the
+    /// other steps' (`prep:N.K`): a step runs the same operation again.
+    pub search_step: Option<u32>,
+    /// `--metrics-addr`: the board the live metrics are read from; the
+    /// interval collector adds what the workers hand over to it.
+    pub live: Option<crate::stats::live::Live>,
 }
 
 /// Attempts at counting what a long unit committed on a spare connection

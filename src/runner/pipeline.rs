@@ -192,6 +192,7 @@ impl Phase<'_> {
     /// once, failed).
     pub(super) fn start<O: Operation>(&mut self, op: &mut O, lane: &mut Lane, held: Held) {
         lane.count_down();
+        self.rec.unit_started();
         if !lane.pipelined() {
             lane.alone = Some(held);
             return;

@@ -79,6 +79,9 @@ struct Recorded {
     intervals: Option<IntervalRecorder>,
     /// When measurement started, as the first worker of the thread saw it.
     start: Option<Instant>,
+    /// Units of the thread's workers started and not yet counted: handed
+    /// over with each interval piece (the live metrics' gauge).
+    in_flight: u64,
 }
 
 /// The measurements shared by the workers of one OS thread; cloned into
@@ -109,6 +112,7 @@ impl ThreadRecorder {
             plan,
             intervals: None,
             start: None,
+            in_flight: 0,
         })))
     }
 
@@ -159,8 +163,28 @@ impl ThreadRecorder {
         }
     }
 
+    /// A unit was started (sent, or queued on a pipeline).
+    pub(super) fn unit_started(&self) {
+        self.in_flight(|n| n + 1);
+    }
+
+    /// A started unit came back, to be counted whatever its end.
+    pub(super) fn unit_ended(&self) {
+        self.in_flight(|n| n.saturating_sub(1));
+    }
+
+    fn in_flight(&self, f: impl FnOnce(u64) -> u64) {
+        let mut r = self.0.borrow_mut();
+        r.in_flight = f(r.in_flight);
+        let n = r.in_flight;
+        if let Some(iv) = r.intervals.as_mut() {
+            iv.in_flight = n;
+        }
+    }
+
     /// A successful unit of worker `worker`, of type `ty`, that ended at
-    /// `end`.
+    /// `end`; `late` when its latency exceeded `--latency-limit`.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn unit_done(
         &self,
         measured: bool,
@@ -169,6 +193,7 @@ impl ThreadRecorder {
         end: Instant,
         timing: Timing,
         outcome: Outcome,
+        late: bool,
     ) {
         let mut r = self.0.borrow_mut();
         let r = &mut *r;
@@ -191,7 +216,7 @@ impl ThreadRecorder {
             r.timeline.record(since, ty, latency, outcome.rows);
         }
         if let Some(iv) = r.intervals.as_mut() {
-            iv.record(end, ty, timing, outcome);
+            iv.record(end, ty, timing, outcome, late);
         }
     }
 
@@ -305,8 +330,8 @@ mod tests {
                     rows: 1,
                     missing: 0,
                 };
-                rec.unit_done(true, w, 0, start + d, t, o);
-                rec.unit_done(false, w, 0, start + d, t, o);
+                rec.unit_done(true, w, 0, start + d, t, o, false);
+                rec.unit_done(false, w, 0, start + d, t, o, false);
                 alone.record(t, o);
             }
         }
@@ -329,8 +354,18 @@ mod tests {
         drop(rec);
         // No end from a coordinator: the collector takes the time it ends.
         let (_, no_end) = tokio::sync::oneshot::channel();
-        let figs =
-            intervals::collect(rx, 1, 1, start, Duration::from_secs(1), None, None, no_end).await;
+        let figs = intervals::collect(
+            rx,
+            1,
+            1,
+            start,
+            Duration::from_secs(1),
+            None,
+            None,
+            no_end,
+            None,
+        )
+        .await;
         assert_eq!(figs.iter().map(|f| f.total.ops).sum::<u64>(), 300);
     }
 

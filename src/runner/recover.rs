@@ -111,6 +111,10 @@ impl Phase<'_> {
             match attempt {
                 Ok(()) => {
                     stats.common(|c| c.reconnects += 1);
+                    if self.measured {
+                        let now = Instant::now();
+                        self.rec.interval(|iv| iv.record_reconnect(now));
+                    }
                     crate::say!(
                         ">> {} thread {}: the connection was lost and is made again (attempt {n})",
                         self.pace.spec,

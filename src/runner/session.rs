@@ -162,7 +162,17 @@ impl Session {
                 Ok(took) => return Ok((host, took)),
                 Err(e) if tries < self.conns.len() => {
                     self.conns.warn_unreachable(host, &e);
-                    self.made += 1;
+                    // The failed node is now passed over, so the rotation
+                    // over the nodes left stays where it is: every worker
+                    // lands where it would had it seen the failure before
+                    // its first pick, and the workers spread evenly over
+                    // the fallback (advancing here sent those that picked
+                    // the failed node onto the same node as those that had
+                    // not). Only when the failed node is still among the
+                    // nodes to pick (all failed lately) does it move on.
+                    if !self.conns.should_leave(host) {
+                        self.made += 1;
+                    }
                 }
                 Err(e) => {
                     self.conns.mark_failed(host);

@@ -46,7 +46,7 @@ pub async fn prepare(
         return Err(e);
     }
     match barrier {
-        Some(b) => b.release("tables").await,
+        Some(b) => b.release("tables", None).await,
         None => Ok(()),
     }
 }

@@ -466,6 +466,7 @@ impl Phase<'_> {
             res,
             cancelled,
         } = f;
+        self.rec.unit_ended();
         let Some(res) = self.settle(op, res, cancelled, &unit, deadline, out).await else {
             return false;
         };
@@ -544,6 +545,12 @@ impl Phase<'_> {
         let class = error_class(&e);
         let label = op.unit_label();
         self.stats().with(|s| s.of(ty).record_error(&class, label));
+        // Counted in its interval too, so that the intervals' failures
+        // (and the live metrics') add up to the summary's.
+        if self.measured {
+            let now = Instant::now();
+            self.rec.interval(|iv| iv.record_error(now, ty, &class));
+        }
         if self.pace.on_error == OnError::Stop {
             self.stop.set();
             out.error = Some(e);
@@ -636,11 +643,19 @@ impl Phase<'_> {
         let (ty, end, timing) = (unit.ty, unit.end, unit.timing());
         self.rows_done.fetch_add(outcome.rows, Ordering::Relaxed);
         out.rows += outcome.rows;
-        if self.pace.latency_limit.is_some_and(|l| timing.latency > l) {
+        let late = self.pace.latency_limit.is_some_and(|l| timing.latency > l);
+        if late {
             self.stats().with(|s| s.of(ty).late += 1);
         }
-        self.rec
-            .unit_done(self.measured, self.thread as u32, ty, end, timing, outcome);
+        self.rec.unit_done(
+            self.measured,
+            self.thread as u32,
+            ty,
+            end,
+            timing,
+            outcome,
+            late,
+        );
         self.session.count_op(self.rec.stats(self.measured));
         if self.measured
             && let Some(host) = self.session.host_counted()
@@ -683,7 +698,7 @@ impl Phase<'_> {
         self.stats()
             .with(|s| s.of(ty).record_error(&class, label_kept));
         if measured {
-            self.rec.interval(|iv| iv.record_error(end, ty));
+            self.rec.interval(|iv| iv.record_error(end, ty, &class));
         }
         if let Some(log) = self.log.as_mut() {
             let r = log_record(

@@ -192,6 +192,44 @@ impl Search {
     }
 }
 
+/// A client's part of a step's target in a search of several clients,
+/// in proportion to its threads (`threads`: every client's, in index
+/// order), as `--rate` is split: a share of the rate; or of the workers,
+/// whole numbers of at least one each that add up to the target (when it
+/// is at least one per client), the spares going to the largest
+/// remainders.
+pub fn share(over: Over, target: f64, threads: &[usize], index: usize) -> f64 {
+    let all: usize = threads.iter().sum();
+    let mine = threads.get(index).copied().unwrap_or(0);
+    if all == 0 {
+        return target;
+    }
+    match over {
+        Over::Rate => target * mine as f64 / all as f64,
+        Over::Threads => {
+            let n = threads.len();
+            let spare = (target.round().max(0.0) as usize).saturating_sub(n);
+            let ideal: Vec<f64> = threads
+                .iter()
+                .map(|&t| spare as f64 * t as f64 / all as f64)
+                .collect();
+            let mut whole: Vec<usize> = ideal.iter().map(|x| x.floor() as usize).collect();
+            let left = spare - whole.iter().sum::<usize>();
+            let mut order: Vec<usize> = (0..n).collect();
+            // Largest remainder first, the lower index on a tie.
+            order.sort_by(|&a, &b| {
+                let ra = ideal[a] - ideal[a].floor();
+                let rb = ideal[b] - ideal[b].floor();
+                rb.total_cmp(&ra).then(a.cmp(&b))
+            });
+            for &k in order.iter().take(left) {
+                whole[k] += 1;
+            }
+            (1 + whole.get(index).copied().unwrap_or(0)) as f64
+        }
+    }
+}
+
 /// One step of a search as the reports say it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct StepRecord {
@@ -353,6 +391,27 @@ mod tests {
         }
         assert_eq!(s.answer(), None);
         assert!(matches!(s.next(), Next::Step(_) | Next::Confirm(_)));
+    }
+
+    #[test]
+    fn a_steps_target_is_shared_by_threads() {
+        let threads = [1, 3, 6];
+        let rates: Vec<f64> = (0..3)
+            .map(|i| share(Over::Rate, 1000.0, &threads, i))
+            .collect();
+        assert_eq!(rates, [100.0, 300.0, 600.0]);
+        for target in [3.0, 4.0, 10.0, 13.0, 101.0] {
+            let workers: Vec<f64> = (0..3)
+                .map(|i| share(Over::Threads, target, &threads, i))
+                .collect();
+            assert_eq!(workers.iter().sum::<f64>(), target, "{target}: {workers:?}");
+            assert!(workers.iter().all(|w| *w >= 1.0 && w.fract() == 0.0));
+            assert!(workers[0] <= workers[1] && workers[1] <= workers[2]);
+        }
+        // Fewer workers than clients: one each all the same.
+        assert_eq!(share(Over::Threads, 2.0, &threads, 2), 1.0);
+        assert_eq!(share(Over::Threads, 13.0, &[2, 2], 0), 7.0);
+        assert_eq!(share(Over::Threads, 13.0, &[2, 2], 1), 6.0);
     }
 
     #[test]

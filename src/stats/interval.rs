@@ -13,6 +13,7 @@
 //! latency's. Figures add up by one rule, `AddAssign`: a late piece into
 //! a finished interval, the clients' intervals of a merge.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use hdrhistogram::Histogram;
@@ -44,6 +45,13 @@ pub struct IntervalStats {
     /// Units that succeeded per host index, when the run balances over
     /// several hosts (empty otherwise).
     pub host_ops: Vec<u64>,
+    /// `errors` by SQLSTATE or client-side class, as the run's
+    /// statistics count them (the live metrics' errors by class).
+    pub error_classes: BTreeMap<String, u64>,
+    /// Of `ops`, units whose latency exceeded `--latency-limit`.
+    pub late: u64,
+    /// Connections made again after one was lost.
+    pub reconnects: u64,
 }
 
 impl Default for IntervalStats {
@@ -60,6 +68,9 @@ impl Default for IntervalStats {
             lag_total: Duration::ZERO,
             lag_max: Duration::ZERO,
             host_ops: Vec::new(),
+            error_classes: BTreeMap::new(),
+            late: 0,
+            reconnects: 0,
         }
     }
 }
@@ -101,6 +112,17 @@ impl IntervalStats {
         self.lag_max = self.lag_max.max(lag);
     }
 
+    /// Counts a failed unit under its error class.
+    pub fn record_error(&mut self, class: &str) {
+        self.errors += 1;
+        match self.error_classes.get_mut(class) {
+            Some(n) => *n += 1,
+            None => {
+                self.error_classes.insert(class.to_string(), 1);
+            }
+        }
+    }
+
     pub fn add(&mut self, other: &IntervalStats) {
         self.ops += other.ops;
         self.rows += other.rows;
@@ -127,6 +149,11 @@ impl IntervalStats {
         self.lag_total += other.lag_total;
         self.lag_max = self.lag_max.max(other.lag_max);
         add_counts(&mut self.host_ops, &other.host_ops);
+        for (k, v) in &other.error_classes {
+            *self.error_classes.entry(k.clone()).or_insert(0) += v;
+        }
+        self.late += other.late;
+        self.reconnects += other.reconnects;
     }
 
     /// Whether nothing at all was counted (a piece with only rows left by
@@ -137,6 +164,7 @@ impl IntervalStats {
             && self.skipped == 0
             && self.rows == 0
             && self.retries == 0
+            && self.reconnects == 0
     }
 
     /// The figures of interval `index` of length `len`.

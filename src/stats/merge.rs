@@ -27,8 +27,21 @@ use super::record::{ClientShare, OpRecord, OpStart, Rates, RunCluster, RunRecord
 use super::{IntervalFigures, Stats, new_histogram};
 
 /// The configuration fields that may differ between the clients of one
-/// run: where each connected, and each client's own seed.
-const PER_CLIENT: &[&str] = &["target", "seed"];
+/// run: where each connected, each client's own seed, threads and pace
+/// (its share of `--rate`, or its `--client-rate`), and how it spread its
+/// connections (a client per region has its own `--topology-keys`). The
+/// merged report adds the threads and the paces, and lists the clients'
+/// topologies when they differ.
+const PER_CLIENT: &[&str] = &[
+    "target",
+    "seed",
+    "threads",
+    "rate",
+    "load_balance",
+    "topology",
+    "sslmode",
+    "command_line",
+];
 
 /// Why `b` cannot be merged with `a`, naming the first difference.
 pub fn difference(a: &RunRecord, b: &RunRecord) -> Option<String> {
@@ -97,7 +110,20 @@ pub fn merge(mut parts: Vec<RunRecord>) -> Option<RunRecord> {
             merge_operation(&ops, &indexes)
         })
         .collect();
-    let first = parts.remove(0);
+    // Every client's threads and pace together: the run's.
+    let threads = parts.iter().map(|r| r.config.threads).sum();
+    let rate = parts.iter().map(|r| r.config.rate).sum::<Option<f64>>();
+    let mut topologies: Vec<String> = Vec::new();
+    for t in parts.iter().filter_map(|r| r.config.topology.clone()) {
+        if !topologies.contains(&t) {
+            topologies.push(t);
+        }
+    }
+    let mut first = parts.remove(0);
+    first.config.threads = threads;
+    first.config.rate = rate;
+    first.config.topology = (!topologies.is_empty()).then(|| topologies.join("; "));
+    first.config.command_line.clear();
     let cluster = first.cluster.as_ref().map(|c| RunCluster {
         run_id: c.run_id.clone(),
         clients: c.clients,
@@ -180,7 +206,10 @@ impl Windows {
     }
 }
 
-fn merge_operation(ops: &[&OpRecord], indexes: &[usize]) -> OpRecord {
+/// One operation as several clients ran it together (`indexes`: each
+/// one's client index), made into one: the rule of `merge`, which a
+/// search of several clients (`--find-max`) applies to each step.
+pub fn merge_operation(ops: &[&OpRecord], indexes: &[usize]) -> OpRecord {
     let first = ops[0];
     let win = Windows::of(ops);
     let parts: Vec<_> = ops
@@ -268,6 +297,8 @@ fn merge_operation(ops: &[&OpRecord], indexes: &[usize]) -> OpRecord {
             .map(|(o, &i)| ClientShare {
                 client: i,
                 skew_ms: o.start.as_ref().map(|s| s.skew_ms),
+                threads: o.threads,
+                rows: o.figures.rows,
                 units: o.figures.ops,
                 units_per_s: o.rates.units_per_s,
                 wallclock_s: o.wallclock_s,

@@ -31,6 +31,7 @@ pub mod conns;
 pub mod exact_u64;
 pub mod find_max;
 pub mod interval;
+pub mod live;
 pub mod merge;
 pub mod outcome;
 pub mod record;

@@ -100,6 +100,13 @@ pub struct OpStart {
 pub struct ClientShare {
     pub client: usize,
     pub skew_ms: Option<f64>,
+    /// The client's own `-t` (absent in reports before clients could
+    /// differ in it).
+    #[serde(default)]
+    pub threads: usize,
+    /// Rows it wrote (its share of a load) or read.
+    #[serde(default)]
+    pub rows: u64,
     pub units: u64,
     pub units_per_s: f64,
     pub wallclock_s: f64,
@@ -161,6 +168,11 @@ pub struct RunConfig {
     pub reconnect: bool,
     #[serde(default)]
     pub sslmode: String,
+    /// The command line as it was given, passwords taken out: what the
+    /// report page shows as the command that repeats the run (a merged
+    /// report keeps none: each client ran its own).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub command_line: Vec<String>,
 }
 
 /// The server the run measured.

@@ -27,7 +27,8 @@ const HEIGHT: f64 = 240.0;
 const LEFT: f64 = 58.0;
 const RIGHT: f64 = 12.0;
 const TOP: f64 = 10.0;
-const BOTTOM: f64 = 34.0;
+/// Room under the frame for the tick labels and the axis' name.
+const BOTTOM: f64 = 44.0;
 
 /// Lines of at most this many points get a mark at each (a run of a
 /// few intervals would otherwise be a bare segment, or nothing).
@@ -62,16 +63,17 @@ pub enum XAxis {
 #[derive(Clone, Debug)]
 pub struct Line {
     pub name: String,
-    pub color: &'static str,
+    /// A CSS colour (`#rrggbb`).
+    pub color: String,
     pub dashed: bool,
     pub points: Vec<(f64, f64)>,
 }
 
 impl Line {
-    pub fn new(name: impl Into<String>, color: &'static str, points: Vec<(f64, f64)>) -> Line {
+    pub fn new(name: impl Into<String>, color: impl Into<String>, points: Vec<(f64, f64)>) -> Line {
         Line {
             name: name.into(),
-            color,
+            color: color.into(),
             dashed: false,
             points,
         }
@@ -97,6 +99,9 @@ pub struct Chart {
     pub stacked: bool,
     /// A sentence under the chart.
     pub note: Option<String>,
+    /// The unit the hover read-out gives the values, when not the one
+    /// `y` implies (a workload's figure per minute, backends per sample).
+    pub unit: Option<&'static str>,
 }
 
 impl Chart {
@@ -109,6 +114,7 @@ impl Chart {
             lines: Vec::new(),
             stacked: false,
             note: None,
+            unit: None,
         }
     }
 
@@ -299,15 +305,19 @@ pub fn render(c: &Chart) -> Markup {
             t.into_iter().map(|x| (x, spectrum_label(x))).collect()
         }
     };
-    let y_unit = match c.y {
+    let y_unit = c.unit.unwrap_or(match c.y {
         Kind::Millis => "ms",
         Kind::Rate => "/s",
         Kind::Percent => "%",
         Kind::Seconds => "s",
-    };
+    });
     let x_unit = match c.x {
         XAxis::Seconds => "s",
         XAxis::Spectrum => "pct",
+    };
+    let x_name = match c.x {
+        XAxis::Seconds => "seconds since the start of measurement",
+        XAxis::Spectrum => "percentile (log scale of 1 / (1 − p))",
     };
     html! {
         figure.chart {
@@ -315,7 +325,7 @@ pub fn render(c: &Chart) -> Markup {
             svg viewBox=(format!("0 0 {WIDTH} {HEIGHT}")) role="img" aria-label=(c.title)
                 data-x0=(num(sx.at(x0))) data-x1=(num(sx.at(x1))) data-lo=(x0) data-hi=(x1)
                 data-xunit=(x_unit) data-yunit=(y_unit) {
-                (grid(&ya, &sy, &x_ticks, &sx))
+                (grid(&ya, &sy, &x_ticks, &sx, x_name))
                 @for (i, (l, top)) in c.lines.iter().zip(&tops).enumerate() {
                     @if c.stacked {
                         (band(top, tops.get(i.wrapping_sub(1)).filter(|_| i > 0), l, &sx, &sy))
@@ -377,8 +387,19 @@ fn band(
     }
 }
 
-/// The frame, grid lines and tick labels.
-fn grid(ya: &Axis, sy: &Scale, x_ticks: &[(f64, String)], sx: &Scale) -> Markup {
+/// How an x tick's label is anchored at `px`: by its end near the
+/// frame's right edge, so that no label runs off the picture (a
+/// spectrum's last tick, 99.99%, sits on the edge); else centred.
+fn tick_anchor(px: f64) -> &'static str {
+    if px > WIDTH - RIGHT - 20.0 {
+        "end"
+    } else {
+        "middle"
+    }
+}
+
+/// The frame, grid lines, tick labels and the x axis' name.
+fn grid(ya: &Axis, sy: &Scale, x_ticks: &[(f64, String)], sx: &Scale, x_name: &str) -> Markup {
     let bottom = HEIGHT - BOTTOM;
     html! {
         g.grid {
@@ -395,8 +416,9 @@ fn grid(ya: &Axis, sy: &Scale, x_ticks: &[(f64, String)], sx: &Scale) -> Markup 
                 text x=(LEFT - 5.0) y=(num(sy.at(t) + 4.0)) text-anchor="end" { (ya.label(t)) }
             }
             @for (t, label) in x_ticks {
-                text x=(num(sx.at(*t))) y=(bottom + 15.0) text-anchor="middle" { (label) }
+                text x=(num(sx.at(*t))) y=(bottom + 15.0) text-anchor=(tick_anchor(sx.at(*t))) { (label) }
             }
+            text.name x=(num((LEFT + WIDTH - RIGHT) / 2.0)) y=(bottom + 32.0) text-anchor="middle" { (x_name) }
         }
     }
 }
@@ -426,6 +448,30 @@ mod tests {
         assert_eq!(spectrum_label(2.0), "99%");
         assert_eq!(spectrum_label(3.0), "99.9%");
         assert_eq!(spectrum_label(0.0), "0%");
+    }
+
+    #[test]
+    fn the_last_spectrum_tick_stays_inside_the_picture_and_the_x_axis_is_named() {
+        let mut c = Chart::new("s", XAxis::Spectrum, Kind::Millis);
+        let pts = spectrum_quantiles(10_000)
+            .into_iter()
+            .map(|q| (spectrum_x(q), 1.0))
+            .collect();
+        c.lines.push(Line::new("latency", PALETTE[0], pts));
+        let svg = render(&c).into_string();
+        assert!(
+            svg.contains("text-anchor=\"end\">99.99%</text>"),
+            "the label on the right edge runs off it: {svg}"
+        );
+        assert!(svg.contains("percentile (log scale"));
+        let mut t = Chart::new("t", XAxis::Seconds, Kind::Rate);
+        t.lines
+            .push(Line::new("all", PALETTE[0], vec![(1.0, 2.0), (2.0, 3.0)]));
+        assert!(
+            render(&t)
+                .into_string()
+                .contains("seconds since the start of measurement")
+        );
     }
 
     #[test]

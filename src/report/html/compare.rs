@@ -75,7 +75,7 @@ fn operation(b: &OpRecord, n: &OpRecord) -> Markup {
         section.op data-operation=(b.operation) {
             h2 { (b.operation) " " span.workload { "(" (b.units()) ")" } }
             (table("compare", &["type", "figure", "base", "new", "change", "verdict"], body))
-            p.note { "Verdict: the change is beyond noise when it exceeds twice the standard error of the difference of the two runs' means over their intervals (Welch's test, about 95% confidence): the interval rates for throughput, each interval's percentile for a percentile." }
+            p.note { "Verdict: the change is beyond noise when it exceeds twice the standard error of the difference of the two runs' means over their intervals (Welch's test, about 95% confidence): the interval rates for throughput, each interval's percentile for a percentile. Green: better (more throughput, less latency); red: worse." }
             (sections::charts(&charts(b, n)))
         }
     }
@@ -112,14 +112,28 @@ fn figure_rows(name: &str, (rb, fb, ib): Side, (rn, fnew, inew): Side) -> Markup
     }
 }
 
+/// The class of a verdict's cell: a change beyond the noise is `better`
+/// or `worse` by its direction (more throughput, less latency is
+/// better), so that the colour says which at a glance.
+fn verdict_class(figure: &str, x: f64, y: f64, v: Option<Verdict>) -> &'static str {
+    match v {
+        Some(Verdict::BeyondNoise) => {
+            let higher_is_better = figure == "per second";
+            if (y > x) == higher_is_better {
+                "beyond better"
+            } else {
+                "beyond worse"
+            }
+        }
+        Some(Verdict::WithinNoise) | Some(Verdict::NoChange) => "within",
+        _ => "unknown",
+    }
+}
+
 /// One figure's row.
 fn row(name: &str, figure: &str, x: f64, y: f64, tx: &str, ty: &str, v: Option<Verdict>) -> Markup {
     let text = v.map_or("–", Verdict::text);
-    let class = match v {
-        Some(Verdict::BeyondNoise) => "beyond",
-        Some(Verdict::WithinNoise) | Some(Verdict::NoChange) => "within",
-        _ => "unknown",
-    };
+    let class = verdict_class(figure, x, y, v);
     html! {
         tr data-type=(name) data-figure=(figure) data-base=(x) data-new=(y) data-verdict=(text) {
             td { (name) } td { (figure) }
@@ -167,6 +181,9 @@ fn charts(b: &OpRecord, n: &OpRecord) -> Vec<Chart> {
         .push(Line::new("base", cb, pts(&b.intervals, p99, Thin::Max)));
     l.lines
         .push(Line::new("new", cn, pts(&n.intervals, p99, Thin::Max)));
+    // Two runs a decade apart: on a linear axis the faster one is a flat
+    // line on zero.
+    l.y_log = sections::wants_log(&l.lines);
     let mut s = Chart::new("Percentile spectrum (ms)", XAxis::Spectrum, Kind::Millis);
     s.y_log = true;
     s.lines.push(Line::new(
@@ -180,4 +197,28 @@ fn charts(b: &OpRecord, n: &OpRecord) -> Vec<Chart> {
         sections::spectrum_points(&n.figures.latency),
     ));
     vec![t, l, s]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_change_beyond_the_noise_is_coloured_by_its_direction() {
+        let beyond = Some(Verdict::BeyondNoise);
+        assert_eq!(
+            verdict_class("per second", 100.0, 120.0, beyond),
+            "beyond better"
+        );
+        assert_eq!(
+            verdict_class("per second", 100.0, 80.0, beyond),
+            "beyond worse"
+        );
+        assert_eq!(verdict_class("p99", 100.0, 80.0, beyond), "beyond better");
+        assert_eq!(verdict_class("p99", 100.0, 120.0, beyond), "beyond worse");
+        assert_eq!(
+            verdict_class("p99", 100.0, 120.0, Some(Verdict::WithinNoise)),
+            "within"
+        );
+    }
 }

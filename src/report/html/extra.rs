@@ -11,9 +11,12 @@
 use maud::{Markup, html};
 use serde_json::Value;
 
-use super::chart::{Chart, Line, MAX_POINTS, PALETTE, Thin, XAxis, thin};
+use super::chart::{Chart, Line, MAX_POINTS, Thin, XAxis, thin};
 use super::sections::{count, num_cell, table};
+use plotters::style::RGBColor;
+
 use crate::report::plot::axis::Kind;
+use crate::report::plot::style;
 use crate::stats::record::{OpRecord, RunRecord};
 use crate::stats::server::ServerFigures;
 
@@ -260,6 +263,7 @@ pub fn wait_band(o: &OpRecord, s: &ServerFigures) -> Option<Chart> {
         Kind::Rate,
     );
     c.stacked = true;
+    c.unit = Some("backends");
     let end_of = |i: u64| o.intervals.iter().find(|f| f.index == i).map(|f| f.end_s);
     let per = |si: &crate::stats::server::ServerInterval, name: Option<&str>| {
         let w = &si.waits;
@@ -277,19 +281,27 @@ pub fn wait_band(o: &OpRecord, s: &ServerFigures) -> Option<Chart> {
         };
         n as f64 / w.samples as f64
     };
-    let mut add = |label: &str, name: Option<&str>, color: &'static str| {
+    let mut add = |label: &str, name: Option<&str>| {
         let pts: Vec<(f64, f64)> = s
             .intervals
             .iter()
             .filter_map(|si| Some((end_of(si.index)?, per(si, name))))
             .collect();
-        c.lines
-            .push(Line::new(label, color, thin(&pts, MAX_POINTS, Thin::Mean)));
+        // `other` only when something is in it: an empty band is a
+        // legend entry for nothing.
+        if name.is_none() && pts.iter().all(|p| p.1 == 0.0) {
+            return;
+        }
+        c.lines.push(Line::new(
+            label,
+            wait_color(label),
+            thin(&pts, MAX_POINTS, Thin::Mean),
+        ));
     };
-    for (k, n) in names.iter().enumerate() {
-        add(n, Some(n), wait_color(n, k));
+    for n in &names {
+        add(n, Some(n));
     }
-    add("other", None, "#c8c8c8");
+    add("other", None);
     c.note = Some(
         "Sampled from pg_stat_activity: CPU is active with no wait event; Client:ClientRead is \
          waiting for the tool."
@@ -298,19 +310,24 @@ pub fn wait_band(o: &OpRecord, s: &ServerFigures) -> Option<Chart> {
     Some(c)
 }
 
-/// A state's colour: the pictures' own for the common ones.
-fn wait_color(name: &str, k: usize) -> &'static str {
-    match name {
-        "CPU" => "#96cd8c",
-        "Client:ClientRead" => "#b9b9b9",
-        "idle" => "#d7d7c8",
-        "idle in transaction" => "#e1c8a0",
-        "Lock:transactionid" => "#f08c8c",
-        "Lock:tuple" => "#f5b978",
-        "IO:WALSync" => "#8cafeb",
-        "IO:WALWrite" => "#aac8f5",
-        "LWLock:WALWrite" => "#78cdd7",
-        "IO:DataFileRead" => "#c8aae6",
-        _ => PALETTE[(k + 4) % PALETTE.len()],
+/// A state's colour: the pictures' own ([`style::wait_color`]), so that a
+/// wait looks the same on the page and in the PNGs, and `other` (dark)
+/// stands apart from Client:ClientRead (pale grey).
+fn wait_color(name: &str) -> String {
+    let RGBColor(r, g, b) = style::wait_color(name);
+    format!("#{r:02x}{g:02x}{b:02x}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_wait_band_colours_are_the_pictures_and_other_stands_apart() {
+        assert_eq!(wait_color("Client:ClientRead"), "#b9b9b9");
+        assert_ne!(wait_color("other"), wait_color("Client:ClientRead"));
+        assert_ne!(wait_color("other"), wait_color("idle"));
+        // A wait the table does not name gets a fixed colour.
+        assert_eq!(wait_color("Lock:advisory"), wait_color("Lock:advisory"));
     }
 }

@@ -33,7 +33,7 @@
   function fmtY(y, unit) {
     if (isNaN(y)) return "–";
     var a = Math.abs(y), d = a >= 100 ? 1 : a >= 1 ? 2 : 3;
-    return y.toFixed(d) + (unit === "ms" ? " ms" : unit === "/s" ? " /s" : "");
+    return y.toFixed(d) + (unit === "%" ? "%" : unit ? " " + unit : "");
   }
   document.querySelectorAll("figure.chart svg").forEach(function (svg) {
     var x0 = parseFloat(svg.getAttribute("data-x0")), x1 = parseFloat(svg.getAttribute("data-x1"));

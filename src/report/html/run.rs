@@ -70,9 +70,23 @@ fn identity(r: &RunRecord) -> Markup {
     }
 }
 
-/// A command line that runs the same set-up again, from the record.
+/// A command line that runs the same set-up again: the one given (with
+/// the seed used, when none was given), else one rebuilt from the record.
 fn repeat_command(r: &RunRecord) -> String {
     let c = &r.config;
+    if c.command_line.len() > 1 {
+        let mut a: Vec<String> = vec!["ysql-bench".into()];
+        a.extend(c.command_line[1..].iter().map(|v| shell_word(v)));
+        let seeded = c
+            .command_line
+            .iter()
+            .any(|v| v == "--seed" || v.starts_with("--seed="));
+        if !seeded {
+            let seed = r.cluster.as_ref().map_or(c.seed, |cl| cl.run_seed);
+            a.push(format!("--seed {seed}"));
+        }
+        return a.join(" ");
+    }
     let mut a: Vec<String> = vec!["ysql-bench".into()];
     let mut add = |flag: &str, v: String| {
         a.push(flag.to_string());
@@ -85,12 +99,25 @@ fn repeat_command(r: &RunRecord) -> String {
         }
     };
     if !c.target.starts_with("sandbox") {
-        add("-u", c.target.clone());
+        add("-u", with_sslmode(&c.target, &c.sslmode));
     } else {
         add("--sandbox", String::new());
     }
     add("-o", c.operations.join(","));
-    add("-t", c.threads.to_string());
+    // A merged report's threads and rate are its clients' sums; each
+    // client runs -t threads of its own and paces at its share of --rate
+    // (or its --client-rate, which a client's own report keeps).
+    let clients = r.cluster.as_ref().map_or(1, |cl| cl.clients.max(1));
+    let merged = r
+        .cluster
+        .as_ref()
+        .is_some_and(|cl| cl.client_index.is_none());
+    let threads = if merged {
+        c.threads.div_ceil(clients)
+    } else {
+        c.threads
+    };
+    add("-t", threads.to_string());
     add("-r", c.rows.to_string());
     if c.batch_size != 200 {
         add("-b", c.batch_size.to_string());
@@ -113,6 +140,9 @@ fn repeat_command(r: &RunRecord) -> String {
             add("--seed", cl.run_seed.to_string());
             add("--clients", cl.clients.to_string());
             add("--run-id", cl.run_id.clone());
+            if let Some(i) = cl.client_index {
+                add("--client-index", i.to_string());
+            }
         }
         None => add("--seed", c.seed.to_string()),
     }
@@ -124,7 +154,8 @@ fn repeat_command(r: &RunRecord) -> String {
         add("--warmup", format!("{w}s"));
     }
     if let Some(rt) = c.rate {
-        add("--rate", rt.to_string());
+        let own = r.cluster.is_some() && !merged;
+        add(if own { "--client-rate" } else { "--rate" }, plain(rt));
         add("--rate-distribution", c.rate_distribution.clone());
     }
     if let Some(l) = c.latency_limit_ms {
@@ -145,11 +176,30 @@ fn repeat_command(r: &RunRecord) -> String {
     if c.reconnect {
         add("-C", String::new());
     }
-    if !c.sslmode.is_empty() && !c.target.contains("sslmode") {
-        add("--sslmode", c.sslmode.clone());
-    }
     add("-P", format!("{}s", c.interval_s));
     a.join(" ")
+}
+
+/// The connection string with the run's sslmode in it when the run did
+/// not use the default (prefer) and the string does not say it: there is
+/// no --sslmode flag, the mode is part of the string as in libpq.
+fn with_sslmode(target: &str, sslmode: &str) -> String {
+    if sslmode.is_empty() || sslmode == "prefer" || target.contains("sslmode") {
+        return target.to_string();
+    }
+    if target.starts_with("postgres://") || target.starts_with("postgresql://") {
+        let sep = if target.contains('?') { '&' } else { '?' };
+        format!("{target}{sep}sslmode={sslmode}")
+    } else {
+        format!("{target} sslmode={sslmode}")
+    }
+}
+
+/// A flag's number without float noise: 300, 33.5 (a sum of the
+/// clients' shares may come back as 299.99999999999994).
+fn plain(v: f64) -> String {
+    let s = format!("{v:.6}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 /// One operation's section.
@@ -263,7 +313,7 @@ fn headline(o: &OpRecord, lat: &Percentiles) -> Markup {
             }
             @for m in o.metric_lines() {
                 div.card.metric data-metric=(m.key) data-value=(m.value) {
-                    span.v { (metric_value(m.value)) } span.l { (m.label) }
+                    span.v { (metric_headline(&m.text, m.value)) } span.l { (m.label) }
                     @if !m.text.is_empty() && m.text != crate::stats::record::number(m.value) { span.t { (m.text) } }
                 }
             }
@@ -275,6 +325,23 @@ fn headline(o: &OpRecord, lat: &Percentiles) -> Markup {
             @if o.pipeline > 1 { " · pipeline " (o.pipeline) }
             @if !o.table.is_empty() { " · table " (o.table) }
         }
+    }
+}
+
+/// A workload figure's headline in its card: as the summary's text
+/// begins when that is not a plain number ("39197.1%" for an efficiency
+/// kept as a fraction, "met" for limits kept as 1), so that the card
+/// reads as the summary does; else the value.
+fn metric_headline(text: &str, value: f64) -> String {
+    let first = text.split_whitespace().next().unwrap_or("");
+    let worded = first.len() <= 16
+        && first.parse::<f64>().is_err()
+        && (first.starts_with(|c: char| c.is_ascii_digit())
+            || (!first.is_empty() && first.chars().all(char::is_alphabetic)));
+    if worded {
+        first.to_string()
+    } else {
+        metric_value(value)
     }
 }
 
@@ -425,4 +492,61 @@ fn statements(o: &OpRecord) -> Markup {
         }
     };
     html! { h3 { "Per statement" } (table("statements", &["statement", "class", "count", "p50", "p99", "max"], rows)) }
+}
+
+/// `v` as one word of a POSIX shell.
+fn shell_word(v: &str) -> String {
+    let plain = !v.is_empty()
+        && v.chars()
+            .all(|ch| ch.is_ascii_alphanumeric() || "-_=.,/:@%+".contains(ch));
+    if plain {
+        v.to_string()
+    } else {
+        format!("'{}'", v.replace('\'', "'\\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_workload_figure_reads_in_its_card_as_in_the_summary() {
+        // TPC-C keeps efficiency as a fraction and writes it in percent.
+        let eff = "39197.1% of 12.86 tpmC × 1 warehouses (over 100% without keying)";
+        assert_eq!(metric_headline(eff, 391.971), "39197.1%");
+        assert_eq!(metric_headline("met (clause 5.2.5.3): ...", 1.0), "met");
+        // A plain number is the value, grouped.
+        assert_eq!(
+            metric_headline("5040.8 (all 1683 New-Orders)", 5040.75),
+            "5,040.8"
+        );
+        assert_eq!(metric_headline("391.9715", 391.9715), "392.0");
+        assert_eq!(metric_headline("", 15.0), "15");
+    }
+
+    #[test]
+    fn the_sslmode_goes_into_the_connection_string() {
+        assert_eq!(with_sslmode("host=a", "prefer"), "host=a");
+        assert_eq!(with_sslmode("host=a", "require"), "host=a sslmode=require");
+        assert_eq!(
+            with_sslmode("host=a sslmode=disable", "disable"),
+            "host=a sslmode=disable"
+        );
+        assert_eq!(
+            with_sslmode("postgres://u@h/db", "require"),
+            "postgres://u@h/db?sslmode=require"
+        );
+        assert_eq!(
+            with_sslmode("postgres://u@h/db?application_name=x", "verify-full"),
+            "postgres://u@h/db?application_name=x&sslmode=verify-full"
+        );
+    }
+
+    #[test]
+    fn a_rate_is_written_without_float_noise() {
+        assert_eq!(plain(100.0 / 3.0 * 3.0), "100");
+        assert_eq!(plain(33.5), "33.5");
+        assert_eq!(plain(300.0), "300");
+    }
 }

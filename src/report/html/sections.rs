@@ -74,7 +74,7 @@ fn ms_or_gap(f: &IntervalFigures, ns: u64) -> f64 {
 
 /// Whether latencies spanning `lines` want a log axis (a tail ten times
 /// the typical value).
-fn wants_log(lines: &[Line]) -> bool {
+pub fn wants_log(lines: &[Line]) -> bool {
     let ys: Vec<f64> = lines
         .iter()
         .flat_map(|l| l.points.iter().map(|p| p.1))
@@ -300,16 +300,21 @@ pub fn workload_figures(op: &OpRecord) -> Vec<Chart> {
     op.interval_metrics
         .iter()
         .map(|(key, values)| {
-            let label = lines
-                .iter()
-                .find(|m| &m.key == key)
-                .map_or(key.as_str(), |m| m.label.as_str());
-            let mut c = Chart::new(format!("{label} over time"), XAxis::Seconds, Kind::Rate);
+            let line = lines.iter().find(|m| &m.key == key);
+            let label = line.map_or(key.as_str(), |m| m.label.as_str());
+            let percent = line.is_some_and(|m| written_in_percent(&m.text, m.value));
+            let (title, scale) = if percent {
+                (format!("{label} over time (%)"), 100.0)
+            } else {
+                (format!("{label} over time"), 1.0)
+            };
+            let mut c = Chart::new(title, XAxis::Seconds, Kind::Rate);
+            c.unit = Some(if percent { "%" } else { "" });
             let pts: Vec<(f64, f64)> = op
                 .intervals
                 .iter()
                 .zip(values)
-                .map(|(f, v)| (f.end_s, *v))
+                .map(|(f, v)| (f.end_s, *v * scale))
                 .collect();
             c.lines.push(Line::new(
                 key.clone(),
@@ -319,6 +324,17 @@ pub fn workload_figures(op: &OpRecord) -> Vec<Chart> {
             c
         })
         .collect()
+}
+
+/// Whether the summary writes a figure kept as a fraction in percent
+/// (TPC-C's efficiency: 3.92 kept, "392.0% of ..." written), so that its
+/// chart is drawn in the summary's unit, not in one the reader never saw.
+pub fn written_in_percent(text: &str, value: f64) -> bool {
+    let first = text.split_whitespace().next().unwrap_or("");
+    match first.strip_suffix('%').map(str::parse::<f64>) {
+        Some(Ok(shown)) if value != 0.0 => (shown / (value * 100.0) - 1.0).abs() < 1e-3,
+        _ => false,
+    }
 }
 
 /// A sortable table: `head` the column titles (numeric columns sort by
@@ -361,5 +377,14 @@ mod tests {
         assert_eq!(rate(12345.67), "12,345.7");
         assert_eq!(rate(9.96), "10.0");
         assert_eq!(rate(f64::NAN), "–");
+    }
+
+    #[test]
+    fn a_fraction_the_summary_writes_in_percent_is_drawn_in_percent() {
+        assert!(written_in_percent("39197.1% of 12.86 tpmC", 391.971));
+        assert!(written_in_percent("96.2% of 12.86 tpmC", 0.962));
+        assert!(!written_in_percent("5040.8 (all New-Orders)", 5040.8));
+        assert!(!written_in_percent("391.9715", 391.9715));
+        assert!(!written_in_percent("50.0%", 0.0));
     }
 }

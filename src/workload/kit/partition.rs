@@ -21,12 +21,20 @@ pub fn thread_range(rows: u64, threads: usize, t: usize) -> Range<u64> {
 
 /// Which of several clients (`--clients`, `--client-index`) this one is;
 /// one client of one by default.
+///
+/// Clients may run different thread counts (a small pod and a large one):
+/// once they met, `layout` says how many threads the clients before this
+/// one run and how many all of them run, so that every thread of every
+/// client takes one share of the ids and the shares follow the threads.
+/// Without it, every client is taken to run as many threads as this one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ClientShare {
     /// 0-based, below `clients`.
     pub index: usize,
     /// At least 1.
     pub clients: usize,
+    /// The clients' threads as the barrier exchanged them.
+    pub layout: Option<ThreadLayout>,
 }
 
 impl Default for ClientShare {
@@ -34,19 +42,47 @@ impl Default for ClientShare {
         ClientShare {
             index: 0,
             clients: 1,
+            layout: None,
         }
     }
 }
 
+/// Where one client's threads sit among every client's threads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ThreadLayout {
+    /// The threads of the clients with a lower index.
+    pub before: usize,
+    /// The threads of all the clients together.
+    pub all: usize,
+}
+
 impl ClientShare {
+    /// Client `index` of clients running `threads[i]` threads each.
+    pub fn of_threads(index: usize, threads: &[usize]) -> ClientShare {
+        ClientShare {
+            index,
+            clients: threads.len().max(1),
+            layout: Some(ThreadLayout {
+                before: threads.iter().take(index).map(|t| t.max(&1)).sum(),
+                all: threads.iter().map(|t| t.max(&1)).sum::<usize>().max(1),
+            }),
+        }
+    }
+
     /// The threads of all the clients together.
     pub fn all_threads(&self, threads: usize) -> usize {
-        threads.max(1) * self.clients.max(1)
+        match self.layout {
+            Some(l) => l.all,
+            None => threads.max(1) * self.clients.max(1),
+        }
     }
 
     /// This client's thread `t` among all the clients' threads.
     pub fn global_thread(&self, threads: usize, t: usize) -> usize {
-        self.index * threads.max(1) + t
+        match self.layout {
+            Some(l) => l.before + t,
+            None => self.index * threads.max(1) + t,
+        }
     }
 
     /// The ids this client's thread `t` loads: its global thread's range.
@@ -152,7 +188,11 @@ mod tests {
         for (rows, clients, threads) in [(1001, 3, 2), (10, 4, 3), (100_003, 3, 7), (2, 3, 1)] {
             let mut ids = Vec::new();
             for index in 0..clients {
-                let c = ClientShare { index, clients };
+                let c = ClientShare {
+                    index,
+                    clients,
+                    layout: None,
+                };
                 let mut last_end = None;
                 for t in 0..threads {
                     let r = c.thread_range(rows, threads, t);
@@ -176,10 +216,55 @@ mod tests {
     }
 
     #[test]
+    fn clients_of_unequal_threads_load_every_id_once_in_proportion() {
+        for (rows, threads) in [
+            (30_001u64, vec![1, 3, 6]),
+            (10, vec![6, 1, 3]),
+            (7, vec![2, 9]),
+            (100_003, vec![4, 4, 4]),
+        ] {
+            let mut ids = Vec::new();
+            let all: usize = threads.iter().sum();
+            for (index, &t_here) in threads.iter().enumerate() {
+                let c = ClientShare::of_threads(index, &threads);
+                let before = ids.len() as u64;
+                for t in 0..t_here {
+                    ids.extend(c.thread_range(rows, t_here, t));
+                }
+                // The client's share follows its threads, within a row per thread.
+                let share = ids.len() as u64 - before;
+                let want = rows as f64 * t_here as f64 / all as f64;
+                assert!(
+                    (share as f64 - want).abs() <= t_here as f64,
+                    "{rows} {threads:?}: client {index} loaded {share}, about {want} due"
+                );
+            }
+            assert_eq!(ids, (0..rows).collect::<Vec<_>>(), "{rows} {threads:?}");
+        }
+        // Equal threads: the layout gives the split made without it.
+        let equal = ClientShare::of_threads(1, &[2, 2, 2]);
+        let plain = ClientShare {
+            index: 1,
+            clients: 3,
+            layout: None,
+        };
+        for t in 0..2 {
+            assert_eq!(
+                equal.thread_range(1001, 2, t),
+                plain.thread_range(1001, 2, t)
+            );
+        }
+    }
+
+    #[test]
     fn interleaved_numbers_never_collide_across_clients() {
         let mut seen = std::collections::HashSet::new();
         for index in 0..3 {
-            let c = ClientShare { index, clients: 3 };
+            let c = ClientShare {
+                index,
+                clients: 3,
+                layout: None,
+            };
             for local in 100..200 {
                 assert!(seen.insert(c.interleave(100, local)));
             }
