@@ -17,15 +17,33 @@
 # of the client over those New-Orders. tpcc-check must hold after the runs.
 # Prints the medians as Markdown that can go into bench/RESULTS.md.
 #
+# Terminals (issue 28): the client's peak RSS with 10,000 idle terminals
+# (waits ten times the specification's, so none is ready in the run)
+# against 10 terminals; target: 10,000 terminals add at most 8 MB and the
+# client stays within 64 MB. With --waits W instead of the load and tpmC
+# measurements: W warehouses loaded, then one tpcc run with the
+# specification's keying and think times (10 terminals per warehouse) over
+# --connections connections, a warmup and --minutes measured; it reports
+# tpmC, efficiency, NOPM against the server's count, the queueing, the
+# server's CPU (the postmaster and its processes, from /proc) and the
+# client's (GNU time), and the most backends of the run seen at once
+# (pg_stat_activity, sampled every 5 s).
+#
 #   bench/tpcc.sh                full run: loads of 1 and 4 warehouses,
 #                                30 s runs on 1 and 4, 3 repetitions
 #                                (about 15 minutes; release build)
 #   bench/tpcc.sh --quick        1 warehouse loaded, 3 s runs on 1 and 2,
-#                                one repetition, debug build: proves the
+#                                one repetition, a 5 s run with waits 20
+#                                times shorter, debug build: proves the
 #                                script works, asserts nothing about speed
+#   bench/tpcc.sh --waits 100    100 warehouses, 1 minute's warmup and 10
+#                                measured with the specification's waits
 #   options: --reps N            repetitions of each measurement (3)
 #            --secs S            seconds per tpcc run (30)
 #            --terminals N       tpcc's -t (4)
+#            --waits W           the run with the waits, on W warehouses
+#            --minutes M         its measured minutes (10)
+#            --connections C     its -t (8)
 #            --record FILE       append the results to FILE
 #            --bin-dir DIR       use the binaries in DIR, build nothing
 set -euo pipefail
@@ -39,6 +57,9 @@ quick=0
 reps=""
 secs=""
 terminals=4
+waits=""
+minutes=10
+connections=8
 record=""
 bin_dir=""
 while [ $# -gt 0 ]; do
@@ -47,9 +68,12 @@ while [ $# -gt 0 ]; do
         --reps) reps=${2:?--reps needs a number}; shift ;;
         --secs) secs=${2:?--secs needs a number}; shift ;;
         --terminals) terminals=${2:?--terminals needs a number}; shift ;;
+        --waits) waits=${2:?--waits needs a number of warehouses}; shift ;;
+        --minutes) minutes=${2:?--minutes needs a number}; shift ;;
+        --connections) connections=${2:?--connections needs a number}; shift ;;
         --record) record=${2:?--record needs a file}; shift ;;
         --bin-dir) bin_dir=${2:?--bin-dir needs a directory}; shift ;;
-        -h|--help) sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,50p' "$0" | sed -n '/^#/p' | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "error: unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
     shift
@@ -64,6 +88,10 @@ num_ok() { case "$1" in ''|*[!0-9]*|0) return 1 ;; esac; }
 num_ok "$reps" || { echo "error: --reps must be a whole number of at least 1" >&2; exit 2; }
 num_ok "$secs" || { echo "error: --secs must be a whole number of at least 1" >&2; exit 2; }
 num_ok "$terminals" || { echo "error: --terminals must be a whole number of at least 1" >&2; exit 2; }
+[ -z "$waits" ] || num_ok "$waits" || { echo "error: --waits must be a whole number of warehouses, at least 1" >&2; exit 2; }
+num_ok "$minutes" || { echo "error: --minutes must be a whole number of at least 1" >&2; exit 2; }
+num_ok "$connections" || { echo "error: --connections must be a whole number of at least 1" >&2; exit 2; }
+if [ -n "$waits" ]; then load_ws=""; run_ws=""; fi
 load_threads=4
 seed=42
 cores=$(nproc)
@@ -232,27 +260,110 @@ for w in $run_ws; do
     run_rows+=("| $w | $terminals | $(median "${tp[@]}") | $(median "${tt[@]}") | $(median "${tps[@]}") | $(median "${cpn[@]}") | $(median "${cpt[@]}") | ${tp[*]}; ${cpn[*]} |")
 done
 
+# --- the specification's waits ---------------------------------------------------
+# server_cpu: CPU seconds the server used so far: the postmaster with the
+# processes it reaped, and its live processes.
+server_cpu() {
+    local pm
+    pm=$(postmaster_pid)
+    for f in /proc/[0-9]*/stat; do cat "$f" 2>/dev/null || true; done |
+        awk -v pm="$pm" -v hz="$(getconf CLK_TCK)" '{
+            pid = $1; sub(/^[0-9]+ \(.*\) /, ""); ppid = $2
+            if (pid == pm) t += $12 + $13 + $14 + $15; else if (ppid == pm) t += $12 + $13
+        } END { printf "%.2f", t / hz }'
+}
+# backends: the run's worker connections now (its server-statistics
+# connections end in -stats).
+backends() {
+    sql "select count(*) from pg_stat_activity where backend_type = 'client backend' and application_name like 'ysql-bench-%' and application_name not like '%-stats'"
+}
+waits_rows=()
+# waits_run W SECONDS WARMUP-SECONDS SCALE: one run with keying and think
+# times (× SCALE) on W warehouses; appends its row to waits_rows.
+waits_run() {
+    local w=$1 secs=$2 warm=$3 scale=$4 s0 s1 n0 n1 most=0 sampler summary
+    say "tpcc with keying and think times: $w warehouse(s), $((10 * w)) terminals over $connections connections, ${warm} s warmup, ${secs} s measured"
+    n0=$(sql "select sum(d_next_o_id) from district")
+    ( while :; do backends || true; sleep 5; done ) >"$work/backends" 2>/dev/null &
+    sampler=$!
+    s0=$(server_cpu)
+    run "waits-$w" "$ysql" -u "$url" --seed "$seed" --no-server-stats -o tpcc --warehouses "$w" \
+        -t "$connections" --tpcc-wait --tpcc-wait-scale "$scale" --warmup "${warm}s" --time "${secs}s" \
+        --check-sample 10 --json "$work/waits-$w.json"
+    s1=$(server_cpu)
+    kill "$sampler" 2>/dev/null || true
+    wait "$sampler" 2>/dev/null || true
+    n1=$(sql "select sum(d_next_o_id) from district")
+    for b in $(cat "$work/backends"); do [ "$b" -gt "$most" ] && most=$b; done
+    summary="$work/waits-$w.out"
+    grep -q "BROKEN" "$summary" && { echo "error: a consistency condition broke:" >&2; grep BROKEN "$summary" >&2; exit 1; }
+    local tpmc eff nopm qavg qmax p90 srv cli
+    tpmc=$(field "$summary" "tpmC"); eff=$(field "$summary" "efficiency"); nopm=$(field "$summary" "NOPM")
+    qavg=$(awk -F': *' '$1 ~ /^queueing *$/ { print $2; exit }' "$summary" | sed 's/ (.*//')
+    p90=$(awk -F': *' '$1 ~ /^\[new-order\] latency *$/ { print $2; exit }' "$summary" | sed 's/.*p90 \([^,]*\),.*/\1/')
+    srv=$(awk -v a="$s0" -v b="$s1" -v t="$WALL" 'BEGIN { printf "%.1f s, %.1f%% of one core", b - a, 100 * (b - a) / t }')
+    cli=$(awk -v c="$CPU" -v t="$WALL" 'BEGIN { printf "%.1f s, %.1f%% of one core", c, 100 * c / t }')
+    waits_rows+=("| $w | $((10 * w)) | $connections ($most at once) | ${secs} s + ${warm} s warmup$([ "$scale" = 1 ] || echo ", waits × $scale") | $tpmc | $eff | $nopm | $((n1 - n0)) (warmup included) | $qavg | $p90 | $srv | $cli | $(div "$RSS_KB" 1024 1 %.0f) MB |")
+}
+if [ -n "$waits" ]; then
+    say "tpcc-load $waits warehouse(s), -t $load_threads"
+    run "wload-$waits" "$ysql" -u "$url" --seed "$seed" --no-server-stats -o tpcc-load --warehouses "$waits" -t "$load_threads"
+    load_wall=$WALL
+    sql "vacuum analyze" >/dev/null
+    sql "checkpoint" >/dev/null
+    waits_run "$waits" $((minutes * 60)) 60 1
+elif [ "$quick" = 1 ]; then
+    waits_run 1 5 1 0.05
+fi
+
+# 10,000 idle terminals: the client's peak RSS against 10 terminals.
+idle_rss() {
+    run "idle-$1" "$ysql" -u "$url" --no-server-stats --quiet -o tpcc --warehouses 1 --terminals "$1" -t 2 \
+        --tpcc-wait --tpcc-wait-scale 10 --time 3s --check-sample 1
+    echo "$RSS_KB"
+}
+rss10=$(idle_rss 10)
+rss10k=$(idle_rss 10000)
+extra=$((rss10k - rss10))
+verdict="met"
+{ [ "$extra" -le 8192 ] && [ "$rss10k" -le 65536 ]; } || verdict="MISSED"
+
 # --- report -------------------------------------------------------------------------------------
 server_version=$(sql "show server_version")
 load_after=$(cut -d" " -f1-3 /proc/loadavg)
-mode=full; [ "$quick" = 1 ] && mode="quick (sizes too small for the figures to mean anything)"
+mode=full; [ "$quick" = 1 ] && mode="quick (sizes too small for the figures to mean anything)"; [ -z "$waits" ] || mode="the specification's keying and think times on $waits warehouses"
 {
     echo "### TPC-C: $(date -u '+%Y-%m-%d %H:%M UTC'), $mode"
     echo
     echo "- machine: $cores cores ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)), $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), load average before the run: $load_before, after: $load_after"
     echo "- server: PostgreSQL $server_version on 127.0.0.1 (TCP), ${server_settings[*]}"
     echo "- client: ysql-bench $("$ysql" --version | awk '{ print $2 }') ($build, commit $(cd "$repo" && git describe --always --dirty 2>/dev/null || echo '?'), --no-server-stats), $("$psql" --version)"
-    echo "- $reps repetition(s); medians shown, every run listed; MB are the rows as CSV text; client CPU is GNU time's user+system of the client process"
+    [ -n "$waits" ] || echo "- $reps repetition(s); medians shown, every run listed; MB are the rows as CSV text; client CPU is GNU time's user+system of the client process"
+    if [ ${#load_rows[@]} -gt 0 ]; then
+        echo
+        echo "| load | rows | MB (CSV) | conn | rows/s | MB/s | client CPU µs/row | runs (rows/s) |"
+        echo "|---|---|---|---|---|---|---|---|"
+        printf '%s\n' "${load_rows[@]}"
+    fi
+    if [ ${#run_rows[@]} -gt 0 ]; then
+        echo
+        echo "tpcc, standard mix, no keying or think times, ${secs} s per run; New-Orders counted on the server (orders rows added), transactions as the server's commits:"
+        echo
+        echo "| warehouses | terminals | tpmC (server) | tpmC (tool) | transactions/s | client CPU µs/New-Order | client CPU µs/transaction | runs (tpmC; µs/New-Order) |"
+        echo "|---|---|---|---|---|---|---|---|"
+        printf '%s\n' "${run_rows[@]}"
+    fi
+    if [ ${#waits_rows[@]} -gt 0 ]; then
+        echo
+        [ -z "$waits" ] || echo "tpcc-load of $waits warehouses (-t $load_threads, its ANALYZE included): $(printf '%.0f' "$load_wall") s."
+        echo "tpcc with keying and think times (--tpcc-wait), 10 terminals per warehouse over the connections, standard mix, --check-sample 10 after it (every condition held); New-Orders on the server: the rise of sum(d_next_o_id); queueing: the terminals' wait for a free connection; server CPU: the postmaster and its processes over the client's whole process (warmup and check included); client CPU: GNU time's user+system over the same:"
+        echo
+        echo "| warehouses | terminals | connections | measured | tpmC | efficiency | NOPM | New-Orders (server) | queueing | new-order p90 | server CPU | client CPU | client peak RSS |"
+        echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+        printf '%s\n' "${waits_rows[@]}"
+    fi
     echo
-    echo "| load | rows | MB (CSV) | conn | rows/s | MB/s | client CPU µs/row | runs (rows/s) |"
-    echo "|---|---|---|---|---|---|---|---|"
-    printf '%s\n' "${load_rows[@]}"
-    echo
-    echo "tpcc, standard mix, no keying or think times, ${secs} s per run; New-Orders counted on the server (orders rows added), transactions as the server's commits:"
-    echo
-    echo "| warehouses | terminals | tpmC (server) | tpmC (tool) | transactions/s | client CPU µs/New-Order | client CPU µs/transaction | runs (tpmC; µs/New-Order) |"
-    echo "|---|---|---|---|---|---|---|---|"
-    printf '%s\n' "${run_rows[@]}"
+    echo "Idle terminals: the client's peak RSS with 10 terminals $(div "$rss10" 1024 1 %.1f) MB, with 10,000 $(div "$rss10k" 1024 1 %.1f) MB: $(div "$extra" 10000 1024 %.0f) bytes per terminal; target (10,000 add at most 8 MB, the client within 64 MB): $verdict."
 } >"$work/report.md"
 cat "$work/report.md"
 if [ -n "$record" ]; then

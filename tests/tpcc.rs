@@ -292,6 +292,8 @@ async fn a_run_keeps_the_consistency_conditions_and_a_tampered_table_breaks_one(
             "2",
             "-t",
             "4",
+            "--terminals",
+            "4",
             "--time",
             "3s",
             "--seed",

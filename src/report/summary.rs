@@ -185,12 +185,15 @@ fn write_types(w: &mut dyn Write, r: &OpRecord) -> io::Result<()> {
                 &format!("[{}] latency", ty.name),
                 percentile_line(&s.latency),
             )?;
-            if r.rate_target.is_some() {
+            if r.has_intended_starts() {
                 line(
                     w,
                     &format!("[{}] service", ty.name),
                     percentile_line(&s.service),
                 )?;
+            }
+            if r.terminals.is_some() {
+                line(w, &format!("[{}] queueing", ty.name), queueing(s))?;
             }
         }
     }
@@ -395,7 +398,7 @@ fn write_latencies(w: &mut dyn Write, r: &OpRecord) -> io::Result<()> {
             &format!("latency per {unit}"),
             percentile_line(&t.latency),
         )?;
-        if r.rate_target.is_some() {
+        if r.has_intended_starts() {
             line(
                 w,
                 &format!("service per {unit}"),
@@ -416,10 +419,33 @@ fn write_latencies(w: &mut dyn Write, r: &OpRecord) -> io::Result<()> {
     Ok(())
 }
 
+/// The wait for a free connection of the units of `s` (their latency
+/// beyond their service time), on average and at most.
+fn queueing(s: &crate::stats::Stats) -> String {
+    let avg = if s.ops > 0 {
+        s.lag_total / s.ops.min(u64::from(u32::MAX)) as u32
+    } else {
+        Duration::ZERO
+    };
+    format!(
+        "avg {}, max {} (waiting for a free connection: in the latency, not in the service time)",
+        human(avg),
+        human(s.lag_max)
+    )
+}
+
 /// `--rate` and `--latency-limit`: the target against what was achieved,
-/// the schedule lag, the late units.
+/// the schedule lag, the late units; users queued for the connections.
 fn write_pacing(w: &mut dyn Write, r: &OpRecord) -> io::Result<()> {
     let t = &r.figures;
+    if let Some(n) = r.terminals {
+        line(
+            w,
+            "terminals",
+            format!("{n} over {} connections", r.threads),
+        )?;
+        line(w, "queueing", queueing(t))?;
+    }
     if let Some(target) = r.rate_target {
         line(
             w,

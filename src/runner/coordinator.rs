@@ -243,6 +243,9 @@ fn worker_outputs(
 pub(super) struct Sending {
     pub(super) retry: RetryPolicy,
     pub(super) pipeline: usize,
+    /// The workload's users are queued for the connections (TPC-C's
+    /// terminals): a unit's latency counts from when its user was ready.
+    pub(super) queued: bool,
 }
 
 /// How the workers of an operation run: the same for all of them.
@@ -264,6 +267,7 @@ fn pace(plan: &RunSettings, spec: &'static Spec, types: &[&'static str], sending
         retry: sending.retry,
         interval: plan.interval(),
         pipeline: sending.pipeline,
+        queued: sending.queued,
     }
 }
 
@@ -282,7 +286,7 @@ fn work<O: Operation>(
 > {
     let plan = &ctx.settings;
     let keep = Keep {
-        service: pace.rate.is_some(),
+        service: pace.rate.is_some() || pace.queued,
         per_row: pace.spec.is_load(),
     };
     let type_count = pace.types.len();

@@ -10,6 +10,8 @@
 //! The app calls these steps in order and reports between them; the
 //! database work of each is here.
 
+use std::sync::atomic::Ordering;
+
 use super::barrier::Notes;
 use super::coordinator::{Sending, run_workers};
 use super::setup_race::or_stop;
@@ -109,6 +111,7 @@ async fn measure(ctx: &RunCtx, workload: &dyn Workload, result: &mut OpResult) {
             workload.facts().default_max_tries,
         ),
         pipeline: ctx.settings.pipeline_for(workload.facts().pipelines),
+        queued: workload.facts().terminals.is_some(),
     };
     let per_interval = workload.interval_metrics();
     let outcome = run_workers(
@@ -122,6 +125,7 @@ async fn measure(ctx: &RunCtx, workload: &dyn Workload, result: &mut OpResult) {
     )
     .await;
     let start = result::absorb(result, outcome, per_interval.as_ref());
+    read_after_run(ctx, workload).await;
     result::conclude(result, ctx, workload);
     if let Some(w) = watch {
         let shape = OpShape {
@@ -132,6 +136,32 @@ async fn measure(ctx: &RunCtx, workload: &dyn Workload, result: &mut OpResult) {
         result.server = Some(w.end(&ctx.pool, &ctx.conns, shape).await);
     }
 }
+
+/// What the workload reads of the server after its units
+/// ([`Workload::after_run`]), for its figures: skipped after an interrupt
+/// and given up after [`AFTER_RUN_LIMIT`], since it is a figure beside
+/// the run's, not worth a report held up by a server that stopped
+/// answering.
+async fn read_after_run(ctx: &RunCtx, workload: &dyn Workload) {
+    if !workload.facts().reads_after_run || ctx.interrupted.load(Ordering::Relaxed) {
+        return;
+    }
+    let read = async {
+        let client = connect::get(&ctx.pool, &ctx.target).await?;
+        workload.after_run(&client).await
+    };
+    match tokio::time::timeout(AFTER_RUN_LIMIT, read).await {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => crate::say!("warning: {e}"),
+        Err(_) => crate::say!(
+            "warning: the server did not answer the reading after the run within {} s: its figures are left out",
+            AFTER_RUN_LIMIT.as_secs()
+        ),
+    }
+}
+
+/// How long [`read_after_run`] waits for the server.
+const AFTER_RUN_LIMIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// The workload's consistency checks, after it ran, on a connection of
 /// its own: a broken one, or one that cannot be made, fails the

@@ -24,6 +24,7 @@ pub(super) fn begin(ctx: &RunCtx, workload: &dyn Workload) -> OpResult {
     result.measured = workload.facts().has_units;
     result.missing_label = workload.facts().missing_label;
     result.pauses = workload.facts().pauses.clone();
+    result.terminals = workload.facts().terminals;
     // A load's own count of what it writes (TPC-C's warehouses), else -r.
     result.table_rows = match workload.load_rows() {
         Some(rows) if spec.is_load() => rows,

@@ -3,9 +3,11 @@
 //! the share is done, the time is up, the worker has ended its
 //! `--transactions` or the run is told to stop. Only
 //! `execute` is timed; under `--rate` the wait for a unit's slot counts in
-//! its latency but not in its service time. The pauses a unit asks for
-//! (a TPC-C terminal's keying and think times) are waited before and
-//! after it and count in neither: they are not work for the server.
+//! its latency but not in its service time, and so does, for a workload
+//! of more users than connections (TPC-C's terminals), a ready user's
+//! wait for a free connection. The wait for the next user to be ready (a
+//! terminal's keying and think times) counts in neither: it is not work
+//! for the server.
 //!
 //! The loop starts units into a [`Lane`] and counts what comes out of it:
 //! one unit at a time through the operation's `execute`, or with
@@ -78,6 +80,9 @@ pub(super) struct Pace {
     pub(super) interval: Duration,
     /// Units in flight per connection (`--pipeline`): 1 sends each alone.
     pub(super) pipeline: usize,
+    /// Units are due when their user is ready (TPC-C's terminals queued
+    /// for the connections), so latency and service time differ.
+    pub(super) queued: bool,
 }
 
 /// SQLSTATE of a statement cancelled on request.
@@ -205,7 +210,8 @@ fn session_settings(plan: &RunSettings) -> Vec<String> {
 enum Waited {
     /// Its next unit's due time (`--rate`).
     Schedule,
-    /// A pause of the workload's (TPC-C's keying and think times).
+    /// The workload's next user to be ready (TPC-C's keying and think
+    /// times).
     Pause,
 }
 
@@ -227,10 +233,8 @@ enum Slot {
 pub(super) struct Held {
     /// Its transaction type.
     pub(super) ty: usize,
-    /// When `--rate` wants it sent.
+    /// When `--rate` wants it sent, or its user was ready.
     pub(super) due: Option<Instant>,
-    /// The pause after it (a TPC-C terminal's think time).
-    pub(super) think: Duration,
 }
 
 /// What staging the next unit came to.
@@ -262,8 +266,6 @@ pub(super) struct Sent {
     pub(super) ticket: Option<crate::workload::Ticket>,
     /// The connection it ran on ([`Session::number`]).
     pub(super) conn: u64,
-    /// The pause after it.
-    pub(super) think: Duration,
 }
 
 /// A unit at its end, to be counted.
@@ -336,14 +338,10 @@ impl Phase<'_> {
         // measured ones; a warmup runs by its time).
         let left = self.pace.units.filter(|_| self.measured);
         let mut lane = Lane::new(self.pace.pipeline, left);
-        // The think time of the unit before, waited before the next one.
-        let mut think = Duration::ZERO;
         let mut ending = false;
         loop {
             if !ending {
-                ending = !self
-                    .start_units(op, &mut lane, &mut think, deadline, out)
-                    .await;
+                ending = !self.start_units(op, &mut lane, deadline, out).await;
             }
             if ending {
                 lane.close();
@@ -356,7 +354,6 @@ impl Phase<'_> {
             }
             self.finish(op, &mut lane, deadline, ending).await;
             while let Some(f) = lane.done.pop_front() {
-                think = f.unit.think;
                 if !self.count_unit(op, f, deadline, out, ending).await {
                     ending = true;
                 }
@@ -365,14 +362,13 @@ impl Phase<'_> {
     }
 
     /// Starts units while the lane has room: stages each at its slot,
-    /// waits the pauses and its due time (or, with units in flight, leaves
+    /// waits its due time (or, with units in flight, leaves
     /// it held until then), and starts it. False when no unit may start
     /// any more: the stop, the end of `--time` or of the share.
     async fn start_units<O: Operation>(
         &mut self,
         op: &mut O,
         lane: &mut Lane,
-        think: &mut Duration,
         deadline: Option<Instant>,
         out: &mut WorkerOutput,
     ) -> bool {
@@ -383,9 +379,6 @@ impl Phase<'_> {
         // A failed unit's next try takes the place it had.
         while self.start_retry(lane, Instant::now()) {}
         while lane.has_room() {
-            if !think.is_zero() && !self.pause(std::mem::take(think), deadline).await {
-                return false;
-            }
             if self.stop.is_set() || lane.left == Some(0) {
                 return false;
             }
@@ -441,24 +434,21 @@ impl Phase<'_> {
             Slot::Skipped => return Staged::Skipped,
             Slot::Wait => return Staged::Wait,
         };
+        // A workload of more users than connections (TPC-C's terminals):
+        // the next user's unit is due when that user is ready; under
+        // --rate, not before its slot either.
+        let due = match self.user_ready(op, deadline).await {
+            Some(ready) => due.max(ready),
+            None => return Staged::End,
+        };
         if !op.stage() {
-            return Staged::End;
-        }
-        // A terminal's keying time (TPC-C with --tpcc-wait): before the
-        // unit is sent, outside its latency.
-        let pauses = op.pauses();
-        if !pauses.before.is_zero() && !self.pause(pauses.before, deadline).await {
             return Staged::End;
         }
         let ty = op.unit_type();
         if !self.reopen_for_unit(op, ty, out, deadline, idle).await {
             return Staged::End;
         }
-        Staged::Unit(Held {
-            ty,
-            due,
-            think: pauses.after,
-        })
+        Staged::Unit(Held { ty, due })
     }
 
     /// Counts a unit at its end; false when the worker is to start no
@@ -775,21 +765,33 @@ impl Phase<'_> {
         true
     }
 
-    /// Waits `d` (a terminal's keying or think time), cut short by the
-    /// stop or the deadline; true when it was waited in full. The stop
-    /// wakes the wait through the thread's [`ThreadStop`] notification,
-    /// as it does a rate wait: no timer per worker looks at the flag.
-    async fn pause(&self, d: Duration, deadline: Option<Instant>) -> bool {
+    /// Waits for the operation's next user to be ready ([`Operation::ready`]),
+    /// cut short by the stop or the deadline: None then, else when that
+    /// user's unit was due (Some(None): the operation has no users of its
+    /// own, its unit is due now). The wait is idle by design, as a pause.
+    async fn user_ready<O: Operation>(
+        &self,
+        op: &mut O,
+        deadline: Option<Instant>,
+    ) -> Option<Option<Instant>> {
+        let Some(ready) = op.ready() else {
+            return Some(None);
+        };
         let from = Instant::now();
-        let until = from + d;
-        let end = deadline.map_or(until, |dl| until.min(dl));
-        let full = tokio::select! {
+        let until_deadline = async {
+            match deadline {
+                Some(d) => tokio::time::sleep_until(d.into()).await,
+                None => std::future::pending().await,
+            }
+        };
+        let due = tokio::select! {
             biased;
-            _ = self.stop.stopped() => false,
-            _ = tokio::time::sleep_until(end.into()) => end == until,
+            _ = self.stop.stopped() => None,
+            _ = until_deadline => None,
+            due = ready => Some(Some(due)),
         };
         self.waited(from, Waited::Pause);
-        full
+        due
     }
 
     /// Counts the time since `from` as waited by design: for a unit's due

@@ -250,6 +250,7 @@ pub fn merge_operation(ops: &[&OpRecord], indexes: &[usize]) -> OpRecord {
         metric_lines,
         interval_metrics,
         pauses: ops.iter().find_map(|o| o.pauses.clone()),
+        terminals: ops.iter().filter_map(|o| o.terminals).reduce(|a, b| a + b),
         succeeded: ops.iter().all(|o| o.succeeded),
         failure: ops.iter().find_map(|o| o.failure.clone()),
         interrupted: ops.iter().any(|o| o.interrupted),

@@ -502,6 +502,10 @@ pub struct OpResult {
     pub interval_metrics: std::collections::BTreeMap<String, Vec<f64>>,
     /// How the workload names its pauses between units, if it made any.
     pub pauses: Option<outcome::PauseWords>,
+    /// The users (TPC-C's terminals) the workers' connections served,
+    /// when the workload queues them for the connections: their wait for
+    /// one (queueing) is the latency beyond the service time.
+    pub terminals: Option<u64>,
     /// Whether the run was interrupted during this operation.
     pub interrupted: bool,
     /// Whether `--time` ended a load before all its rows were written.
@@ -551,6 +555,7 @@ impl OpResult {
             intervals: Vec::new(),
             interval_metrics: Default::default(),
             pauses: None,
+            terminals: None,
             interrupted: false,
             timed_out: false,
             failure: None,

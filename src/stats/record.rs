@@ -295,6 +295,12 @@ pub struct OpRecord {
     /// and think times), when it made any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pauses: Option<super::outcome::PauseWords>,
+    /// The users (TPC-C's terminals) the workers' connections served,
+    /// when the workload queued them for the connections: a unit's
+    /// latency beyond its service time is its user's wait for a free
+    /// connection (queueing).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub terminals: Option<u64>,
     /// Connections and units per host.
     #[serde(default)]
     pub hosts: Vec<HostRecord>,
@@ -546,6 +552,7 @@ impl OpRecord {
             metric_lines: op.metrics.clone(),
             interval_metrics: op.interval_metrics.clone(),
             pauses: op.pauses.clone(),
+            terminals: op.terminals,
             hosts: hosts(op),
             zones: zones_of(&hosts(op)),
             driver: op.driver.clone(),
@@ -554,6 +561,13 @@ impl OpRecord {
             start: None,
             clients: Vec::new(),
         }
+    }
+
+    /// Whether its units had intended starts apart from when they were
+    /// sent (`--rate`'s schedule, or users queued for the connections):
+    /// their latency then differs from their service time.
+    pub fn has_intended_starts(&self) -> bool {
+        self.rate_target.is_some() || self.terminals.is_some()
     }
 
     /// Whether the operation failed before its first unit was sent: its

@@ -58,6 +58,14 @@ pub struct Facts {
     /// outside any transaction, and its operation implements
     /// [`super::Operation::queue`] and [`super::Operation::answered`].
     pub pipelines: bool,
+    /// The users its workers' connections serve, when they are more than
+    /// a user per connection could say (TPC-C's terminals): a user's unit
+    /// is due when the user is ready ([`super::Operation::ready`]), and
+    /// its wait for a free connection is in its latency.
+    pub terminals: Option<u64>,
+    /// Whether it reads the server after its units
+    /// ([`super::Workload::after_run`]): a connection is made for it.
+    pub reads_after_run: bool,
 }
 
 impl Facts {
@@ -82,6 +90,8 @@ impl Facts {
             histogram_note: spec.unit.to_string(),
             pauses: None,
             pipelines: false,
+            terminals: None,
+            reads_after_run: false,
         }
     }
 }

@@ -22,7 +22,7 @@ mod tables;
 
 pub use args::{FamilyArgs, Misuse, RunContext, Unread};
 pub use facts::Facts;
-pub use operation::{AnyOperation, DynOperation, NoUnits, Operation, Pauses, Ticket};
+pub use operation::{AnyOperation, DynOperation, NoUnits, Operation, Ticket};
 pub use settings::{FamilySetting, FamilySettings, Settings};
 pub use tables::{ReadTable, TableSet, TableUse, Tables, rows_flag};
 
@@ -127,6 +127,15 @@ pub trait Workload: Send + Sync {
 
     /// After a load that ran to its end: marks the tables as loaded.
     fn finish_load<'a>(&'a self, _client: &'a Client, _rows: u64) -> BoxFuture<'a, Result<()>> {
+        Box::pin(std::future::ready(Ok(())))
+    }
+
+    /// After the operation's units and before its figures are made, on a
+    /// connection of its own, when [`Facts::reads_after_run`] says so:
+    /// what it reads of the server to set beside its own figures in
+    /// [`Workload::metrics`] (TPC-C: the server's count of committed
+    /// New-Orders). Not after an interrupt; a failure is a warning.
+    fn after_run<'a>(&'a self, _client: &'a Client) -> BoxFuture<'a, Result<()>> {
         Box::pin(std::future::ready(Ok(())))
     }
 

@@ -21,7 +21,7 @@
 //! closed enum.
 
 use std::future::Future;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio_postgres::Client;
 
@@ -56,16 +56,6 @@ impl Operation for NoUnits {
     }
 }
 
-/// Waits around a unit that are not work for the server: TPC-C's keying
-/// time before a transaction and think time after it (clause 5.2.5). The
-/// runner waits them outside the timed section, so they are in no
-/// latency, and ends them at once on the stop or the end of `--time`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Pauses {
-    pub before: std::time::Duration,
-    pub after: std::time::Duration,
-}
-
 /// One worker's share of a workload, on its own connection.
 pub trait Operation: Send + 'static {
     /// Per-connection set-up, not timed: prepares statements.
@@ -89,10 +79,19 @@ pub trait Operation: Send + 'static {
         None
     }
 
-    /// What the runner waits before and after the staged unit (none but
-    /// for TPC-C's terminals with `--tpcc-wait`).
-    fn pauses(&self) -> Pauses {
-        Pauses::default()
+    /// For a workload whose units come from more emulated users than the
+    /// run has connections (TPC-C's terminals): a future that waits until
+    /// the next user's unit is due, takes that user for this worker, and
+    /// gives when the unit was due. That is its intended start, from which
+    /// its latency counts, so that a user's wait for a free connection
+    /// (queueing) is in its latency and not in its service time. Called
+    /// before [`Self::stage`], which stages the taken user's unit. What
+    /// must happen before the wait (handing back the user of the last
+    /// unit) happens in the call, not in the future, which the runner
+    /// drops at the stop or the end of `--time`. None (the default): a
+    /// unit is due when its worker is free, or when `--rate` says.
+    fn ready(&mut self) -> Option<BoxFuture<'_, Instant>> {
+        None
     }
 
     /// Whether a failed unit may simply be sent again. False where a
@@ -156,7 +155,7 @@ pub trait DynOperation: Send + 'static {
     fn execute_dyn<'a>(&'a mut self, conn: &'a mut WireConn) -> BoxFuture<'a, Result<Outcome>>;
     fn unit_type_dyn(&self) -> usize;
     fn unit_label_dyn(&self) -> Option<String>;
-    fn pauses_dyn(&self) -> Pauses;
+    fn ready_dyn(&mut self) -> Option<BoxFuture<'_, Instant>>;
     fn retryable_dyn(&self) -> bool;
     fn long_unit_dyn(&self) -> bool;
     fn committed_rows_dyn<'a>(&'a mut self, client: &'a Client) -> BoxFuture<'a, Result<u64>>;
@@ -187,8 +186,8 @@ impl<O: Operation> DynOperation for O {
     fn unit_label_dyn(&self) -> Option<String> {
         self.unit_label()
     }
-    fn pauses_dyn(&self) -> Pauses {
-        self.pauses()
+    fn ready_dyn(&mut self) -> Option<BoxFuture<'_, Instant>> {
+        self.ready()
     }
     fn retryable_dyn(&self) -> bool {
         self.retryable()
@@ -240,8 +239,8 @@ impl Operation for AnyOperation {
     fn unit_label(&self) -> Option<String> {
         self.0.unit_label_dyn()
     }
-    fn pauses(&self) -> Pauses {
-        self.0.pauses_dyn()
+    fn ready(&mut self) -> Option<BoxFuture<'_, Instant>> {
+        self.0.ready_dyn()
     }
     fn retryable(&self) -> bool {
         self.0.retryable_dyn()

@@ -8,8 +8,10 @@ use crate::db::sql::TableName;
 use crate::error::Result;
 use crate::workload::{BoxFuture, Check, DynOperation, Facts, NoUnits, Spec, TableSet, Workload};
 
-/// A family's checks, run on one connection.
-pub type Checks = for<'a> fn(&'a Client) -> BoxFuture<'a, Result<Vec<Check>>>;
+/// A family's checks, run on one connection (a closure, so that they may
+/// keep the flags that shape them: TPC-C's `--check-sample`).
+pub type Checks =
+    Box<dyn for<'a> Fn(&'a Client) -> BoxFuture<'a, Result<Vec<Check>>> + Send + Sync>;
 
 /// The workload of a `-o …-check`.
 pub struct CheckOnly {
@@ -26,7 +28,7 @@ impl CheckOnly {
         spec: &'static Spec,
         tables: &'static dyn TableSet,
         table: TableName,
-        checks: Checks,
+        checks: impl for<'a> Fn(&'a Client) -> BoxFuture<'a, Result<Vec<Check>>> + Send + Sync + 'static,
     ) -> CheckOnly {
         CheckOnly {
             spec,
@@ -37,7 +39,7 @@ impl CheckOnly {
                 ..Facts::new(spec, table)
             },
             tables,
-            checks,
+            checks: Box::new(checks),
         }
     }
 }

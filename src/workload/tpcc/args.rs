@@ -5,7 +5,7 @@
 
 use clap::Args;
 
-use super::{LOAD, RUN, TpccSettings, WarehouseRange, txn};
+use super::{CHECK, LOAD, RUN, TpccSettings, WarehouseRange, txn};
 use crate::error::{Error, Result};
 use crate::workload::kit::args::{WORKLOAD, parse_positive};
 use crate::workload::kit::partition::thread_range;
@@ -43,6 +43,45 @@ pub struct TpccArgs {
     /// tpcc's default is each client's share of 1..W.
     #[arg(long, value_name = "START..END", value_parser = WarehouseRange::parse, help_heading = WORKLOAD)]
     pub warehouse_range: Option<WarehouseRange>,
+
+    /// tpcc: terminals driven over the -t connections (default: 10 per home warehouse with --tpcc-wait, else one per connection).
+    ///
+    /// A terminal holds a connection only while its transaction runs; its keying and think
+    /// times hold none. A terminal ready while every connection is busy waits for one, and that
+    /// wait (queueing) is in its latency, not in its service time. Each terminal has a home
+    /// warehouse and district, ten per warehouse spread as the specification assigns them.
+    #[arg(long, value_name = "N", value_parser = parse_positive::<u32>, help_heading = WORKLOAD)]
+    pub terminals: Option<u32>,
+
+    /// tpcc: each transaction on a warehouse drawn from all the home warehouses, not the terminal's own (HammerDB's "use all warehouses"), for fewer terminals than warehouses.
+    #[arg(long, help_heading = WORKLOAD)]
+    pub all_warehouses: bool,
+
+    /// tpcc: the keying and think times multiplied by F (default 1, the specification's), for tests and quick looks; with --tpcc-wait.
+    #[arg(long, value_name = "F", requires = "tpcc_wait", value_parser = parse_scale, help_heading = WORKLOAD)]
+    pub tpcc_wait_scale: Option<f64>,
+
+    /// tpcc, tpcc-check: check the consistency conditions on N warehouses drawn at random (all their districts, orders, customers), not on all of them.
+    #[arg(long, value_name = "N", value_parser = parse_positive::<u32>, help_heading = WORKLOAD)]
+    pub check_sample: Option<u32>,
+}
+
+/// The most terminals `--terminals` accepts: ten per warehouse of the
+/// most warehouses, at a few hundred bytes each.
+const MAX_TERMINALS: u32 = 10 * MAX_WAREHOUSES;
+
+/// `--tpcc-wait-scale`: a factor above 0 and at most 100.
+fn parse_scale(s: &str) -> std::result::Result<f64, String> {
+    let f: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}' is not a number: give a factor, e.g. 0.1"))?;
+    if !(f > 0.0 && f <= 100.0) {
+        return Err(format!(
+            "{s} is not above 0 and at most 100: give a factor, e.g. 0.1"
+        ));
+    }
+    Ok(f)
 }
 
 impl TpccArgs {
@@ -124,12 +163,21 @@ impl FamilyArgs for TpccArgs {
                 if loads { "tpcc-load" } else { "tpcc" }
             )));
         }
+        if let Some(n) = self.terminals.filter(|&n| n > MAX_TERMINALS) {
+            return Err(Error::usage(format!(
+                "--terminals {n} is more than {MAX_TERMINALS}: give fewer"
+            )));
+        }
         families.insert(TpccSettings {
             warehouses: w,
             mix: self.tpcc_mix.unwrap_or(txn::MIX),
             homes,
             partial: self.warehouse_range.is_some(),
             wait: self.tpcc_wait,
+            wait_scale: self.tpcc_wait_scale.unwrap_or(1.0),
+            terminals: self.terminals,
+            all_warehouses: self.all_warehouses,
+            check_sample: self.check_sample,
             seed: run.run_seed,
         });
         Ok(())
@@ -150,22 +198,56 @@ impl FamilyArgs for TpccArgs {
                 applies: "tpcc and tpcc-load",
             });
         }
+        let given = [
+            ("--terminals", self.terminals.is_some()),
+            ("--all-warehouses", self.all_warehouses),
+            ("--tpcc-wait-scale", self.tpcc_wait_scale.is_some()),
+        ];
+        for (flag, _) in given.into_iter().filter(|g| g.1 && !runs) {
+            unread.push(Unread {
+                flag,
+                applies: "tpcc",
+            });
+        }
+        if self.check_sample.is_some() && !runs && !operations.contains(&&CHECK) {
+            unread.push(Unread {
+                flag: "--check-sample",
+                applies: "tpcc and tpcc-check",
+            });
+        }
         unread
     }
 
-    /// Fewer terminals than home warehouses: some drive none.
+    /// Terminals that leave home warehouses without one, or connections
+    /// idle, or pass the specification's ten per warehouse.
     fn warnings(&self, operations: &[&'static Spec], settings: &Settings) -> Vec<String> {
         let t = settings.family::<TpccSettings>();
-        let homes = u64::from(t.homes.len());
-        let threads = settings.threads as u64;
-        if !operations.contains(&&RUN) || threads >= homes {
+        if !operations.contains(&&RUN) {
             return Vec::new();
         }
-        vec![format!(
-            "warning: {threads} terminals (-t) for the {homes} home warehouses {}: {} of them get no terminal, yet efficiency counts them all (give -t {homes} or more)",
-            t.homes,
-            homes - threads,
-        )]
+        let homes = u64::from(t.homes.len());
+        let threads = settings.threads as u64;
+        let terminals = u64::from(t.terminal_count(settings.threads));
+        let mut out = Vec::new();
+        if terminals < homes && !t.all_warehouses {
+            out.push(format!(
+                "warning: {terminals} terminals for the {homes} home warehouses {}: {} of them get no terminal, yet efficiency counts them all (give --terminals {homes} or more, or --all-warehouses)",
+                t.homes,
+                homes - terminals,
+            ));
+        }
+        if terminals < threads {
+            out.push(format!(
+                "warning: {terminals} terminals over {threads} connections (-t): {} connections stay idle (give -t {terminals} or fewer)",
+                threads - terminals
+            ));
+        }
+        if t.wait && terminals > 10 * homes {
+            out.push(format!(
+                "warning: {terminals} terminals for {homes} home warehouses is more than the specification's 10 per warehouse: efficiency may pass 100%, which a compliant run may not"
+            ));
+        }
+        out
     }
 }
 
@@ -272,13 +354,84 @@ mod tests {
         let p = plan(&["-o", "tpcc", "--warehouses", "4", "-t", "3"]).unwrap();
         let w = p.warnings().join("\n");
         assert!(
-            w.contains(
-                "3 terminals (-t) for the 4 home warehouses 1..4: 1 of them get no terminal"
-            ),
+            w.contains("3 terminals for the 4 home warehouses 1..4: 1 of them get no terminal"),
             "{w}"
         );
         let p = plan(&["-o", "tpcc", "--warehouses", "4", "-t", "4"]).unwrap();
         assert!(!p.warnings().join("\n").contains("terminals"));
+        // --all-warehouses: the few terminals reach every warehouse.
+        let p = plan(&[
+            "-o",
+            "tpcc",
+            "--warehouses",
+            "4",
+            "--terminals",
+            "2",
+            "-t",
+            "2",
+            "--all-warehouses",
+        ])
+        .unwrap();
+        assert!(!p.warnings().join("\n").contains("terminals"));
+        // Fewer terminals than connections, or more than ten a warehouse
+        // with the waits.
+        let p = plan(&["-o", "tpcc", "--terminals", "2", "-t", "4"]).unwrap();
+        let w = p.warnings().join("\n");
+        assert!(
+            w.contains("2 terminals over 4 connections (-t): 2 connections stay idle"),
+            "{w}"
+        );
+        let p = plan(&["-o", "tpcc", "--tpcc-wait", "--terminals", "11"]).unwrap();
+        let w = p.warnings().join("\n");
+        assert!(
+            w.contains("more than the specification's 10 per warehouse"),
+            "{w}"
+        );
+        // The default: ten per home warehouse with the waits, else one
+        // per connection.
+        let terminals = |args: &[&str]| {
+            let p = plan(args).unwrap();
+            p.workload
+                .family::<TpccSettings>()
+                .terminal_count(p.workload.threads)
+        };
+        assert_eq!(
+            terminals(&["-o", "tpcc", "--warehouses", "7", "--tpcc-wait", "-t", "3"]),
+            70
+        );
+        assert_eq!(
+            terminals(&["-o", "tpcc", "--warehouses", "7", "-t", "3"]),
+            3
+        );
+        assert_eq!(
+            terminals(&["-o", "tpcc", "--terminals", "500", "-t", "3"]),
+            500
+        );
+        let e = usage_message(&["-o", "tpcc", "--terminals", "20000000"]);
+        assert!(
+            e.contains("--terminals 20000000 is more than 10000000"),
+            "{e}"
+        );
+        // The scale of the waits needs the waits, and a factor in (0, 100].
+        let refused = |args: &[&str]| {
+            let mut all = vec!["ysql-bench", "-o", "tpcc"];
+            all.extend_from_slice(args);
+            Cli::try_parse_from(all).unwrap_err().to_string()
+        };
+        assert!(refused(&["--tpcc-wait-scale", "0.1"]).contains("--tpcc-wait"));
+        assert!(refused(&["--tpcc-wait", "--tpcc-wait-scale", "0"]).contains("above 0"));
+        assert!(refused(&["--tpcc-wait", "--tpcc-wait-scale", "x"]).contains("not a number"));
+        let p = plan(&["-o", "tpcc", "--tpcc-wait", "--tpcc-wait-scale", "0.01"]).unwrap();
+        assert_eq!(p.workload.family::<TpccSettings>().wait_scale, 0.01);
+        let p = plan(&["-o", "select", "--terminals", "5", "--check-sample", "3"]).unwrap();
+        let w = p.warnings().join("\n");
+        assert!(w.contains("--terminals applies to tpcc"), "{w}");
+        assert!(
+            w.contains("--check-sample applies to tpcc and tpcc-check"),
+            "{w}"
+        );
+        let p = plan(&["-o", "tpcc-check", "--check-sample", "3"]).unwrap();
+        assert!(!p.warnings().join("\n").contains("--check-sample"));
         let p = plan(&["-o", "select", "--tpcc-wait", "--warehouse-range", "1..1"]).unwrap();
         let w = p.warnings().join("\n");
         assert!(w.contains("--tpcc-wait applies to tpcc"), "{w}");

@@ -18,8 +18,9 @@
 //! remote warehouses anywhere in 1..W.
 //!
 //! Files: [`schema`] the DDL, [`load`] the data generation, [`txn`] the
-//! transactions, [`wait`] the keying and think times, [`check`] the
-//! consistency conditions.
+//! transactions, [`terminals`] the terminals queued for the connections,
+//! [`wait`] the keying and think times, [`check`] the consistency
+//! conditions.
 
 pub mod args;
 
@@ -40,6 +41,7 @@ use crate::workload::kit::check_only::CheckOnly;
 pub mod check;
 pub mod load;
 pub mod schema;
+pub mod terminals;
 pub mod txn;
 pub mod wait;
 
@@ -159,6 +161,16 @@ pub struct TpccSettings {
     pub partial: bool,
     /// `--tpcc-wait`: keying and think times (clause 5.2.5).
     pub wait: bool,
+    /// `--tpcc-wait-scale`: the keying and think times multiplied by it.
+    pub wait_scale: f64,
+    /// `--terminals`, if given (see [`TpccSettings::terminal_count`]).
+    pub terminals: Option<u32>,
+    /// `--all-warehouses`: each transaction's warehouse drawn from all
+    /// the homes rather than the terminal's own.
+    pub all_warehouses: bool,
+    /// `--check-sample`: the consistency conditions on this many
+    /// warehouses drawn at random, not on all.
+    pub check_sample: Option<u32>,
     /// The run's `--seed`, the same on every client of several: the data
     /// of the load and the NURand constants depend on it alone (clause
     /// 2.1.6 wants one C for all terminals).
@@ -173,8 +185,26 @@ impl Default for TpccSettings {
             homes: WarehouseRange::all(1),
             partial: false,
             wait: false,
+            wait_scale: 1.0,
+            terminals: None,
+            all_warehouses: false,
+            check_sample: None,
             seed: 0,
         }
+    }
+}
+
+impl TpccSettings {
+    /// The run's terminals: `--terminals`, else ten per home warehouse
+    /// with keying and think times (what reaches the 12.86 tpmC per
+    /// warehouse of the reference), else one per connection (`threads`),
+    /// each sending its next transaction as soon as the last one ends.
+    pub fn terminal_count(&self, threads: usize) -> u32 {
+        self.terminals.unwrap_or(if self.wait {
+            self.homes.len().saturating_mul(10)
+        } else {
+            u32::try_from(threads.max(1)).unwrap_or(u32::MAX)
+        })
     }
 }
 
@@ -446,12 +476,34 @@ pub const MISSING_LABEL: &str = "rolled back by rule";
 pub const MAX_TPMC_PER_WAREHOUSE: f64 = 12.86;
 
 fn build_run(spec: &'static Spec, s: &Settings) -> Result<Box<dyn Workload>> {
-    let constants = txn::Constants::for_run(s.family::<TpccSettings>().seed, C_LOAD_LAST);
+    let t = s.family::<TpccSettings>();
+    let constants = txn::Constants::for_run(t.seed, C_LOAD_LAST);
+    let count = t.terminal_count(s.threads);
+    let homes = txn::Homes {
+        homes: t.homes,
+        warehouses: t.warehouses,
+    };
+    let waits = t.wait.then_some(terminals::Waits {
+        scale: t.wait_scale,
+    });
+    let begin = match s.isolation {
+        Some(i) => format!("begin isolation level {}", i.sql()),
+        None => "begin".to_string(),
+    };
+    let shared = txn::Shared {
+        terminals: std::sync::Arc::new(terminals::Terminals::new(
+            count, s.seed, homes, t.mix, waits,
+        )),
+        warehouses: t.warehouses,
+        k: constants,
+        spread: t.all_warehouses.then_some(t.homes),
+        begin,
+    };
     Ok(Box::new(Run {
         spec,
         facts: Facts {
             types: txn::TYPES.to_vec(),
-            description: describe_run(&s.family::<TpccSettings>(), s.threads, constants),
+            description: describe_run(&t, count, s.threads, constants),
             // A transaction is retried until it goes through, as the TPC-C
             // drivers people use do; a retry is counted, never a New-Order
             // twice.
@@ -460,34 +512,44 @@ fn build_run(spec: &'static Spec, s: &Settings) -> Result<Box<dyn Workload>> {
             // (clause 2.4.2.3): not an error, and no row of the tables is
             // missing.
             missing_label: MISSING_LABEL,
-            pauses: s.family::<TpccSettings>().wait.then(pause_words),
+            pauses: t.wait.then(pause_words),
+            terminals: Some(u64::from(count)),
+            reads_after_run: true,
             ..Facts::new(spec, name("warehouse"))
         },
         settings: s.clone(),
-        constants,
+        shared,
+        server: Default::default(),
     }))
 }
 
 /// A run: its scale, terminals, mix, waits and NURand constants.
-fn describe_run(t: &TpccSettings, terminals: usize, k: txn::Constants) -> String {
+fn describe_run(t: &TpccSettings, terminals: u32, threads: usize, k: txn::Constants) -> String {
     let homes = if t.homes == WarehouseRange::all(t.warehouses) {
         String::new()
     } else {
         format!(" (terminals on warehouses {})", t.homes)
     };
+    let spread = if t.all_warehouses {
+        ", each transaction on any of them (--all-warehouses)"
+    } else {
+        ""
+    };
+    let waits = match (t.wait, t.wait_scale) {
+        (false, _) => "no keying/think times".to_string(),
+        (true, 1.0) => "keying and think times of clause 5.2.5 (--tpcc-wait)".to_string(),
+        (true, f) => format!(
+            "keying and think times of clause 5.2.5 (--tpcc-wait) × {f} (--tpcc-wait-scale: not the specification's)"
+        ),
+    };
     format!(
-        "TPC-C, {} warehouses{homes}, {terminals} terminals, mix {}{}, {}, NURand C {}/{}/{}",
+        "TPC-C, {} warehouses{homes}, {terminals} terminals over {threads} connections{spread}, mix {}{}, {waits}, NURand C {}/{}/{}",
         t.warehouses,
         t.mix,
         if t.mix == txn::MIX {
             " (standard)"
         } else {
             " (not the standard mix)"
-        },
-        if t.wait {
-            "keying and think times of clause 5.2.5 (--tpcc-wait)"
-        } else {
-            "no keying/think times"
         },
         k.c_last,
         k.c_id,
@@ -499,7 +561,34 @@ struct Run {
     spec: &'static Spec,
     facts: Facts,
     settings: Settings,
-    constants: txn::Constants,
+    /// The terminals and what the drivers share.
+    shared: txn::Shared,
+    /// What was read of the server around the run.
+    server: std::sync::Mutex<ServerReadings>,
+}
+
+/// What a run reads of the server: the committed New-Orders of its home
+/// warehouses before and after (the rise of sum(d_next_o_id)), and the
+/// isolation level its transactions ran at.
+#[derive(Default)]
+struct ServerReadings {
+    next_o_id_before: Option<i64>,
+    next_o_id_after: Option<i64>,
+    /// `default_transaction_isolation`, read in the set-up.
+    isolation: Option<String>,
+}
+
+/// The sum of `d_next_o_id` over the districts of warehouses `homes`:
+/// each committed New-Order raises it by one.
+async fn next_o_id_sum(client: &Client, homes: WarehouseRange) -> Result<i64> {
+    let row = unnamed::query_one(
+        client,
+        "select coalesce(sum(d_next_o_id), 0)::int8 from district where d_w_id between $1 and $2",
+        &[&(homes.first as i32), &(homes.last as i32)],
+    )
+    .await
+    .map_err(|e| Error::db("cannot read sum(d_next_o_id) of the districts", e))?;
+    Ok(row.get(0))
 }
 
 impl Workload for Run {
@@ -517,19 +606,21 @@ impl Workload for Run {
 
     /// Refuses to start on fewer warehouses or items than the run needs:
     /// every transaction of a terminal without its warehouse would fail,
-    /// and a missing item would pass for the 1% rollback.
+    /// and a missing item would pass for the 1% rollback. Reads the
+    /// server's count of New-Orders and its isolation level.
     fn set_up<'a>(&'a self, client: &'a Client) -> BoxFuture<'a, Result<()>> {
         Box::pin(async move {
+            let t = self.settings.family::<TpccSettings>();
             let row = unnamed::query_one(
                 client,
                 "select (select count(*) from warehouse where w_id between 1 and $1), \
-                 (select count(*) from item)",
-                &[&(self.settings.family::<TpccSettings>().warehouses as i32)],
+                 (select count(*) from item), current_setting('default_transaction_isolation')",
+                &[&(t.warehouses as i32)],
             )
             .await
             .map_err(|e| Error::db("cannot count the warehouses and items", e))?;
             let (w, items): (i64, i64) = (row.get(0), row.get(1));
-            let want = i64::from(self.settings.family::<TpccSettings>().warehouses);
+            let want = i64::from(t.warehouses);
             let short = if w < want {
                 Some(format!("{w} of warehouses 1..{want}"))
             } else if items != i64::from(ITEMS) {
@@ -542,17 +633,57 @@ impl Workload for Run {
                     "the TPC-C tables hold {short}: run -o tpcc-load --warehouses {want} first"
                 )));
             }
+            let before = next_o_id_sum(client, t.homes).await?;
+            if let Ok(mut r) = self.server.lock() {
+                r.isolation = Some(row.get(2));
+                r.next_o_id_before = Some(before);
+            }
+            Ok(())
+        })
+    }
+
+    /// The server's count of New-Orders after the run, against the
+    /// terminals' own.
+    fn after_run<'a>(&'a self, client: &'a Client) -> BoxFuture<'a, Result<()>> {
+        Box::pin(async move {
+            let homes = self.settings.family::<TpccSettings>().homes;
+            let after = next_o_id_sum(client, homes).await?;
+            if let Ok(mut r) = self.server.lock() {
+                r.next_o_id_after = Some(after);
+            }
             Ok(())
         })
     }
 
     fn checks<'a>(&'a self, client: &'a Client) -> BoxFuture<'a, Result<Vec<Check>>> {
-        Box::pin(check::run_checks(client))
+        let t = self.settings.family::<TpccSettings>();
+        Box::pin(check::run_checks(client, t.check_sample, t.seed))
     }
 
     fn metrics(&self, types: &[TypeFigures], wallclock: std::time::Duration) -> Vec<Metric> {
         let t = &*self.settings.family::<TpccSettings>();
-        tpmc_metrics(types, wallclock, t.homes.len(), t.wait)
+        let mut out = tpmc_metrics(types, wallclock, t.homes.len(), t.wait);
+        let counted = self
+            .shared
+            .terminals
+            .committed_new_orders
+            .load(std::sync::atomic::Ordering::Relaxed);
+        if let Ok(r) = self.server.lock() {
+            if let (Some(a), Some(b)) = (r.next_o_id_after, r.next_o_id_before) {
+                out.extend(server_count(a - b, counted, t.homes));
+            }
+            let isolation = match (self.settings.isolation, &r.isolation) {
+                (Some(i), _) => Some((i.sql().to_string(), "--isolation")),
+                (None, Some(server)) => {
+                    Some((server.clone(), "the server's default_transaction_isolation"))
+                }
+                (None, None) => None,
+            };
+            if let Some((level, whence)) = isolation {
+                out.push(isolation_metric(&level, whence));
+            }
+        }
+        out
     }
 
     fn interval_metrics(&self) -> Option<super::IntervalMetrics> {
@@ -566,28 +697,74 @@ impl Workload for Run {
         Some(warehouses_text(&self.settings.family::<TpccSettings>()))
     }
 
-    fn worker(&self, thread: usize) -> Box<dyn DynOperation> {
-        let s = &self.settings;
-        let begin = match s.isolation {
-            Some(i) => format!("begin isolation level {}", i.sql()),
-            None => "begin".to_string(),
-        };
-        Box::new(
-            txn::Terminal::new(
-                s.seed,
-                thread,
-                txn::Homes {
-                    homes: s.family::<TpccSettings>().homes,
-                    warehouses: s.family::<TpccSettings>().warehouses,
-                },
-                s.family::<TpccSettings>().mix,
-                self.constants,
-                begin,
-                s.family::<TpccSettings>().wait,
-            )
-            .protocol(s.protocol),
-        )
+    fn worker(&self, _thread: usize) -> Box<dyn DynOperation> {
+        Box::new(txn::Driver::new(self.shared.clone()).protocol(self.settings.protocol))
     }
+}
+
+/// The server's count of committed New-Orders over the operation (the
+/// rise of sum(d_next_o_id) over the home warehouses, from the set-up to
+/// after the last transaction, the warmup included) beside the
+/// terminals' count over the same span: they agree unless a commit's
+/// answer was lost, or another client drove the same warehouses.
+fn server_count(server: i64, counted: u64, homes: WarehouseRange) -> Vec<Metric> {
+    let server = server.max(0) as u64;
+    let gap = server.abs_diff(counted);
+    let share = if server > 0 {
+        gap as f64 / server as f64
+    } else if counted > 0 {
+        1.0
+    } else {
+        0.0
+    };
+    let verdict = if share <= 0.01 {
+        format!("agree (within {:.2}%)", share * 100.0)
+    } else {
+        format!(
+            "DIFFER by {:.1}% (another client on the same warehouses, or commits whose answer was lost?)",
+            share * 100.0
+        )
+    };
+    vec![
+        Metric::new(
+            "server_new_orders",
+            "new-orders (server)",
+            server as f64,
+            format!(
+                "{server} committed by the server's count (sum(d_next_o_id) of warehouses {homes} rose by {server} over the operation, warmup included); the terminals committed {counted}: {verdict}"
+            ),
+        )
+        .merged_by(Rule::Sum),
+        Metric::new(
+            "terminal_new_orders",
+            "new-orders (terminals)",
+            counted as f64,
+            format!("{counted} committed, by the terminals' count over the same span"),
+        )
+        .merged_by(Rule::Sum),
+    ]
+}
+
+/// The isolation level the transactions ran at (`whence`: who set it),
+/// as words and as a number in JSON: 1 read uncommitted, 2 read
+/// committed, 3 repeatable read, 4 serializable, 0 another.
+fn isolation_metric(level: &str, whence: &str) -> Metric {
+    let level = level.trim().to_lowercase();
+    let code = match level.as_str() {
+        "read uncommitted" => 1.0,
+        "read committed" => 2.0,
+        "repeatable read" => 3.0,
+        "serializable" => 4.0,
+        _ => 0.0,
+    };
+    Metric::new(
+        "isolation",
+        "isolation",
+        code,
+        format!(
+            "{level} ({whence}; JSON: 1 read uncommitted, 2 read committed, 3 repeatable read, 4 serializable)"
+        ),
+    )
 }
 
 /// The 90th percentile response time limits of clause 5.2.5.3, per type
@@ -713,6 +890,18 @@ pub fn tpmc_metrics(
                 .map(|(ty, limit)| (ty.to_string(), limit as f64))
                 .collect(),
         }),
+    );
+    let nopm = per_minute(committed);
+    out.push(
+        Metric::new(
+            "nopm",
+            "NOPM",
+            nopm,
+            format!(
+                "{nopm:.1} (the committed New-Orders a minute, HammerDB's figure; tpmC also counts the {rollbacks} rolled back by rule)"
+            ),
+        )
+        .merged_by(Rule::Sum),
     );
     out
 }
@@ -840,12 +1029,14 @@ pub fn interval_tpmc(types: &[crate::stats::IntervalFigures], warehouses: u32) -
     ]
 }
 
-fn build_check(spec: &'static Spec, _s: &Settings) -> Result<Box<dyn Workload>> {
+fn build_check(spec: &'static Spec, s: &Settings) -> Result<Box<dyn Workload>> {
+    let t = s.family::<TpccSettings>();
+    let (sample, seed) = (t.check_sample, t.seed);
     Ok(Box::new(CheckOnly::new(
         spec,
         &schema::TPCC_TABLES,
         name("warehouse"),
-        |client| Box::pin(check::run_checks(client)),
+        move |client| Box::pin(check::run_checks(client, sample, seed)),
     )))
 }
 

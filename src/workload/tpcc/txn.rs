@@ -1,12 +1,17 @@
-//! The five TPC-C transactions of clause 2, as one operation per terminal.
+//! The five TPC-C transactions of clause 2, run for the terminals
+//! ([`super::terminals`]) by one [`Driver`] per worker connection.
 //!
-//! `stage` (untimed) draws the next transaction from a shuffled deck of
-//! 100 cards in the mix 45/43/4/4/4 (clause 5.2.4.2 allows a deck; it
-//! keeps every window of 100 transactions at the exact mix) and all its
-//! inputs by the input rules of clauses 2.4.1–2.8.1: NURand with the run's
-//! constants, the terminal's home warehouse, 1% remote order lines, 15%
-//! remote payments, 60% of customers by last name, 1% of New-Orders ending
-//! on an unused item. `execute` (timed) sends it between BEGIN and COMMIT;
+//! `ready` takes the earliest ready terminal (the wait is untimed: the
+//! terminal's keying and think times, or its wait for a free connection,
+//! which is in its latency). `stage` (untimed) stages the transaction the
+//! terminal drew from its shuffled deck of 100 cards in the mix
+//! 45/43/4/4/4 (clause 5.2.4.2 allows a deck; it keeps every window of
+//! 100 transactions at the exact mix) and all its inputs by the input
+//! rules of clauses 2.4.1–2.8.1: NURand with the run's constants, the
+//! terminal's home warehouse, 1% remote order lines, 15% remote payments,
+//! 60% of customers by last name, 1% of New-Orders ending on an unused
+//! item. `execute` (timed, each statement too, by kind: [`STATEMENTS`])
+//! sends it between BEGIN and COMMIT;
 //! on an error it rolls back and returns the error, and the runner retries
 //! the whole transaction. A New-Order that reaches its unused item rolls
 //! back as the specification wants and is a success of the tool, counted
@@ -21,15 +26,18 @@
 //! (the same effect on the database, one round trip fewer); money is kept
 //! exact by passing cents and computing in `numeric` on the server.
 
+use std::future::Future;
+use std::time::Instant;
+
 use rand::rngs::SmallRng;
-use rand::seq::SliceRandom;
 use rand::{RngExt, SeedableRng};
 
 use super::load::last_name;
-use super::{CUSTOMERS, DISTRICTS, ITEMS, WarehouseRange, nurand, wait};
+use super::terminals::{TerminalState, Terminals};
+use super::{CUSTOMERS, DISTRICTS, ITEMS, WarehouseRange, nurand};
 use crate::db::wire::{Param, Protocol, Rows, Sql, WireConn};
 use crate::error::{Error, Result};
-use crate::workload::{Operation, Outcome, Pauses, worker_seed};
+use crate::workload::{BoxFuture, Operation, Outcome, StatementTimes, worker_seed};
 
 /// The transaction types, in the order of [`crate::workload::Facts::types`].
 pub const TYPES: [&str; 5] = [
@@ -40,7 +48,7 @@ pub const TYPES: [&str; 5] = [
     "stock-level",
 ];
 pub const NEW_ORDER: usize = 0;
-const PAYMENT: usize = 1;
+pub const PAYMENT: usize = 1;
 const ORDER_STATUS: usize = 2;
 const DELIVERY: usize = 3;
 const STOCK_LEVEL: usize = 4;
@@ -200,88 +208,95 @@ pub struct Homes {
     pub warehouses: u32,
 }
 
-/// One terminal: a home warehouse, a district for Stock-Level.
-pub struct Terminal {
-    rng: SmallRng,
-    w: i32,
-    /// Stock-Level's district, fixed per terminal (clause 2.8.1.1).
-    d_stock: i32,
-    warehouses: i32,
-    k: Constants,
-    deck: Vec<usize>,
-    next_card: usize,
-    begin: String,
-    /// `--tpcc-wait`: keying and think times around each transaction.
-    wait: bool,
-    pauses: Pauses,
-    /// How the statements are sent (`-M`).
-    protocol: Protocol,
-    st: Option<Statements>,
-    staged: Option<Staged>,
+/// The statement kinds inside the five transactions, with their query
+/// class, in the order the per-statement figures list them. The names
+/// are also what an error says failed.
+pub const STATEMENTS: [(&str, &str); 27] = [
+    ("begin", "other"),
+    ("commit", "other"),
+    ("rollback", "other"),
+    ("new-order: warehouse", "read"),
+    ("new-order: district", "write"),
+    ("new-order: customer", "read"),
+    ("new-order: insert orders", "write"),
+    ("new-order: insert new_order", "write"),
+    ("new-order: items", "read"),
+    ("new-order: stock", "write"),
+    ("new-order: insert order_line", "write"),
+    ("payment: warehouse", "write"),
+    ("payment: district", "write"),
+    ("payment: customer by last name", "read"),
+    ("payment: customer", "write"),
+    ("payment: history", "write"),
+    ("order-status: customer by last name", "read"),
+    ("order-status: customer", "read"),
+    ("order-status: orders", "read"),
+    ("order-status: order lines", "read"),
+    ("delivery: new_order", "write"),
+    ("delivery: any new_order left", "read"),
+    ("delivery: orders", "write"),
+    ("delivery: order lines", "write"),
+    ("delivery: customer", "write"),
+    ("stock-level: district", "read"),
+    ("stock-level: stock", "read"),
+];
+
+/// Indexes of [`STATEMENTS`].
+mod kind {
+    pub const BEGIN: usize = 0;
+    pub const COMMIT: usize = 1;
+    pub const ROLLBACK: usize = 2;
+    pub const NO_WAREHOUSE: usize = 3;
+    pub const NO_DISTRICT: usize = 4;
+    pub const NO_CUSTOMER: usize = 5;
+    pub const NO_ORDERS: usize = 6;
+    pub const NO_NEW_ORDER: usize = 7;
+    pub const NO_ITEMS: usize = 8;
+    pub const NO_STOCK: usize = 9;
+    pub const NO_LINES: usize = 10;
+    pub const PAY_WAREHOUSE: usize = 11;
+    pub const PAY_DISTRICT: usize = 12;
+    pub const PAY_BY_LAST: usize = 13;
+    pub const PAY_CUSTOMER: usize = 14;
+    pub const PAY_HISTORY: usize = 15;
+    pub const OS_BY_LAST: usize = 16;
+    pub const OS_CUSTOMER: usize = 17;
+    pub const OS_ORDERS: usize = 18;
+    pub const OS_LINES: usize = 19;
+    pub const DL_NEW_ORDER: usize = 20;
+    pub const DL_ANY: usize = 21;
+    pub const DL_ORDERS: usize = 22;
+    pub const DL_LINES: usize = 23;
+    pub const DL_CUSTOMER: usize = 24;
+    pub const SL_DISTRICT: usize = 25;
+    pub const SL_STOCK: usize = 26;
 }
 
-impl Terminal {
-    /// Terminal `thread`: home warehouse number `thread % n` of the `n`
-    /// home warehouses, so terminals spread evenly, several per warehouse
-    /// when there are more; remote warehouses are any of all `warehouses`.
-    pub fn new(
-        seed: u64,
-        thread: usize,
-        at: Homes,
-        mix: Mix,
-        k: Constants,
-        begin: String,
-        wait: bool,
-    ) -> Self {
-        let n = at.homes.len().max(1);
-        let w = at.homes.first + thread as u32 % n;
-        let d_stock = ((thread as u32 / n) % DISTRICTS) + 1;
-        let mut deck = Vec::with_capacity(100);
-        for (ty, n) in mix.0.iter().enumerate() {
-            deck.extend(std::iter::repeat_n(ty, *n as usize));
-        }
-        Terminal {
-            // The home range in the seed: clients on other machines that
-            // share --seed (as they must, for one set of NURand constants)
-            // have terminals of the same numbers, which would otherwise
-            // draw the very same inputs in the same order.
-            rng: SmallRng::seed_from_u64(worker_seed(
-                seed,
-                thread,
-                0x7C_C7E7 + (u64::from(at.homes.first) << 32),
-            )),
-            w: w as i32,
-            d_stock: d_stock as i32,
-            warehouses: at.warehouses.max(at.homes.last).max(1) as i32,
-            k,
-            next_card: deck.len(),
-            deck,
-            begin,
-            wait,
-            pauses: Pauses::default(),
-            protocol: Protocol::Prepared,
-            st: None,
-            staged: None,
-        }
-    }
+/// The name of statement kind `k`, as an error says what failed.
+fn named(k: usize) -> &'static str {
+    STATEMENTS.get(k).map_or("statement", |s| s.0)
+}
 
-    /// How the statements are sent (`-M`): with extended or simple
-    /// nothing of them stays on a server connection, as a pooler in
-    /// transaction mode needs.
-    pub fn protocol(mut self, protocol: Protocol) -> Self {
-        self.protocol = protocol;
-        self
-    }
+/// Times one statement (its future `f`) as kind `k`, failed or not, so
+/// that the kinds' times add up to the transactions' service time.
+async fn timed<T>(times: &mut StatementTimes, k: usize, f: impl Future<Output = T>) -> T {
+    let began = Instant::now();
+    let out = f.await;
+    times.record(k, began.elapsed());
+    out
+}
 
-    fn draw_type(&mut self) -> usize {
-        if self.next_card >= self.deck.len() {
-            self.deck.shuffle(&mut self.rng);
-            self.next_card = 0;
-        }
-        self.next_card += 1;
-        self.deck[self.next_card - 1]
-    }
+/// What a terminal's inputs are drawn with (clauses 2.4.1 … 2.8.1): its
+/// random generator, this transaction's warehouse, all the database's
+/// warehouses (remote ones are any of them), the run's NURand constants.
+struct Inputs<'a> {
+    rng: &'a mut SmallRng,
+    w: i32,
+    warehouses: i32,
+    k: Constants,
+}
 
+impl Inputs<'_> {
     fn district(&mut self) -> i32 {
         self.rng.random_range(1..=DISTRICTS) as i32
     }
@@ -295,18 +310,18 @@ impl Terminal {
     /// 60% by last name (NURand(255, 0, 999)), else NURand(1023, 1, 3000).
     fn customer(&mut self) -> Customer {
         if self.rng.random_range(1..=100) <= 60 {
-            Customer::Last(last_name(nurand(&mut self.rng, 255, self.k.c_last, 0, 999)))
+            Customer::Last(last_name(nurand(self.rng, 255, self.k.c_last, 0, 999)))
         } else {
-            Customer::Id(nurand(&mut self.rng, 1023, self.k.c_id, 1, CUSTOMERS) as i32)
+            Customer::Id(nurand(self.rng, 1023, self.k.c_id, 1, CUSTOMERS) as i32)
         }
     }
 
     /// The inputs of a transaction of type `ty` (clauses 2.4.1 … 2.8.1).
-    fn inputs(&mut self, ty: usize) -> Staged {
+    fn of(&mut self, ty: usize) -> Staged {
         match ty {
             NEW_ORDER => {
                 let d = self.district();
-                let c = nurand(&mut self.rng, 1023, self.k.c_id, 1, CUSTOMERS) as i32;
+                let c = nurand(self.rng, 1023, self.k.c_id, 1, CUSTOMERS) as i32;
                 let n = self.rng.random_range(5..=15);
                 let rollback = self.rng.random_range(1..=100) == 1;
                 let mut lines = Vec::with_capacity(n);
@@ -315,7 +330,7 @@ impl Terminal {
                         // An unused item (clause 2.4.1.4).
                         ITEMS as i32 + 1
                     } else {
-                        nurand(&mut self.rng, 8191, self.k.ol_i_id, 1, ITEMS) as i32
+                        nurand(self.rng, 8191, self.k.ol_i_id, 1, ITEMS) as i32
                     };
                     let remote = self.warehouses > 1 && self.rng.random_range(1..=100) == 1;
                     let supply = if remote {
@@ -359,359 +374,503 @@ impl Terminal {
             },
         }
     }
+}
 
-    async fn run(&self, conn: &mut WireConn, st: &Statements, staged: &Staged) -> Result<Outcome> {
-        let w = self.w;
-        let fail = |what: &'static str| move |e| Error::wire(format!("tpcc: {what} failed"), e);
-        // One row expected: none is the database's inconsistency, said
-        // as the statement's failure.
-        let one = |what: &'static str, rows: &Rows| {
-            if rows.is_empty() {
-                Err(Error::run(format!("tpcc: {what} found no row")))
-            } else {
-                Ok(())
-            }
-        };
-        let mut rows = Rows::new();
-        conn.simple_query(&self.begin)
-            .await
-            .map_err(fail("begin"))?;
-        let mut outcome = Outcome {
-            rows: 1,
-            missing: 0,
-        };
-        match staged {
-            Staged::NewOrder {
-                d,
-                c,
-                lines,
-                rollback,
-            } => {
-                let (d, c) = (*d, *c);
-                // Clause 2.4.2.2.
-                let what = "new-order: warehouse";
-                st.warehouse_tax
-                    .query(conn, &[w.into()], &mut rows)
-                    .await
-                    .map_err(fail(what))?;
-                one(what, &rows)?;
-                let w_tax: f64 = rows.get(0, 0).map_err(fail(what))?;
-                let what = "new-order: district";
-                st.next_order
-                    .query(conn, &[w.into(), d.into()], &mut rows)
-                    .await
-                    .map_err(fail(what))?;
-                one(what, &rows)?;
-                let o_id: i32 = rows.get(0, 0).map_err(fail(what))?;
-                let d_tax: f64 = rows.get(0, 1).map_err(fail(what))?;
-                let what = "new-order: customer";
-                st.customer_credit
-                    .query(conn, &[w.into(), d.into(), c.into()], &mut rows)
-                    .await
-                    .map_err(fail(what))?;
-                one(what, &rows)?;
-                let discount: f64 = rows.get(0, 0).map_err(fail(what))?;
-                let all_local = i32::from(lines.iter().all(|l| l.1 == w));
-                let count = lines.len() as i32;
-                st.insert_order
-                    .execute(
-                        conn,
-                        &[
-                            o_id.into(),
-                            d.into(),
-                            w.into(),
-                            c.into(),
-                            count.into(),
-                            all_local.into(),
-                        ],
-                    )
-                    .await
-                    .map_err(fail("new-order: insert orders"))?;
-                st.insert_new_order
-                    .execute(conn, &[o_id.into(), d.into(), w.into()])
-                    .await
-                    .map_err(fail("new-order: insert new_order"))?;
-                let ids: Vec<i32> = lines.iter().map(|l| l.0).collect();
-                let what = "new-order: items";
-                st.items
-                    .query(conn, &[ids.as_slice().into()], &mut rows)
-                    .await
-                    .map_err(fail(what))?;
-                let mut prices = std::collections::HashMap::with_capacity(rows.len());
-                for r in 0..rows.len() {
-                    let id: i32 = rows.get(r, 0).map_err(fail(what))?;
-                    let price: f64 = rows.get(r, 1).map_err(fail(what))?;
-                    prices.insert(id, price);
-                }
-                let unused = ids.iter().any(|i| !prices.contains_key(i));
-                if unused && !*rollback {
-                    conn.simple_query("rollback")
-                        .await
-                        .map_err(fail("new-order: rollback"))?;
-                    return Err(Error::run(format!(
-                        "tpcc: new-order found no item among {ids:?}: is the item table loaded?"
-                    )));
-                }
-                // Clause 2.4.2.3: an order with an unused item runs its
-                // whole profile but the unused item's own steps (its stock
-                // row, its order line), then rolls back. So the lines below
-                // are the ones with a known item.
-                let known: Vec<usize> = (0..lines.len())
-                    .filter(|&i| prices.contains_key(&lines[i].0))
-                    .collect();
-                // Stock in (warehouse, item) order: fewer deadlocks
-                // between terminals, the same rows changed.
-                let mut order = known.clone();
-                order.sort_by_key(|&i| (lines[i].1, lines[i].0));
-                let stock = &st.stock[(d as usize - 1) % st.stock.len()];
-                let mut dist = vec![String::new(); lines.len()];
-                let what = "new-order: stock";
-                for i in order {
-                    let (item, supply, qty) = lines[i];
-                    let remote = i32::from(supply != w);
-                    stock
-                        .query(
-                            conn,
-                            &[supply.into(), item.into(), qty.into(), remote.into()],
-                            &mut rows,
-                        )
-                        .await
-                        .map_err(fail(what))?;
-                    one(what, &rows)?;
-                    dist[i] = rows.text(0, 0).unwrap_or_default().to_string();
-                }
-                let numbers: Vec<i32> = known.iter().map(|&i| i as i32 + 1).collect();
-                let items: Vec<i32> = known.iter().map(|&i| lines[i].0).collect();
-                let supply: Vec<i32> = known.iter().map(|&i| lines[i].1).collect();
-                let qty: Vec<i32> = known.iter().map(|&i| lines[i].2).collect();
-                let amounts: Vec<f64> = known
+/// One transaction, staged: the terminal's warehouse for it and its
+/// district (Stock-Level's), the inputs.
+struct Txn {
+    w: i32,
+    d: i32,
+    what: Staged,
+}
+
+/// What every driver of a run shares: the terminals, where they draw
+/// their inputs, how a transaction begins.
+#[derive(Clone)]
+pub struct Shared {
+    pub terminals: std::sync::Arc<Terminals>,
+    /// All the database's warehouses.
+    pub warehouses: u32,
+    pub k: Constants,
+    /// `--all-warehouses`: each transaction's warehouse drawn from these.
+    pub spread: Option<WarehouseRange>,
+    /// `begin`, with the isolation level of `--isolation`.
+    pub begin: String,
+}
+
+/// One worker's connection and the terminal it is running a transaction
+/// for: takes the earliest ready terminal ([`Terminals::take`]), runs
+/// its transaction, hands it back.
+pub struct Driver {
+    shared: Shared,
+    /// The terminal of the staged transaction, until it is handed back
+    /// before the next is taken.
+    terminal: Option<TerminalState>,
+    /// When its transaction's last try ended.
+    ended: Option<Instant>,
+    /// How the statements are sent (`-M`).
+    protocol: Protocol,
+    st: Option<Statements>,
+    staged: Option<Txn>,
+    times: StatementTimes,
+}
+
+impl Driver {
+    pub fn new(shared: Shared) -> Self {
+        Driver {
+            shared,
+            terminal: None,
+            ended: None,
+            protocol: Protocol::Prepared,
+            st: None,
+            staged: None,
+            times: StatementTimes::new(STATEMENTS.iter().map(|s| s.0), |name| {
+                STATEMENTS
                     .iter()
-                    .map(|&i| {
-                        let l = lines[i];
-                        (f64::from(l.2) * prices.get(&l.0).copied().unwrap_or(0.0) * 100.0).round()
-                            / 100.0
-                    })
-                    .collect();
-                let dist: Vec<String> = known.iter().map(|&i| dist[i].clone()).collect();
-                let p: [Param<'_>; 9] = [
-                    o_id.into(),
-                    d.into(),
-                    w.into(),
-                    numbers.as_slice().into(),
-                    items.as_slice().into(),
-                    supply.as_slice().into(),
-                    qty.as_slice().into(),
-                    amounts.as_slice().into(),
-                    dist.as_slice().into(),
-                ];
-                st.insert_lines
-                    .execute(conn, &p)
-                    .await
-                    .map_err(fail("new-order: insert order_line"))?;
-                if unused {
-                    conn.simple_query("rollback")
-                        .await
-                        .map_err(fail("new-order: rollback"))?;
-                    outcome.missing = 1;
-                    return Ok(outcome);
-                }
-                // The total the terminal shows (clause 2.4.2.2), not stored.
-                let total: f64 =
-                    amounts.iter().sum::<f64>() * (1.0 - discount) * (1.0 + w_tax + d_tax);
-                std::hint::black_box(total);
-            }
-            Staged::Payment {
-                d,
-                c_w,
-                c_d,
-                customer,
-                cents,
-            } => {
-                let (d, c_w, c_d, cents) = (*d, *c_w, *c_d, *cents);
-                // Clause 2.5.2.2.
-                let what = "payment: warehouse";
-                st.pay_warehouse
-                    .query(conn, &[w.into(), cents.into()], &mut rows)
-                    .await
-                    .map_err(fail(what))?;
-                one(what, &rows)?;
-                let w_name = rows.text(0, 0).unwrap_or_default().to_string();
-                let what = "payment: district";
-                st.pay_district
-                    .query(conn, &[w.into(), d.into(), cents.into()], &mut rows)
-                    .await
-                    .map_err(fail(what))?;
-                one(what, &rows)?;
-                let d_name = rows.text(0, 0).unwrap_or_default().to_string();
-                let c_id = self
-                    .find_customer(conn, st, c_w, c_d, customer, &mut rows)
-                    .await?;
-                let what = "payment: customer";
-                st.pay_customer
-                    .query(
-                        conn,
-                        &[
-                            c_w.into(),
-                            c_d.into(),
-                            c_id.into(),
-                            cents.into(),
-                            d.into(),
-                            w.into(),
-                        ],
-                        &mut rows,
-                    )
-                    .await
-                    .map_err(fail(what))?;
-                one(what, &rows)?;
-                let h_data = format!("{w_name}    {d_name}");
-                let p: [Param<'_>; 7] = [
-                    c_id.into(),
-                    c_d.into(),
-                    c_w.into(),
-                    d.into(),
-                    w.into(),
-                    cents.into(),
-                    (&h_data).into(),
-                ];
-                st.insert_history
-                    .execute(conn, &p)
-                    .await
-                    .map_err(fail("payment: history"))?;
-            }
-            Staged::OrderStatus { d, customer } => {
-                let d = *d;
-                // Clause 2.6.2.2.
-                let c_id = self
-                    .find_customer(conn, st, w, d, customer, &mut rows)
-                    .await?;
-                let what = "order-status: customer";
-                st.status_customer
-                    .query(conn, &[w.into(), d.into(), c_id.into()], &mut rows)
-                    .await
-                    .map_err(fail(what))?;
-                one(what, &rows)?;
-                let what = "order-status: orders";
-                st.last_order
-                    .query(conn, &[w.into(), d.into(), c_id.into()], &mut rows)
-                    .await
-                    .map_err(fail(what))?;
-                if !rows.is_empty() {
-                    let o_id: i32 = rows.get(0, 0).map_err(fail(what))?;
-                    st.order_lines
-                        .query(conn, &[w.into(), d.into(), o_id.into()], &mut rows)
-                        .await
-                        .map_err(fail("order-status: order lines"))?;
-                }
-            }
-            Staged::Delivery { carrier } => {
-                // Clause 2.7.4.2: each district's oldest undelivered order.
-                let mut delivered = 0;
-                let what = "delivery: new_order";
-                for d in 1..=DISTRICTS as i32 {
-                    // Skipped only when the district has no new order left
-                    // (clause 2.7.4.2). Under read committed, a delivery
-                    // that meets the row another one just took finds none
-                    // and takes the next oldest (a new statement, a new
-                    // snapshot); under the stricter levels it fails with
-                    // 40001 and is retried.
-                    let mut o_id = None;
-                    for _ in 0..100 {
-                        st.oldest_new_order
-                            .query(conn, &[w.into(), d.into()], &mut rows)
-                            .await
-                            .map_err(fail(what))?;
-                        if !rows.is_empty() {
-                            o_id = Some(rows.get::<i32>(0, 0).map_err(fail(what))?);
-                            break;
-                        }
-                        st.any_new_order
-                            .query(conn, &[w.into(), d.into()], &mut rows)
-                            .await
-                            .map_err(fail(what))?;
-                        one(what, &rows)?;
-                        if rows.text(0, 0) != Some("t") {
-                            break;
-                        }
-                    }
-                    let Some(o_id) = o_id else {
-                        continue;
-                    };
-                    let what = "delivery: orders";
-                    st.carrier
-                        .query(
-                            conn,
-                            &[w.into(), d.into(), o_id.into(), (*carrier).into()],
-                            &mut rows,
-                        )
-                        .await
-                        .map_err(fail(what))?;
-                    one(what, &rows)?;
-                    let c_id: i32 = rows.get(0, 0).map_err(fail(what))?;
-                    st.deliver_lines
-                        .execute(conn, &[w.into(), d.into(), o_id.into()])
-                        .await
-                        .map_err(fail("delivery: order lines"))?;
-                    st.deliver_customer
-                        .execute(conn, &[w.into(), d.into(), o_id.into(), c_id.into()])
-                        .await
-                        .map_err(fail("delivery: customer"))?;
-                    delivered += 1;
-                }
-                outcome.rows = delivered;
-            }
-            Staged::StockLevel { threshold } => {
-                // Clause 2.8.2.2.
-                let d = self.d_stock;
-                let what = "stock-level: district";
-                st.next_o_id
-                    .query(conn, &[w.into(), d.into()], &mut rows)
-                    .await
-                    .map_err(fail(what))?;
-                one(what, &rows)?;
-                let next: i32 = rows.get(0, 0).map_err(fail(what))?;
-                let what = "stock-level: stock";
-                st.low_stock
-                    .query(
-                        conn,
-                        &[w.into(), d.into(), next.into(), (*threshold).into()],
-                        &mut rows,
-                    )
-                    .await
-                    .map_err(fail(what))?;
-                one(what, &rows)?;
-            }
+                    .find(|s| s.0 == name)
+                    .map_or("other", |s| s.1)
+            }),
         }
-        conn.simple_query("commit").await.map_err(fail("commit"))?;
-        Ok(outcome)
     }
 
-    /// The customer's id: given, or the one in the middle of those with
-    /// the last name ordered by first name (clause 2.5.2.2, position n/2
-    /// rounded up).
-    async fn find_customer(
-        &self,
-        conn: &mut WireConn,
-        st: &Statements,
-        w: i32,
-        d: i32,
-        customer: &Customer,
-        rows: &mut Rows,
-    ) -> Result<i32> {
-        match customer {
-            Customer::Id(c) => Ok(*c),
-            Customer::Last(last) => {
-                let fail = |e| Error::wire("tpcc: customer by last name failed", e);
-                st.by_last
-                    .query(conn, &[w.into(), d.into(), last.into()], rows)
-                    .await
-                    .map_err(fail)?;
-                if rows.is_empty() {
-                    return Err(Error::run(format!(
-                        "tpcc: no customer named {last} in warehouse {w} district {d}: is the customer table loaded?"
-                    )));
-                }
-                rows.get(rows.len().div_ceil(2) - 1, 0).map_err(fail)
+    /// How the statements are sent (`-M`): with extended or simple
+    /// nothing of them stays on a server connection, as a pooler in
+    /// transaction mode needs.
+    pub fn protocol(mut self, protocol: Protocol) -> Self {
+        self.protocol = protocol;
+        self
+    }
+}
+
+/// Runs one transaction between BEGIN and COMMIT, each statement timed as
+/// its kind into `times`.
+async fn transaction(
+    conn: &mut WireConn,
+    st: &Statements,
+    begin: &str,
+    txn: &Txn,
+    times: &mut StatementTimes,
+) -> Result<Outcome> {
+    let w = txn.w;
+    let fail = |k: usize| move |e| Error::wire(format!("tpcc: {} failed", named(k)), e);
+    // One row expected: none is the database's inconsistency, said
+    // as the statement's failure.
+    let one = |k: usize, rows: &Rows| {
+        if rows.is_empty() {
+            Err(Error::run(format!("tpcc: {} found no row", named(k))))
+        } else {
+            Ok(())
+        }
+    };
+    let mut rows = Rows::new();
+    timed(times, kind::BEGIN, conn.simple_query(begin))
+        .await
+        .map_err(fail(kind::BEGIN))?;
+    let mut outcome = Outcome {
+        rows: 1,
+        missing: 0,
+    };
+    match &txn.what {
+        Staged::NewOrder {
+            d,
+            c,
+            lines,
+            rollback,
+        } => {
+            let (d, c) = (*d, *c);
+            // Clause 2.4.2.2.
+            let k = kind::NO_WAREHOUSE;
+            timed(
+                times,
+                k,
+                st.warehouse_tax.query(conn, &[w.into()], &mut rows),
+            )
+            .await
+            .map_err(fail(k))?;
+            one(k, &rows)?;
+            let w_tax: f64 = rows.get(0, 0).map_err(fail(k))?;
+            let k = kind::NO_DISTRICT;
+            timed(
+                times,
+                k,
+                st.next_order.query(conn, &[w.into(), d.into()], &mut rows),
+            )
+            .await
+            .map_err(fail(k))?;
+            one(k, &rows)?;
+            let o_id: i32 = rows.get(0, 0).map_err(fail(k))?;
+            let d_tax: f64 = rows.get(0, 1).map_err(fail(k))?;
+            let k = kind::NO_CUSTOMER;
+            timed(
+                times,
+                k,
+                st.customer_credit
+                    .query(conn, &[w.into(), d.into(), c.into()], &mut rows),
+            )
+            .await
+            .map_err(fail(k))?;
+            one(k, &rows)?;
+            let discount: f64 = rows.get(0, 0).map_err(fail(k))?;
+            let all_local = i32::from(lines.iter().all(|l| l.1 == w));
+            let count = lines.len() as i32;
+            let order: [Param<'_>; 6] = [
+                o_id.into(),
+                d.into(),
+                w.into(),
+                c.into(),
+                count.into(),
+                all_local.into(),
+            ];
+            timed(
+                times,
+                kind::NO_ORDERS,
+                st.insert_order.execute(conn, &order),
+            )
+            .await
+            .map_err(fail(kind::NO_ORDERS))?;
+            timed(
+                times,
+                kind::NO_NEW_ORDER,
+                st.insert_new_order
+                    .execute(conn, &[o_id.into(), d.into(), w.into()]),
+            )
+            .await
+            .map_err(fail(kind::NO_NEW_ORDER))?;
+            let ids: Vec<i32> = lines.iter().map(|l| l.0).collect();
+            let k = kind::NO_ITEMS;
+            timed(
+                times,
+                k,
+                st.items.query(conn, &[ids.as_slice().into()], &mut rows),
+            )
+            .await
+            .map_err(fail(k))?;
+            let mut prices = std::collections::HashMap::with_capacity(rows.len());
+            for r in 0..rows.len() {
+                let id: i32 = rows.get(r, 0).map_err(fail(k))?;
+                let price: f64 = rows.get(r, 1).map_err(fail(k))?;
+                prices.insert(id, price);
             }
+            let unused = ids.iter().any(|i| !prices.contains_key(i));
+            if unused && !*rollback {
+                timed(times, kind::ROLLBACK, conn.simple_query("rollback"))
+                    .await
+                    .map_err(fail(kind::ROLLBACK))?;
+                return Err(Error::run(format!(
+                    "tpcc: new-order found no item among {ids:?}: is the item table loaded?"
+                )));
+            }
+            // Clause 2.4.2.3: an order with an unused item runs its
+            // whole profile but the unused item's own steps (its stock
+            // row, its order line), then rolls back. So the lines below
+            // are the ones with a known item.
+            let known: Vec<usize> = (0..lines.len())
+                .filter(|&i| prices.contains_key(&lines[i].0))
+                .collect();
+            // Stock in (warehouse, item) order: fewer deadlocks
+            // between terminals, the same rows changed.
+            let mut order = known.clone();
+            order.sort_by_key(|&i| (lines[i].1, lines[i].0));
+            let stock = &st.stock[(d as usize - 1) % st.stock.len()];
+            let mut dist = vec![String::new(); lines.len()];
+            let k = kind::NO_STOCK;
+            for i in order {
+                let (item, supply, qty) = lines[i];
+                let remote = i32::from(supply != w);
+                timed(
+                    times,
+                    k,
+                    stock.query(
+                        conn,
+                        &[supply.into(), item.into(), qty.into(), remote.into()],
+                        &mut rows,
+                    ),
+                )
+                .await
+                .map_err(fail(k))?;
+                one(k, &rows)?;
+                dist[i] = rows.text(0, 0).unwrap_or_default().to_string();
+            }
+            let numbers: Vec<i32> = known.iter().map(|&i| i as i32 + 1).collect();
+            let items: Vec<i32> = known.iter().map(|&i| lines[i].0).collect();
+            let supply: Vec<i32> = known.iter().map(|&i| lines[i].1).collect();
+            let qty: Vec<i32> = known.iter().map(|&i| lines[i].2).collect();
+            let amounts: Vec<f64> = known
+                .iter()
+                .map(|&i| {
+                    let l = lines[i];
+                    (f64::from(l.2) * prices.get(&l.0).copied().unwrap_or(0.0) * 100.0).round()
+                        / 100.0
+                })
+                .collect();
+            let dist: Vec<String> = known.iter().map(|&i| dist[i].clone()).collect();
+            let p: [Param<'_>; 9] = [
+                o_id.into(),
+                d.into(),
+                w.into(),
+                numbers.as_slice().into(),
+                items.as_slice().into(),
+                supply.as_slice().into(),
+                qty.as_slice().into(),
+                amounts.as_slice().into(),
+                dist.as_slice().into(),
+            ];
+            timed(times, kind::NO_LINES, st.insert_lines.execute(conn, &p))
+                .await
+                .map_err(fail(kind::NO_LINES))?;
+            if unused {
+                timed(times, kind::ROLLBACK, conn.simple_query("rollback"))
+                    .await
+                    .map_err(fail(kind::ROLLBACK))?;
+                outcome.missing = 1;
+                return Ok(outcome);
+            }
+            // The total the terminal shows (clause 2.4.2.2), not stored.
+            let total: f64 = amounts.iter().sum::<f64>() * (1.0 - discount) * (1.0 + w_tax + d_tax);
+            std::hint::black_box(total);
+        }
+        Staged::Payment {
+            d,
+            c_w,
+            c_d,
+            customer,
+            cents,
+        } => {
+            let (d, c_w, c_d, cents) = (*d, *c_w, *c_d, *cents);
+            // Clause 2.5.2.2.
+            let k = kind::PAY_WAREHOUSE;
+            timed(
+                times,
+                k,
+                st.pay_warehouse
+                    .query(conn, &[w.into(), cents.into()], &mut rows),
+            )
+            .await
+            .map_err(fail(k))?;
+            one(k, &rows)?;
+            let w_name = rows.text(0, 0).unwrap_or_default().to_string();
+            let k = kind::PAY_DISTRICT;
+            timed(
+                times,
+                k,
+                st.pay_district
+                    .query(conn, &[w.into(), d.into(), cents.into()], &mut rows),
+            )
+            .await
+            .map_err(fail(k))?;
+            one(k, &rows)?;
+            let d_name = rows.text(0, 0).unwrap_or_default().to_string();
+            let at = (c_w, c_d, kind::PAY_BY_LAST);
+            let c_id = find_customer(conn, st, at, customer, &mut rows, times).await?;
+            let k = kind::PAY_CUSTOMER;
+            let p: [Param<'_>; 6] = [
+                c_w.into(),
+                c_d.into(),
+                c_id.into(),
+                cents.into(),
+                d.into(),
+                w.into(),
+            ];
+            timed(times, k, st.pay_customer.query(conn, &p, &mut rows))
+                .await
+                .map_err(fail(k))?;
+            one(k, &rows)?;
+            let h_data = format!("{w_name}    {d_name}");
+            let p: [Param<'_>; 7] = [
+                c_id.into(),
+                c_d.into(),
+                c_w.into(),
+                d.into(),
+                w.into(),
+                cents.into(),
+                (&h_data).into(),
+            ];
+            timed(
+                times,
+                kind::PAY_HISTORY,
+                st.insert_history.execute(conn, &p),
+            )
+            .await
+            .map_err(fail(kind::PAY_HISTORY))?;
+        }
+        Staged::OrderStatus { d, customer } => {
+            let d = *d;
+            // Clause 2.6.2.2.
+            let at = (w, d, kind::OS_BY_LAST);
+            let c_id = find_customer(conn, st, at, customer, &mut rows, times).await?;
+            let k = kind::OS_CUSTOMER;
+            timed(
+                times,
+                k,
+                st.status_customer
+                    .query(conn, &[w.into(), d.into(), c_id.into()], &mut rows),
+            )
+            .await
+            .map_err(fail(k))?;
+            one(k, &rows)?;
+            let k = kind::OS_ORDERS;
+            timed(
+                times,
+                k,
+                st.last_order
+                    .query(conn, &[w.into(), d.into(), c_id.into()], &mut rows),
+            )
+            .await
+            .map_err(fail(k))?;
+            if !rows.is_empty() {
+                let o_id: i32 = rows.get(0, 0).map_err(fail(k))?;
+                timed(
+                    times,
+                    kind::OS_LINES,
+                    st.order_lines
+                        .query(conn, &[w.into(), d.into(), o_id.into()], &mut rows),
+                )
+                .await
+                .map_err(fail(kind::OS_LINES))?;
+            }
+        }
+        Staged::Delivery { carrier } => {
+            outcome.rows = deliver(conn, st, w, *carrier, &mut rows, times).await?;
+        }
+        Staged::StockLevel { threshold } => {
+            // Clause 2.8.2.2, on the terminal's own district.
+            let d = txn.d;
+            let k = kind::SL_DISTRICT;
+            timed(
+                times,
+                k,
+                st.next_o_id.query(conn, &[w.into(), d.into()], &mut rows),
+            )
+            .await
+            .map_err(fail(k))?;
+            one(k, &rows)?;
+            let next: i32 = rows.get(0, 0).map_err(fail(k))?;
+            let k = kind::SL_STOCK;
+            let p: [Param<'_>; 4] = [w.into(), d.into(), next.into(), (*threshold).into()];
+            timed(times, k, st.low_stock.query(conn, &p, &mut rows))
+                .await
+                .map_err(fail(k))?;
+            one(k, &rows)?;
+        }
+    }
+    timed(times, kind::COMMIT, conn.simple_query("commit"))
+        .await
+        .map_err(fail(kind::COMMIT))?;
+    Ok(outcome)
+}
+
+/// Delivery (clause 2.7.4.2): each district's oldest undelivered order,
+/// in one transaction; the orders delivered.
+async fn deliver(
+    conn: &mut WireConn,
+    st: &Statements,
+    w: i32,
+    carrier: i32,
+    rows: &mut Rows,
+    times: &mut StatementTimes,
+) -> Result<u64> {
+    let fail = |k: usize| move |e| Error::wire(format!("tpcc: {} failed", named(k)), e);
+    let mut delivered = 0;
+    for d in 1..=DISTRICTS as i32 {
+        // Skipped only when the district has no new order left
+        // (clause 2.7.4.2). Under read committed, a delivery
+        // that meets the row another one just took finds none
+        // and takes the next oldest (a new statement, a new
+        // snapshot); under the stricter levels it fails with
+        // 40001 and is retried.
+        let mut o_id = None;
+        for _ in 0..100 {
+            let k = kind::DL_NEW_ORDER;
+            timed(
+                times,
+                k,
+                st.oldest_new_order.query(conn, &[w.into(), d.into()], rows),
+            )
+            .await
+            .map_err(fail(k))?;
+            if !rows.is_empty() {
+                o_id = Some(rows.get::<i32>(0, 0).map_err(fail(k))?);
+                break;
+            }
+            let k = kind::DL_ANY;
+            timed(
+                times,
+                k,
+                st.any_new_order.query(conn, &[w.into(), d.into()], rows),
+            )
+            .await
+            .map_err(fail(k))?;
+            if rows.is_empty() {
+                return Err(Error::run(format!("tpcc: {} found no row", named(k))));
+            }
+            if rows.text(0, 0) != Some("t") {
+                break;
+            }
+        }
+        let Some(o_id) = o_id else {
+            continue;
+        };
+        let k = kind::DL_ORDERS;
+        let p: [Param<'_>; 4] = [w.into(), d.into(), o_id.into(), carrier.into()];
+        timed(times, k, st.carrier.query(conn, &p, rows))
+            .await
+            .map_err(fail(k))?;
+        if rows.is_empty() {
+            return Err(Error::run(format!("tpcc: {} found no row", named(k))));
+        }
+        let c_id: i32 = rows.get(0, 0).map_err(fail(k))?;
+        timed(
+            times,
+            kind::DL_LINES,
+            st.deliver_lines
+                .execute(conn, &[w.into(), d.into(), o_id.into()]),
+        )
+        .await
+        .map_err(fail(kind::DL_LINES))?;
+        let p: [Param<'_>; 4] = [w.into(), d.into(), o_id.into(), c_id.into()];
+        timed(
+            times,
+            kind::DL_CUSTOMER,
+            st.deliver_customer.execute(conn, &p),
+        )
+        .await
+        .map_err(fail(kind::DL_CUSTOMER))?;
+        delivered += 1;
+    }
+    Ok(delivered)
+}
+
+/// The customer's id: given, or the one in the middle of those with the
+/// last name ordered by first name (clause 2.5.2.2, position n/2 rounded
+/// up), looked up in warehouse and district `at.0`, `at.1` as statement
+/// kind `at.2`.
+async fn find_customer(
+    conn: &mut WireConn,
+    st: &Statements,
+    at: (i32, i32, usize),
+    customer: &Customer,
+    rows: &mut Rows,
+    times: &mut StatementTimes,
+) -> Result<i32> {
+    let (w, d, k) = at;
+    match customer {
+        Customer::Id(c) => Ok(*c),
+        Customer::Last(last) => {
+            let fail = |e| Error::wire(format!("tpcc: {} failed", named(k)), e);
+            timed(
+                times,
+                k,
+                st.by_last
+                    .query(conn, &[w.into(), d.into(), last.into()], rows),
+            )
+            .await
+            .map_err(fail)?;
+            if rows.is_empty() {
+                return Err(Error::run(format!(
+                    "tpcc: no customer named {last} in warehouse {w} district {d}: is the customer table loaded?"
+                )));
+            }
+            rows.get(rows.len().div_ceil(2) - 1, 0).map_err(fail)
         }
     }
 }
@@ -721,7 +880,7 @@ const STOCK: &str = "update stock set s_quantity = case when s_quantity >= $3 + 
      s_order_cnt = s_order_cnt + 1, s_remote_cnt = s_remote_cnt + $4 \
      where s_w_id = $1 and s_i_id = $2 returning s_dist_DD::text, s_data";
 
-impl Operation for Terminal {
+impl Operation for Driver {
     async fn prepare(&mut self, conn: &mut WireConn) -> Result<()> {
         self.st = None;
         let protocol = self.protocol;
@@ -868,25 +1027,42 @@ impl Operation for Terminal {
         Ok(())
     }
 
+    /// Stages the transaction of the terminal [`Operation::ready`] took:
+    /// the type it drew when it was handed back, its inputs.
     fn stage(&mut self) -> bool {
-        let ty = self.draw_type();
-        self.staged = Some(self.inputs(ty));
-        if self.wait {
-            // Clause 5.2.5.2 before the transaction, 5.2.5.4 after it.
-            self.pauses = Pauses {
-                before: wait::keying_time(ty),
-                after: wait::think_time(&mut self.rng, ty),
-            };
+        let Some(t) = self.terminal.as_mut() else {
+            // Not reached: the runner takes a terminal before staging.
+            return false;
+        };
+        let ty = usize::from(t.next);
+        let w = t.warehouse(self.shared.spread);
+        let what = Inputs {
+            rng: &mut t.rng,
+            w,
+            warehouses: self.shared.warehouses.max(1) as i32,
+            k: self.shared.k,
         }
+        .of(ty);
+        self.staged = Some(Txn { w, d: t.d, what });
         true
     }
 
-    fn pauses(&self) -> Pauses {
-        self.pauses
+    /// Hands back the terminal of the last transaction, then waits for
+    /// the earliest ready one and takes it.
+    fn ready(&mut self) -> Option<BoxFuture<'_, Instant>> {
+        if let Some(t) = self.terminal.take() {
+            let ended = self.ended.take().unwrap_or_else(Instant::now);
+            self.shared.terminals.hand_back(t, ended);
+        }
+        Some(Box::pin(async move {
+            let (due, t) = self.shared.terminals.take().await;
+            self.terminal = Some(t);
+            due
+        }))
     }
 
     fn unit_type(&self) -> usize {
-        match &self.staged {
+        match self.staged.as_ref().map(|t| &t.what) {
             Some(Staged::NewOrder { .. }) | None => NEW_ORDER,
             Some(Staged::Payment { .. }) => PAYMENT,
             Some(Staged::OrderStatus { .. }) => ORDER_STATUS,
@@ -897,26 +1073,45 @@ impl Operation for Terminal {
 
     fn unit_label(&self) -> Option<String> {
         let ty = TYPES[self.unit_type()];
-        Some(format!("{ty} on warehouse {}", self.w))
+        let w = self.staged.as_ref().map_or(0, |t| t.w);
+        let id = self.terminal.as_ref().map_or(0, |t| t.id);
+        Some(format!("{ty} on warehouse {w} (terminal {})", id + 1))
+    }
+
+    fn statement_times(&mut self) -> Option<&mut StatementTimes> {
+        Some(&mut self.times)
     }
 
     async fn execute(&mut self, conn: &mut WireConn) -> Result<Outcome> {
-        let (Some(st), Some(staged)) = (&self.st, &self.staged) else {
+        let (Some(st), Some(txn)) = (&self.st, &self.staged) else {
             return Err(Error::run(
                 "tpcc: a transaction ran before its statements were prepared",
             ));
         };
-        match self.run(conn, st, staged).await {
+        let res = transaction(conn, st, &self.shared.begin, txn, &mut self.times).await;
+        let res = match res {
             Ok(o) => Ok(o),
             Err(e) => {
                 // The error is the unit's; a failed rollback on a lost
                 // connection adds nothing to it.
                 if !conn.is_closed() {
-                    let _ = conn.simple_query("rollback").await;
+                    let _ = timed(
+                        &mut self.times,
+                        kind::ROLLBACK,
+                        conn.simple_query("rollback"),
+                    )
+                    .await;
                 }
                 Err(e)
             }
+        };
+        self.ended = Some(Instant::now());
+        if let (Ok(o), Staged::NewOrder { .. }) = (&res, &txn.what)
+            && o.missing == 0
+        {
+            self.shared.terminals.new_order_committed();
         }
+        res
     }
 }
 
@@ -924,19 +1119,27 @@ impl Operation for Terminal {
 mod tests {
     use super::*;
 
-    fn terminal(thread: usize, w: u32) -> Terminal {
-        Terminal::new(
-            3,
-            thread,
-            Homes {
-                homes: WarehouseRange::all(w),
-                warehouses: w,
-            },
-            MIX,
-            Constants::for_run(3, 157),
-            "begin".into(),
-            false,
-        )
+    fn homes(first: u32, last: u32, warehouses: u32) -> Homes {
+        Homes {
+            homes: WarehouseRange { first, last },
+            warehouses,
+        }
+    }
+
+    /// Terminal `id` of a client driving all of `w` warehouses.
+    fn terminal(id: u32, w: u32) -> TerminalState {
+        TerminalState::new(3, id, homes(1, w, w), MIX)
+    }
+
+    /// The inputs of type `ty` of terminal `t`, at its home warehouse.
+    fn inputs(t: &mut TerminalState, warehouses: u32, ty: usize) -> Staged {
+        Inputs {
+            w: t.w,
+            rng: &mut t.rng,
+            warehouses: warehouses as i32,
+            k: Constants::for_run(3, 157),
+        }
+        .of(ty)
     }
 
     #[test]
@@ -947,16 +1150,6 @@ mod tests {
             assert!((65..=119).contains(&delta) && delta != 96 && delta != 112);
             assert!(k.c_id <= 1023 && k.ol_i_id <= 8191);
         }
-    }
-
-    #[test]
-    fn the_deck_deals_the_standard_mix() {
-        let mut t = terminal(0, 2);
-        let mut n = [0u32; 5];
-        for _ in 0..1000 {
-            n[t.draw_type()] += 1;
-        }
-        assert_eq!(n, [450, 430, 40, 40, 40]);
     }
 
     #[test]
@@ -986,19 +1179,9 @@ mod tests {
             MIX.to_string(),
             "new-order 45% payment 43% order-status 4% delivery 4% stock-level 4%"
         );
-        let mut t = Terminal::new(
-            1,
-            0,
-            Homes {
-                homes: WarehouseRange::all(1),
-                warehouses: 1,
-            },
-            Mix([0, 0, 0, 0, 100]),
-            Constants::for_run(1, 157),
-            "begin".into(),
-            false,
-        );
-        assert!((0..200).all(|_| t.draw_type() == STOCK_LEVEL));
+        let mut t = TerminalState::new(1, 0, homes(1, 1, 1), Mix([0, 0, 0, 0, 100]));
+        assert_eq!(usize::from(t.next), STOCK_LEVEL);
+        assert!((0..200).all(|_| usize::from(t.draw_type()) == STOCK_LEVEL));
     }
 
     #[test]
@@ -1012,7 +1195,7 @@ mod tests {
                 c,
                 lines: l,
                 rollback,
-            } = t.inputs(NEW_ORDER)
+            } = inputs(&mut t, 4, NEW_ORDER)
             else {
                 unreachable!()
             };
@@ -1043,7 +1226,7 @@ mod tests {
                 customer,
                 cents,
                 ..
-            } = t.inputs(PAYMENT)
+            } = inputs(&mut t, 3, PAYMENT)
             else {
                 unreachable!()
             };
@@ -1056,7 +1239,7 @@ mod tests {
         // One warehouse: every payment is local.
         let mut t = terminal(0, 1);
         for _ in 0..1000 {
-            let Staged::Payment { c_w, .. } = t.inputs(PAYMENT) else {
+            let Staged::Payment { c_w, .. } = inputs(&mut t, 1, PAYMENT) else {
                 unreachable!()
             };
             assert_eq!(c_w, 1);
@@ -1064,28 +1247,12 @@ mod tests {
     }
 
     #[test]
-    fn terminals_spread_over_their_range_and_remote_ones_over_all() {
-        let at = Homes {
-            homes: WarehouseRange { first: 3, last: 4 },
-            warehouses: 6,
-        };
-        let new = |thread| {
-            Terminal::new(
-                5,
-                thread,
-                at,
-                MIX,
-                Constants::for_run(5, 157),
-                "begin".into(),
-                false,
-            )
-        };
-        let homes: Vec<i32> = (0..5).map(|t| new(t).w).collect();
-        assert_eq!(homes, [3, 4, 3, 4, 3]);
-        let mut t = new(1);
+    fn remote_warehouses_are_any_of_all_in_the_range_or_not() {
+        let mut t = TerminalState::new(5, 1, homes(3, 4, 6), MIX);
+        assert_eq!(t.w, 4);
         let mut remote = std::collections::BTreeSet::new();
         for _ in 0..20_000 {
-            if let Staged::Payment { c_w, .. } = t.inputs(PAYMENT) {
+            if let Staged::Payment { c_w, .. } = inputs(&mut t, 6, PAYMENT) {
                 remote.insert(c_w);
             }
         }
@@ -1096,49 +1263,22 @@ mod tests {
 
     #[test]
     fn clients_with_one_seed_on_other_ranges_draw_other_inputs() {
-        let at = |first| Homes {
-            homes: WarehouseRange { first, last: first },
-            warehouses: 2,
-        };
-        let k = Constants::for_run(6, 157);
-        let mut a = Terminal::new(6, 0, at(1), MIX, k, "begin".into(), false);
-        let mut b = Terminal::new(6, 0, at(2), MIX, k, "begin".into(), false);
-        let deck = |t: &mut Terminal| (0..100).map(|_| t.draw_type()).collect::<Vec<_>>();
+        let mut a = TerminalState::new(6, 0, homes(1, 1, 2), MIX);
+        let mut b = TerminalState::new(6, 0, homes(2, 2, 2), MIX);
+        let deck = |t: &mut TerminalState| (0..100).map(|_| t.draw_type()).collect::<Vec<_>>();
         assert_ne!(deck(&mut a), deck(&mut b));
     }
 
     #[test]
-    fn with_waits_each_transaction_has_its_keying_and_a_think_time() {
-        let mut t = Terminal::new(
-            2,
-            0,
-            Homes {
-                homes: WarehouseRange::all(1),
-                warehouses: 1,
-            },
-            MIX,
-            Constants::for_run(2, 157),
-            "begin".into(),
-            true,
+    fn every_statement_kind_is_named_once_with_its_class() {
+        let names: std::collections::BTreeSet<&str> = STATEMENTS.iter().map(|s| s.0).collect();
+        assert_eq!(names.len(), STATEMENTS.len());
+        assert!(
+            STATEMENTS
+                .iter()
+                .all(|s| ["read", "write", "other"].contains(&s.1))
         );
-        let mut think = [0.0f64; 5];
-        let mut n = [0u32; 5];
-        for _ in 0..20_000 {
-            assert!(t.stage());
-            let ty = t.unit_type();
-            let p = t.pauses();
-            assert_eq!(p.before, wait::keying_time(ty));
-            assert!(p.after <= std::time::Duration::from_secs_f64(wait::THINK_MEAN_S[ty] * 10.0));
-            think[ty] += p.after.as_secs_f64();
-            n[ty] += 1;
-        }
-        for ty in [NEW_ORDER, PAYMENT] {
-            let mean = think[ty] / f64::from(n[ty]);
-            assert!((mean - 12.0).abs() < 0.6, "{ty}: {mean}");
-        }
-        // Off by default: no pause at all.
-        let mut t = terminal(0, 1);
-        t.stage();
-        assert_eq!(t.pauses(), Pauses::default());
+        assert_eq!(named(kind::SL_STOCK), "stock-level: stock");
+        assert_eq!(named(kind::COMMIT), "commit");
     }
 }

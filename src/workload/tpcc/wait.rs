@@ -3,10 +3,10 @@
 //!
 //! A terminal waits its keying time before each transaction (the operator
 //! typing the input screen) and its think time after it (reading the
-//! output). Neither is work for the database: the runner waits them
-//! outside the timed section ([`crate::workload::Pauses`]), so no latency
-//! contains them, and ends them at once on the stop or at the end of
-//! `--time`. They are what bounds a warehouse to 12.86 tpmC with ten
+//! output). Neither is work for the database nor holds a connection: a
+//! terminal waits them in the queue of [`super::terminals`], its next
+//! transaction due at their end, so no latency contains them, and the
+//! stop or the end of `--time` ends them at once. They are what bounds a warehouse to 12.86 tpmC with ten
 //! terminals: [`new_orders_per_minute`] derives that figure from the
 //! times below.
 
