@@ -30,7 +30,7 @@ pub struct TpccArgs {
     /// Each terminal waits a keying time before each transaction (18 s for New-Order, 3 s for
     /// Payment, 2 s for the others) and a think time after it (negative exponential, mean 12 s,
     /// 12 s, 10 s, 5 s, 5 s, at most ten times the mean). The waits are in no latency. Ten
-    /// terminals per warehouse (-t 10×W) then reach about 100% efficiency. Not with --rate.
+    /// terminals per warehouse (the default --terminals with it) then reach about 100% efficiency. Not with --rate.
     #[arg(long, help_heading = WORKLOAD)]
     pub tpcc_wait: bool,
 
