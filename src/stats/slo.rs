@@ -157,29 +157,52 @@ impl Slo {
     }
 }
 
+/// A criterion or a change rule taken apart: `[SCOPE:]METRIC CMP VALUE`.
+struct Parts<'a> {
+    scope: Option<String>,
+    metric: &'a str,
+    cmp: Cmp,
+    value: &'a str,
+}
+
+/// Splits `compact` (`text` without its spaces) at its comparison and its
+/// scope; `ops` names the comparisons for the message, `syntax` the form.
+fn parts<'a>(text: &str, compact: &'a str, ops: &str, syntax: &str) -> Result<Parts<'a>, String> {
+    let at = compact
+        .find(['<', '>'])
+        .ok_or_else(|| format!("'{text}' has no comparison ({ops}): {syntax}"))?;
+    let (left, rest) = compact.split_at(at);
+    let (cmp, value) = if let Some(v) = rest.strip_prefix("<=") {
+        (Cmp::Le, v)
+    } else if let Some(v) = rest.strip_prefix(">=") {
+        (Cmp::Ge, v)
+    } else if let Some(v) = rest.strip_prefix('<') {
+        (Cmp::Lt, v)
+    } else {
+        (Cmp::Gt, &rest[1..])
+    };
+    let (scope, metric) = match left.rsplit_once(':') {
+        Some((s, m)) if !s.is_empty() => (Some(s.to_string()), m),
+        Some(_) => return Err(format!("'{text}' has an empty scope before ':': {syntax}")),
+        None => (None, left),
+    };
+    Ok(Parts {
+        scope,
+        metric,
+        cmp,
+        value,
+    })
+}
+
 impl Criterion {
     pub fn parse(text: &str) -> Result<Criterion, String> {
         let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
-        let at = compact
-            .find(['<', '>'])
-            .ok_or_else(|| format!("'{text}' has no comparison (<, <=, >, >=): {SYNTAX}"))?;
-        let (left, rest) = compact.split_at(at);
-        let (cmp, value) = if let Some(v) = rest.strip_prefix("<=") {
-            (Cmp::Le, v)
-        } else if let Some(v) = rest.strip_prefix(">=") {
-            (Cmp::Ge, v)
-        } else if let Some(v) = rest.strip_prefix('<') {
-            (Cmp::Lt, v)
-        } else {
-            (Cmp::Gt, &rest[1..])
-        };
-        let (scope, metric) = match left.rsplit_once(':') {
-            Some((s, m)) if !s.is_empty() => (Some(s.to_string()), m),
-            Some((_, _)) => {
-                return Err(format!("'{text}' has an empty scope before ':': {SYNTAX}"));
-            }
-            None => (None, left),
-        };
+        let Parts {
+            scope,
+            metric,
+            cmp,
+            value,
+        } = parts(text, &compact, "<, <=, >, >=", SYNTAX)?;
         if metric.is_empty() {
             return Err(format!("'{text}' names no metric: {SYNTAX}"));
         }
@@ -847,28 +870,12 @@ impl FailIf {
 impl ChangeRule {
     pub fn parse(text: &str) -> Result<ChangeRule, String> {
         let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
-        let at = compact
-            .find(['<', '>'])
-            .ok_or_else(|| format!("'{text}' has no comparison (< or >): {CHANGE_SYNTAX}"))?;
-        let (left, rest) = compact.split_at(at);
-        let (cmp, value) = if let Some(v) = rest.strip_prefix("<=") {
-            (Cmp::Le, v)
-        } else if let Some(v) = rest.strip_prefix(">=") {
-            (Cmp::Ge, v)
-        } else if let Some(v) = rest.strip_prefix('<') {
-            (Cmp::Lt, v)
-        } else {
-            (Cmp::Gt, &rest[1..])
-        };
-        let (scope, metric) = match left.rsplit_once(':') {
-            Some((s, m)) if !s.is_empty() => (Some(s.to_string()), m),
-            Some(_) => {
-                return Err(format!(
-                    "'{text}' has an empty scope before ':': {CHANGE_SYNTAX}"
-                ));
-            }
-            None => (None, left),
-        };
+        let Parts {
+            scope,
+            metric,
+            cmp,
+            value,
+        } = parts(text, &compact, "< or >", CHANGE_SYNTAX)?;
         let (clock, stat) = match metric.strip_prefix("service.") {
             Some(s) => (Clock::Service, s),
             None => (Clock::Intended, metric),
