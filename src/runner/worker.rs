@@ -790,7 +790,14 @@ impl Phase<'_> {
             _ = until_deadline => None,
             due = ready => Some(Some(due)),
         };
-        self.waited(from, Waited::Pause);
+        // The pause is the wait for the user's due time: none for a user
+        // already due when asked for, and the wake-up's lateness after it
+        // is no pause either.
+        let paused = match due {
+            Some(Some(at)) => at.saturating_duration_since(from).min(from.elapsed()),
+            _ => from.elapsed(),
+        };
+        self.count_wait(paused, Waited::Pause);
         due
     }
 
@@ -798,7 +805,11 @@ impl Phase<'_> {
     /// time or in a pause. The server sees the worker's backend idle then,
     /// and its report reads that against these sums.
     fn waited(&self, from: Instant, what: Waited) {
-        let d = from.elapsed();
+        self.count_wait(from.elapsed(), what);
+    }
+
+    /// Counts `d` as waited by design (see [`Self::waited`]).
+    fn count_wait(&self, d: Duration, what: Waited) {
         self.stats().common(|c| match what {
             Waited::Schedule => c.schedule_wait += d,
             Waited::Pause => c.pause_wait += d,

@@ -512,7 +512,16 @@ fn build_run(spec: &'static Spec, s: &Settings) -> Result<Box<dyn Workload>> {
             // (clause 2.4.2.3): not an error, and no row of the tables is
             // missing.
             missing_label: MISSING_LABEL,
-            pauses: t.wait.then(pause_words),
+            // Without keying and think times a worker still waits when
+            // no terminal is free (fewer terminals than workers).
+            pauses: Some(if t.wait {
+                pause_words()
+            } else {
+                PauseWords {
+                    what: "a free terminal".to_string(),
+                    flag: "--terminals".to_string(),
+                }
+            }),
             terminals: Some(u64::from(count)),
             reads_after_run: true,
             ..Facts::new(spec, name("warehouse"))
