@@ -133,18 +133,30 @@ impl fmt::Display for Slo {
 /// Why a criterion is written wrong, and how to write it.
 const SYNTAX: &str = "write [SCOPE:]METRIC OP VALUE, e.g. p99<10ms, new-order:p90<5s, service.p99.9<50ms, errors<0.1%, throughput>=5000/s (see docs/slo.md)";
 
+/// The items of a comma-separated list, each parsed by `one`; at least
+/// one (`what` names an item, `syntax` the form, for the message).
+fn comma_list<T>(
+    list: &str,
+    one: fn(&str) -> Result<T, String>,
+    what: &str,
+    syntax: &str,
+) -> Result<Vec<T>, String> {
+    let items = list
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(one)
+        .collect::<Result<Vec<_>, _>>()?;
+    if items.is_empty() {
+        return Err(format!("'{list}' names no {what}: {syntax}"));
+    }
+    Ok(items)
+}
+
 impl Slo {
     /// Parses a comma-separated list of criteria.
     pub fn parse(list: &str) -> Result<Slo, String> {
-        let criteria = list
-            .split(',')
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .map(Criterion::parse)
-            .collect::<Result<Vec<_>, _>>()?;
-        if criteria.is_empty() {
-            return Err(format!("'{list}' names no criterion: {SYNTAX}"));
-        }
+        let criteria = comma_list(list, Criterion::parse, "criterion", SYNTAX)?;
         Ok(Slo { criteria })
     }
 
@@ -854,15 +866,7 @@ const CHANGE_SYNTAX: &str = "write [SCOPE:]METRIC OP CHANGE%, e.g. p99>+10%, thr
 
 impl FailIf {
     pub fn parse(list: &str) -> Result<FailIf, String> {
-        let rules = list
-            .split(',')
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .map(ChangeRule::parse)
-            .collect::<Result<Vec<_>, _>>()?;
-        if rules.is_empty() {
-            return Err(format!("'{list}' names no rule: {CHANGE_SYNTAX}"));
-        }
+        let rules = comma_list(list, ChangeRule::parse, "rule", CHANGE_SYNTAX)?;
         Ok(FailIf { rules })
     }
 }
