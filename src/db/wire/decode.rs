@@ -164,7 +164,10 @@ fn error_fields(body: &[u8], error: bool) -> Result<(), WireError> {
             break;
         }
         let value = b.cstr()?;
-        code |= kind == b'C' && !value.is_empty();
+        // The last SQLSTATE field is the one `parse_error` keeps.
+        if kind == b'C' {
+            code = !value.is_empty();
+        }
     }
     if !b.0.is_empty() {
         return Err(WireError::Protocol(

@@ -373,8 +373,10 @@ proptest! {
 /// Bodies that are not what their type says, each refused by framing.
 #[test]
 fn bodies_that_are_not_what_their_type_says_are_refused() {
-    let cases: [(u8, &[u8]); 8] = [
+    let cases: [(u8, &[u8]); 9] = [
         (b'E', b"SERROR\0C42000\0"),
+        // A second, empty SQLSTATE: the parser keeps the last one.
+        (b'E', b"CA\0C\0\0"),
         (b'E', b"SERROR\0Mno code\0\0"),
         (b'E', b"C42000\0\0x"),
         (b'N', b"C\xff\0\0"),
