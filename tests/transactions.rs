@@ -271,6 +271,16 @@ async fn serializable_conflicts_are_retried_and_no_transaction_is_lost_or_counte
     let (r, s) = run_args(&sb, &["-o", "oltp-prepare", "-r", "20"]).await;
     assert!(r.succeeded(), "{s}");
     let (_, _, _, ins0) = server_counts(&c).await;
+    // Two workers can also deadlock on the hot rows, and the server finds
+    // that only after deadlock_timeout (1 s by default): on a loaded
+    // machine a 2 s run could then end with its retries still under way
+    // and no transaction retried to the end.
+    for sql in [
+        "alter system set deadlock_timeout = '50ms'",
+        "select pg_reload_conf()",
+    ] {
+        c.batch_execute(sql).await.unwrap();
+    }
     // 20 rows, 4 workers, every transaction writes four of them.
     let (r, s) = run_args(
         &sb,
@@ -282,7 +292,7 @@ async fn serializable_conflicts_are_retried_and_no_transaction_is_lost_or_counte
             "-t",
             "4",
             "--time",
-            "2s",
+            "3s",
             "--isolation",
             "serializable",
         ],
