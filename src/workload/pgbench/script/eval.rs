@@ -353,6 +353,19 @@ pub fn eval(e: &Expr, env: &mut Env<'_>) -> Result<Value, EvalError> {
         Expr::Bin(op, a, b) => {
             let a = eval(a, env)?;
             let b = eval(b, env)?;
+            // The common case without the general path's conversions: two
+            // integers that add, subtract or multiply without overflow.
+            if let (Value::Int(x), Value::Int(y)) = (a, b) {
+                let r = match op {
+                    BinOp::Add => x.checked_add(y),
+                    BinOp::Sub => x.checked_sub(y),
+                    BinOp::Mul => x.checked_mul(y),
+                    _ => None,
+                };
+                if let Some(r) = r {
+                    return Ok(Value::Int(r));
+                }
+            }
             binary(*op, a, b)
         }
         Expr::Not(a) => match eval(a, env)? {
@@ -396,6 +409,15 @@ pub fn eval(e: &Expr, env: &mut Env<'_>) -> Result<Value, EvalError> {
             }
             eval(otherwise, env)
         }
+        // The builtins' draw, its bounds folded (see [`fold`]): checked
+        // as `call` checks them, without going through it.
+        Expr::Func(Func::Random, args)
+            if let [Expr::Const(Value::Int(lb)), Expr::Const(Value::Int(ub))] = args.as_slice()
+                && lb <= ub
+                && (*ub as i128 - *lb as i128) < i64::MAX as i128 =>
+        {
+            Ok(Value::Int(env.rng.random_range(*lb..=*ub)))
+        }
         Expr::Func(f, args) => call(*f, args, env),
         Expr::Zipf(args, site) => {
             let (lb, ub) = bounds(eval(&args[0], env)?, eval(&args[1], env)?)?;
@@ -430,6 +452,69 @@ pub fn eval(e: &Expr, env: &mut Env<'_>) -> Result<Value, EvalError> {
             );
             Ok(v)
         }
+    }
+}
+
+/// `e` with what cannot change during a run worked out once, for one
+/// client: a variable that no command sets and that has a value becomes
+/// that value (`known`), and an operator (`+`, `=`, `AND`, `NOT`, `IS`,
+/// …) whose operands are all constants becomes its result. The builtins'
+/// `random(1, 100000 * :scale)` thus multiplies once per client, not per
+/// transaction. Functions are never folded (the random ones draw, and
+/// `debug` writes), nor is an operator whose evaluation fails: it stays,
+/// to fail at run time with the same message as without folding.
+pub fn fold(e: &Expr, known: &dyn Fn(usize) -> Option<Value>) -> Expr {
+    let f = |e: &Expr| Box::new(fold(e, known));
+    let folded = match e {
+        Expr::Const(v) => return Expr::Const(*v),
+        Expr::Var(slot) => return known(*slot).map_or(Expr::Var(*slot), Expr::Const),
+        Expr::Bin(op, a, b) => Expr::Bin(*op, f(a), f(b)),
+        Expr::Not(a) => Expr::Not(f(a)),
+        Expr::BitNot(a) => Expr::BitNot(f(a)),
+        Expr::And(a, b) => Expr::And(f(a), f(b)),
+        Expr::Or(a, b) => Expr::Or(f(a), f(b)),
+        Expr::Is(a, test, negated) => Expr::Is(f(a), *test, *negated),
+        Expr::Case(arms, otherwise) => {
+            let arms = arms
+                .iter()
+                .map(|(c, v)| (fold(c, known), fold(v, known)))
+                .collect();
+            return Expr::Case(arms, f(otherwise));
+        }
+        Expr::Func(func, args) => {
+            return Expr::Func(*func, args.iter().map(|a| fold(a, known)).collect());
+        }
+        Expr::Zipf(args, site) => {
+            let [a, b, c] = &**args;
+            return Expr::Zipf(
+                Box::new([fold(a, known), fold(b, known), fold(c, known)]),
+                *site,
+            );
+        }
+        Expr::Debug(a) => return Expr::Debug(f(a)),
+    };
+    let constant = |e: &Expr| matches!(e, Expr::Const(_));
+    let operands_constant = match &folded {
+        Expr::Bin(_, a, b) | Expr::And(a, b) | Expr::Or(a, b) => constant(a) && constant(b),
+        Expr::Not(a) | Expr::BitNot(a) | Expr::Is(a, ..) => constant(a),
+        _ => false,
+    };
+    if !operands_constant {
+        return folded;
+    }
+    // Constants only, and none of these operators draws or reads a
+    // variable: the environment is never touched.
+    let mut rng = <SmallRng as rand::SeedableRng>::seed_from_u64(0);
+    let mut env = Env {
+        vars: &[],
+        names: &[],
+        rng: &mut rng,
+        zipf: &mut [],
+        debug_at: "",
+    };
+    match eval(&folded, &mut env) {
+        Ok(v) => Expr::Const(v),
+        Err(_) => folded,
     }
 }
 
@@ -892,19 +977,25 @@ mod tests {
     use crate::workload::pgbench::script::expr::parse_expr;
     use rand::SeedableRng;
 
-    /// Evaluates `text` with the variables `:x` = 5, `:s` = "abc" and
-    /// `:default_seed` = 0.
-    fn ev(text: &str) -> Result<Value, String> {
-        let mut names = vec!["x".to_string(), "s".to_string(), "default_seed".to_string()];
-        let mut intern = |n: &str, _at: usize| match names.iter().position(|x| x == n) {
+    /// A variable's slot by its name, new names added to `names`.
+    fn interner(names: &mut Vec<String>) -> impl FnMut(&str, usize) -> usize + '_ {
+        |n: &str, _at: usize| match names.iter().position(|x| x == n) {
             Some(i) => i,
             None => {
                 names.push(n.to_string());
                 names.len() - 1
             }
-        };
+        }
+    }
+
+    /// Evaluates `text` with the variables `:x` = 5, `:s` = "abc" and
+    /// `:default_seed` = 0, both as written and folded for those values
+    /// (every test of the language is also one of [`fold`]: the two must
+    /// agree, errors included).
+    fn ev(text: &str) -> Result<Value, String> {
+        let mut names = vec!["x".to_string(), "s".to_string(), "default_seed".to_string()];
         let mut sites = 0;
-        let e = parse_expr(text, 0, text.len(), &mut intern, &mut sites)
+        let e = parse_expr(text, 0, text.len(), &mut interner(&mut names), &mut sites)
             .map_err(|e| format!("parse: {}", e.message))?;
         let mut vars = vec![
             Var::Value(Value::Int(5)),
@@ -912,16 +1003,67 @@ mod tests {
             Var::Value(Value::Int(0)),
         ];
         vars.resize_with(names.len(), || Var::Unset);
-        let mut rng = SmallRng::seed_from_u64(1);
-        let mut zipf = vec![None; sites];
-        let mut env = Env {
-            vars: &vars,
-            names: &names,
-            rng: &mut rng,
-            zipf: &mut zipf,
-            debug_at: "test",
+        let folded = fold(&e, &|slot| vars.get(slot).and_then(|v| v.value().ok()));
+        let run = |e: &Expr| {
+            let mut rng = SmallRng::seed_from_u64(1);
+            let mut zipf = vec![None; sites];
+            let mut env = Env {
+                vars: &vars,
+                names: &names,
+                rng: &mut rng,
+                zipf: &mut zipf,
+                debug_at: "test",
+            };
+            eval(e, &mut env).map_err(|e| e.0)
         };
-        eval(&e, &mut env).map_err(|e| e.0)
+        let plain = run(&e);
+        let same = |a: &Result<Value, String>, b: &Result<Value, String>| match (a, b) {
+            // NaN is not equal to itself.
+            (Ok(Value::Double(x)), Ok(Value::Double(y))) => x.to_bits() == y.to_bits(),
+            _ => a == b,
+        };
+        let after = run(&folded);
+        assert!(same(&plain, &after), "{text}: {plain:?}, folded {after:?}");
+        plain
+    }
+
+    #[test]
+    fn folding_works_out_constants_and_unchanging_variables_once() {
+        let mut names = vec!["scale".to_string()];
+        let mut sites = 0;
+        let text = "random(1, 100000 * :scale) + (2 * 3 > 5 AND NOT false)";
+        let e = parse_expr(text, 0, text.len(), &mut interner(&mut names), &mut sites);
+        // A function is never folded, so neither is the sum.
+        let Ok(e) = e else {
+            panic!("parse");
+        };
+        let known = |slot: usize| (slot == 0).then_some(Value::Int(10));
+        let Expr::Bin(BinOp::Add, random, cond) = fold(&e, &known) else {
+            panic!("not a sum");
+        };
+        assert_eq!(*cond, Expr::Const(Value::Bool(true)));
+        assert_eq!(
+            *random,
+            Expr::Func(
+                Func::Random,
+                vec![
+                    Expr::Const(Value::Int(1)),
+                    Expr::Const(Value::Int(1_000_000))
+                ]
+            )
+        );
+        // A variable not known stays; an operator that fails stays too.
+        let e = parse_expr(
+            ":other * 2 + 1 / 0",
+            0,
+            18,
+            &mut interner(&mut names),
+            &mut sites,
+        );
+        let Ok(e) = e else {
+            panic!("parse");
+        };
+        assert_eq!(fold(&e, &known), e);
     }
 
     fn int(text: &str) -> i64 {

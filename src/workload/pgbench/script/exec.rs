@@ -28,7 +28,8 @@ use rand::SeedableRng;
 use rand::rngs::SmallRng;
 
 use super::bind::write_literal;
-use super::eval::{Env, Value, VarError, eval, parse_text_value, sleep_amount};
+use super::eval::{Env, Value, VarError, eval, fold, parse_text_value, sleep_amount};
+use super::expr::Expr;
 use super::parse::{Command, Program, SleepAmount, Sql, TxnEffect};
 use crate::db::wire::{Param, Protocol, Rows, Stmt, WireConn, WireError};
 use crate::error::{Error, Result};
@@ -92,6 +93,13 @@ pub struct Interp {
     name_buf: String,
     /// The rows of a `\gset` or `\aset` command, reused.
     rows: Rows,
+    /// The bound parameters' vector, kept empty between commands so that
+    /// its allocation is reused (see [`recycle`]).
+    bound: Vec<Param<'static>>,
+    /// Per script and command: the `\set` expression or `\if` condition
+    /// folded for this client's variables that no command changes (see
+    /// [`fold`]); None for the other commands.
+    folded: Vec<Vec<Option<Expr>>>,
 }
 
 impl Interp {
@@ -101,6 +109,7 @@ impl Interp {
             super::query_class(name).unwrap_or("other")
         });
         let n = program.max_params;
+        let folded = fold_program(&program, &vars);
         Interp {
             zipf: vec![None; program.zipf_sites],
             statements: Vec::new(),
@@ -109,6 +118,8 @@ impl Interp {
             sql_buf: String::new(),
             name_buf: String::new(),
             rows: Rows::new(),
+            bound: Vec::with_capacity(n),
+            folded,
             program,
             vars,
             stats,
@@ -176,7 +187,15 @@ impl Interp {
         while pc < commands.len() {
             match &commands[pc] {
                 Command::Set { slot, expr, at } => {
-                    let v = match self.eval(expr, &mut rng, at) {
+                    let expr = folded_at(&self.folded, index, pc).unwrap_or(expr);
+                    let v = match Self::eval(
+                        expr,
+                        &self.vars,
+                        &program.names,
+                        &mut self.zipf,
+                        &mut rng,
+                        at,
+                    ) {
                         Ok(v) => v,
                         Err(e) => return Err(self.fail(conn, in_txn, e).await),
                     };
@@ -185,7 +204,15 @@ impl Interp {
                     }
                 }
                 Command::Test { cond, on_false, at } => {
-                    let holds = match self.eval(cond, &mut rng, at) {
+                    let cond = folded_at(&self.folded, index, pc).unwrap_or(cond);
+                    let holds = match Self::eval(
+                        cond,
+                        &self.vars,
+                        &program.names,
+                        &mut self.zipf,
+                        &mut rng,
+                        at,
+                    ) {
                         Ok(v) => v.truth(),
                         Err(e) => return Err(self.fail(conn, in_txn, e).await),
                     };
@@ -302,12 +329,21 @@ impl Interp {
         e
     }
 
-    fn eval(&mut self, e: &super::expr::Expr, rng: &mut SmallRng, at: &str) -> Result<Value> {
+    /// Evaluates `e`, which may be borrowed from `self.folded` (hence
+    /// the fields one by one).
+    fn eval(
+        e: &Expr,
+        vars: &[Var],
+        names: &[String],
+        zipf: &mut [Option<ZipfSampler>],
+        rng: &mut SmallRng,
+        at: &str,
+    ) -> Result<Value> {
         let mut env = Env {
-            vars: &self.vars,
-            names: &self.program.names,
+            vars,
+            names,
             rng,
-            zipf: &mut self.zipf,
+            zipf,
             debug_at: at,
         };
         eval(e, &mut env).map_err(|err| Error::script(format!("{at}: {err}")))
@@ -407,19 +443,15 @@ impl Interp {
             Protocol::Extended
         };
         self.bind_params(sql)?;
-        let params = bound(&self.params, &self.nulls, sql.params.len());
+        let mut params = recycle(std::mem::take(&mut self.bound));
+        bound(&self.params, &self.nulls, sql.params.len(), &mut params);
+        let rows = sql.into.as_ref().map(|_| &mut self.rows);
+        let answer = conn.run(protocol, &sql.prepared, st, &params, rows).await;
+        self.bound = recycle(params);
+        let answer = answer.map_err(fail)?;
         let Some(into) = &sql.into else {
-            let answer = conn
-                .run(protocol, &sql.prepared, st, &params, None)
-                .await
-                .map_err(fail)?;
             return Ok(answer.affected.max(answer.rows));
         };
-        let answer = conn
-            .run(protocol, &sql.prepared, st, &params, Some(&mut self.rows))
-            .await
-            .map_err(fail)?;
-        drop(params);
         self.store_rows(sql, into)?;
         Ok(answer.rows)
     }
@@ -459,13 +491,14 @@ impl Interp {
         let fail = |e| Error::wire(format!("{} ({})", sql.at, short(&sql.text)), e);
         let st = self.statement_for(conn, script, pc, sql).await?;
         self.bind_params(sql)?;
-        let params = bound(&self.params, &self.nulls, sql.params.len());
-        match st {
+        let mut params = recycle(std::mem::take(&mut self.bound));
+        bound(&self.params, &self.nulls, sql.params.len(), &mut params);
+        let queued = match st {
             Some(st) => conn.queue(st, &params),
             None => conn.queue_unnamed(&sql.prepared, &params, false),
-        }
-        .map_err(fail)?;
-        drop(params);
+        };
+        self.bound = recycle(params);
+        queued.map_err(fail)?;
         self.stats.record(sql.stat, began.elapsed());
         Ok(())
     }
@@ -598,15 +631,79 @@ fn gset_slot(program: &Program, name: &str, sql: &Sql) -> Result<Option<usize>> 
     Ok(program.slot(name))
 }
 
-/// The first `n` parameters as bound: text, as pgbench binds them (the
-/// server reads each as its parameter's type), or NULL.
-fn bound<'a>(texts: &'a [String], nulls: &[bool], n: usize) -> Vec<Param<'a>> {
-    (0..n)
-        .map(|i| match (nulls.get(i), texts.get(i)) {
-            (Some(false), Some(t)) => Param::Text(t),
-            _ => Param::Null,
+/// The first `n` parameters as bound, into `out`: text, as pgbench binds
+/// them (the server reads each as its parameter's type), or NULL.
+fn bound<'a>(texts: &'a [String], nulls: &[bool], n: usize, out: &mut Vec<Param<'a>>) {
+    out.extend((0..n).map(|i| match (nulls.get(i), texts.get(i)) {
+        (Some(false), Some(t)) => Param::Text(t),
+        _ => Param::Null,
+    }));
+}
+
+/// `v` emptied, its elements' borrows of another lifetime: the standard
+/// library collects a vector's own iterator in place when the elements
+/// keep their size, so the allocation goes on from command to command
+/// (were that ever not so, this would only allocate again, as before).
+fn recycle<'b>(mut v: Vec<Param<'_>>) -> Vec<Param<'b>> {
+    v.clear();
+    v.into_iter().map(|_| Param::Null).collect()
+}
+
+/// Whose variables a command may change: the target of a `\set`, and
+/// every variable a `\gset` or `\aset` could name (each one whose name
+/// starts with its prefix, as the columns are only known at run time).
+fn changed_slots(program: &Program) -> Vec<bool> {
+    let mut changed = vec![false; program.names.len()];
+    for c in program.scripts.iter().flat_map(|s| &s.commands) {
+        match c {
+            Command::Set { slot, .. } => {
+                if let Some(x) = changed.get_mut(*slot) {
+                    *x = true;
+                }
+            }
+            Command::Sql(Sql {
+                into: Some(into), ..
+            }) => {
+                for (x, name) in changed.iter_mut().zip(&program.names) {
+                    *x |= name.starts_with(into.prefix.as_str());
+                }
+            }
+            _ => {}
+        }
+    }
+    changed
+}
+
+/// Each `\set` expression and `\if` condition of `program` folded for a
+/// client whose variables start as `vars` (see [`fold`]): a variable no
+/// command changes keeps its first value for the whole run.
+fn fold_program(program: &Program, vars: &[Var]) -> Vec<Vec<Option<Expr>>> {
+    let changed = changed_slots(program);
+    let known = |slot: usize| {
+        if changed.get(slot).copied().unwrap_or(true) {
+            return None;
+        }
+        vars.get(slot).and_then(|v| v.value().ok())
+    };
+    program
+        .scripts
+        .iter()
+        .map(|s| {
+            s.commands
+                .iter()
+                .map(|c| match c {
+                    Command::Set { expr, .. } => Some(fold(expr, &known)),
+                    Command::Test { cond, .. } => Some(fold(cond, &known)),
+                    _ => None,
+                })
+                .collect()
         })
         .collect()
+}
+
+/// The folded expression of command `pc` of script `script`, if any.
+fn folded_at(folded: &[Vec<Option<Expr>>], script: usize, pc: usize) -> Option<&Expr> {
+    folded.get(script)?.get(pc)?.as_ref()
 }
 
 /// The start of a statement, for error messages.
@@ -617,5 +714,47 @@ fn short(text: &str) -> String {
         s.chars().take(59).collect::<String>() + "…"
     } else {
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::pgbench::script::parse::Compiler;
+
+    fn program(text: &str) -> Program {
+        let mut c = Compiler::new();
+        // As -D gives them: read by the script, set by none of it.
+        for name in ["b", "c", "pfx_y", "pfyx"] {
+            c.define(name);
+        }
+        c.add("t", "t.sql", text, 1).unwrap();
+        c.finish().unwrap()
+    }
+
+    fn changed(p: &Program, name: &str) -> bool {
+        changed_slots(p)[p.slot(name).unwrap()]
+    }
+
+    #[test]
+    fn a_set_and_every_name_a_gset_prefix_could_make_are_changed() {
+        let p = program(
+            "\\set a :b + 1\n\
+             select :c, :pfx_y, :pfyx;\n\
+             select * from t \\gset pfx_\n",
+        );
+        assert!(changed(&p, "a"), "the target of a \\set");
+        assert!(!changed(&p, "b"), "only read");
+        assert!(!changed(&p, "c"), "only read");
+        assert!(changed(&p, "pfx_y"), "a \\gset pfx_ of columns not known");
+        assert!(!changed(&p, "pfyx"), "does not start with the prefix");
+    }
+
+    #[test]
+    fn an_aset_without_a_prefix_may_change_every_variable() {
+        let p = program("\\set a :b + 1\nselect :c;\nselect 1 as x \\aset\n");
+        for name in ["a", "b", "c"] {
+            assert!(changed(&p, name), "{name}");
+        }
     }
 }
