@@ -784,6 +784,7 @@ fn run_settings(cli: &Cli, w: &Settings) -> Result<RunSettings> {
         statement_timeout: cli.statement_timeout.filter(|d| !d.is_zero()),
         nontransactional: cli.nontransactional,
         reconnect: cli.reconnect,
+        pictures: cli.graph,
         pipeline: pipeline_depth(cli, w.protocol)?,
         slo: cli.slo.clone().map(std::sync::Arc::new),
         slo_abort: cli.slo_abort,

@@ -288,6 +288,7 @@ fn work<O: Operation>(
     let keep = Keep {
         service: pace.rate.is_some() || pace.queued,
         per_row: pace.spec.is_load(),
+        pictures: plan.pictures,
     };
     let type_count = pace.types.len();
     let (len, run_time, seed) = (pace.interval, pace.run_time, plan.seed);

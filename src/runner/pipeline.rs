@@ -247,7 +247,11 @@ impl Phase<'_> {
     /// Queues again the first failed unit whose backoff has passed, on the
     /// connection it failed on; one whose connection was since replaced
     /// ends with its error. False when none was due.
-    pub(super) fn start_retry(&mut self, lane: &mut Lane, now: Instant) -> bool {
+    pub(super) fn start_retry(&mut self, lane: &mut Lane) -> bool {
+        if lane.retries.is_empty() {
+            return false;
+        }
+        let now = Instant::now();
         let Some(i) = lane.retries.iter().position(|f| f.not_before <= now) else {
             return false;
         };
@@ -290,7 +294,7 @@ impl Phase<'_> {
             let conn = self.session.number();
             let sent = Instant::now();
             let (res, tries, cancelled, attempt) =
-                self.execute_with_retries(op, h.ty, deadline).await;
+                self.execute_with_retries(op, h.ty, sent, deadline).await;
             // Its statements' times, retries' and failures' included.
             self.rec
                 .statements_done(self.measured, op.statement_times());

@@ -203,7 +203,9 @@ impl ThreadRecorder {
             return;
         }
         r.measured.of(ty).record_kept(timing, outcome, keep);
-        if let Some(start) = r.start {
+        if keep.pictures
+            && let Some(start) = r.start
+        {
             // As the intervals count them: a unit in flight at a timed
             // run's end counts at its end, not in a sliver after it.
             let mut since = nanos(end.saturating_duration_since(start));
@@ -317,6 +319,7 @@ mod tests {
         let keep = Keep {
             service: false,
             per_row: false,
+            pictures: true,
         };
         let rec = ThreadRecorder::new(0, 3, 1, keep, 1, plan(tx));
         let start = Instant::now();
@@ -369,12 +372,45 @@ mod tests {
         assert_eq!(figs.iter().map(|f| f.total.ops).sum::<u64>(), 300);
     }
 
+    /// Without pictures to draw, no unit goes into the scatter sample or
+    /// the timeline; the statistics and intervals count it all the same.
+    #[tokio::test]
+    async fn without_pictures_the_samples_of_the_pictures_stay_empty() {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let keep = Keep {
+            service: false,
+            per_row: false,
+            pictures: false,
+        };
+        let rec = ThreadRecorder::new(0, 1, 1, keep, 1, plan(tx));
+        let start = Instant::now();
+        rec.begin(start);
+        for i in 1..=50u64 {
+            let d = Duration::from_micros(i);
+            let o = Outcome {
+                rows: 1,
+                missing: 0,
+            };
+            rec.unit_done(true, 0, 0, start + d, Timing::unscheduled(d), o, false);
+        }
+        let out = rec.finish();
+        assert_eq!(out.stats.total().ops, 50);
+        assert!(out.scatter.points().is_empty());
+        assert!(out.timeline.is_empty());
+        drop(rec);
+        let (_, no_end) = tokio::sync::oneshot::channel();
+        let len = Duration::from_secs(1);
+        let figs = intervals::collect(rx, 1, 1, start, len, None, None, no_end, None).await;
+        assert_eq!(figs.iter().map(|f| f.total.ops).sum::<u64>(), 50);
+    }
+
     #[tokio::test]
     async fn statement_times_of_the_warmup_are_dropped_and_the_rest_moved_once() {
         let (tx, _rx) = mpsc::unbounded_channel();
         let keep = Keep {
             service: false,
             per_row: false,
+            pictures: false,
         };
         let rec = ThreadRecorder::new(0, 2, 1, keep, 1, plan(tx));
         let names = ["select", "update", "commit"];

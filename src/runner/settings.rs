@@ -70,6 +70,9 @@ pub struct RunSettings {
     pub nontransactional: bool,
     /// A new connection per unit (pgbench -C).
     pub reconnect: bool,
+    /// Pictures are drawn (`--graph`): only they use the scatter sample
+    /// and the fine timeline, so only then are they recorded per unit.
+    pub pictures: bool,
     /// Units in flight per connection (`--pipeline`) for the workloads
     /// that can pipeline; 1 sends each unit alone.
     pub pipeline: usize,

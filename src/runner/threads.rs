@@ -1,17 +1,18 @@
 //! Where the workers run: a few OS threads, each driving its own
 //! single-threaded tokio runtime, rather than the shared work-stealing one.
 //!
-//! tokio-postgres drives every connection from a task of its own, so each
-//! query is two wake-ups: the worker wakes its connection's task to send,
-//! and that task wakes the worker when the answer is in. On a work-stealing
-//! runtime the two tasks often sit on different threads, and each wake-up
-//! across threads is a futex call and a context switch; on a 2-core machine
-//! that made ysql-bench spend about 15% more CPU per select than with all
-//! tasks on one thread (bench/RESULTS.md). Here a worker and the connection
-//! it opens share one thread for the whole operation, the way each of
-//! pgbench's `-j` threads owns its connections; workers are dealt round
-//! robin over as many threads as there are cores, so a large `--threads`
-//! still uses every core.
+//! A worker reads and writes its connection itself (the lean driver has
+//! no connection task). This layout was made for tokio-postgres, whose
+//! connection task made each query two wake-ups: the worker woke its
+//! connection's task to send, and that task woke the worker when the
+//! answer was in. On a work-stealing runtime the two tasks often sat on
+//! different threads, and each wake-up across threads is a futex call and
+//! a context switch; on a 2-core machine that cost 17.6 µs of CPU per
+//! select against 14.2 µs with all tasks on one thread (bench/RESULTS.md).
+//! Here a worker and the connection it opens share one thread for the
+//! whole operation, the way each of pgbench's `-j` threads owns its
+//! connections; workers are dealt round robin over as many threads as
+//! there are cores, so a large `--threads` still uses every core.
 //!
 //! A connection's task lives on the runtime where the connection was
 //! opened, and dies with it: the runner drops idle pooled connections
@@ -19,11 +20,21 @@
 //! replaces the ones left closed when these runtimes end.
 //!
 //! The futures are built on their thread, from parts that are `Send`, and
-//! run there on a `LocalSet`: so they need not be `Send` themselves, and
-//! the workers of a thread can share state made on it without a lock (the
-//! runner's per-thread recorder, `recorder.rs`). Each thread also makes
-//! one value of its own before its futures start, and hands back a result
-//! of its own once they have all ended.
+//! run there as tasks of a `LocalSet`: so they need not be `Send`
+//! themselves, and the workers of a thread can share state made on it
+//! without a lock (the runner's per-thread recorder, `recorder.rs`). Each
+//! thread also makes one value of its own before its futures start, and
+//! hands back a result of its own once they have all ended.
+//!
+//! Why tasks, and not one future polling them all: in issue 24 the
+//! workers were once polled in the thread's main future (a
+//! `FuturesUnordered`, no `LocalSet`). That cut the first-level
+//! instruction-cache misses of a one-connection select by about a fifth,
+//! but the workers then shared one cooperative-scheduling budget per poll
+//! of that future instead of one each; with 512 pipelined TLS workers per
+//! thread (`--pipeline 8`, 1024 connections) throughput fell from about
+//! 81k to 33k queries/s and 113 workers never ended after the stop. Back
+//! on tasks, the same point runs at 81k queries/s again.
 
 use std::future::Future;
 use std::sync::Arc;

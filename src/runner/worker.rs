@@ -377,7 +377,7 @@ impl Phase<'_> {
             return true;
         }
         // A failed unit's next try takes the place it had.
-        while self.start_retry(lane, Instant::now()) {}
+        while self.start_retry(lane) {}
         while lane.has_room() {
             if self.stop.is_set() || lane.left == Some(0) {
                 return false;
@@ -641,7 +641,11 @@ impl Phase<'_> {
         out: &mut WorkerOutput,
     ) {
         let (ty, end, timing) = (unit.ty, unit.end, unit.timing());
-        self.rows_done.fetch_add(outcome.rows, Ordering::Relaxed);
+        // Only a load's progress bar reads the shared count: for queries it
+        // would be one cache line written by every thread per unit.
+        if self.pace.spec.is_load() {
+            self.rows_done.fetch_add(outcome.rows, Ordering::Relaxed);
+        }
         out.rows += outcome.rows;
         let late = self.pace.latency_limit.is_some_and(|l| timing.latency > l);
         if late {
@@ -816,14 +820,15 @@ impl Phase<'_> {
         });
     }
 
-    /// Sends the staged unit, trying it again after a failure the retry
-    /// policy names (`--retry-on`, `--max-tries`); returns the result, the
+    /// Sends the staged unit (at `sent`), trying it again after a failure
+    /// the retry policy names (`--retry-on`, `--max-tries`); returns the result, the
     /// number of tries, whether (and why) a long unit was cancelled on the
     /// server, and when the last try began.
     pub(super) async fn execute_with_retries<O: Operation>(
         &mut self,
         op: &mut O,
         ty: usize,
+        sent: Instant,
         deadline: Option<Instant>,
     ) -> (
         Result<crate::workload::Outcome>,
@@ -834,7 +839,9 @@ impl Phase<'_> {
         let mut tries = 0;
         loop {
             tries += 1;
-            let began = Instant::now();
+            // The first try begins as the unit is sent (one clock reading
+            // fewer per unit); a retry's after its backoff.
+            let began = if tries == 1 { sent } else { Instant::now() };
             let (res, cancelled) = if op.long_unit() {
                 Box::pin(self.execute_cancellable(op, deadline)).await
             } else {

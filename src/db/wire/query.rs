@@ -16,7 +16,6 @@
 use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use postgres_protocol::IsNull;
 use postgres_protocol::message::frontend;
 
 use super::decode::{Body, Rows, out_of_place, parse_error, row_names, tag_rows};
@@ -320,7 +319,8 @@ impl WireConn {
             )));
         };
         bind(&mut self.wbuf, &prepared.name, &prepared.types, params)?;
-        frontend::execute("", 0, &mut self.wbuf).map_err(encode_err)
+        execute_unnamed(&mut self.wbuf);
+        Ok(())
     }
 
     /// Queues `sql` as an unnamed statement: Parse, Bind, Describe (for
@@ -588,40 +588,79 @@ fn garbled(broken: &mut bool, e: WireError) -> WireError {
 }
 
 /// Writes a Bind of statement `name` (declared parameter types `types`,
-/// empty for an unnamed one) with `params`, results in text.
+/// empty for an unnamed one) with `params`, results in text; nothing
+/// when a value cannot be sent.
+///
+/// Framed here rather than by `postgres_protocol::message::frontend::bind`:
+/// that one takes two iterators and a closure per value, and writes
+/// through `BufMut` with a length patched per value and per message. The
+/// Bind is on every unit's path, and the generic version cost about 500
+/// instructions and 50 first-level instruction-cache misses per query
+/// (callgrind, issue 24); this one writes the same bytes (the unit test
+/// below compares them) with a fraction of the code.
 fn bind(
     buf: &mut bytes::BytesMut,
     name: &str,
     types: &[u32],
     params: &[Param<'_>],
 ) -> Result<(), WireError> {
-    let oid = |i: usize| types.get(i).copied().unwrap_or(0);
     let mark = buf.len();
-    let bound = frontend::bind(
-        "",
-        name,
-        params
-            .iter()
-            .enumerate()
-            .map(|(i, p)| i16::from(binary(p, oid(i)))),
-        params.iter().enumerate(),
-        |(i, p), buf| match encode_param(p, oid(i), buf) {
-            Ok(true) => Ok(IsNull::No),
-            Ok(false) => Ok(IsNull::Yes),
-            Err(e) => Err(e.into()),
-        },
-        Some(0),
-        buf,
-    );
-    if let Err(e) = bound {
+    let written = write_bind(buf, name, types, params);
+    if written.is_err() {
         buf.truncate(mark);
-        let why = match e {
-            frontend::BindError::Conversion(e) => e.to_string(),
-            frontend::BindError::Serialization(e) => e.to_string(),
-        };
-        return Err(WireError::Unsupported(why));
     }
+    written
+}
+
+fn write_bind(
+    buf: &mut bytes::BytesMut,
+    name: &str,
+    types: &[u32],
+    params: &[Param<'_>],
+) -> Result<(), WireError> {
+    use bytes::BufMut;
+    let oid = |i: usize| types.get(i).copied().unwrap_or(0);
+    let count = i16::try_from(params.len())
+        .map_err(|_| WireError::Unsupported(format!("{} parameters are too many", params.len())))?;
+    let start = buf.len();
+    buf.reserve(16 + name.len() + 8 * params.len());
+    buf.put_u8(b'B');
+    buf.put_i32(0);
+    // The unnamed portal, then the statement.
+    buf.put_u8(0);
+    buf.put_slice(name.as_bytes());
+    buf.put_u8(0);
+    buf.put_i16(count);
+    for (i, p) in params.iter().enumerate() {
+        buf.put_i16(i16::from(binary(p, oid(i))));
+    }
+    buf.put_i16(count);
+    for (i, p) in params.iter().enumerate() {
+        let at = buf.len();
+        buf.put_i32(0);
+        let len = match encode_param(p, oid(i), buf) {
+            Ok(true) => length(buf.len() - at - 4)?,
+            Ok(false) => -1,
+            Err(e) => return Err(WireError::Unsupported(e)),
+        };
+        buf[at..at + 4].copy_from_slice(&len.to_be_bytes());
+    }
+    // One result format for every column: text.
+    buf.put_i16(1);
+    buf.put_i16(0);
+    let len = length(buf.len() - start - 1)?;
+    buf[start + 1..start + 5].copy_from_slice(&len.to_be_bytes());
     Ok(())
+}
+
+/// A length as the protocol writes it, or why it cannot be sent.
+fn length(n: usize) -> Result<i32, WireError> {
+    i32::try_from(n).map_err(|_| WireError::Unsupported("value too large to transmit".into()))
+}
+
+/// Writes an Execute of the unnamed portal, all its rows.
+fn execute_unnamed(buf: &mut bytes::BytesMut) {
+    buf.extend_from_slice(&[b'E', 0, 0, 0, 9, 0, 0, 0, 0, 0]);
 }
 
 /// `sql` with `$1`, `$2`, … replaced by `params` as literals (for the
@@ -680,6 +719,63 @@ pub(super) fn bind_for_test(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use postgres_protocol::IsNull;
+
+    /// The Bind and Execute written here are byte for byte those of
+    /// postgres_protocol's generic writers, for every kind of value.
+    #[test]
+    fn bind_and_execute_are_framed_as_the_protocol_crate_frames_them() {
+        use super::super::encode::{BOOL, FLOAT8, INT4, INT8, TEXT};
+        let params = [
+            Param::Int(7),
+            Param::Int(-3),
+            Param::Text("héllo"),
+            Param::Null,
+            Param::Bool(true),
+            Param::Float(2.5),
+            Param::Int(42),
+            Param::Ints(&[1, 2]),
+        ];
+        let types = [INT4, INT8, TEXT, INT4, BOOL, FLOAT8, 0];
+        for (name, types) in [("lean7", &types[..]), ("", &[][..])] {
+            let mut ours = bytes::BytesMut::new();
+            bind(&mut ours, name, types, &params).unwrap();
+            execute_unnamed(&mut ours);
+            let mut theirs = bytes::BytesMut::new();
+            let oid = |i: usize| types.get(i).copied().unwrap_or(0);
+            frontend::bind(
+                "",
+                name,
+                params
+                    .iter()
+                    .enumerate()
+                    .map(|(i, p)| i16::from(binary(p, oid(i)))),
+                params.iter().enumerate(),
+                |(i, p), buf| match encode_param(p, oid(i), buf) {
+                    Ok(true) => Ok(IsNull::No),
+                    Ok(false) => Ok(IsNull::Yes),
+                    Err(e) => Err(e.into()),
+                },
+                Some(0),
+                &mut theirs,
+            )
+            .map_err(|_| "postgres_protocol could not write the Bind")
+            .unwrap();
+            frontend::execute("", 0, &mut theirs).unwrap();
+            assert_eq!(&ours[..], &theirs[..], "statement {name:?}");
+        }
+    }
+
+    /// A value that cannot be sent leaves nothing queued.
+    #[test]
+    fn a_value_that_cannot_be_sent_writes_nothing() {
+        use super::super::encode::INT2;
+        let mut buf = bytes::BytesMut::from(&b"kept"[..]);
+        let err = bind(&mut buf, "s", &[INT2], &[Param::Int(1 << 20)]).unwrap_err();
+        assert!(err.to_string().contains("does not fit a smallint"), "{err}");
+        assert_eq!(&buf[..], b"kept");
+    }
 
     #[test]
     fn values_are_written_into_the_text_outside_quotes_and_identifiers() {

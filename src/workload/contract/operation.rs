@@ -16,9 +16,12 @@
 //! ([`Operation::queued_label`]) after others were staged.
 //!
 //! The runner drives a worker's operation through `Box<dyn DynOperation>`:
-//! one small allocation per executed unit for the boxed future, against
-//! tens of microseconds for the round trip, buys a registry without a
-//! closed enum.
+//! one allocation per executed unit for the boxed future buys a registry
+//! without a closed enum. It is not free (callgrind puts malloc and free
+//! at about 130 instructions and 11 instruction-cache misses of a
+//! one-connection select's ~6.5k and ~360, issue 24), but a generic worker
+//! loop per workload would have to be reached from the registry without
+//! the runner naming the workloads.
 
 use std::future::Future;
 use std::time::{Duration, Instant};
