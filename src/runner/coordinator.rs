@@ -303,7 +303,7 @@ fn work<O: Operation>(
             let seed = crate::workload::worker_seed(seed, slot, 6);
             let rec = ThreadRecorder::new(slot, workers, type_count, keep, seed, plan);
             let stop = ThreadStop::new(stop_flag.clone());
-            tokio::task::spawn_local(housekeeping(rec.clone(), stop.clone()));
+            tokio::spawn(housekeeping(rec.clone(), stop.clone()));
             ThreadShare { rec, stop }
         }),
         run: Box::new(|item: WorkerItem<O>, share: &ThreadShare| {

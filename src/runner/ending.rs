@@ -11,7 +11,6 @@
 //! all at once ([`ThreadStop`]), so a thousand idle workers cost one timer
 //! per thread, not a thousand.
 
-use std::rc::Rc;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -66,14 +65,14 @@ pub(super) async fn ending(stop: &AtomicBool, deadline: Option<Instant>) -> (End
 #[derive(Clone)]
 pub(super) struct ThreadStop {
     flag: Arc<AtomicBool>,
-    notify: Rc<Notify>,
+    notify: Arc<Notify>,
 }
 
 impl ThreadStop {
     pub(super) fn new(flag: Arc<AtomicBool>) -> Self {
         ThreadStop {
             flag,
-            notify: Rc::new(Notify::new()),
+            notify: Arc::new(Notify::new()),
         }
     }
 
@@ -137,22 +136,18 @@ mod tests {
     async fn a_waiting_worker_is_woken_by_the_look_after_the_flag_is_set() {
         let flag = Arc::new(AtomicBool::new(false));
         let stop = ThreadStop::new(flag.clone());
-        let local = tokio::task::LocalSet::new();
-        local
-            .run_until(async {
-                let waiter = {
-                    let stop = stop.clone();
-                    tokio::task::spawn_local(async move { ending_for(&stop, None).await.0 })
-                };
-                tokio::task::yield_now().await;
-                // Set from elsewhere (a signal handler): seen at the look.
-                flag.store(true, Ordering::Relaxed);
-                tokio::task::yield_now().await;
-                assert!(!waiter.is_finished());
-                stop.look();
-                assert_eq!(waiter.await.unwrap(), Ending::Stop);
-            })
-            .await;
+        // A current-thread runtime, as a worker thread's.
+        let waiter = {
+            let stop = stop.clone();
+            tokio::spawn(async move { ending_for(&stop, None).await.0 })
+        };
+        tokio::task::yield_now().await;
+        // Set from elsewhere (a signal handler): seen at the look.
+        flag.store(true, Ordering::Relaxed);
+        tokio::task::yield_now().await;
+        assert!(!waiter.is_finished());
+        stop.look();
+        assert_eq!(waiter.await.unwrap(), Ending::Stop);
     }
 
     #[tokio::test]

@@ -9,10 +9,11 @@
 //!
 //! The workers of one thread run on its single-threaded runtime and so
 //! never record at the same time. They share one [`ThreadRecorder`], made
-//! on the thread: an `Rc<RefCell<..>>`, not `Send`, with no lock. A record
-//! borrows it for the length of one call that cannot await (every method
-//! takes a closure or plain values), so a borrow never spans a suspension
-//! point and never meets another. Memory now follows the OS threads (at
+//! on the thread behind a lock (`Send`, as the runtime's tasks must be;
+//! see `threads.rs`) that is never waited for. A record holds it for the
+//! length of one call that cannot await (every method takes a closure or
+//! plain values), so it is never held across a suspension point and no
+//! other worker of the thread can be running meanwhile. Memory now follows the OS threads (at
 //! most the cores), not the connections, and every figure stays exact: a
 //! histogram counts the same values whichever worker recorded them, and
 //! the per-interval pieces are the thread's instead of each worker's.
@@ -34,8 +35,7 @@
 //! recorder on with the thread's clock and looks at the stop flag for all
 //! the thread's waiting workers, every [`STOP_LOOK`].
 
-use std::cell::RefCell;
-use std::rc::Rc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
@@ -87,9 +87,18 @@ struct Recorded {
 /// The measurements shared by the workers of one OS thread; cloned into
 /// each of them (a reference count, not a copy).
 #[derive(Clone)]
-pub(super) struct ThreadRecorder(Rc<RefCell<Recorded>>);
+pub(super) struct ThreadRecorder(Arc<Mutex<Recorded>>);
 
 impl ThreadRecorder {
+    /// The thread's measurements, for one call that cannot await. Only the
+    /// workers of this thread take the lock, and they never run at the
+    /// same time, so it is never waited for; a worker that panicked while
+    /// holding it left figures no worse than a lost unit, so a poisoned
+    /// lock is taken as it is.
+    fn lock(&self) -> MutexGuard<'_, Recorded> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     /// The recorder of thread `source` for `workers` workers of a workload
     /// with `types` transaction types.
     pub(super) fn new(
@@ -100,7 +109,7 @@ impl ThreadRecorder {
         seed: u64,
         plan: IntervalPlan,
     ) -> Self {
-        ThreadRecorder(Rc::new(RefCell::new(Recorded {
+        ThreadRecorder(Arc::new(Mutex::new(Recorded {
             source,
             types,
             keep,
@@ -120,7 +129,7 @@ impl ThreadRecorder {
     /// sets the thread's start, which intervals and the scatter sample
     /// count from (the workers pass the start barrier together).
     pub(super) fn begin(&self, start: Instant) {
-        let mut r = self.0.borrow_mut();
+        let mut r = self.lock();
         if r.start.is_none() {
             r.start = Some(start);
             let rec = IntervalRecorder::new(
@@ -140,7 +149,7 @@ impl ThreadRecorder {
     pub(super) fn name_statements(&self, times: Option<&mut StatementTimes>) {
         if let Some(t) = times {
             t.clear();
-            self.0.borrow_mut().statements.name(t);
+            self.lock().statements.name(t);
         }
     }
 
@@ -148,7 +157,7 @@ impl ThreadRecorder {
     /// figures, or drops them when not `measured` (the warmup).
     pub(super) fn statements_done(&self, measured: bool, times: Option<&mut StatementTimes>) {
         match times {
-            Some(t) if measured => self.0.borrow_mut().statements.absorb(t),
+            Some(t) if measured => self.lock().statements.absorb(t),
             Some(t) => t.clear(),
             None => {}
         }
@@ -174,7 +183,7 @@ impl ThreadRecorder {
     }
 
     fn in_flight(&self, f: impl FnOnce(u64) -> u64) {
-        let mut r = self.0.borrow_mut();
+        let mut r = self.lock();
         r.in_flight = f(r.in_flight);
         let n = r.in_flight;
         if let Some(iv) = r.intervals.as_mut() {
@@ -195,7 +204,7 @@ impl ThreadRecorder {
         outcome: Outcome,
         late: bool,
     ) {
-        let mut r = self.0.borrow_mut();
+        let mut r = self.lock();
         let r = &mut *r;
         let keep = r.keep;
         if !measured {
@@ -225,7 +234,7 @@ impl ThreadRecorder {
     /// Interval figures of the measured phase (statistics are recorded
     /// through [`Self::stats`]).
     pub(super) fn interval(&self, f: impl FnOnce(&mut IntervalRecorder)) {
-        if let Some(iv) = self.0.borrow_mut().intervals.as_mut() {
+        if let Some(iv) = self.lock().intervals.as_mut() {
             f(iv);
         }
     }
@@ -239,7 +248,7 @@ impl ThreadRecorder {
     /// Once every worker of the thread has ended: hands over the last
     /// interval piece and the thread's measurements.
     pub(super) fn finish(&self) -> ThreadOutput {
-        let mut r = self.0.borrow_mut();
+        let mut r = self.lock();
         let r = &mut *r;
         match r.intervals.take() {
             Some(iv) => iv.finish(),
@@ -270,7 +279,7 @@ impl StatsRef<'_> {
     /// Runs `f` on the statistics (it cannot await, so the borrow ends
     /// before any other worker runs).
     pub(super) fn with<R>(self, f: impl FnOnce(&mut TypedStats) -> R) -> R {
-        let mut r = self.rec.0.borrow_mut();
+        let mut r = self.rec.lock();
         if self.measured {
             f(&mut r.measured)
         } else {

@@ -20,21 +20,29 @@
 //! replaces the ones left closed when these runtimes end.
 //!
 //! The futures are built on their thread, from parts that are `Send`, and
-//! run there as tasks of a `LocalSet`: so they need not be `Send`
-//! themselves, and the workers of a thread can share state made on it
-//! without a lock (the runner's per-thread recorder, `recorder.rs`). Each
+//! run there as tasks of its runtime; the workers of a thread share state
+//! made on it (the runner's per-thread recorder, `recorder.rs`). Each
 //! thread also makes one value of its own before its futures start, and
 //! hands back a result of its own once they have all ended.
 //!
-//! Why tasks, and not one future polling them all: in issue 24 the
-//! workers were once polled in the thread's main future (a
-//! `FuturesUnordered`, no `LocalSet`). That cut the first-level
-//! instruction-cache misses of a one-connection select by about a fifth,
-//! but the workers then shared one cooperative-scheduling budget per poll
-//! of that future instead of one each; with 512 pipelined TLS workers per
-//! thread (`--pipeline 8`, 1024 connections) throughput fell from about
-//! 81k to 33k queries/s and 113 workers never ended after the stop. Back
-//! on tasks, the same point runs at 81k queries/s again.
+//! Why tasks of the runtime itself. Until issue 24 they were tasks of a
+//! `LocalSet`, so that they need not be `Send` and the recorder needed no
+//! lock; but a `LocalSet` is a second scheduler inside the runtime's, and
+//! every reply went through both. Callgrind on a one-connection select
+//! put it at about 250 instructions and 40 first-level instruction-cache
+//! misses per query (of about 6.6k and 365), and the misses, not the
+//! instructions, are what kept plain text above pgbench's client CPU
+//! (bench/RESULTS.md). The recorder's lock that `Send` now asks for is
+//! never waited for (the workers of a thread never run at the same time)
+//! and costs about 5 ns a unit more than a `RefCell` did.
+//!
+//! Why tasks, and not one future polling them all: the workers were once
+//! polled in the thread's main future (a `FuturesUnordered`). That cut
+//! about as many misses again, but the workers then shared one
+//! cooperative-scheduling budget per poll of that future instead of one
+//! each; with 512 pipelined TLS workers per thread (`--pipeline 8`, 1024
+//! connections) throughput fell from about 81k to 33k queries/s and 113
+//! workers never ended after the stop. As tasks, each has its own budget.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -72,8 +80,8 @@ pub fn thread_count(workers: usize) -> usize {
 const ABORTED: &str = "aborted";
 
 /// What each thread does, shared by all of them: `local(thread, items)`
-/// makes the thread's own value (on the thread, inside its `LocalSet`, so
-/// it may spawn local tasks that live as long as the thread's items);
+/// makes the thread's own value (on the thread, inside its runtime, so it
+/// may spawn tasks that live as long as the thread's items);
 /// `run(item, &local)` makes one item's future; `finish(&local)` makes the
 /// thread's result once every item has ended (or was aborted).
 pub struct Work<L, I, Fut, D> {
@@ -100,7 +108,7 @@ type Group<I, T> = Vec<(
 
 /// Runs the items on up to [`thread_count`] new threads, dealt round robin
 /// over the threads that could be started, each thread with its own
-/// single-threaded runtime (timers and I/O enabled) and `LocalSet`. Fails,
+/// single-threaded runtime (timers and I/O enabled). Fails,
 /// having started nothing, only when not one thread could be made.
 pub fn spawn_spread<L, I, Fut, T, D>(
     items: Vec<I>,
@@ -109,7 +117,7 @@ pub fn spawn_spread<L, I, Fut, T, D>(
 where
     L: 'static,
     I: Send + 'static,
-    Fut: Future<Output = T> + 'static,
+    Fut: Future<Output = T> + Send + 'static,
     T: Send + 'static,
     D: Send + 'static,
 {
@@ -171,7 +179,7 @@ fn start_thread<L, I, Fut, T, D>(
 where
     L: 'static,
     I: Send + 'static,
-    Fut: Future<Output = T> + 'static,
+    Fut: Future<Output = T> + Send + 'static,
     T: Send + 'static,
     D: Send + 'static,
 {
@@ -215,21 +223,21 @@ fn run_group<L, I, Fut, T, D>(
 ) where
     L: 'static,
     I: Send + 'static,
-    Fut: Future<Output = T> + 'static,
+    Fut: Future<Output = T> + Send + 'static,
     T: Send + 'static,
     D: Send + 'static,
 {
     let Start { slot, group, done } = start;
-    let set = tokio::task::LocalSet::new();
-    let (results, local) = set.block_on(&rt, async {
+    let (results, local) = rt.block_on(async {
         let local = (work.local)(slot, group.len());
-        // Spawned, not just awaited, so that they run concurrently and a
-        // panic in one is reported as its result.
+        // Spawned, not just awaited, so that they run concurrently, each
+        // with its own cooperative-scheduling budget, and a panic in one
+        // is reported as its result.
         let tasks: Vec<_> = group
             .into_iter()
             .map(|(item, registration, tx)| {
                 let f = Abortable::new((work.run)(item, &local), registration);
-                (tokio::task::spawn_local(f), tx)
+                (tokio::spawn(f), tx)
             })
             .collect();
         let mut results = Vec::with_capacity(tasks.len());
@@ -243,16 +251,14 @@ fn run_group<L, I, Fut, T, D>(
         }
         (results, local)
     });
-    // The thread's own tasks (made by `local`) end with the set, and let go
-    // of what they shared with the items.
-    drop(set);
     let finished = (work.finish)(&local);
     drop(local);
     drop(work);
-    // The connections opened here went back to the pool, but their tasks
-    // die with this runtime. Ending it before anyone learns the results
-    // means that by then they are closed, so the pool replaces them
-    // instead of handing out one about to close.
+    // The thread's own tasks (made by `local`) end with the runtime, and
+    // let go of what they shared with the items. So do the tasks of the
+    // connections opened here: ending it before anyone learns the results
+    // means that by then they are closed, so a pool replaces them instead
+    // of handing out one about to close.
     drop(rt);
     for (tx, result) in results {
         let _ = tx.send(result);
@@ -263,8 +269,7 @@ fn run_group<L, I, Fut, T, D>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::cell::Cell;
-    use std::rc::Rc;
+    use std::sync::atomic::{AtomicU64, Ordering};
 
     /// Work whose items are futures made by `f` from the item alone.
     fn plain<I, Fut, T>(f: impl Fn(I) -> Fut + Send + Sync + 'static) -> Work<(), I, Fut, ()>
@@ -311,16 +316,16 @@ mod tests {
     #[tokio::test]
     async fn the_items_of_a_thread_share_its_local_value_and_it_finishes_once() {
         let work = Work {
-            local: Box::new(|_, _| Rc::new(Cell::new(0u64))),
-            run: Box::new(|i: u64, sum: &Rc<Cell<u64>>| {
+            local: Box::new(|_, _| Arc::new(AtomicU64::new(0))),
+            run: Box::new(|i: u64, sum: &Arc<AtomicU64>| {
                 let sum = sum.clone();
                 async move {
                     tokio::task::yield_now().await;
-                    sum.set(sum.get() + i);
+                    sum.fetch_add(i, Ordering::Relaxed);
                     i
                 }
             }),
-            finish: Box::new(|sum: &Rc<Cell<u64>>| sum.get()),
+            finish: Box::new(|sum: &Arc<AtomicU64>| sum.load(Ordering::Relaxed)),
         };
         let spread = spawn_spread((1..=100u64).collect(), work).unwrap();
         for (i, j) in spread.items.into_iter().enumerate() {
