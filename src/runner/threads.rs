@@ -29,12 +29,13 @@
 //! `LocalSet`, so that they need not be `Send` and the recorder needed no
 //! lock; but a `LocalSet` is a second scheduler inside the runtime's, and
 //! every reply went through both. Callgrind on a one-connection select
-//! put it at about 250 instructions and 40 first-level instruction-cache
-//! misses per query (of about 6.6k and 365), and the misses, not the
-//! instructions, are what kept plain text above pgbench's client CPU
-//! (bench/RESULTS.md). The recorder's lock that `Send` now asks for is
-//! never waited for (the workers of a thread never run at the same time)
-//! and costs about 5 ns a unit more than a `RefCell` did.
+//! put it at about 200 instructions and 35-40 first-level
+//! instruction-cache misses per query (of about 6.6k and 365), and the
+//! misses, not the instructions, are what kept plain text above
+//! pgbench's client CPU (bench/RESULTS.md). The recorder's lock that
+//! `Send` now asks for is never waited for (the workers of a thread never
+//! run at the same time); it costs 4-6 ns more than a `RefCell` borrow,
+//! and a unit takes it four times.
 //!
 //! Why tasks, and not one future polling them all: the workers were once
 //! polled in the thread's main future (a `FuturesUnordered`). That cut

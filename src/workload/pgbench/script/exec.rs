@@ -751,6 +751,22 @@ mod tests {
     }
 
     #[test]
+    fn a_variable_another_script_sets_is_changed_in_all() {
+        let mut c = Compiler::new();
+        c.define("b");
+        c.add("one", "one.sql", "select :a, :b, :p_x;\n", 1)
+            .unwrap();
+        c.add("two", "two.sql", "\\set a 1\nselect 1;\n", 1)
+            .unwrap();
+        c.add("three", "three.sql", "select 1 as x \\gset p_\n", 1)
+            .unwrap();
+        let p = c.finish().unwrap();
+        assert!(changed(&p, "a"), "set by the second script");
+        assert!(changed(&p, "p_x"), "set by the third script's \\gset");
+        assert!(!changed(&p, "b"), "set by none");
+    }
+
+    #[test]
     fn an_aset_without_a_prefix_may_change_every_variable() {
         let p = program("\\set a :b + 1\nselect :c;\nselect 1 as x \\aset\n");
         for name in ["a", "b", "c"] {
