@@ -317,6 +317,19 @@ impl Phase<'_> {
         if !lane.done.is_empty() {
             return;
         }
+        // Out of the loop's code, so that the one-at-a-time path above
+        // stays short (see `cold`).
+        super::worker::cold(self.finish_pipelined(op, lane, deadline, ending)).await;
+    }
+
+    /// `finish` with units queued on the connection.
+    async fn finish_pipelined<O: Operation>(
+        &mut self,
+        op: &mut O,
+        lane: &mut Lane,
+        deadline: Option<Instant>,
+        ending: bool,
+    ) {
         // Units queued on a connection since replaced get no answer.
         while lane
             .flights

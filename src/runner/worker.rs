@@ -85,6 +85,21 @@ pub(super) struct Pace {
     pub(super) queued: bool,
 }
 
+/// A path most units never take (a wait under `--rate`, a retry, a
+/// failure, a reconnect, the latency log), behind a boxed `dyn` future.
+/// With fat LTO the whole worker loop compiles into one poll function;
+/// polled through a vtable, such a path's code stays out of it, so the
+/// code every unit runs is short enough for the first-level instruction
+/// cache (a plain `Box::pin` keeps the concrete type, and its code is
+/// inlined all the same). Issue 24's fourth session in bench/RESULTS.md
+/// has the figures. A box also keeps a rare await's state (a connect is
+/// kilobytes) out of each of a thousand workers' futures.
+pub(super) fn cold<'a, T>(
+    f: impl std::future::Future<Output = T> + Send + 'a,
+) -> crate::workload::BoxFuture<'a, T> {
+    Box::pin(f)
+}
+
 /// SQLSTATE of a statement cancelled on request.
 const QUERY_CANCELED: &str = "57014";
 
@@ -133,10 +148,8 @@ pub(super) async fn worker_loop<O: Operation>(
         s.seed,
         inflight,
     );
-    // Boxed, as every path below that runs seldom: an async fn's state is
-    // as large as its largest await, and a connect is kilobytes that
-    // would otherwise stay in each of a thousand workers' futures.
-    let ready = Box::pin(session.start(&mut op, rec.stats(true))).await;
+    // Boxed, as every path below that runs seldom: see `cold`.
+    let ready = cold(session.start(&mut op, rec.stats(true))).await;
     // A worker that could not connect stops the others before they start
     // (too many clients, a node down): no unit runs in a run that has
     // already failed.
@@ -185,7 +198,7 @@ pub(super) async fn worker_loop<O: Operation>(
     if let Some(log) = phase.log.as_mut() {
         log.flush().await;
     }
-    Box::pin(phase.session.close()).await;
+    cold(phase.session.close()).await;
     out
 }
 
@@ -406,10 +419,7 @@ impl Phase<'_> {
                     lane.wake = Some(due);
                     return true;
                 }
-                let from = Instant::now();
-                let reached = schedule::wait_until_or(due, self.stop.stopped()).await;
-                self.waited(from, Waited::Schedule);
-                if !reached || self.stop.is_set() {
+                if !cold(self.wait_due(due)).await {
                     return false;
                 }
             }
@@ -418,8 +428,20 @@ impl Phase<'_> {
         true
     }
 
+    /// An idle worker waits for its next unit's due time under `--rate`,
+    /// counted as waited by design. False when the stop came first.
+    async fn wait_due(&self, due: Instant) -> bool {
+        let from = Instant::now();
+        let reached = schedule::wait_until_or(due, self.stop.stopped()).await;
+        self.waited(from, Waited::Schedule);
+        reached && !self.stop.is_set()
+    }
+
     /// The next unit: its slot, staged, its keying time waited and (with
     /// --reconnect) its connection made.
+    ///
+    /// Every wait here is taken only when there is one (a rate, a
+    /// workload's users, a connection to make), and [`cold`].
     async fn next_unit<O: Operation>(
         &mut self,
         op: &mut O,
@@ -428,24 +450,33 @@ impl Phase<'_> {
         deadline: Option<Instant>,
         out: &mut WorkerOutput,
     ) -> Staged {
-        let due = match self.slot(now, deadline, idle).await {
-            Slot::Due(due) => due,
-            Slot::Again => return Staged::Again,
-            Slot::Skipped => return Staged::Skipped,
-            Slot::Wait => return Staged::Wait,
+        let due = if self.schedule.is_none() {
+            None
+        } else {
+            match cold(self.slot(now, deadline, idle)).await {
+                Slot::Due(due) => due,
+                Slot::Again => return Staged::Again,
+                Slot::Skipped => return Staged::Skipped,
+                Slot::Wait => return Staged::Wait,
+            }
         };
         // A workload of more users than connections (TPC-C's terminals):
         // the next user's unit is due when that user is ready; under
         // --rate, not before its slot either.
-        let due = match self.user_ready(op, deadline).await {
-            Some(ready) => due.max(ready),
-            None => return Staged::End,
+        let due = match op.ready() {
+            None => due,
+            Some(ready) => match cold(self.user_ready(ready, deadline)).await {
+                Some(ready) => due.max(Some(ready)),
+                None => return Staged::End,
+            },
         };
         if !op.stage() {
             return Staged::End;
         }
         let ty = op.unit_type();
-        if !self.reopen_for_unit(op, ty, out, deadline, idle).await {
+        if (self.session.reconnects_per_unit() || idle && self.session.should_move())
+            && !cold(self.reopen_for_unit(op, ty, out, deadline)).await
+        {
             return Staged::End;
         }
         Staged::Unit(Held { ty, due })
@@ -467,8 +498,16 @@ impl Phase<'_> {
             cancelled,
         } = f;
         self.rec.unit_ended();
-        let Some(res) = self.settle(op, res, cancelled, &unit, deadline, out).await else {
-            return false;
+        // A success is what it is; only a failure needs a look.
+        let res = match res {
+            Ok(outcome) => Ok(outcome),
+            Err(e) => {
+                let settled = cold(self.settle(op, Err(e), cancelled, &unit, deadline, out));
+                match settled.await {
+                    Some(res) => res,
+                    None => return false,
+                }
+            }
         };
         if self.measured {
             out.last_end = Some(unit.end);
@@ -476,10 +515,13 @@ impl Phase<'_> {
         self.count_retries(&unit, res.is_ok());
         match res {
             Ok(outcome) => {
-                self.unit_done(&unit, outcome, out).await;
+                self.unit_done(&unit, outcome, out);
+                if let Some(r) = self.log_record(&unit, outcome.rows, true) {
+                    cold(self.log_push(r)).await;
+                }
                 cancelled.is_none()
             }
-            Err(e) => self.unit_failed(op, e, &unit, out, deadline, ending).await,
+            Err(e) => cold(self.unit_failed(op, e, &unit, out, deadline, ending)).await,
         }
     }
 
@@ -525,20 +567,16 @@ impl Phase<'_> {
     /// With --reconnect: a new connection for this unit, its connect
     /// timed apart, before the unit's slot and timing. Without it, a move
     /// to another node when the nodes to be on changed (`--yb-refresh`),
-    /// when no unit is in flight (`idle`). A connect that fails is the
-    /// unit's failure. False when the worker is to stop.
+    /// when no unit is in flight (the caller decides which). A connect
+    /// that fails is the unit's failure. False when the worker is to stop.
     async fn reopen_for_unit<O: Operation>(
         &mut self,
         op: &mut O,
         ty: usize,
         out: &mut WorkerOutput,
         deadline: Option<Instant>,
-        idle: bool,
     ) -> bool {
-        if !(self.session.reconnects_per_unit() || idle && self.session.should_move()) {
-            return true;
-        }
-        let reopened = Box::pin(self.session.reopen(op, self.rec.stats(self.measured))).await;
+        let reopened = self.session.reopen(op, self.rec.stats(self.measured)).await;
         let Err(e) = reopened else {
             return true;
         };
@@ -556,7 +594,7 @@ impl Phase<'_> {
             out.error = Some(e);
             return false;
         }
-        Box::pin(self.recover(op, out, deadline, e)).await
+        cold(self.recover(op, out, deadline, e)).await
     }
 
     /// What a sent unit's result counts as: None when the worker is to
@@ -577,7 +615,7 @@ impl Phase<'_> {
             // failure: what it committed counts, and the worker stops.
             (Err(_), Some(why)) => {
                 out.timed_out |= why == Ending::Deadline;
-                let rows = Box::pin(self.committed_rows(op)).await;
+                let rows = cold(self.committed_rows(op)).await;
                 if rows == 0 {
                     return None;
                 }
@@ -633,8 +671,8 @@ impl Phase<'_> {
         }
     }
 
-    /// Counts a unit that succeeded.
-    async fn unit_done(
+    /// Counts a unit that succeeded (its latency log line apart).
+    fn unit_done(
         &mut self,
         unit: &Sent,
         outcome: crate::workload::Outcome,
@@ -666,17 +704,26 @@ impl Phase<'_> {
         {
             self.rec.interval(|iv| iv.record_host(end, host));
         }
+    }
+
+    /// The latency log's line for `unit`, when there is a log.
+    fn log_record(&self, unit: &Sent, rows: u64, ok: bool) -> Option<LogRecord> {
+        self.log.as_ref()?;
+        Some(log_record(
+            self.pace,
+            self.thread,
+            self.start,
+            unit.end,
+            unit.ty,
+            unit.timing(),
+            rows,
+            ok,
+        ))
+    }
+
+    /// Writes a line to the latency log ([`cold`] where a success calls it).
+    async fn log_push(&mut self, r: LogRecord) {
         if let Some(log) = self.log.as_mut() {
-            let r = log_record(
-                self.pace,
-                self.thread,
-                self.start,
-                end,
-                ty,
-                timing,
-                outcome.rows,
-                true,
-            );
             log.push(r).await;
         }
     }
@@ -694,7 +741,7 @@ impl Phase<'_> {
         deadline: Option<Instant>,
         ending: bool,
     ) -> bool {
-        let (ty, end, timing) = (unit.ty, unit.end, unit.timing());
+        let (ty, end) = (unit.ty, unit.end);
         let measured = self.measured;
         let label = unit.label(op);
         let class = error_class(&e);
@@ -704,18 +751,8 @@ impl Phase<'_> {
         if measured {
             self.rec.interval(|iv| iv.record_error(end, ty, &class));
         }
-        if let Some(log) = self.log.as_mut() {
-            let r = log_record(
-                self.pace,
-                self.thread,
-                self.start,
-                end,
-                ty,
-                timing,
-                0,
-                false,
-            );
-            log.push(r).await;
+        if let Some(r) = self.log_record(unit, 0, false) {
+            self.log_push(r).await;
         }
         // 26000 (a pooler lost the prepared statement) fails every later
         // unit too, and a script's own error is a bug of the script that
@@ -730,7 +767,7 @@ impl Phase<'_> {
         // message says so.
         let mut partly = String::new();
         if op.long_unit() {
-            let rows = Box::pin(self.committed_rows(op)).await;
+            let rows = cold(self.committed_rows(op)).await;
             if rows > 0 {
                 self.stats().with(|s| s.of(ty).rows += rows);
                 out.rows += rows;
@@ -764,7 +801,7 @@ impl Phase<'_> {
             if ending {
                 return false;
             }
-            return Box::pin(self.recover(op, out, deadline, e)).await;
+            return cold(self.recover(op, out, deadline, e)).await;
         }
         true
     }
@@ -773,14 +810,11 @@ impl Phase<'_> {
     /// cut short by the stop or the deadline: None then, else when that
     /// user's unit was due (Some(None): the operation has no users of its
     /// own, its unit is due now). The wait is idle by design, as a pause.
-    async fn user_ready<O: Operation>(
+    async fn user_ready(
         &self,
-        op: &mut O,
+        ready: crate::workload::BoxFuture<'_, Instant>,
         deadline: Option<Instant>,
-    ) -> Option<Option<Instant>> {
-        let Some(ready) = op.ready() else {
-            return Some(None);
-        };
+    ) -> Option<Instant> {
         let from = Instant::now();
         let until_deadline = async {
             match deadline {
@@ -792,14 +826,14 @@ impl Phase<'_> {
             biased;
             _ = self.stop.stopped() => None,
             _ = until_deadline => None,
-            due = ready => Some(Some(due)),
+            due = ready => Some(due),
         };
         // The pause is the wait for the user's due time: none for a user
         // already due when asked for, and the wake-up's lateness after it
         // is no pause either.
         let paused = match due {
-            Some(Some(at)) => at.saturating_duration_since(from).min(from.elapsed()),
-            _ => from.elapsed(),
+            Some(at) => at.saturating_duration_since(from).min(from.elapsed()),
+            None => from.elapsed(),
         };
         self.count_wait(paused, Waited::Pause);
         due
@@ -823,7 +857,8 @@ impl Phase<'_> {
     /// Sends the staged unit (at `sent`), trying it again after a failure
     /// the retry policy names (`--retry-on`, `--max-tries`); returns the result, the
     /// number of tries, whether (and why) a long unit was cancelled on the
-    /// server, and when the last try began.
+    /// server, and when the last try began. The first try of a short unit
+    /// runs here; retries and long units in `tries_from`, [`cold`].
     pub(super) async fn execute_with_retries<O: Operation>(
         &mut self,
         op: &mut O,
@@ -836,14 +871,51 @@ impl Phase<'_> {
         Option<Ending>,
         Instant,
     ) {
-        let mut tries = 0;
+        if op.long_unit() {
+            return cold(self.tries_from(op, ty, sent, deadline, 0)).await;
+        }
+        match self.session.execute(op).await {
+            Err(e) if self.may_retry(op, 1, &e, deadline) => {
+                cold(self.tries_from(op, ty, sent, deadline, 1)).await
+            }
+            res => (res, 1, None, sent),
+        }
+    }
+
+    /// The tries of a unit after the `done` ones, each after its backoff
+    /// (see `execute_with_retries`).
+    async fn tries_from<O: Operation>(
+        &mut self,
+        op: &mut O,
+        ty: usize,
+        sent: Instant,
+        deadline: Option<Instant>,
+        done: u32,
+    ) -> (
+        Result<crate::workload::Outcome>,
+        u32,
+        Option<Ending>,
+        Instant,
+    ) {
+        let mut tries = done;
         loop {
+            if tries > 0 {
+                // The last try failed with an error the policy retries.
+                self.stats().with(|s| s.of(ty).retries += 1);
+                let pause = backoff(
+                    tries,
+                    Duration::from_millis(1),
+                    Duration::from_millis(200),
+                    &mut self.rng,
+                );
+                tokio::time::sleep(pause).await;
+            }
             tries += 1;
             // The first try begins as the unit is sent (one clock reading
             // fewer per unit); a retry's after its backoff.
             let began = if tries == 1 { sent } else { Instant::now() };
             let (res, cancelled) = if op.long_unit() {
-                Box::pin(self.execute_cancellable(op, deadline)).await
+                cold(self.execute_cancellable(op, deadline)).await
             } else {
                 (self.session.execute(op).await, None)
             };
@@ -851,16 +923,7 @@ impl Phase<'_> {
                 return (res, tries, cancelled, began);
             }
             match res {
-                Err(e) if self.may_retry(op, tries, &e, deadline) => {
-                    self.stats().with(|s| s.of(ty).retries += 1);
-                    let pause = backoff(
-                        tries,
-                        Duration::from_millis(1),
-                        Duration::from_millis(200),
-                        &mut self.rng,
-                    );
-                    tokio::time::sleep(pause).await;
-                }
+                Err(e) if self.may_retry(op, tries, &e, deadline) => continue,
                 other => return (other, tries, None, began),
             }
         }
