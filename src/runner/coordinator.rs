@@ -12,7 +12,6 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 use std::time::{Duration, Instant};
 
-use futures_util::future::AbortHandle;
 use tokio::sync::{Barrier, mpsc};
 use tokio::task::JoinSet;
 
@@ -21,6 +20,7 @@ use super::intervals::{self, IntervalMsg, OnInterval};
 use super::recorder::{IntervalPlan, ThreadOutput, ThreadRecorder, housekeeping};
 use super::settings::{OnError, RetryPolicy, RunSettings};
 use super::slo_watch::SloWatch;
+use super::threads::AbortHandle;
 use super::worker::{Pace, ThreadShare, WorkerLinks, WorkerOutput, worker_loop};
 use super::{COUNT_BUDGET, InFlight, RunCtx, STOP_GRACE, progress, threads};
 use crate::stats::Keep;

@@ -48,7 +48,8 @@
 use std::future::Future;
 use std::sync::Arc;
 
-use futures_util::future::{AbortHandle, Abortable};
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use tokio::sync::oneshot;
 
 /// The result of one future run by [`spawn_spread`]: its output, or why it
@@ -68,6 +69,46 @@ impl<T> Joined<T> {
     /// A handle that drops the future at its next wake-up, from any thread.
     pub fn abort_handle(&self) -> AbortHandle {
         self.abort.clone()
+    }
+}
+
+/// A way to drop an item's future at its next wake-up, from any thread,
+/// asked for before its task exists or after. tokio's own abort, and not
+/// a wrapper future (as `futures_util`'s `Abortable`) that would look at
+/// its flag and register the waker again on every poll of every worker.
+#[derive(Clone, Default)]
+pub struct AbortHandle(Arc<AbortSlot>);
+
+#[derive(Default)]
+struct AbortSlot {
+    asked: AtomicBool,
+    task: std::sync::Mutex<Option<tokio::task::AbortHandle>>,
+}
+
+impl AbortSlot {
+    fn task(&self) -> std::sync::MutexGuard<'_, Option<tokio::task::AbortHandle>> {
+        // Nothing that holds it can panic; a poisoned one is as good.
+        self.task.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl AbortHandle {
+    pub fn abort(&self) {
+        self.0.asked.store(true, Ordering::SeqCst);
+        if let Some(t) = self.0.task().as_ref() {
+            t.abort();
+        }
+    }
+
+    /// The item's task now exists: an abort asked for before it takes
+    /// effect now. (Under the lock, so that an abort either sees the task
+    /// or is seen here.)
+    fn attach(&self, task: tokio::task::AbortHandle) {
+        let mut slot = self.0.task();
+        if self.0.asked.load(Ordering::SeqCst) {
+            task.abort();
+        }
+        *slot = Some(task);
     }
 }
 
@@ -101,11 +142,7 @@ pub struct Spread<T, D> {
     pub threads: Vec<oneshot::Receiver<D>>,
 }
 
-type Group<I, T> = Vec<(
-    I,
-    futures_util::future::AbortRegistration,
-    oneshot::Sender<Result<T, String>>,
-)>;
+type Group<I, T> = Vec<(I, AbortHandle, oneshot::Sender<Result<T, String>>)>;
 
 /// Runs the items on up to [`thread_count`] new threads, dealt round robin
 /// over the threads that could be started, each thread with its own
@@ -143,8 +180,8 @@ where
     let mut joined = Vec::with_capacity(items.len());
     for (i, item) in items.into_iter().enumerate() {
         let (tx, rx) = oneshot::channel();
-        let (abort, registration) = AbortHandle::new_pair();
-        groups[i % n].push((item, registration, tx));
+        let abort = AbortHandle::default();
+        groups[i % n].push((item, abort.clone(), tx));
         joined.push(Joined { result: rx, abort });
     }
     let mut threads = Vec::with_capacity(n);
@@ -236,16 +273,17 @@ fn run_group<L, I, Fut, T, D>(
         // is reported as its result.
         let tasks: Vec<_> = group
             .into_iter()
-            .map(|(item, registration, tx)| {
-                let f = Abortable::new((work.run)(item, &local), registration);
-                (tokio::spawn(f), tx)
+            .map(|(item, abort, tx)| {
+                let task = tokio::spawn((work.run)(item, &local));
+                abort.attach(task.abort_handle());
+                (task, tx)
             })
             .collect();
         let mut results = Vec::with_capacity(tasks.len());
         for (task, tx) in tasks {
             let result = match task.await {
-                Ok(Ok(out)) => Ok(out),
-                Ok(Err(_)) => Err(ABORTED.to_string()),
+                Ok(out) => Ok(out),
+                Err(e) if e.is_cancelled() => Err(ABORTED.to_string()),
                 Err(e) => Err(e.to_string()),
             };
             results.push((tx, result));
@@ -345,6 +383,16 @@ mod tests {
         let joined = spawn_spread(vec![()], work).unwrap().items.pop().unwrap();
         joined.abort_handle().abort();
         assert_eq!(joined.join().await, Err("aborted".to_string()));
+    }
+
+    #[tokio::test]
+    async fn an_abort_asked_before_the_task_exists_takes_effect() {
+        let abort = AbortHandle::default();
+        abort.abort();
+        let task = tokio::spawn(std::future::pending::<u32>());
+        abort.attach(task.abort_handle());
+        let e = task.await.expect_err("aborted");
+        assert!(e.is_cancelled());
     }
 
     #[tokio::test]
