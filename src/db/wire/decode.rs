@@ -294,6 +294,16 @@ impl ReadBuf {
 }
 
 /// A message body's fields, for the parsers below.
+/// A ParameterDescription's type OIDs. Its count is an Int16 that
+/// PostgreSQL fills with up to 65,535 parameters, so it is read unsigned,
+/// as framing (`check_body`) reads it: a signed read would take a
+/// statement of 32,768 parameters or more for one of none.
+pub(super) fn parameter_types(body: &[u8]) -> Result<Vec<u32>, WireError> {
+    let mut b = Body(body);
+    let n = b.u16()?;
+    (0..n).map(|_| b.i32().map(|t| t as u32)).collect()
+}
+
 pub(super) struct Body<'a>(pub(super) &'a [u8]);
 
 impl<'a> Body<'a> {
@@ -304,6 +314,10 @@ impl<'a> Body<'a> {
             .ok_or_else(|| WireError::Protocol("a message ends early".into()))?;
         self.0 = rest;
         Ok(i32::from_be_bytes(*head))
+    }
+
+    pub(super) fn u16(&mut self) -> Result<u16, WireError> {
+        self.i16().map(|n| n as u16)
     }
 
     pub(super) fn i16(&mut self) -> Result<i16, WireError> {
@@ -606,9 +620,7 @@ fn parse_as(tag: u8, body: &[u8]) {
             }
         }
         b't' => {
-            let mut b = Body(body);
-            let n = b.i16().map(|n| n.max(0));
-            if let Err(e) = n.and_then(|n| (0..n).try_for_each(|_| b.i32().map(drop))) {
+            if let Err(e) = parameter_types(body) {
                 panic!("framing took a ParameterDescription that does not parse: {e}");
             }
         }

@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use postgres_protocol::message::frontend;
 
-use super::decode::{Body, Rows, out_of_place, parse_error, row_names, tag_rows};
+use super::decode::{Rows, out_of_place, parameter_types, parse_error, row_names, tag_rows};
 use super::encode::{binary, encode_param, literal};
 use super::{Answer, DbError, Param, Prepared, WireConn, WireError, encode_err};
 
@@ -277,13 +277,7 @@ impl WireConn {
             };
             let body = &self.rbuf.buf[b0..b1];
             match tag {
-                b't' => {
-                    let mut b = Body(body);
-                    let n = b.i16()?.max(0);
-                    types = (0..n)
-                        .map(|_| b.i32().map(|t| t as u32))
-                        .collect::<Result<_, _>>()?;
-                }
+                b't' => types = parameter_types(body)?,
                 b'T' => names = row_names(body)?,
                 b'E' => {
                     let e = server_error(&mut self.broken, body)?;

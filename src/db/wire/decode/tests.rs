@@ -394,3 +394,23 @@ fn bodies_that_are_not_what_their_type_says_are_refused() {
     );
     assert!(check_body(b'T', &[0, 0]).is_ok());
 }
+
+/// A statement of more than 32,767 parameters (PostgreSQL takes up to
+/// 65,535): framing and the parser both read the count unsigned, so its
+/// types are all there, not none.
+#[test]
+fn a_parameter_description_past_32767_keeps_every_type() {
+    let n: u16 = 40_000;
+    let mut body = n.to_be_bytes().to_vec();
+    for i in 0..u32::from(n) {
+        body.extend_from_slice(&(i % 3 + 20).to_be_bytes());
+    }
+    assert!(check_body(b't', &body).is_ok());
+    let types = parameter_types(&body).expect("parses");
+    assert_eq!(types.len(), 40_000);
+    assert_eq!(&types[..4], &[20, 21, 22, 20]);
+    // One type short: refused by both.
+    let short = &body[..body.len() - 4];
+    assert!(check_body(b't', short).is_err());
+    assert!(parameter_types(short).is_err());
+}
