@@ -187,15 +187,7 @@ impl Interp {
         while pc < commands.len() {
             match &commands[pc] {
                 Command::Set { slot, expr, at } => {
-                    let expr = folded_at(&self.folded, index, pc).unwrap_or(expr);
-                    let v = match Self::eval(
-                        expr,
-                        &self.vars,
-                        &program.names,
-                        &mut self.zipf,
-                        &mut rng,
-                        at,
-                    ) {
+                    let v = match self.eval_command(&program.names, index, pc, expr, &mut rng, at) {
                         Ok(v) => v,
                         Err(e) => return Err(self.fail(conn, in_txn, e).await),
                     };
@@ -204,18 +196,11 @@ impl Interp {
                     }
                 }
                 Command::Test { cond, on_false, at } => {
-                    let cond = folded_at(&self.folded, index, pc).unwrap_or(cond);
-                    let holds = match Self::eval(
-                        cond,
-                        &self.vars,
-                        &program.names,
-                        &mut self.zipf,
-                        &mut rng,
-                        at,
-                    ) {
-                        Ok(v) => v.truth(),
-                        Err(e) => return Err(self.fail(conn, in_txn, e).await),
-                    };
+                    let holds =
+                        match self.eval_command(&program.names, index, pc, cond, &mut rng, at) {
+                            Ok(v) => v.truth(),
+                            Err(e) => return Err(self.fail(conn, in_txn, e).await),
+                        };
                     if !holds {
                         pc = *on_false;
                         continue;
@@ -331,6 +316,22 @@ impl Interp {
 
     /// Evaluates `e`, which may be borrowed from `self.folded` (hence
     /// the fields one by one).
+    /// The value of the expression of command `pc` of script `index`
+    /// (`expr` as written): this client's folded form of it where there is
+    /// one (see `fold_program`), else `expr` itself.
+    fn eval_command(
+        &mut self,
+        names: &[String],
+        index: usize,
+        pc: usize,
+        expr: &Expr,
+        rng: &mut SmallRng,
+        at: &str,
+    ) -> Result<Value> {
+        let expr = folded_at(&self.folded, index, pc).unwrap_or(expr);
+        Self::eval(expr, &self.vars, names, &mut self.zipf, rng, at)
+    }
+
     fn eval(
         e: &Expr,
         vars: &[Var],
