@@ -293,8 +293,20 @@ impl Phase<'_> {
         if let Some(h) = lane.alone.take() {
             let conn = self.session.number();
             let sent = Instant::now();
-            let (res, tries, cancelled, attempt) =
-                self.execute_with_retries(op, h.ty, sent, deadline).await;
+            // The first try of a short unit here; a retry, or a long unit
+            // (which may be cancelled), in `tries_from`.
+            let first = if op.long_unit() {
+                None
+            } else {
+                Some(self.session.execute(op).await)
+            };
+            let (res, tries, cancelled, attempt) = match first {
+                Some(Err(e)) if self.may_retry(op, 1, &e, deadline) => {
+                    super::worker::cold(self.tries_from(op, h.ty, sent, deadline, 1)).await
+                }
+                Some(res) => (res, 1, None, sent),
+                None => super::worker::cold(self.tries_from(op, h.ty, sent, deadline, 0)).await,
+            };
             // Its statements' times, retries' and failures' included.
             self.rec
                 .statements_done(self.measured, op.statement_times());

@@ -85,14 +85,17 @@ pub(super) struct Pace {
     pub(super) queued: bool,
 }
 
-/// A path most units never take (a wait under `--rate`, a retry, a
-/// failure, a reconnect, the latency log), behind a boxed `dyn` future.
-/// With fat LTO the whole worker loop compiles into one poll function;
-/// polled through a vtable, such a path's code stays out of it, so the
-/// code every unit runs is short enough for the first-level instruction
-/// cache (a plain `Box::pin` keeps the concrete type, and its code is
-/// inlined all the same). Issue 24's fourth session in bench/RESULTS.md
-/// has the figures. A box also keeps a rare await's state (a connect is
+/// A path most units never take (a retry, a failure, a reconnect), or
+/// one that waits or writes anyway (a slot under `--rate`, a TPC-C
+/// terminal's ready wait, the latency log's line), behind a boxed `dyn`
+/// future: one allocation where it runs.
+///
+/// With fat LTO the whole worker loop compiles into one poll function
+/// (50 KB before, more than the 32 KB first-level instruction cache);
+/// polled through a vtable, such a path's code stays out of it, and less
+/// lies between the lines every unit runs (26 KB left). A plain
+/// `Box::pin` keeps the concrete type, and its code is inlined all the
+/// same. Issue 24's fourth session in bench/RESULTS.md has the figures. A box also keeps a rare await's state (a connect is
 /// kilobytes) out of each of a thousand workers' futures.
 pub(super) fn cold<'a, T>(
     f: impl std::future::Future<Output = T> + Send + 'a,
@@ -367,7 +370,18 @@ impl Phase<'_> {
             }
             self.finish(op, &mut lane, deadline, ending).await;
             while let Some(f) = lane.done.pop_front() {
-                if !self.count_unit(op, f, deadline, out, ending).await {
+                // A success without a latency log is counted here, with no
+                // await; anything else in `count_unit`, [`cold`].
+                let go = match (&f.res, &self.log) {
+                    (Ok(outcome), None) => {
+                        let outcome = *outcome;
+                        self.rec.unit_ended();
+                        self.count_success(&f.unit, outcome, out);
+                        f.cancelled.is_none()
+                    }
+                    _ => cold(self.count_unit(op, f, deadline, out, ending)).await,
+                };
+                if !go {
                     ending = true;
                 }
             }
@@ -483,7 +497,8 @@ impl Phase<'_> {
     }
 
     /// Counts a unit at its end; false when the worker is to start no
-    /// more units (see `settle` and `unit_failed`).
+    /// more units (see `settle` and `unit_failed`). Run through [`cold`]:
+    /// `units` counts a success itself when there is no latency log.
     async fn count_unit<O: Operation>(
         &mut self,
         op: &mut O,
@@ -502,27 +517,46 @@ impl Phase<'_> {
         let res = match res {
             Ok(outcome) => Ok(outcome),
             Err(e) => {
-                let settled = cold(self.settle(op, Err(e), cancelled, &unit, deadline, out));
-                match settled.await {
+                match self
+                    .settle(op, Err(e), cancelled, &unit, deadline, out)
+                    .await
+                {
                     Some(res) => res,
                     None => return false,
                 }
             }
         };
-        if self.measured {
-            out.last_end = Some(unit.end);
-        }
-        self.count_retries(&unit, res.is_ok());
         match res {
             Ok(outcome) => {
-                self.unit_done(&unit, outcome, out);
+                self.count_success(&unit, outcome, out);
                 if let Some(r) = self.log_record(&unit, outcome.rows, true) {
-                    cold(self.log_push(r)).await;
+                    self.log_push(r).await;
                 }
                 cancelled.is_none()
             }
-            Err(e) => cold(self.unit_failed(op, e, &unit, out, deadline, ending)).await,
+            Err(e) => {
+                if self.measured {
+                    out.last_end = Some(unit.end);
+                }
+                self.count_retries(&unit, false);
+                self.unit_failed(op, e, &unit, out, deadline, ending).await
+            }
         }
+    }
+
+    /// Counts a unit that succeeded, its retries with it (its latency log
+    /// line apart).
+    fn count_success(
+        &mut self,
+        unit: &Sent,
+        outcome: crate::workload::Outcome,
+        out: &mut WorkerOutput,
+    ) {
+        if self.measured {
+            out.last_end = Some(unit.end);
+        }
+        self.count_retries(unit, true);
+        self.unit_done(unit, outcome, out);
     }
 
     /// The next unit's slot under `--rate`: when it is due (None without
@@ -806,10 +840,10 @@ impl Phase<'_> {
         true
     }
 
-    /// Waits for the operation's next user to be ready ([`Operation::ready`]),
-    /// cut short by the stop or the deadline: None then, else when that
-    /// user's unit was due (Some(None): the operation has no users of its
-    /// own, its unit is due now). The wait is idle by design, as a pause.
+    /// Waits for the operation's next user to be ready (`ready`, from
+    /// [`Operation::ready`]), cut short by the stop or the deadline: None
+    /// then, else when that user's unit was due. The wait is idle by
+    /// design, as a pause.
     async fn user_ready(
         &self,
         ready: crate::workload::BoxFuture<'_, Instant>,
@@ -855,36 +889,12 @@ impl Phase<'_> {
     }
 
     /// Sends the staged unit (at `sent`), trying it again after a failure
-    /// the retry policy names (`--retry-on`, `--max-tries`); returns the result, the
-    /// number of tries, whether (and why) a long unit was cancelled on the
-    /// server, and when the last try began. The first try of a short unit
-    /// runs here; retries and long units in `tries_from`, [`cold`].
-    pub(super) async fn execute_with_retries<O: Operation>(
-        &mut self,
-        op: &mut O,
-        ty: usize,
-        sent: Instant,
-        deadline: Option<Instant>,
-    ) -> (
-        Result<crate::workload::Outcome>,
-        u32,
-        Option<Ending>,
-        Instant,
-    ) {
-        if op.long_unit() {
-            return cold(self.tries_from(op, ty, sent, deadline, 0)).await;
-        }
-        match self.session.execute(op).await {
-            Err(e) if self.may_retry(op, 1, &e, deadline) => {
-                cold(self.tries_from(op, ty, sent, deadline, 1)).await
-            }
-            res => (res, 1, None, sent),
-        }
-    }
-
-    /// The tries of a unit after the `done` ones, each after its backoff
-    /// (see `execute_with_retries`).
-    async fn tries_from<O: Operation>(
+    /// the retry policy names (`--retry-on`, `--max-tries`), after the
+    /// `done` tries already made (`Phase::finish` makes a short unit's
+    /// first try itself); returns the result, the number of tries, whether
+    /// (and why) a long unit was cancelled on the server, and when the last
+    /// try began. Run through [`cold`].
+    pub(super) async fn tries_from<O: Operation>(
         &mut self,
         op: &mut O,
         ty: usize,

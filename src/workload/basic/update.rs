@@ -60,13 +60,6 @@ impl TableOp for Update {
 }
 
 impl Update {
-    fn field(&self, i: usize) -> Result<&str> {
-        std::str::from_utf8(&self.fields[i * self.field_len..(i + 1) * self.field_len])
-            .map_err(|_| Error::run("generated fields are not UTF-8"))
-    }
-}
-
-impl Update {
     fn sql(&self) -> String {
         format!(
             "update {} set f1 = $2, f2 = $3, f3 = $4, f4 = $5 where id = $1",
@@ -82,12 +75,21 @@ impl Update {
 
     /// The staged unit's parameters: the id, then the four fields.
     fn params(&self) -> Result<[Param<'_>; 5]> {
+        // Checked as text once for the four (short strings cost the check
+        // most per byte), then cut.
+        let all = std::str::from_utf8(&self.fields)
+            .map_err(|_| Error::run("generated fields are not UTF-8"))?;
+        let n = self.field_len;
+        let field = |i: usize| {
+            all.get(i * n..(i + 1) * n)
+                .ok_or_else(|| Error::run("generated fields are shorter than four"))
+        };
         Ok([
             self.id.into(),
-            self.field(0)?.into(),
-            self.field(1)?.into(),
-            self.field(2)?.into(),
-            self.field(3)?.into(),
+            field(0)?.into(),
+            field(1)?.into(),
+            field(2)?.into(),
+            field(3)?.into(),
         ])
     }
 
