@@ -86,17 +86,19 @@ pub(super) struct Pace {
 }
 
 /// A path most units never take (a retry, a failure, a reconnect), or
-/// one that waits or writes anyway (a slot under `--rate`, a TPC-C
-/// terminal's ready wait, the latency log's line), behind a boxed `dyn`
-/// future: one allocation where it runs.
+/// one that waits anyway or is not the one-at-a-time path (a slot under
+/// `--rate`, a TPC-C terminal's ready wait, the latency log's line, a
+/// long unit's tries, a round of the pipelined half of `finish`), behind
+/// a boxed `dyn` future: one allocation where it runs.
 ///
-/// With fat LTO the whole worker loop compiles into one poll function
-/// (50 KB before, more than the 32 KB first-level instruction cache);
-/// polled through a vtable, such a path's code stays out of it, and less
-/// lies between the lines every unit runs (26 KB left). A plain
-/// `Box::pin` keeps the concrete type, and its code is inlined all the
-/// same. Issue 24's fourth session in bench/RESULTS.md has the figures. A box also keeps a rare await's state (a connect is
-/// kilobytes) out of each of a thousand workers' futures.
+/// With fat LTO the whole worker loop compiled into one poll function of
+/// 50 KB, more than the 32 KB first-level instruction cache. Polled
+/// through a vtable, such a path's code stays out of it (12 KB left), and
+/// less lies between the lines every unit runs. A plain `Box::pin` keeps
+/// the concrete type, and its code is inlined all the same. Issue 24's
+/// fourth session in bench/RESULTS.md has the figures. A box also keeps a
+/// rare await's state (a connect is kilobytes) out of each of a thousand
+/// workers' futures.
 pub(super) fn cold<'a, T>(
     f: impl std::future::Future<Output = T> + Send + 'a,
 ) -> crate::workload::BoxFuture<'a, T> {

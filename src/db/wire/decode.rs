@@ -293,7 +293,6 @@ impl ReadBuf {
     }
 }
 
-/// A message body's fields, for the parsers below.
 /// A ParameterDescription's type OIDs. Its count is an Int16 that
 /// PostgreSQL fills with up to 65,535 parameters, so it is read unsigned,
 /// as framing (`check_body`) reads it: a signed read would take a
@@ -304,6 +303,7 @@ pub(super) fn parameter_types(body: &[u8]) -> Result<Vec<u32>, WireError> {
     (0..n).map(|_| b.i32().map(|t| t as u32)).collect()
 }
 
+/// A message body's fields, for the parsers below.
 pub(super) struct Body<'a>(pub(super) &'a [u8]);
 
 impl<'a> Body<'a> {

@@ -358,13 +358,7 @@ proptest! {
             match tag {
                 b'E' => prop_assert!(parse_error(&body).is_ok()),
                 b'T' => prop_assert!(row_names(&body).is_ok()),
-                _ => {
-                    let mut b = Body(&body);
-                    let n = b.i16()?.max(0);
-                    for _ in 0..n {
-                        b.i32()?;
-                    }
-                }
+                _ => prop_assert!(parameter_types(&body).is_ok()),
             }
         }
     }

@@ -314,8 +314,6 @@ impl Interp {
         e
     }
 
-    /// Evaluates `e`, which may be borrowed from `self.folded` (hence
-    /// the fields one by one).
     /// The value of the expression of command `pc` of script `index`
     /// (`expr` as written): this client's folded form of it where there is
     /// one (see `fold_program`), else `expr` itself.
@@ -332,6 +330,8 @@ impl Interp {
         Self::eval(expr, &self.vars, names, &mut self.zipf, rng, at)
     }
 
+    /// Evaluates `e`, which may be borrowed from `self.folded` (hence
+    /// the fields one by one).
     fn eval(
         e: &Expr,
         vars: &[Var],
