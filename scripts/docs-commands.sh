@@ -19,7 +19,8 @@
 # is listed. Output blocks (```text) are not commands.
 #
 # Why a script and not a Rust test: the commands are shell (heredocs, `&`
-# and `wait`, pipes), run with the release binaries that bench/ builds, and
+# and `wait`, pipes), run with the release binaries that bench/ builds (or,
+# from scripts/test.sh, the debug ones the tests ran: --bin-dir), and
 # their documents change without a rebuild.
 set -euo pipefail
 

@@ -11,8 +11,14 @@ echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy"
 cargo clippy --all-targets --locked -- -D warnings
-echo "== cargo test"
-cargo test --locked --all-targets
+if cargo nextest --version >/dev/null 2>&1; then
+    # Tests of all binaries side by side (.config/nextest.toml says why).
+    echo "== cargo nextest run"
+    cargo nextest run --locked --all-targets
+else
+    echo "== cargo test (cargo-nextest is not installed: one test binary at a time)"
+    cargo test --locked --all-targets
+fi
 if [ -x bench/compare.sh ]; then
     echo "== bench/compare.sh --quick (proves the benchmark script runs; timings not asserted)"
     bench/compare.sh --quick
@@ -26,4 +32,9 @@ if [ -x bench/tpcc.sh ]; then
     bench/tpcc.sh --quick
 fi
 echo "== scripts/docs-commands.sh (every command of README.md and docs/ against a throwaway server)"
-scripts/docs-commands.sh
+# With the debug binaries the tests were built with: the commands check what
+# the tool does, not how fast, and a release build (fat LTO) would add about
+# four minutes.
+cargo build --locked --bins
+target=$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
+scripts/docs-commands.sh --bin-dir "$target/debug"
