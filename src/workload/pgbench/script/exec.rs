@@ -14,16 +14,18 @@
 //! the client; the server's errors are counted and the run goes on.
 //!
 //! Per unit nothing is looked up by name and, once the buffers have grown,
-//! nothing is allocated by the interpreter itself for an SQL command, a
-//! `\set` or an `\if`: variables are a vector indexed by slot, each SQL
-//! command's prepared statement is kept per connection, and parameters
-//! are written into reused strings. (The driver allocates its own
-//! messages and rows.) The paths few transactions take, a failure's
-//! rollback, a pipeline's sync, a `\sleep`, a statement prepared at its
-//! first use, are boxed futures (see `rare`), one allocation each where
-//! they run, to keep their code out of the common path's. Every SQL command and
-//! `\sleep` is timed as a statement kind of its own (the runner keeps
-//! their histograms, see [`StatementTimes`]).
+//! nothing is allocated by the interpreter itself for an SQL command
+//! outside a pipeline, a `\set` or an `\if`: variables are a vector
+//! indexed by slot, each SQL command's prepared statement is kept per
+//! connection, and parameters are written into reused strings. (The
+//! driver allocates its own messages and rows; a command queued in a
+//! pipeline keeps its name, a string, until its result is read.) The
+//! paths few transactions take, a failure's rollback, a pipeline's start
+//! and sync, a `\sleep`, a statement prepared at its first use, are boxed
+//! futures (see `rare`), one allocation each where they run, to keep
+//! their code out of the common path's. Every SQL command and `\sleep`
+//! is timed as a statement kind of its own (the runner keeps their
+//! histograms, see [`StatementTimes`]).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -627,8 +629,9 @@ impl Interp {
     }
 }
 
-/// A path few units take (a failure's rollback, a pipeline's commands, a
-/// `\sleep`, a statement prepared at its first use) as a boxed `dyn`
+/// A path few units take (a failure's rollback, a pipeline's start, sync
+/// or abandon, a `\sleep`, a statement prepared at its first use; the
+/// commands queued inside a pipeline are not boxed) as a boxed `dyn`
 /// future, as the worker loop's `cold` does: with fat LTO every `async fn`
 /// the interpreter awaits is inlined into the poll function of
 /// [`Interp::run`] (23 KB, most of it those paths), so that the lines a
