@@ -408,3 +408,46 @@ fn a_parameter_description_past_32767_keeps_every_type() {
     assert!(check_body(b't', short).is_err());
     assert!(parameter_types(short).is_err());
 }
+
+/// The table `kind` reads (it replaced a `match`) gives every byte what
+/// the match gave: the same name and lengths for each of the protocol's
+/// types, None for every other byte, those of 128 and up included.
+#[test]
+fn the_kinds_table_is_the_match_it_replaced() {
+    fn matched(tag: u8) -> Option<(&'static str, usize, usize)> {
+        Some(match tag {
+            b'R' => ("Authentication", 8, SHORT_MESSAGE),
+            b'K' => ("BackendKeyData", 12, 8 + 256),
+            b'S' => ("ParameterStatus", 6, SHORT_MESSAGE),
+            b'Z' => ("ReadyForQuery", 5, 5),
+            b'T' => ("RowDescription", 6, LONG_MESSAGE),
+            b'D' => ("DataRow", 6, LONG_MESSAGE),
+            b'C' => ("CommandComplete", 5, SHORT_MESSAGE),
+            b'E' => ("ErrorResponse", 5, LONG_MESSAGE),
+            b'N' => ("NoticeResponse", 5, LONG_MESSAGE),
+            b'A' => ("NotificationResponse", 10, LONG_MESSAGE),
+            b'I' => ("EmptyQueryResponse", 4, 4),
+            b'1' => ("ParseComplete", 4, 4),
+            b'2' => ("BindComplete", 4, 4),
+            b'3' => ("CloseComplete", 4, 4),
+            b'n' => ("NoData", 4, 4),
+            b's' => ("PortalSuspended", 4, 4),
+            b't' => ("ParameterDescription", 6, 6 + 4 * 65_535),
+            b'G' => ("CopyInResponse", 7, SHORT_MESSAGE),
+            b'H' => ("CopyOutResponse", 7, SHORT_MESSAGE),
+            b'W' => ("CopyBothResponse", 7, SHORT_MESSAGE),
+            b'd' => ("CopyData", 4, LONG_MESSAGE),
+            b'c' => ("CopyDone", 4, 4),
+            b'V' => ("FunctionCallResponse", 8, LONG_MESSAGE),
+            b'v' => ("NegotiateProtocolVersion", 12, SHORT_MESSAGE),
+            _ => return None,
+        })
+    }
+    for tag in 0..=255u8 {
+        assert_eq!(kind(tag), matched(tag), "{tag:#04x}");
+    }
+    let known: Vec<u8> = (0..=255u8).filter(|&t| kind(t).is_some()).collect();
+    let mut tags = TAGS.to_vec();
+    tags.sort_unstable();
+    assert_eq!(known, tags);
+}

@@ -14,12 +14,18 @@
 //! the client; the server's errors are counted and the run goes on.
 //!
 //! Per unit nothing is looked up by name and, once the buffers have grown,
-//! nothing is allocated by the interpreter itself: variables are a vector
+//! nothing is allocated by the interpreter itself for an SQL command
+//! outside a pipeline, a `\set` or an `\if`: variables are a vector
 //! indexed by slot, each SQL command's prepared statement is kept per
 //! connection, and parameters are written into reused strings. (The
-//! driver allocates its own messages and rows.) Every SQL command and
-//! `\sleep` is timed as a statement kind of its own (the runner keeps
-//! their histograms, see [`StatementTimes`]).
+//! driver allocates its own messages and rows; a command queued in a
+//! pipeline keeps its name, a string, until its result is read.) The
+//! paths few transactions take, a failure's rollback, a pipeline's start
+//! and sync, a `\sleep`, a statement prepared at its first use, are boxed
+//! futures (see `rare`), one allocation each where they run, to keep
+//! their code out of the common path's. Every SQL command and `\sleep`
+//! is timed as a statement kind of its own (the runner keeps their
+//! histograms, see [`StatementTimes`]).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -100,6 +106,16 @@ pub struct Interp {
     /// folded for this client's variables that no command changes (see
     /// [`fold`]); None for the other commands.
     folded: Vec<Vec<Option<Expr>>>,
+    /// The random draws of the unit under way (seeded by [`Interp::run`]),
+    /// and the commands of its pipeline queued and not read yet (each
+    /// one's effect on the transaction, and what it is called). Here
+    /// rather than in `run`'s locals: the runner boxes each unit's future,
+    /// and that future was at 1,032 bytes, the largest size glibc's
+    /// per-thread cache of freed blocks serves; past it every unit's
+    /// allocation took malloc's slow path (about 400 instructions and 20
+    /// instruction-cache misses per transaction, callgrind).
+    rng: SmallRng,
+    queued: Vec<(TxnEffect, String)>,
 }
 
 impl Interp {
@@ -120,6 +136,8 @@ impl Interp {
             rows: Rows::new(),
             bound: Vec::with_capacity(n),
             folded,
+            rng: SmallRng::seed_from_u64(0),
+            queued: Vec::new(),
             program,
             vars,
             stats,
@@ -171,7 +189,7 @@ impl Interp {
     /// Runs script `index` once; `seed` seeds its random draws. Returns the
     /// rows its SQL commands returned or changed.
     pub async fn run(&mut self, conn: &mut WireConn, index: usize, seed: u64) -> Result<u64> {
-        let mut rng = SmallRng::seed_from_u64(seed);
+        self.rng = SmallRng::seed_from_u64(seed);
         let program = self.program.clone();
         let Some(script) = program.scripts.get(index) else {
             return Err(Error::run(format!("internal: no script {index}")));
@@ -180,27 +198,26 @@ impl Interp {
         let mut pc = 0;
         let mut rows = 0;
         let mut in_txn = false;
-        // Inside a pipeline: what is queued and not read yet (each
-        // command's effect on the transaction, and what it is called).
+        // Inside a pipeline (its commands queued in `self.queued`, which
+        // a unit that failed inside one may have left filled).
         let mut in_pipeline = false;
-        let mut queued: Vec<(TxnEffect, String)> = Vec::new();
+        self.queued.clear();
         while pc < commands.len() {
             match &commands[pc] {
                 Command::Set { slot, expr, at } => {
-                    let v = match self.eval_command(&program.names, index, pc, expr, &mut rng, at) {
+                    let v = match self.eval_command(&program.names, index, pc, expr, at) {
                         Ok(v) => v,
-                        Err(e) => return Err(self.fail(conn, in_txn, e).await),
+                        Err(e) => return Err(rare(leave(conn, in_txn, e)).await),
                     };
                     if let Some(var) = self.vars.get_mut(*slot) {
                         *var = Var::Value(v);
                     }
                 }
                 Command::Test { cond, on_false, at } => {
-                    let holds =
-                        match self.eval_command(&program.names, index, pc, cond, &mut rng, at) {
-                            Ok(v) => v.truth(),
-                            Err(e) => return Err(self.fail(conn, in_txn, e).await),
-                        };
+                    let holds = match self.eval_command(&program.names, index, pc, cond, at) {
+                        Ok(v) => v.truth(),
+                        Err(e) => return Err(rare(leave(conn, in_txn, e)).await),
+                    };
                     if !holds {
                         pc = *on_false;
                         continue;
@@ -211,18 +228,15 @@ impl Interp {
                     continue;
                 }
                 Command::StartPipeline { .. } => {
-                    if let Err(e) = self.start_pipeline(conn, index, commands, pc).await {
-                        return Err(self.fail(conn, in_txn, e).await);
+                    if let Err(e) = rare(self.start_pipeline(conn, index, commands, pc)).await {
+                        return Err(rare(leave(conn, in_txn, e)).await);
                     }
                     in_pipeline = true;
                 }
                 Command::SyncPipeline { stat, .. } | Command::EndPipeline { stat, .. } => {
-                    match self
-                        .sync_pipeline(conn, &mut queued, &mut in_txn, *stat)
-                        .await
-                    {
+                    match rare(self.sync_pipeline(conn, &mut in_txn, *stat)).await {
                         Ok(n) => rows += n,
-                        Err(e) => return Err(self.fail(conn, in_txn, e).await),
+                        Err(e) => return Err(rare(leave(conn, in_txn, e)).await),
                     }
                     if matches!(commands[pc], Command::EndPipeline { .. }) {
                         in_pipeline = false;
@@ -234,36 +248,22 @@ impl Interp {
                     stat,
                     at,
                 } => {
-                    let n = match amount {
-                        SleepAmount::Const(n) => *n,
-                        SleepAmount::Var(slot) => {
-                            let v = self.vars.get(*slot).unwrap_or(&Var::Unset);
-                            let name = self.program.names.get(*slot).map_or("?", |n| n.as_str());
-                            match sleep_amount(v, name) {
-                                Ok(n) => n,
-                                Err(why) => {
-                                    let e = Error::script(format!("{at}: \\sleep: {why}"));
-                                    return Err(self.fail(conn, in_txn, e).await);
-                                }
-                            }
-                        }
-                    };
-                    let ns = (n.max(0) as u64).saturating_mul(*unit_ns);
-                    let began = Instant::now();
-                    tokio::time::sleep(Duration::from_nanos(ns)).await;
-                    self.stats.record(*stat, began.elapsed());
+                    if let Err(e) = rare(self.sleep(amount, *unit_ns, *stat, at)).await {
+                        return Err(rare(leave(conn, in_txn, e)).await);
+                    }
                 }
                 Command::Sql(sql) if in_pipeline => {
                     if let Err(e) = self.queue_sql(conn, index, pc, sql).await {
-                        let e = self.abandon_pipeline(conn, &mut queued, e).await;
-                        return Err(self.fail(conn, in_txn, e).await);
+                        let e = rare(abandon_pipeline(conn, &mut self.queued, e)).await;
+                        return Err(rare(leave(conn, in_txn, e)).await);
                     }
-                    queued.push((sql.txn, format!("{} ({})", sql.at, short(&sql.text))));
+                    self.queued
+                        .push((sql.txn, format!("{} ({})", sql.at, short(&sql.text))));
                 }
                 Command::Sql(sql) => {
                     match self.sql(conn, index, pc, sql).await {
                         Ok(n) => rows += n,
-                        Err(e) => return Err(self.fail(conn, in_txn, e).await),
+                        Err(e) => return Err(rare(leave(conn, in_txn, e)).await),
                     }
                     match sql.txn {
                         TxnEffect::Begin => in_txn = true,
@@ -279,39 +279,35 @@ impl Interp {
                 "script {} ended inside a transaction (BEGIN without COMMIT or END)",
                 script.name
             ));
-            return Err(self.fail(conn, true, e).await);
+            return Err(rare(leave(conn, true, e)).await);
         }
         Ok(rows)
     }
 
-    /// A script error with commands of a pipeline queued: they are sent
-    /// with a Sync and their results read and dropped, so that the
-    /// connection is in step for the rollback and the next unit.
-    async fn abandon_pipeline(
-        &self,
-        conn: &mut WireConn,
-        queued: &mut Vec<(TxnEffect, String)>,
-        e: Error,
-    ) -> Error {
-        queued.clear();
-        if !conn.is_closed() {
-            conn.queue_sync();
-            if conn.send().await.is_ok() {
-                let _ = conn.synced().await;
+    /// `\sleep`: its amount (a constant or a variable), then the wait,
+    /// timed as the command's statement kind. (Through [`rare`]: it waits
+    /// anyway.)
+    async fn sleep(
+        &mut self,
+        amount: &SleepAmount,
+        unit_ns: u64,
+        stat: usize,
+        at: &str,
+    ) -> Result<()> {
+        let n = match amount {
+            SleepAmount::Const(n) => *n,
+            SleepAmount::Var(slot) => {
+                let v = self.vars.get(*slot).unwrap_or(&Var::Unset);
+                let name = self.program.names.get(*slot).map_or("?", |n| n.as_str());
+                sleep_amount(v, name)
+                    .map_err(|why| Error::script(format!("{at}: \\sleep: {why}")))?
             }
-        }
-        e
-    }
-
-    /// Leaves a failed unit's transaction before its error goes back to
-    /// the runner, so that the next unit (or the retry) starts clean.
-    async fn fail(&self, conn: &mut WireConn, in_txn: bool, e: Error) -> Error {
-        if (in_txn || conn.in_transaction()) && !conn.is_closed() {
-            // The unit's error is what counts; a failed rollback (a lost
-            // connection) adds nothing to it.
-            let _ = conn.simple_query("ROLLBACK").await;
-        }
-        e
+        };
+        let ns = (n.max(0) as u64).saturating_mul(unit_ns);
+        let began = Instant::now();
+        tokio::time::sleep(Duration::from_nanos(ns)).await;
+        self.stats.record(stat, began.elapsed());
+        Ok(())
     }
 
     /// The value of the expression of command `pc` of script `index`
@@ -323,11 +319,10 @@ impl Interp {
         index: usize,
         pc: usize,
         expr: &Expr,
-        rng: &mut SmallRng,
         at: &str,
     ) -> Result<Value> {
         let expr = folded_at(&self.folded, index, pc).unwrap_or(expr);
-        Self::eval(expr, &self.vars, names, &mut self.zipf, rng, at)
+        Self::eval(expr, &self.vars, names, &mut self.zipf, &mut self.rng, at)
     }
 
     /// Evaluates `e`, which may be borrowed from `self.folded` (hence
@@ -390,26 +385,47 @@ impl Interp {
         pc: usize,
         sql: &Sql,
     ) -> Result<Option<Stmt>> {
+        match self.known_statement(script, pc) {
+            Some(st) => Ok(st),
+            None => rare(self.prepare_now(conn, script, pc, sql))
+                .await
+                .map(Some),
+        }
+    }
+
+    /// The statement of command `pc` of script `script` when nothing
+    /// has to be prepared for it (Some(None): `-M extended`, the unnamed
+    /// statement, parsed each time), None when it must be prepared first.
+    fn known_statement(&self, script: usize, pc: usize) -> Option<Option<Stmt>> {
         let known = self
             .statements
             .get(script)
             .and_then(|s| s.get(pc))
             .and_then(|s| *s);
         match known {
-            Some(st) => Ok(Some(st)),
-            None if self.protocol == Protocol::Prepared => {
-                let st = conn
-                    .prepare(&sql.prepared)
-                    .await
-                    .map_err(|e| Error::wire(format!("{} ({})", sql.at, short(&sql.text)), e))?;
-                if let Some(slot) = self.statements.get_mut(script).and_then(|s| s.get_mut(pc)) {
-                    *slot = Some(st);
-                }
-                Ok(Some(st))
-            }
-            // -M extended: the unnamed statement, parsed each time.
-            None => Ok(None),
+            Some(st) => Some(Some(st)),
+            None if self.protocol == Protocol::Prepared => None,
+            None => Some(None),
         }
+    }
+
+    /// Prepares command `pc` of script `script` at its first use, and
+    /// keeps it for the connection.
+    async fn prepare_now(
+        &mut self,
+        conn: &mut WireConn,
+        script: usize,
+        pc: usize,
+        sql: &Sql,
+    ) -> Result<Stmt> {
+        let st = conn
+            .prepare(&sql.prepared)
+            .await
+            .map_err(|e| Error::wire(format!("{} ({})", sql.at, short(&sql.text)), e))?;
+        if let Some(slot) = self.statements.get_mut(script).and_then(|s| s.get_mut(pc)) {
+            *slot = Some(st);
+        }
+        Ok(st)
     }
 
     /// Writes the command's variables into the parameter texts.
@@ -512,7 +528,6 @@ impl Interp {
     async fn sync_pipeline(
         &mut self,
         conn: &mut WireConn,
-        queued: &mut Vec<(TxnEffect, String)>,
         in_txn: &mut bool,
         stat: usize,
     ) -> Result<u64> {
@@ -523,7 +538,7 @@ impl Interp {
         if let Err(e) = conn.send().await {
             failed = Some(Error::wire("pipeline failed", e));
         }
-        for (effect, what) in queued.drain(..) {
+        for (effect, what) in self.queued.drain(..) {
             if failed.is_some() {
                 break;
             }
@@ -539,7 +554,7 @@ impl Interp {
                 Err(e) => failed = Some(Error::wire(what, e)),
             }
         }
-        queued.clear();
+        self.queued.clear();
         if !conn.is_closed()
             && let Err(e) = conn.synced().await
         {
@@ -612,6 +627,50 @@ impl Interp {
         }
         Ok(())
     }
+}
+
+/// A path few units take (a failure's rollback, a pipeline's start, sync
+/// or abandon, a `\sleep`, a statement prepared at its first use; the
+/// commands queued inside a pipeline are not boxed) as a boxed `dyn`
+/// future, as the worker loop's `cold` does: with fat LTO every `async fn`
+/// the interpreter awaits is inlined into the poll function of
+/// [`Interp::run`] (23 KB, most of it those paths), so that the lines a
+/// transaction runs were spread over more of the 32 KB first-level
+/// instruction cache than they fill. Behind a vtable their code stays
+/// out; the price is an allocation where such a path runs.
+fn rare<'a, T>(
+    f: impl std::future::Future<Output = T> + Send + 'a,
+) -> crate::workload::BoxFuture<'a, T> {
+    Box::pin(f)
+}
+
+/// Leaves a failed unit's transaction before its error goes back to
+/// the runner, so that the next unit (or the retry) starts clean.
+async fn leave(conn: &mut WireConn, in_txn: bool, e: Error) -> Error {
+    if (in_txn || conn.in_transaction()) && !conn.is_closed() {
+        // The unit's error is what counts; a failed rollback (a lost
+        // connection) adds nothing to it.
+        let _ = conn.simple_query("ROLLBACK").await;
+    }
+    e
+}
+
+/// A script error with commands of a pipeline queued: they are sent
+/// with a Sync and their results read and dropped, so that the
+/// connection is in step for the rollback and the next unit.
+async fn abandon_pipeline(
+    conn: &mut WireConn,
+    queued: &mut Vec<(TxnEffect, String)>,
+    e: Error,
+) -> Error {
+    queued.clear();
+    if !conn.is_closed() {
+        conn.queue_sync();
+        if conn.send().await.is_ok() {
+            let _ = conn.synced().await;
+        }
+    }
+    e
 }
 
 /// The variable a `\gset` or `\aset` stores a column into: None when no

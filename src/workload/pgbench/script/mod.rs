@@ -597,6 +597,27 @@ impl Operation for ScriptOp {
 mod tests {
     use super::*;
 
+    /// The size of what `f` returns, without calling it.
+    fn returned_size<A, B, R>(_f: fn(A, B) -> R) -> usize {
+        std::mem::size_of::<R>()
+    }
+
+    #[test]
+    fn a_units_future_fits_glibcs_per_thread_cache() {
+        // The runner boxes each unit's future (`execute_dyn`). glibc's
+        // per-thread cache (tcache) serves blocks of up to 1,032 bytes by
+        // default; past that every unit's malloc and free take the slow
+        // path (about 400 instructions and 20 I1 misses a transaction,
+        // see `Interp::rng`). A local held across an await in
+        // `Interp::run`, or a future it awaits without `rare`, grows it.
+        // This is the test build's layout: when this was written the
+        // release build's was the same (1,000 bytes, the constant its
+        // `execute_dyn` passes to malloc), but the two are not bound to
+        // agree.
+        let size = returned_size(<ScriptOp as Operation>::execute);
+        assert!(size <= 1032, "ScriptOp::execute's future is {size} bytes");
+    }
+
     #[test]
     fn weights_split_at_the_last_at_sign_only_before_digits() {
         assert_eq!(
