@@ -1148,3 +1148,54 @@ async fn pipelines_run_whole_and_an_error_inside_fails_their_unit() {
         "{s}"
     );
 }
+
+/// The per-statement figures hold the statements of the units the report
+/// counts, and none of a unit it leaves out. Under load, a tpcb-like run
+/// at 500 connections counted more BEGINs than transactions, failed ones
+/// included (tests/memory.rs): the runner moved a unit's statement times
+/// into its thread's table as soon as the unit ended, before deciding
+/// whether to count it, and the end of a run leaves some units out.
+/// Here each of those ends is forced, one per client: client 0 sleeps
+/// past the stop grace after `--time` and is cancelled by the
+/// coordinator; client 1's only try fails with an error `--retry-on`
+/// names after `--time` is up, too late to try again. Neither is a unit
+/// done nor failed, yet both had run BEGIN (and client 1 its sleep).
+/// Client 2 runs short units, all counted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn statement_times_leave_out_the_units_the_end_of_the_run_leaves_out() {
+    let sb = sandbox();
+    let dir = tempfile::tempdir().unwrap();
+    let script = write(
+        dir.path(),
+        "cut.sql",
+        "\\set d 1\n\\set ms 5\n\
+         \\if :client_id = 0\n\\set ms 60000\n\\endif\n\
+         \\if :client_id = 1\n\\set ms 1500\n\\set d 0\n\\endif\n\
+         BEGIN;\nselect pg_sleep(:ms * 0.001);\nselect 1 / :d;\nEND;\n",
+    );
+    let (r, s) = run_args(
+        &sb,
+        &[
+            "--script",
+            &script,
+            "-t",
+            "3",
+            "--time",
+            "1s",
+            "--retry-on",
+            "22012",
+            "--max-tries",
+            "3",
+        ],
+    )
+    .await;
+    let op = &r.operations[0];
+    let (units, failed) = (op.total.ops, op.total.failed());
+    assert!(units > 20, "{s}");
+    assert_eq!(failed, 0, "{s}");
+    let counts: Vec<(&str, u64)> = op.statements.iter().map(|st| (st.name, st.count)).collect();
+    assert_eq!(counts.len(), 4, "{counts:?}\n{s}");
+    for (name, count) in &counts {
+        assert_eq!(*count, units, "{name}: {counts:?}\n{s}");
+    }
+}
