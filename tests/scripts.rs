@@ -1199,3 +1199,62 @@ async fn statement_times_leave_out_the_units_the_end_of_the_run_leaves_out() {
         assert_eq!(*count, units, "{name}: {counts:?}\n{s}");
     }
 }
+
+/// The other side of the test above: the units the report counts keep
+/// the statements of all their tries, a failure's included. Client 0's
+/// units always fail with an error `--retry-on` names, each counted
+/// after its third try (BEGIN and the sleep three times, the division
+/// never timed, as no failed statement is); client 1's fail every other
+/// try (a sequence's parity), so half its units succeed at the second
+/// try (BEGIN and the sleep twice); client 2's succeed at once. A unit
+/// cut short at the end of --time is left out with its statements.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn statement_times_keep_every_try_of_the_units_counted_failed_or_retried() {
+    let sb = sandbox();
+    let c = client_to(&sb, "postgres").await;
+    c.batch_execute("create sequence alt").await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let script = write(
+        dir.path(),
+        "tries.sql",
+        "\\set m 2\n\
+         \\if :client_id = 0\n\\set m 0\n\\endif\n\
+         \\if :client_id = 1\n\\set m 1\n\\endif\n\
+         BEGIN;\nselect pg_sleep(0.002);\n\
+         select 1 / (case cast(:m as int) when 0 then 0 when 1 then nextval('alt') % 2 else 1 end);\n\
+         END;\n",
+    );
+    let (r, s) = run_args(
+        &sb,
+        &[
+            "--script",
+            &script,
+            "-t",
+            "3",
+            "--time",
+            "1s",
+            "--retry-on",
+            "22012",
+            "--max-tries",
+            "3",
+        ],
+    )
+    .await;
+    let t = &r.operations[0].total;
+    let (done, failed, retried) = (t.ops, t.failed(), t.retried);
+    assert!(done > 20 && failed > 2, "{s}");
+    // Units retried: the failed ones, and client 1's second tries.
+    assert!(retried > failed, "{s}");
+    let tries = done + 2 * failed + retried;
+    let counts: Vec<(&str, u64)> = r.operations[0]
+        .statements
+        .iter()
+        .map(|st| (st.name, st.count))
+        .collect();
+    let want = [tries, tries, done, done];
+    assert_eq!(
+        counts.iter().map(|c| c.1).collect::<Vec<_>>(),
+        want,
+        "{done} done, {failed} failed, {retried} retried: {counts:?}\n{s}"
+    );
+}
