@@ -1148,3 +1148,113 @@ async fn pipelines_run_whole_and_an_error_inside_fails_their_unit() {
         "{s}"
     );
 }
+
+/// The per-statement figures hold the statements of the units the report
+/// counts, and none of a unit it leaves out. Under load, a tpcb-like run
+/// at 500 connections counted more BEGINs than transactions, failed ones
+/// included (tests/memory.rs): the runner moved a unit's statement times
+/// into its thread's table as soon as the unit ended, before deciding
+/// whether to count it, and the end of a run leaves some units out.
+/// Here each of those ends is forced, one per client: client 0 sleeps
+/// past the stop grace after `--time` and is cancelled by the
+/// coordinator; client 1's only try fails with an error `--retry-on`
+/// names after `--time` is up, too late to try again. Neither is a unit
+/// done nor failed, yet both had run BEGIN (and client 1 its sleep).
+/// Client 2 runs short units, all counted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn statement_times_leave_out_the_units_the_end_of_the_run_leaves_out() {
+    let sb = sandbox();
+    let dir = tempfile::tempdir().unwrap();
+    let script = write(
+        dir.path(),
+        "cut.sql",
+        "\\set d 1\n\\set ms 5\n\
+         \\if :client_id = 0\n\\set ms 60000\n\\endif\n\
+         \\if :client_id = 1\n\\set ms 1500\n\\set d 0\n\\endif\n\
+         BEGIN;\nselect pg_sleep(:ms * 0.001);\nselect 1 / :d;\nEND;\n",
+    );
+    let (r, s) = run_args(
+        &sb,
+        &[
+            "--script",
+            &script,
+            "-t",
+            "3",
+            "--time",
+            "1s",
+            "--retry-on",
+            "22012",
+            "--max-tries",
+            "3",
+        ],
+    )
+    .await;
+    let op = &r.operations[0];
+    let (units, failed) = (op.total.ops, op.total.failed());
+    assert!(units > 20, "{s}");
+    assert_eq!(failed, 0, "{s}");
+    let counts: Vec<(&str, u64)> = op.statements.iter().map(|st| (st.name, st.count)).collect();
+    assert_eq!(counts.len(), 4, "{counts:?}\n{s}");
+    for (name, count) in &counts {
+        assert_eq!(*count, units, "{name}: {counts:?}\n{s}");
+    }
+}
+
+/// The other side of the test above: the units the report counts keep
+/// the statements of all their tries, a failure's included. Client 0's
+/// units always fail with an error `--retry-on` names, each counted
+/// after its third try (BEGIN and the sleep three times, the division
+/// never timed, as no failed statement is); client 1's fail every other
+/// try (a sequence's parity), so half its units succeed at the second
+/// try (BEGIN and the sleep twice); client 2's succeed at once. A unit
+/// cut short at the end of --time is left out with its statements.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn statement_times_keep_every_try_of_the_units_counted_failed_or_retried() {
+    let sb = sandbox();
+    let c = client_to(&sb, "postgres").await;
+    c.batch_execute("create sequence alt").await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let script = write(
+        dir.path(),
+        "tries.sql",
+        "\\set m 2\n\
+         \\if :client_id = 0\n\\set m 0\n\\endif\n\
+         \\if :client_id = 1\n\\set m 1\n\\endif\n\
+         BEGIN;\nselect pg_sleep(0.002);\n\
+         select 1 / (case cast(:m as int) when 0 then 0 when 1 then nextval('alt') % 2 else 1 end);\n\
+         END;\n",
+    );
+    let (r, s) = run_args(
+        &sb,
+        &[
+            "--script",
+            &script,
+            "-t",
+            "3",
+            "--time",
+            "1s",
+            "--retry-on",
+            "22012",
+            "--max-tries",
+            "3",
+        ],
+    )
+    .await;
+    let t = &r.operations[0].total;
+    let (done, failed, retried) = (t.ops, t.failed(), t.retried);
+    assert!(done > 20 && failed > 2, "{s}");
+    // Units retried: the failed ones, and client 1's second tries.
+    assert!(retried > failed, "{s}");
+    let tries = done + 2 * failed + retried;
+    let counts: Vec<(&str, u64)> = r.operations[0]
+        .statements
+        .iter()
+        .map(|st| (st.name, st.count))
+        .collect();
+    let want = [tries, tries, done, done];
+    assert_eq!(
+        counts.iter().map(|c| c.1).collect::<Vec<_>>(),
+        want,
+        "{done} done, {failed} failed, {retried} retried: {counts:?}\n{s}"
+    );
+}

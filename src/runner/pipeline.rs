@@ -307,9 +307,9 @@ impl Phase<'_> {
                 Some(res) => (res, 1, None, sent),
                 None => super::worker::cold(self.tries_from(op, h.ty, sent, deadline, 0)).await,
             };
-            // Its statements' times, retries' and failures' included.
-            self.rec
-                .statements_done(self.measured, op.statement_times());
+            // Its statements' times (its retries' and failures' included)
+            // stay with the operation until the unit is counted: the end
+            // of the run may leave it out (see `count_unit`).
             lane.done.push_back(Finished {
                 unit: Sent {
                     ty: h.ty,
@@ -428,8 +428,11 @@ impl Phase<'_> {
             return;
         };
         let res = op.answered(f.ticket, answer, now - f.attempt);
-        self.rec
-            .statements_done(self.measured, op.statement_times());
+        // A pipelined unit is one statement, timed when it succeeded: a
+        // success is counted whatever follows, so its time goes in now,
+        // while the next answers' times are not yet recorded beside it. A
+        // failure has no time to keep (see `Operation::answered`).
+        self.keep_statements(op, res.is_ok());
         match res {
             Err(e)
                 if !ending

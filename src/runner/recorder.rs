@@ -20,8 +20,10 @@
 //!
 //! The figures per statement kind (transactions) are the thread's too: an
 //! operation only lists the (statement, duration) pairs of the unit under
-//! way, and after each unit its worker moves them into the thread's
-//! [`StatementTable`] (or drops them during the warmup). A recorder
+//! way, and as its worker counts the unit it moves them into the thread's
+//! [`StatementTable`]; it drops them during the warmup and for a unit the
+//! report leaves out (one the end of the run cut short), so that the
+//! statements' counts are those of the units counted. A recorder
 //! belongs to one operation's run, so every worker of the thread names
 //! the same statement kinds.
 //!
@@ -153,10 +155,13 @@ impl ThreadRecorder {
         }
     }
 
-    /// After a unit: moves the times of its statements into the thread's
-    /// figures, or drops them when not `measured` (the warmup).
+    /// As a unit is counted: moves the times of its statements into the
+    /// thread's figures, or drops them when not `measured` (the warmup, or
+    /// a unit not counted). No lock when there are none (a pipelined
+    /// unit's time has gone in with its answer).
     pub(super) fn statements_done(&self, measured: bool, times: Option<&mut StatementTimes>) {
         match times {
+            Some(t) if t.pending().is_empty() => {}
             Some(t) if measured => self.lock().statements.absorb(t),
             Some(t) => t.clear(),
             None => {}

@@ -378,7 +378,7 @@ impl Phase<'_> {
                     (Ok(outcome), None) => {
                         let outcome = *outcome;
                         self.rec.unit_ended();
-                        self.count_success(&f.unit, outcome, out);
+                        self.count_success(op, &f.unit, outcome, out);
                         f.cancelled.is_none()
                     }
                     _ => cold(self.count_unit(op, f, deadline, out, ending)).await,
@@ -524,13 +524,18 @@ impl Phase<'_> {
                     .await
                 {
                     Some(res) => res,
-                    None => return false,
+                    None => {
+                        // Not a unit of the report's: neither are its
+                        // statements.
+                        self.keep_statements(op, false);
+                        return false;
+                    }
                 }
             }
         };
         match res {
             Ok(outcome) => {
-                self.count_success(&unit, outcome, out);
+                self.count_success(op, &unit, outcome, out);
                 if let Some(r) = self.log_record(&unit, outcome.rows, true) {
                     self.log_push(r).await;
                 }
@@ -540,16 +545,18 @@ impl Phase<'_> {
                 if self.measured {
                     out.last_end = Some(unit.end);
                 }
+                self.keep_statements(op, true);
                 self.count_retries(&unit, false);
                 self.unit_failed(op, e, &unit, out, deadline, ending).await
             }
         }
     }
 
-    /// Counts a unit that succeeded, its retries with it (its latency log
-    /// line apart).
-    fn count_success(
+    /// Counts a unit that succeeded, its retries and its statements with
+    /// it (its latency log line apart).
+    fn count_success<O: Operation>(
         &mut self,
+        op: &mut O,
         unit: &Sent,
         outcome: crate::workload::Outcome,
         out: &mut WorkerOutput,
@@ -557,8 +564,22 @@ impl Phase<'_> {
         if self.measured {
             out.last_end = Some(unit.end);
         }
+        self.keep_statements(op, true);
         self.count_retries(unit, true);
         self.unit_done(unit, outcome, out);
+    }
+
+    /// The times of the statements the operation ran since the last unit
+    /// was counted: into the thread's figures when the unit they belong
+    /// to is `counted` (done or failed) while measuring, else dropped.
+    /// They are moved when the unit is counted, not when it ends: the end
+    /// of the run leaves some units out (see `settle`), and a statement's
+    /// times must come from the units the report counts. Nothing awaits
+    /// between this and the unit's own figures, so a worker abandoned at
+    /// the end cannot keep one without the other.
+    pub(super) fn keep_statements<O: Operation>(&self, op: &mut O, counted: bool) {
+        self.rec
+            .statements_done(self.measured && counted, op.statement_times());
     }
 
     /// The next unit's slot under `--rate`: when it is due (None without

@@ -11,9 +11,10 @@
 //! connection (pgbench's tpcb-like, 1.2 GB at 1024 connections). So an
 //! operation keeps only [`StatementTimes`], the names of its statements
 //! and the (statement, duration) pairs of the unit under way, a few
-//! hundred bytes; after each unit the runner moves the pairs into the
-//! [`StatementTable`] of its OS thread, shared by that thread's workers
-//! as its other histograms are. The figures are the same values: a
+//! hundred bytes; as it counts each unit the runner moves the pairs into
+//! the [`StatementTable`] of its OS thread, shared by that thread's
+//! workers as its other histograms are (and drops those of a unit it
+//! does not count). The figures are the same values: a
 //! histogram counts a duration the same whichever worker recorded it.
 //!
 //! These are statistics, not parts of the workload contract: the runner
@@ -223,8 +224,9 @@ pub struct StatementName {
 }
 
 /// One worker's times per statement kind, until the runner moves them
-/// into its thread's [`StatementTable`] (after every unit): the kinds,
-/// named once, and the (kind, nanoseconds) pairs recorded since.
+/// into its thread's [`StatementTable`] (as it counts the unit they
+/// belong to) or drops them: the kinds, named once, and the (kind,
+/// nanoseconds) pairs recorded since.
 #[derive(Clone, Debug, Default)]
 pub struct StatementTimes {
     names: Vec<StatementName>,
@@ -276,7 +278,8 @@ impl StatementTimes {
         &self.pending
     }
 
-    /// Forgets the pairs recorded (the warmup's).
+    /// Forgets the pairs recorded (the warmup's, or a unit's the report
+    /// leaves out).
     pub fn clear(&mut self) {
         self.pending.clear();
     }

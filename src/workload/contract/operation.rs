@@ -112,9 +112,10 @@ pub trait Operation: Send + 'static {
 
     /// The times of the statements inside its units, for a workload that
     /// reports them per statement kind (transactions; None: it does
-    /// not). The operation records into them; after every unit the
-    /// runner moves what they hold into its thread's figures, or drops
-    /// it during the warmup (see [`StatementTimes`]).
+    /// not). The operation records into them; when the runner counts a
+    /// unit (done or failed) it moves what they hold into its thread's
+    /// figures, and drops it for a unit it does not count (one the end of
+    /// the run cut short) and during the warmup (see [`StatementTimes`]).
     fn statement_times(&mut self) -> Option<&mut StatementTimes> {
         None
     }
@@ -133,7 +134,8 @@ pub trait Operation: Send + 'static {
     }
 
     /// What the answer to a queued unit counts as; `took` is the time from
-    /// its send to its answer (for the per-statement figures).
+    /// its send to its answer, for the per-statement figures of an answer
+    /// that succeeded (the runner keeps no time of a failed one).
     fn answered(
         &mut self,
         _ticket: Ticket,
