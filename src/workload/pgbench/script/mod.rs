@@ -544,7 +544,7 @@ impl FirstErrors {
         }
         seen.push(kind);
         crate::say!(
-            "warning: a script failed (the first failure of its kind; all are counted in the summary): {text}"
+            "warning: a script failed (the first failure of its kind; later ones are not shown): {text}"
         );
     }
 }
