@@ -1149,6 +1149,28 @@ async fn pipelines_run_whole_and_an_error_inside_fails_their_unit() {
     );
 }
 
+/// Runs `script` as the two tests of statement times below do: three
+/// clients for one second, a unit retried on division by zero (22012)
+/// up to three tries.
+async fn run_cut_by_time(sb: &Sandbox, script: &str) -> (RunReport, String) {
+    run_args(
+        sb,
+        &[
+            "--script",
+            script,
+            "-t",
+            "3",
+            "--time",
+            "1s",
+            "--retry-on",
+            "22012",
+            "--max-tries",
+            "3",
+        ],
+    )
+    .await
+}
+
 /// The per-statement figures hold the statements of the units the report
 /// counts, and none of a unit it leaves out. Under load, a tpcb-like run
 /// at 500 connections counted more BEGINs than transactions, failed ones
@@ -1173,22 +1195,7 @@ async fn statement_times_leave_out_the_units_the_end_of_the_run_leaves_out() {
          \\if :client_id = 1\n\\set ms 1500\n\\set d 0\n\\endif\n\
          BEGIN;\nselect pg_sleep(:ms * 0.001);\nselect 1 / :d;\nEND;\n",
     );
-    let (r, s) = run_args(
-        &sb,
-        &[
-            "--script",
-            &script,
-            "-t",
-            "3",
-            "--time",
-            "1s",
-            "--retry-on",
-            "22012",
-            "--max-tries",
-            "3",
-        ],
-    )
-    .await;
+    let (r, s) = run_cut_by_time(&sb, &script).await;
     let op = &r.operations[0];
     let (units, failed) = (op.total.ops, op.total.failed());
     assert!(units > 20, "{s}");
@@ -1224,22 +1231,7 @@ async fn statement_times_keep_every_try_of_the_units_counted_failed_or_retried()
          select 1 / (case cast(:m as int) when 0 then 0 when 1 then nextval('alt') % 2 else 1 end);\n\
          END;\n",
     );
-    let (r, s) = run_args(
-        &sb,
-        &[
-            "--script",
-            &script,
-            "-t",
-            "3",
-            "--time",
-            "1s",
-            "--retry-on",
-            "22012",
-            "--max-tries",
-            "3",
-        ],
-    )
-    .await;
+    let (r, s) = run_cut_by_time(&sb, &script).await;
     let t = &r.operations[0].total;
     let (done, failed, retried) = (t.ops, t.failed(), t.retried);
     assert!(done > 20 && failed > 2, "{s}");
