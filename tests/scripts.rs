@@ -1149,6 +1149,28 @@ async fn pipelines_run_whole_and_an_error_inside_fails_their_unit() {
     );
 }
 
+/// Runs `script` as the tests of what the end of a run leaves out do:
+/// three clients for one second, a unit retried on division by zero
+/// (22012) up to three tries.
+async fn run_cut_by_time(sb: &Sandbox, script: &str) -> (RunReport, String) {
+    run_args(
+        sb,
+        &[
+            "--script",
+            script,
+            "-t",
+            "3",
+            "--time",
+            "1s",
+            "--retry-on",
+            "22012",
+            "--max-tries",
+            "3",
+        ],
+    )
+    .await
+}
+
 /// The per-statement figures hold the statements of the units the report
 /// counts, and none of a unit it leaves out. Under load, a tpcb-like run
 /// at 500 connections counted more BEGINs than transactions, failed ones
@@ -1173,22 +1195,7 @@ async fn statement_times_leave_out_the_units_the_end_of_the_run_leaves_out() {
          \\if :client_id = 1\n\\set ms 1500\n\\set d 0\n\\endif\n\
          BEGIN;\nselect pg_sleep(:ms * 0.001);\nselect 1 / :d;\nEND;\n",
     );
-    let (r, s) = run_args(
-        &sb,
-        &[
-            "--script",
-            &script,
-            "-t",
-            "3",
-            "--time",
-            "1s",
-            "--retry-on",
-            "22012",
-            "--max-tries",
-            "3",
-        ],
-    )
-    .await;
+    let (r, s) = run_cut_by_time(&sb, &script).await;
     let op = &r.operations[0];
     let (units, failed) = (op.total.ops, op.total.failed());
     assert!(units > 20, "{s}");
@@ -1224,22 +1231,7 @@ async fn statement_times_keep_every_try_of_the_units_counted_failed_or_retried()
          select 1 / (case cast(:m as int) when 0 then 0 when 1 then nextval('alt') % 2 else 1 end);\n\
          END;\n",
     );
-    let (r, s) = run_args(
-        &sb,
-        &[
-            "--script",
-            &script,
-            "-t",
-            "3",
-            "--time",
-            "1s",
-            "--retry-on",
-            "22012",
-            "--max-tries",
-            "3",
-        ],
-    )
-    .await;
+    let (r, s) = run_cut_by_time(&sb, &script).await;
     let t = &r.operations[0].total;
     let (done, failed, retried) = (t.ops, t.failed(), t.retried);
     assert!(done > 20 && failed > 2, "{s}");
@@ -1257,4 +1249,82 @@ async fn statement_times_keep_every_try_of_the_units_counted_failed_or_retried()
         want,
         "{done} done, {failed} failed, {retried} retried: {counts:?}\n{s}"
     );
+}
+
+/// The retries of a unit the end of the run leaves out are left out with
+/// it: the summary's retries belong to the units it counts, as its
+/// intervals' do. They were counted as they happened, so a run could
+/// report "0 transactions retried, 2 retries in all". Client 0's unit
+/// fails its first try at once and is retried; its second sleeps past
+/// the stop grace and is cancelled by the coordinator. Client 1's unit
+/// fails after half a second, is retried, and fails again after
+/// `--time` is up, too late to try again. Client 2 runs short units,
+/// all counted, none retried.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retries_of_the_units_the_end_of_the_run_leaves_out_are_not_counted() {
+    let sb = sandbox();
+    let c = client_to(&sb, "postgres").await;
+    c.batch_execute("create sequence zero; create sequence one")
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let script = write(
+        dir.path(),
+        "left_out.sql",
+        "\\set ms 5\n\
+         \\if :client_id = 0\n\\set ms 60000\n\\endif\n\
+         \\if :client_id = 1\n\\set ms 500\n\\endif\n\
+         BEGIN;\n\
+         select 1 / (case cast(:client_id as int) when 0 then nextval('zero') - 1 else 1 end);\n\
+         select pg_sleep(:ms * 0.001);\n\
+         select 1 / (case cast(:client_id as int) when 1 then 0 * nextval('one') else 1 end);\n\
+         END;\n",
+    );
+    let (r, s) = run_cut_by_time(&sb, &script).await;
+    // Both left-out units were tried twice.
+    let row = c
+        .query_one(
+            "select (select last_value from zero), (select last_value from one)",
+            &[],
+        )
+        .await
+        .unwrap();
+    assert_eq!((row.get::<_, i64>(0), row.get::<_, i64>(1)), (2, 2), "{s}");
+    let op = &r.operations[0];
+    let t = &op.total;
+    assert!(t.ops > 20, "{s}");
+    assert_eq!((t.failed(), t.retried, t.retries), (0, 0, 0), "{s}");
+    let per_interval: u64 = op.intervals.iter().map(|i| i.retries).sum();
+    assert_eq!(per_interval, 0, "{s}");
+    assert!(!s.contains("retries in all"), "{s}");
+}
+
+/// What the test above leaves out is still looked at: a run whose every
+/// unit was retried until the end of `--time` (no limit on tries) counted
+/// none, and fails saying so rather than passing as a run of nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_retried_to_its_end_without_one_unit_counted_fails() {
+    let sb = sandbox();
+    let dir = tempfile::tempdir().unwrap();
+    let script = write(dir.path(), "never.sql", "select 1 / 0;\n");
+    let args = [
+        "--script",
+        &script,
+        "--time",
+        "1s",
+        "--retry-on",
+        "22012",
+        "--max-tries",
+        "0",
+    ];
+    let (r, s) = run_args(&sb, &args).await;
+    let op = &r.operations[0];
+    let t = &op.total;
+    assert_eq!((t.ops, t.failed(), t.retries), (0, 0, 0), "{s}");
+    let failure = op.failure.as_deref().unwrap_or_default();
+    assert!(
+        failure.contains("retries until the end of the run"),
+        "{failure:?}\n{s}"
+    );
+    assert!(!r.succeeded(), "{s}");
 }

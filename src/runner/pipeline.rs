@@ -263,7 +263,6 @@ impl Phase<'_> {
                 .conn()
                 .is_ok_and(|c| c.queue_again(&f.replay).is_ok());
         if queued {
-            self.stats().with(|s| s.of(f.ty).retries += 1);
             f.tries += 1;
             f.error = None;
             lane.flights.push_back(f);
@@ -302,10 +301,10 @@ impl Phase<'_> {
             };
             let (res, tries, cancelled, attempt) = match first {
                 Some(Err(e)) if self.may_retry(op, 1, &e, deadline) => {
-                    super::worker::cold(self.tries_from(op, h.ty, sent, deadline, 1)).await
+                    super::worker::cold(self.tries_from(op, sent, deadline, 1)).await
                 }
                 Some(res) => (res, 1, None, sent),
-                None => super::worker::cold(self.tries_from(op, h.ty, sent, deadline, 0)).await,
+                None => super::worker::cold(self.tries_from(op, sent, deadline, 0)).await,
             };
             // Its statements' times (its retries' and failures' included)
             // stay with the operation until the unit is counted: the end

@@ -140,12 +140,14 @@ pub(super) fn conclude(result: &mut OpResult, ctx: &RunCtx, workload: &dyn Workl
     result.interrupted = ctx.interrupted.load(Ordering::Relaxed);
     // Retried until the end without one success (a conflict that never
     // resolves): nothing was measured, and that is a failure, not a run.
+    // Those retries are of units the end left out, which `retries` does
+    // not count.
     let t = &result.total;
-    if result.failure.is_none() && t.ops == 0 && t.failed() == 0 && t.retries > 0 {
+    if result.failure.is_none() && t.ops == 0 && t.failed() == 0 && t.left_out_retries > 0 {
         result.failure = Some(format!(
             "no {} succeeded: {} retries until the end of the run (a conflict that never resolves?)",
             workload.spec().unit,
-            t.retries
+            t.left_out_retries
         ));
     }
 }

@@ -526,8 +526,12 @@ impl Phase<'_> {
                     Some(res) => res,
                     None => {
                         // Not a unit of the report's: neither are its
-                        // statements.
+                        // statements nor its retries.
                         self.keep_statements(op, false);
+                        if unit.tries > 1 {
+                            let retries = u64::from(unit.tries - 1);
+                            self.stats().common(|c| c.left_out_retries += retries);
+                        }
                         return false;
                     }
                 }
@@ -692,16 +696,12 @@ impl Phase<'_> {
             }
             // A unit the retry policy would have tried again, but the
             // stop or the end of --time came first: cut short by the
-            // run's end, not failed (its retries still count).
+            // run's end, not failed, and left out with its retries.
             (Err(e), None)
                 if op.retryable()
                     && self.pace.retry.again(unit.tries, e.sqlstate())
                     && (self.stop.is_set() || deadline.is_some_and(|d| unit.end >= d)) =>
             {
-                if unit.tries > 1 && self.measured {
-                    let (end, ty, retries) = (unit.end, unit.ty, u64::from(unit.tries - 1));
-                    self.rec.interval(|iv| iv.record_retries(end, ty, retries));
-                }
                 None
             }
             (res, _) => Some(res),
@@ -710,6 +710,10 @@ impl Phase<'_> {
 
     /// A unit tried more than once: its retries, and for a success the
     /// successful attempt alone beside the unit's time with its retries.
+    /// Counted here, with the unit, not as each retry is made: the end of
+    /// the run leaves some units out (see `settle`), and the retries the
+    /// summary shows, as its intervals', must be those of the units it
+    /// counts.
     fn count_retries(&self, unit: &Sent, ok: bool) {
         if unit.tries <= 1 {
             return;
@@ -719,6 +723,7 @@ impl Phase<'_> {
         self.stats().with(|s| {
             let s = s.of(ty);
             s.retried += 1;
+            s.retries += retries;
             if ok {
                 s.record_retried(end - unit.sent, end.saturating_duration_since(unit.attempt));
             }
@@ -920,7 +925,6 @@ impl Phase<'_> {
     pub(super) async fn tries_from<O: Operation>(
         &mut self,
         op: &mut O,
-        ty: usize,
         sent: Instant,
         deadline: Option<Instant>,
         done: u32,
@@ -933,8 +937,8 @@ impl Phase<'_> {
         let mut tries = done;
         loop {
             if tries > 0 {
-                // The last try failed with an error the policy retries.
-                self.stats().with(|s| s.of(ty).retries += 1);
+                // The last try failed with an error the policy retries
+                // (counted with the unit, in `count_retries`).
                 let pause = backoff(
                     tries,
                     Duration::from_millis(1),

@@ -123,8 +123,14 @@ pub struct Stats {
     pub errors: BTreeMap<String, u64>,
     /// Units that succeeded or failed only after at least one retry.
     pub retried: u64,
-    /// Retries in all.
+    /// Retries in all, of the units counted (done or failed): a unit's
+    /// retries are counted with it, when it ends.
     pub retries: u64,
+    /// Retries of the units the end of the run left out (cut short while
+    /// being retried, or cancelled), which no other figure counts. Only
+    /// the check that a run retried to its end without counting one unit
+    /// reads them; reports do not keep them.
+    pub left_out_retries: u64,
     /// Of the units that succeeded after retries: their service time (all
     /// tries and the pauses between) and their successful try alone. With
     /// them, [`Stats::attempt`] gives every unit's successful try.
@@ -165,6 +171,7 @@ impl Default for Stats {
             errors: BTreeMap::new(),
             retried: 0,
             retries: 0,
+            left_out_retries: 0,
             retried_service: new_histogram(),
             retried_attempt: new_histogram(),
             reconnects: 0,
@@ -283,6 +290,7 @@ impl Stats {
         }
         self.retried += other.retried;
         self.retries += other.retries;
+        self.left_out_retries += other.left_out_retries;
         let _ = self.retried_service.add(&other.retried_service);
         let _ = self.retried_attempt.add(&other.retried_attempt);
         self.reconnects += other.reconnects;

@@ -180,6 +180,8 @@ impl<'de> Deserialize<'de> for Stats {
             errors: s.errors,
             retried: s.retried,
             retries: s.retries,
+            // The run's own check read them; reports do not keep them.
+            left_out_retries: 0,
             retried_service: widen(h.retried_service.as_ref())?,
             retried_attempt: widen(h.retried_attempt.as_ref())?,
             reconnects: s.reconnects,

@@ -112,7 +112,7 @@ pub struct Interp {
     /// rather than in `run`'s locals: the runner boxes each unit's future,
     /// and that future was at 1,032 bytes, the largest size glibc's
     /// per-thread cache of freed blocks serves; past it every unit's
-    /// allocation took malloc's slow path (about 400 instructions and 20
+    /// allocation took malloc's slow path (about 330 instructions and 18
     /// instruction-cache misses per transaction, callgrind).
     rng: SmallRng,
     queued: Vec<(TxnEffect, String)>,

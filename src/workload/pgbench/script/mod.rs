@@ -607,7 +607,7 @@ mod tests {
         // The runner boxes each unit's future (`execute_dyn`). glibc's
         // per-thread cache (tcache) serves blocks of up to 1,032 bytes by
         // default; past that every unit's malloc and free take the slow
-        // path (about 400 instructions and 20 I1 misses a transaction,
+        // path (about 330 instructions and 18 I1 misses a transaction,
         // see `Interp::rng`). A local held across an await in
         // `Interp::run`, or a future it awaits without `rare`, grows it.
         // This is the test build's layout: when this was written the
