@@ -345,6 +345,19 @@ pub struct Cli {
     #[arg(long, value_name = "N", default_value = "1", value_parser = parse_positive::<usize>, help_heading = PACING)]
     pub pipeline: usize,
 
+    /// With --pipeline: queries per Sync, each batch of them one transaction (default 1).
+    ///
+    /// 1 gives each query its own Sync: its own transaction, so a failure costs the others nothing.
+    /// K > 1 sends K queries and one Sync, as pgbench's \startpipeline … \endpipeline does: the
+    /// server answers them in one flush (fewer reads, writes and wake-ups on both sides), and they
+    /// commit together. An error in one fails the batch: the queries before it are rolled back,
+    /// those after it are not run, and each is counted failed (its own error, or "pipeline-batch"),
+    /// tried again when the retry policy names the error. Latency is still kept per query. Must
+    /// divide --pipeline; a worker refills a batch once it has room for a whole one (under --rate a
+    /// batch holds the queries due together).
+    #[arg(long, value_name = "K", default_value = "1", value_parser = parse_positive::<usize>, help_heading = PACING)]
+    pub pipeline_sync: usize,
+
     /// Count queries and batches slower than this many milliseconds as late.
     ///
     /// Under --rate, select and update skip (and count) units already later than this when due,

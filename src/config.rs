@@ -604,6 +604,24 @@ fn pipeline_depth(cli: &Cli, protocol: Protocol) -> Result<usize> {
     Ok(n)
 }
 
+/// `--pipeline-sync`: queries per Sync, a whole number of batches in
+/// the pipeline.
+fn pipeline_sync(cli: &Cli) -> Result<usize> {
+    let (k, n) = (cli.pipeline_sync, cli.pipeline);
+    if k > 1 && n == 1 {
+        return Err(Error::usage(format!(
+            "--pipeline-sync {k} groups pipelined queries, and there is no pipeline: give --pipeline N as well (a multiple of {k}, e.g. --pipeline {k})"
+        )));
+    }
+    if n % k != 0 {
+        return Err(Error::usage(format!(
+            "--pipeline-sync {k} must divide --pipeline {n}, so that the pipeline holds whole batches: give e.g. --pipeline-sync {n}, or --pipeline {}",
+            n.div_ceil(k) * k
+        )));
+    }
+    Ok(k)
+}
+
 /// Where to connect, and the TLS settings of the URL: a sandbox, or the
 /// server(s) of `-u` (or the environment), with `--connect-timeout`.
 fn connection(cli: &Cli) -> Result<(ConnTarget, TlsSettings)> {
@@ -786,6 +804,7 @@ fn run_settings(cli: &Cli, w: &Settings) -> Result<RunSettings> {
         reconnect: cli.reconnect,
         pictures: cli.graph,
         pipeline: pipeline_depth(cli, w.protocol)?,
+        pipeline_sync: pipeline_sync(cli)?,
         slo: cli.slo.clone().map(std::sync::Arc::new),
         slo_abort: cli.slo_abort,
         // Set once the workloads are known (`check_workloads`).

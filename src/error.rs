@@ -53,6 +53,12 @@ pub enum Error {
     /// Any other failure of the run, already phrased for the user.
     #[error("{0}")]
     Run(String),
+    /// A pipelined unit that failed with its batch (`--pipeline-sync`
+    /// above 1): the batch is one transaction, and another unit of it
+    /// failed, so this one was rolled back or never run. Its own class of
+    /// error, so that one server error is not counted as several.
+    #[error("{0}")]
+    Batch(String),
     /// A script's own failure, found by the client and not the server: a
     /// variable no line had set, an expression's error, a `\gset` that did
     /// not get its one row. pgbench aborts the client on each of them; here

@@ -206,7 +206,7 @@ async fn pipelined(c: &mut WireConn, st: ysql_bench::db::wire::Stmt) -> Result<(
     c.queue(st, &[])?;
     c.queue_sync();
     c.send().await?;
-    c.answer().await.map(drop)
+    c.answer(true).await.map(drop)
 }
 
 fn config(port: u16) -> tokio_postgres::Config {

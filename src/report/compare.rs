@@ -218,6 +218,13 @@ pub fn setup_differences(base: &RunRecord, new: &RunRecord) -> Vec<(String, Stri
                 n.pipeline.to_string(),
             ));
         }
+        if b.pipeline_sync != n.pipeline_sync {
+            out.push((
+                format!("{} pipeline-sync", b.operation),
+                b.pipeline_sync.to_string(),
+                n.pipeline_sync.to_string(),
+            ));
+        }
     }
     out
 }

@@ -354,7 +354,7 @@ fn write_query_figures(w: &mut dyn Write, r: &OpRecord, f: &Figures) -> io::Resu
         line(
             w,
             "pipeline",
-            format!("{} {many} in flight per connection", r.pipeline),
+            pipeline_line(r.pipeline, r.pipeline_sync, &many),
         )?;
     }
     line(w, &format!("nr {many}"), f.units)?;
@@ -689,5 +689,17 @@ mod tests {
         assert_eq!(human(Duration::from_millis(1500)), "1.500 s");
         assert_eq!(human(Duration::from_micros(2500)), "2.500 ms");
         assert_eq!(human(Duration::from_nanos(42_500)), "42.500 us");
+    }
+}
+
+/// The summary's pipeline line: the depth, and batches of several units
+/// per Sync when `--pipeline-sync` made them.
+fn pipeline_line(depth: usize, per_sync: usize, many: &str) -> String {
+    if per_sync > 1 {
+        format!(
+            "{depth} {many} in flight per connection, in batches of {per_sync} per Sync (each batch one transaction)"
+        )
+    } else {
+        format!("{depth} {many} in flight per connection")
     }
 }

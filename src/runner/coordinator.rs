@@ -243,6 +243,7 @@ fn worker_outputs(
 pub(super) struct Sending {
     pub(super) retry: RetryPolicy,
     pub(super) pipeline: usize,
+    pub(super) pipeline_sync: usize,
     /// The workload's users are queued for the connections (TPC-C's
     /// terminals): a unit's latency counts from when its user was ready.
     pub(super) queued: bool,
@@ -267,6 +268,7 @@ fn pace(plan: &RunSettings, spec: &'static Spec, types: &[&'static str], sending
         retry: sending.retry,
         interval: plan.interval(),
         pipeline: sending.pipeline,
+        pipeline_sync: sending.pipeline_sync,
         queued: sending.queued,
     }
 }

@@ -111,6 +111,7 @@ async fn measure(ctx: &RunCtx, workload: &dyn Workload, result: &mut OpResult) {
             workload.facts().default_max_tries,
         ),
         pipeline: ctx.settings.pipeline_for(workload.facts().pipelines),
+        pipeline_sync: ctx.settings.pipeline_sync_for(workload.facts().pipelines),
         queued: workload.facts().terminals.is_some(),
     };
     let per_interval = workload.interval_metrics();

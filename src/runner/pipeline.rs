@@ -2,23 +2,36 @@
 //! they are sent: one at a time through the operation's `execute`, or with
 //! `--pipeline N` up to N in flight on the connection.
 //!
-//! Pipelined, each unit is queued as its own Bind/Execute/Sync
-//! ([`crate::workload::Operation::queue`]), everything queued is written at
-//! once, and the answers are read in order: the first one awaited, then
+//! Pipelined, each unit is queued as its own Bind/Execute
+//! ([`crate::workload::Operation::queue`]) and the runner ends each batch
+//! of `--pipeline-sync K` units with a Sync; everything queued is written
+//! at once, and the answers are read in order: the first one awaited, then
 //! every other one that came in the same read without another syscall
 //! ([`crate::db::wire::WireConn::buffered_answer`]). In a closed loop this
-//! keeps N queries in flight and costs one read and one write per batch of
-//! answers. Under `--rate` the next unit waits for its due time while the
-//! answers of the earlier ones are read (a `select!` between the two, which
-//! the answer's reading survives), and is queued then, not when an answer
-//! frees a place.
+//! keeps N queries in flight and costs one read and one write per group of
+//! answers; a worker refills only once a whole batch has room, so that
+//! batches keep their size. Under `--rate` the next unit waits for its due
+//! time while the answers of the earlier ones are read (a `select!`
+//! between the two, which the answer's reading survives), and is queued
+//! then, not when an answer frees a place; a batch then holds the units
+//! that were due together.
+//!
+//! Why batches: with a Sync per unit (the default) each unit is its own
+//! transaction and a failure costs the others nothing, but the server
+//! flushes after every Sync, and the client reads and writes about once
+//! per answer. A batch of K is what pgbench's `\startpipeline` …
+//! `\endpipeline` sends: one flush for K answers, and K units that are one
+//! transaction. So its units are counted when the batch ends: all of them
+//! when it commits; when one fails, it with its error and the others with
+//! [`Error::Batch`] (those before it were rolled back, those after it the
+//! server skipped), and the retry policy judges all of them by the
+//! failure's error.
 //!
 //! Each unit keeps its own times: latency from its due time (or its send),
 //! service time from its send to its answer. A unit whose failure the retry
-//! policy names is queued again, as it was, once its backoff has passed; a
-//! Sync per unit means its failure cost the others nothing. A lost
-//! connection fails every unit in flight on it, each counted; the first
-//! makes the worker reconnect ([`super::worker`]'s `unit_failed`).
+//! policy names is queued again, as it was, once its backoff has passed. A
+//! lost connection fails every unit in flight on it, each counted; the
+//! first makes the worker reconnect ([`super::worker`]'s `unit_failed`).
 //!
 //! What follows the end of a unit (counting it, retries, errors,
 //! reconnecting, the stop) is the one worker loop's, whichever way it was
@@ -39,6 +52,16 @@ pub(super) struct Lane {
     /// Units in flight at most: 1 sends each unit alone, through the
     /// operation's `execute`.
     depth: usize,
+    /// Units per Sync (`--pipeline-sync`): 1 makes each its own
+    /// transaction.
+    per_sync: usize,
+    /// Units queued since the last Sync, and the connection they were
+    /// queued on ([`super::session::Session::number`]).
+    open: usize,
+    open_conn: u64,
+    /// The current batch's units answered so far, waiting for its end to
+    /// be counted (only with `per_sync` above 1).
+    answered: Vec<(Flight, crate::workload::Outcome, Instant)>,
     /// The next unit, staged and waiting for its due time.
     pub(super) held: Option<Held>,
     /// A unit to send alone (depth 1), its due time reached.
@@ -79,6 +102,8 @@ struct Flight {
     not_before: Instant,
     /// Why its last try failed, while it waits for the next.
     error: Option<Error>,
+    /// A Sync follows it: its answer ends with the ReadyForQuery.
+    last: bool,
 }
 
 impl Flight {
@@ -101,9 +126,14 @@ impl Flight {
 }
 
 impl Lane {
-    pub(super) fn new(depth: usize, left: Option<u64>) -> Lane {
+    pub(super) fn new(depth: usize, per_sync: usize, left: Option<u64>) -> Lane {
+        let depth = depth.max(1);
         Lane {
-            depth: depth.max(1),
+            depth,
+            per_sync: per_sync.clamp(1, depth),
+            open: 0,
+            open_conn: 0,
+            answered: Vec::new(),
             held: None,
             alone: None,
             flights: VecDeque::with_capacity(depth),
@@ -125,6 +155,13 @@ impl Lane {
         self.depth > 1
     }
 
+    /// Whether units may start now, in a closed loop (no `--rate`): once
+    /// a whole batch has room, or nothing is in flight. Under a rate each
+    /// starts when due.
+    pub(super) fn may_refill(&self, closed: bool) -> bool {
+        !closed || self.flights.len() + self.retries.len() + self.per_sync <= self.depth
+    }
+
     /// Whether another unit may start now.
     pub(super) fn has_room(&self) -> bool {
         self.done.is_empty()
@@ -137,6 +174,7 @@ impl Lane {
     pub(super) fn idle(&self) -> bool {
         self.alone.is_none()
             && self.flights.is_empty()
+            && self.answered.is_empty()
             && self.retries.is_empty()
             && self.done.is_empty()
     }
@@ -163,6 +201,32 @@ impl Lane {
         match (self.wake, retry) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
+        }
+    }
+
+    /// A unit was queued on `conn`: the batch ends with a Sync once it
+    /// holds `per_sync` units.
+    fn queued(&mut self, conn: &mut crate::db::wire::WireConn, number: u64) {
+        if self.open_conn != number {
+            // What was open went with the connection it was queued on.
+            self.open = 0;
+            self.open_conn = number;
+        }
+        self.open += 1;
+        if self.open >= self.per_sync {
+            self.sync(conn, number);
+        }
+    }
+
+    /// Ends the open batch with a Sync (before a write, a short one).
+    fn sync(&mut self, conn: &mut crate::db::wire::WireConn, number: u64) {
+        if self.open == 0 || self.open_conn != number {
+            return;
+        }
+        conn.queue_sync();
+        self.open = 0;
+        if let Some(f) = self.flights.back_mut() {
+            f.last = true;
         }
     }
 
@@ -224,8 +288,12 @@ impl Phase<'_> {
                     replay,
                     not_before: now,
                     error: None,
+                    last: false,
                 });
                 lane.unsent += 1;
+                if let Ok(conn) = self.session.conn() {
+                    lane.queued(conn, conn_number);
+                }
             }
             Err(e) => lane.done.push_back(Finished {
                 unit: Sent {
@@ -265,8 +333,13 @@ impl Phase<'_> {
         if queued {
             f.tries += 1;
             f.error = None;
+            f.last = false;
             lane.flights.push_back(f);
             lane.unsent += 1;
+            let number = self.session.number();
+            if let Ok(conn) = self.session.conn() {
+                lane.queued(conn, number);
+            }
         } else {
             let e = f
                 .error
@@ -362,9 +435,10 @@ impl Phase<'_> {
             return;
         };
         let stop = &self.stop;
+        let through = lane.flights.front().is_none_or(|f| f.last);
         let first = tokio::select! {
             biased;
-            a = conn.answer() => Some(a),
+            a = conn.answer(through) => Some(a),
             _ = sleep_until(wake) => None,
             _ = stop.stopped(), if wake.is_some() => None,
         };
@@ -372,8 +446,13 @@ impl Phase<'_> {
             return;
         };
         self.answered(op, lane, first, deadline, ending);
-        while !lane.flights.is_empty() {
-            let Some(next) = self.session.conn().ok().and_then(|c| c.buffered_answer()) else {
+        while let Some(through) = lane.flights.front().map(|f| f.last) {
+            let Some(next) = self
+                .session
+                .conn()
+                .ok()
+                .and_then(|c| c.buffered_answer(through))
+            else {
                 break;
             };
             self.answered(op, lane, next, deadline, ending);
@@ -393,8 +472,10 @@ impl Phase<'_> {
             }
         }
         lane.unsent = 0;
+        let number = self.session.number();
         // A failed write breaks the connection: the answers say so.
         if let Ok(conn) = self.session.conn() {
+            lane.sync(conn, number);
             let _ = conn.send().await;
         }
     }
@@ -413,7 +494,8 @@ impl Phase<'_> {
     }
 
     /// The oldest unit in flight got `answer`: it ends, or waits to be
-    /// tried again.
+    /// tried again; in a batch of several (`--pipeline-sync`), once the
+    /// batch ends.
     fn answered<O: Operation>(
         &mut self,
         op: &mut O,
@@ -423,21 +505,103 @@ impl Phase<'_> {
         ending: bool,
     ) {
         let now = Instant::now();
-        let Some(mut f) = lane.flights.pop_front() else {
+        let Some(f) = lane.flights.pop_front() else {
             return;
         };
         let res = op.answered(f.ticket, answer, now - f.attempt);
+        if lane.per_sync > 1 {
+            self.answered_in_batch(op, lane, f, res, now, deadline, ending);
+            return;
+        }
         // A pipelined unit is one statement, timed when it succeeded: a
         // success is counted whatever follows, so its time goes in now,
         // while the next answers' times are not yet recorded beside it. A
         // failure has no time to keep (see `Operation::answered`).
         self.keep_statements(op, res.is_ok());
+        self.ended(op, lane, f, now, res, None, deadline, ending);
+    }
+
+    /// `answered` in a batch of several units, one transaction: a success
+    /// waits for the batch's end; the batch's last success counts them
+    /// all; a failure fails them all (see the module's doc).
+    #[allow(clippy::too_many_arguments)]
+    fn answered_in_batch<O: Operation>(
+        &mut self,
+        op: &mut O,
+        lane: &mut Lane,
+        f: Flight,
+        res: Result<crate::workload::Outcome>,
+        now: Instant,
+        deadline: Option<Instant>,
+        ending: bool,
+    ) {
+        let e = match res {
+            Ok(outcome) if !f.last => {
+                // Its statement's time stays with the operation, beside
+                // the batch's others, until the batch ends.
+                lane.answered.push((f, outcome, now));
+                return;
+            }
+            Ok(outcome) => {
+                self.keep_statements(op, true);
+                for (g, o, end) in std::mem::take(&mut lane.answered) {
+                    self.ended(op, lane, g, end, Ok(o), None, deadline, ending);
+                }
+                self.ended(op, lane, f, now, Ok(outcome), None, deadline, ending);
+                return;
+            }
+            Err(e) => e,
+        };
+        // The batch's transaction is gone: the statements that succeeded
+        // in it count for nothing, and the server skipped the rest of it,
+        // which therefore has no answer to read.
+        self.keep_statements(op, false);
+        let mut skipped = Vec::new();
+        if !f.last {
+            while let Some(g) = lane.flights.pop_front() {
+                let last = g.last;
+                skipped.push(g);
+                if last {
+                    break;
+                }
+            }
+        }
+        for (g, _, _) in std::mem::take(&mut lane.answered) {
+            let why = Error::Batch(format!(
+                "rolled back with its pipeline batch (--pipeline-sync), whose later query failed: {e}"
+            ));
+            self.ended(op, lane, g, now, Err(why), Some(&e), deadline, ending);
+        }
+        for g in skipped {
+            let why = Error::Batch(format!(
+                "not run: an earlier query of its pipeline batch (--pipeline-sync) failed: {e}"
+            ));
+            self.ended(op, lane, g, now, Err(why), Some(&e), deadline, ending);
+        }
+        self.ended(op, lane, f, now, Err(e), None, deadline, ending);
+    }
+
+    /// A unit's end: tried again if it failed with an error the retry
+    /// policy names (`cause`, its batch's failure, instead of its own),
+    /// else done.
+    #[allow(clippy::too_many_arguments)]
+    fn ended<O: Operation>(
+        &mut self,
+        op: &mut O,
+        lane: &mut Lane,
+        mut f: Flight,
+        now: Instant,
+        res: Result<crate::workload::Outcome>,
+        cause: Option<&Error>,
+        deadline: Option<Instant>,
+        ending: bool,
+    ) {
         match res {
             Err(e)
                 if !ending
                     && !f.replay.is_empty()
                     && f.conn == self.session.number()
-                    && self.may_retry(op, f.tries, &e, deadline) =>
+                    && self.may_retry(op, f.tries, cause.unwrap_or(&e), deadline) =>
             {
                 f.not_before = now
                     + backoff(

@@ -36,6 +36,7 @@ pub(super) fn begin(ctx: &RunCtx, workload: &dyn Workload) -> OpResult {
         .filter(|_| spec.paced)
         .map(|r| RateTarget { per_second: r });
     result.pipeline = s.pipeline_for(workload.facts().pipelines);
+    result.pipeline_sync = s.pipeline_sync_for(workload.facts().pipelines);
     // As --rate: one statement per thread is not a unit to count late.
     result.latency_limit = s.latency_limit.filter(|_| spec.paced);
     if !spec.is_load() {

@@ -76,6 +76,9 @@ pub struct RunSettings {
     /// Units in flight per connection (`--pipeline`) for the workloads
     /// that can pipeline; 1 sends each unit alone.
     pub pipeline: usize,
+    /// Pipelined units per Sync (`--pipeline-sync`): 1 makes each its
+    /// own transaction; more make a batch one transaction.
+    pub pipeline_sync: usize,
     /// `--slo`: judged so far on each progress line.
     pub slo: Option<std::sync::Arc<crate::stats::slo::Slo>>,
     /// `--slo-abort`: stop an operation once a criterion cannot be met.
@@ -114,6 +117,12 @@ impl RunSettings {
     /// when the workload `pipelines`, else one.
     pub fn pipeline_for(&self, pipelines: bool) -> usize {
         if pipelines { self.pipeline.max(1) } else { 1 }
+    }
+
+    /// How many of those units share a Sync: `--pipeline-sync` when the
+    /// workload pipelines, else one.
+    pub fn pipeline_sync_for(&self, pipelines: bool) -> usize {
+        self.pipeline_sync.clamp(1, self.pipeline_for(pipelines))
     }
 
     /// The length of the per-interval figures (CSV rows, progress lines).

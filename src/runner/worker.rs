@@ -80,6 +80,8 @@ pub(super) struct Pace {
     pub(super) interval: Duration,
     /// Units in flight per connection (`--pipeline`): 1 sends each alone.
     pub(super) pipeline: usize,
+    /// Of those, how many share a Sync (`--pipeline-sync`).
+    pub(super) pipeline_sync: usize,
     /// Units are due when their user is ready (TPC-C's terminals queued
     /// for the connections), so latency and service time differ.
     pub(super) queued: bool,
@@ -355,7 +357,7 @@ impl Phase<'_> {
         // The units this phase may still start (--transactions counts the
         // measured ones; a warmup runs by its time).
         let left = self.pace.units.filter(|_| self.measured);
-        let mut lane = Lane::new(self.pace.pipeline, left);
+        let mut lane = Lane::new(self.pace.pipeline, self.pace.pipeline_sync, left);
         let mut ending = false;
         loop {
             if !ending {
@@ -407,6 +409,9 @@ impl Phase<'_> {
         }
         // A failed unit's next try takes the place it had.
         while self.start_retry(lane) {}
+        if !lane.may_refill(self.schedule.is_none()) {
+            return true;
+        }
         while lane.has_room() {
             if self.stop.is_set() || lane.left == Some(0) {
                 return false;
@@ -1038,6 +1043,7 @@ fn error_class(e: &Error) -> String {
         Error::Wire {
             failure: source, ..
         } => crate::error::wire_error_class(source.as_ref()),
+        Error::Batch(_) => "pipeline-batch".to_string(),
         _ => "client".to_string(),
     }
 }

@@ -490,6 +490,9 @@ pub struct OpResult {
     /// Units each worker kept in flight on its connection (`--pipeline`;
     /// 1: one at a time).
     pub pipeline: usize,
+    /// Of those, how many shared a Sync, one transaction
+    /// (`--pipeline-sync`; 1: a Sync each).
+    pub pipeline_sync: usize,
     /// `--latency-limit`, if given.
     pub latency_limit: Option<Duration>,
     /// What one unit holds, as the summary's `batch` line says it.
@@ -578,6 +581,7 @@ impl OpResult {
             transactions: None,
             rate: None,
             pipeline: 1,
+            pipeline_sync: 1,
             latency_limit: None,
             total: Stats::default(),
             thread_rows: vec![0; threads],

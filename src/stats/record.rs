@@ -260,6 +260,11 @@ pub struct OpRecord {
     /// 1, one at a time, in a report written before it was kept.
     #[serde(default = "one")]
     pub pipeline: usize,
+    /// Of those, how many shared a Sync and were one transaction
+    /// (`--pipeline-sync`); 1, a Sync each, in a report written before it
+    /// was kept.
+    #[serde(default = "one")]
+    pub pipeline_sync: usize,
     /// Which client library ran the units: lean or tokio-postgres.
     #[serde(default)]
     pub driver: String,
@@ -538,6 +543,7 @@ impl OpRecord {
             figures: op.total.clone(),
             rate_target: op.rate.map(|r| r.per_second),
             pipeline: op.pipeline,
+            pipeline_sync: op.pipeline_sync,
             thread_rows: op.thread_rows.clone(),
             intervals: zone_intervals(op),
             types,

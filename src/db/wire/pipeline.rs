@@ -1,11 +1,17 @@
 //! Units in flight (`--pipeline`): each unit queued as its own
-//! Bind/Execute/Sync, several written at once, their answers read in the
-//! order they were queued.
+//! Bind/Execute, several written at once, their answers read in the order
+//! they were queued.
 //!
-//! Each unit ends with its own Sync, so that a failed one makes the server
-//! skip nothing but that unit's messages: the others of the pipeline run
-//! and answer as if alone. Its answer is everything up to the Sync's
-//! ReadyForQuery ([`WireConn::answer`]).
+//! The caller ends a group of units with a Sync (`--pipeline-sync`). A
+//! Sync per unit makes a failed one cost the server nothing but that
+//! unit's messages: the others run and answer as if alone, and the unit's
+//! answer is everything up to the Sync's ReadyForQuery. Several units
+//! before one Sync are one implicit transaction, as in pgbench's
+//! `\startpipeline` … `\endpipeline`: each unit's answer ends with its
+//! CommandComplete, the last one's with the ReadyForQuery, and after an
+//! error the server skips the group's remaining units, so the failed
+//! unit's answer reads on to the ReadyForQuery and the caller ends the
+//! skipped ones without reading ([`WireConn::answer`]'s `through_sync`).
 //!
 //! The worker waits for an answer and for the next unit's due time at
 //! once (`--rate`), dropping the wait for the answer when the due time
@@ -52,12 +58,15 @@ impl WireConn {
         Ok(())
     }
 
-    /// Reads the answer of the oldest unit in flight (one Bind/Execute
-    /// and its Sync): the rows it returned and its count, or the server's
-    /// error. Cancel-safe: see the module's doc.
-    pub async fn answer(&mut self) -> Result<Answer, WireError> {
+    /// Reads the answer of the oldest unit in flight (one Bind/Execute):
+    /// the rows it returned and its count, or the server's error. With
+    /// `through_sync` (a Sync follows the unit) it reads on to the Sync's
+    /// ReadyForQuery; without, it ends at the unit's CommandComplete, and
+    /// reads on only after an error, since the server then skips the rest
+    /// of the group. Cancel-safe: see the module's doc.
+    pub async fn answer(&mut self, through_sync: bool) -> Result<Answer, WireError> {
         loop {
-            if let Some(answer) = self.buffered_answer() {
+            if let Some(answer) = self.buffered_answer(through_sync) {
                 return answer;
             }
             if let Err(e) = self.fill().await {
@@ -71,8 +80,9 @@ impl WireConn {
 
     /// The oldest unit's answer if what was read holds the rest of it;
     /// reads nothing from the socket. Several answers that came in one
-    /// read are taken this way, without a syscall each.
-    pub fn buffered_answer(&mut self) -> Option<Result<Answer, WireError>> {
+    /// read are taken this way, without a syscall each. `through_sync` as
+    /// in [`Self::answer`].
+    pub fn buffered_answer(&mut self, through_sync: bool) -> Option<Result<Answer, WireError>> {
         if self.broken {
             let part = std::mem::take(&mut self.part);
             let e = part
@@ -93,7 +103,17 @@ impl WireConn {
             let body = &self.rbuf.buf[b0..b1];
             match tag {
                 b'D' => self.part.answer.rows += 1,
-                b'C' => self.part.answer.affected = tag_rows(body),
+                b'C' => {
+                    self.part.answer.affected = tag_rows(body);
+                    if !through_sync && self.part.failed.is_none() {
+                        return Some(Ok(std::mem::take(&mut self.part).answer));
+                    }
+                }
+                // EmptyQuery and PortalSuspended end a unit as its
+                // CommandComplete would.
+                b'I' | b's' if !through_sync && self.part.failed.is_none() => {
+                    return Some(Ok(std::mem::take(&mut self.part).answer));
+                }
                 b'E' => match server_error(&mut self.broken, body) {
                     Ok(e) => {
                         self.part.failed.get_or_insert(e);

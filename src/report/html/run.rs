@@ -323,6 +323,7 @@ fn headline(o: &OpRecord, lat: &Percentiles) -> Markup {
             @if let Some(w) = o.warmup_s { " after " (w) " s of warmup" }
             @if !o.batch.is_empty() { " · " (o.batch) }
             @if o.pipeline > 1 { " · pipeline " (o.pipeline) }
+            @if o.pipeline_sync > 1 { " in batches of " (o.pipeline_sync) " per Sync" }
             @if !o.table.is_empty() { " · table " (o.table) }
         }
     }

@@ -96,7 +96,6 @@ impl Operation for Select {
         self.statement()?
             .queue(conn, &[self.id.into()])
             .map_err(|e| Error::wire("SELECT failed", e))?;
-        conn.queue_sync();
         Ok(Ticket(self.id as u32 as u64))
     }
 

@@ -128,7 +128,6 @@ impl Operation for Update {
         self.statement()?
             .queue(conn, &self.params()?)
             .map_err(|e| Error::wire("UPDATE failed", e))?;
-        conn.queue_sync();
         Ok(Ticket(self.id as u32 as u64))
     }
 

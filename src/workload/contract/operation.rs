@@ -127,8 +127,10 @@ pub trait Operation: Send + 'static {
     }
 
     /// `--pipeline`: queues the staged unit on `conn` as one statement
-    /// with its own Sync, without sending it, and says how to tell it
-    /// apart. Only asked of workloads whose facts say `pipelines`.
+    /// (its Bind and Execute, no Sync: the runner ends each group of
+    /// units with one, see `--pipeline-sync`), without sending it, and
+    /// says how to tell it apart. Only asked of workloads whose facts say
+    /// `pipelines`.
     fn queue(&mut self, _conn: &mut WireConn) -> Result<Ticket> {
         Err(no_pipeline())
     }

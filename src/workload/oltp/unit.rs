@@ -247,7 +247,6 @@ impl Operation for OltpOp {
         };
         let (st, params, n) = self.bound(0)?;
         st.queue(conn, &params[..n]).map_err(failed(step.kind))?;
-        conn.queue_sync();
         Ok(Ticket(
             (Self::kind_index(step.kind) as u64) << 32 | step.table as u64,
         ))

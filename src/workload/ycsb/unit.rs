@@ -172,8 +172,8 @@ impl MixOp {
         Ok(params)
     }
 
-    /// Queues the staged read, update, insert or scan (`--pipeline`), with
-    /// its Sync.
+    /// Queues the staged read, update, insert or scan (`--pipeline`); the
+    /// runner adds the Sync.
     fn queue_unit(&self, conn: &mut WireConn, kind: usize) -> Result<()> {
         let key = self.staged.key.as_str();
         let queued = match kind {
@@ -195,7 +195,6 @@ impl MixOp {
             _ => return Err(Error::run("a read-modify-write cannot be pipelined")),
         };
         queued.map_err(failed(kind))?;
-        conn.queue_sync();
         Ok(())
     }
 
