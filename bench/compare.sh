@@ -12,9 +12,11 @@
 # connections: select and update by key (ysql-bench -o select/update against
 # a pgbench script on the same test_table), pgbench's built-in select-only
 # and tpcb-like (ysql-bench --builtin, on tables made by pgbench -i),
-# pipelined select by key (ysql-bench --pipeline D against a pgbench script
-# of D selects between \startpipeline and \endpipeline; queries, not
-# transactions, are its unit), each over plain TCP (sslmode=disable) and TLS
+# pipelined select by key (ysql-bench --pipeline D --pipeline-sync D, D
+# queries and one Sync, against a pgbench script of D selects between
+# \startpipeline and \endpipeline; queries, not transactions, are its unit;
+# pipeline-each gives ysql-bench a Sync per query instead, each query its
+# own transaction, against the same script), each over plain TCP (sslmode=disable) and TLS
 # (sslmode=require: the server gets ssl=on and a throwaway self-signed
 # certificate, RSA 2048, made with the openssl command). Each point runs
 # --pairs pairs; the first tool of a pair alternates (ysql-bench first in
@@ -58,8 +60,11 @@
 #            --conns "1 4 16"    the sweep's connection counts (1 4 16 64 256 1024)
 #            --workloads LIST    the sweep's workloads, comma-separated:
 #                                select, update, select-only, tpcb-like,
-#                                pipeline (all; pipeline is skipped, with a
-#                                note, when ysql-bench has no --pipeline)
+#                                pipeline (all of these), pipeline-each;
+#                                the pipeline points are skipped, with a
+#                                note, when ysql-bench has no --pipeline,
+#                                and pipeline runs as pipeline-each when
+#                                it has no --pipeline-sync
 #            --sslmodes LIST     disable, require (both)
 #            --pipeline D        queries per pipeline (8)
 #            --scale N           pgbench -i's scale for the built-in
@@ -128,7 +133,7 @@ num_ok "$secs" || { echo "error: --secs must be a whole number of at least 1" >&
 num_ok "$depth" || { echo "error: --pipeline must be a whole number of at least 1" >&2; exit 2; }
 num_ok "$scale" || { echo "error: --scale must be a whole number of at least 1" >&2; exit 2; }
 for w in ${workloads//,/ }; do
-    case "$w" in select|update|select-only|tpcb-like|pipeline) ;; *) echo "error: --workloads: no workload '$w'" >&2; exit 2 ;; esac
+    case "$w" in select|update|select-only|tpcb-like|pipeline|pipeline-each) ;; *) echo "error: --workloads: no workload '$w'" >&2; exit 2 ;; esac
 done
 for m in ${sslmodes//,/ }; do
     case "$m" in disable|require) ;; *) echo "error: --sslmodes: '$m' is neither disable nor require" >&2; exit 2 ;; esac
@@ -324,6 +329,8 @@ workload_args() {
         select|update)
             yargs=(-o "$1" -r "$rows"); pargs=(-f "$work/$1.sql"); ucol=idx_scan; utab="'test_table'" ;;
         pipeline)
+            yargs=(-o select -r "$rows" --pipeline "$depth" "${batch_sync[@]}"); pargs=(-f "$work/pipeline.sql"); ucol=idx_scan; utab="'test_table'" ;;
+        pipeline-each)
             yargs=(-o select -r "$rows" --pipeline "$depth"); pargs=(-f "$work/pipeline.sql"); ucol=idx_scan; utab="'test_table'" ;;
         select-only)
             yargs=(--builtin select-only); pargs=(-b select-only); ucol=idx_scan; utab="'pgbench_accounts'" ;;
@@ -337,7 +344,8 @@ workload_title() {
     case "$1" in
         select) echo "select by key" ;;
         update) echo "update by key" ;;
-        pipeline) echo "select by key, pipeline $depth (queries)" ;;
+        pipeline) if [ ${#batch_sync[@]} -gt 0 ]; then echo "select by key, pipeline $depth, one Sync per $depth (queries)"; else echo "select by key, pipeline $depth, a Sync each (queries)"; fi ;;
+        pipeline-each) echo "select by key, pipeline $depth, a Sync each (queries)" ;;
         *) echo "$1 (builtin)" ;;
     esac
 }
@@ -454,10 +462,19 @@ if has sweep; then
         say "pgbench -i -s $scale"
         run pgbench-init "$pgbench" "$url" -i -q -s "$scale"
     fi
-    if [[ "$ws" == *" pipeline "* ]] && ! "$ysql" --help | grep -q -- '--pipeline'; then
+    if [[ "$ws" == *" pipeline"* ]] && ! "$ysql" --help | grep -q -- '--pipeline'; then
         say "ysql-bench has no --pipeline: the pipeline points are skipped"
         skipped+=("pipeline (ysql-bench $("$ysql" --version | awk '{ print $2 }') has no --pipeline)")
         ws=${ws/ pipeline / }
+        ws=${ws/ pipeline-each / }
+    fi
+    # The pipeline point sends what pgbench's script sends, $depth queries
+    # and one Sync, where ysql-bench can (--pipeline-sync).
+    batch_sync=()
+    if "$ysql" --help | grep -q -- '--pipeline-sync'; then
+        batch_sync=(--pipeline-sync "$depth")
+    elif [[ "$ws" == *" pipeline "* ]]; then
+        say "ysql-bench has no --pipeline-sync: the pipeline point sends a Sync per query"
     fi
     # pgbench's pipeline: $depth selects of random ids sent before waiting,
     # one sync at the end (\endpipeline); -M prepared, as the other points.

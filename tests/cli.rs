@@ -80,6 +80,19 @@ fn bad_usage_exits_2_with_one_line_that_says_what_to_do() {
             &["-o", "select", "--transactions", "5", "--max-tries", "0"][..],
             "--max-tries 0 tries a unit again until the end of --time",
         ),
+        // --pipeline-sync: batches need a pipeline, and whole ones.
+        (
+            &["-o", "select", "--pipeline-sync", "4"][..],
+            "give --pipeline N as well",
+        ),
+        (
+            &["-o", "select", "--pipeline", "8", "--pipeline-sync", "3"][..],
+            "--pipeline-sync 3 must divide --pipeline 8",
+        ),
+        (
+            &["-o", "select", "--pipeline", "8", "--pipeline-sync", "0"][..],
+            "1 or more",
+        ),
     ] {
         let out = bin("ysql-bench", args);
         let stderr = text(&out.stderr);

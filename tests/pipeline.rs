@@ -4,7 +4,8 @@
 //! and is counted once; `--on-error stop` still counts what was in
 //! flight; a server restart is survived; `--rate` keeps its rate with
 //! queries in flight, latency never below service time; the depth is in
-//! the summary and the JSON report.
+//! the summary and the JSON report. With `--pipeline-sync K` a batch of K
+//! is one transaction on the server, and a failure in it fails all K.
 
 mod common;
 
@@ -479,4 +480,185 @@ async fn ycsb_mixes_and_oltp_point_select_pipeline_too() {
     assert_eq!(r.total.ops as i64, after - before, "{text}");
     let selects: u64 = r.statements.iter().map(|s| s.count).sum();
     assert_eq!(selects, r.total.ops, "{text}");
+}
+
+/// Commits in the database so far, once the backends have reported them.
+async fn commits(c: &Client) -> i64 {
+    let read = || async {
+        c.batch_execute("select pg_stat_clear_snapshot()")
+            .await
+            .unwrap();
+        c.query_one(
+            "select xact_commit from pg_stat_database where datname = current_database()",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get::<_, i64>(0)
+    };
+    let mut last = read().await;
+    loop {
+        tokio::time::sleep(Duration::from_millis(700)).await;
+        let now = read().await;
+        if now == last {
+            return now;
+        }
+        last = now;
+    }
+}
+
+/// `--pipeline 8 --pipeline-sync 8`: the server runs every query counted,
+/// as one transaction per eight (a Sync each would make one per query),
+/// and the summary and report say so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_of_queries_is_one_transaction() {
+    let (sb, c) = loaded("2000").await;
+    let (scans, commits_before) = (counts(&c).await.0, commits(&c).await);
+    let (report, text) = run_args(
+        &sb,
+        &[
+            "-o",
+            "select",
+            "-r",
+            "2000",
+            "-t",
+            "2",
+            "--transactions",
+            "800",
+            "--pipeline",
+            "8",
+            "--pipeline-sync",
+            "8",
+            "--no-server-stats",
+        ],
+    )
+    .await;
+    let (scans_after, commits_after) = (counts(&c).await.0, commits(&c).await);
+    let r = &report.operations[0];
+    assert_eq!(r.total.ops, 1600, "{text}");
+    assert_eq!(r.total.ops as i64, scans_after - scans, "{text}");
+    // 200 batches, and the few transactions of connecting and preparing;
+    // a Sync per query would have made 1600.
+    let made = commits_after - commits_before;
+    assert!((200..260).contains(&made), "{made} commits: {text}");
+    assert_eq!((r.pipeline, r.pipeline_sync), (8, 8), "{text}");
+    assert!(text.contains("in batches of 8 per Sync"), "{text}");
+}
+
+/// A trigger refuses the update of every tenth id. In batches of four,
+/// one transaction each, a refusal fails its whole batch: the updates
+/// before it are rolled back and those after it never run, so what the
+/// tool counts done is what committed (an AFTER trigger's log rows), each
+/// failed batch is one rollback with one P0042 and three "pipeline-batch"
+/// failures.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_error_in_a_batch_fails_the_whole_batch() {
+    let (sb, c) = loaded("2000").await;
+    c.batch_execute(
+        "create function no_tens() returns trigger language plpgsql as $$
+         begin if new.id % 10 = 0 then raise exception 'id % refused', new.id using errcode = 'P0042'; end if; return new; end $$;
+         create trigger no_tens before update on test_table for each row execute function no_tens();
+         create table updated (id int);
+         create function log_update() returns trigger language plpgsql as $$
+         begin insert into updated values (new.id); return new; end $$;
+         create trigger log_update after update on test_table for each row execute function log_update();",
+    )
+    .await
+    .unwrap();
+    let before = counts(&c).await;
+    let (report, text) = run_args(
+        &sb,
+        &[
+            "-o",
+            "update",
+            "-r",
+            "2000",
+            "-t",
+            "2",
+            "--transactions",
+            "400",
+            "--pipeline",
+            "8",
+            "--pipeline-sync",
+            "4",
+            "--on-error",
+            "continue",
+            "--no-server-stats",
+        ],
+    )
+    .await;
+    let after = counts(&c).await;
+    let committed: i64 = c
+        .query_one("select count(*) from updated", &[])
+        .await
+        .unwrap()
+        .get(0);
+    let r = &report.operations[0];
+    let failed = r.total.failed();
+    assert_eq!(r.total.ops + failed, 800, "{text}");
+    assert_eq!(r.total.ops as i64, committed, "{text}");
+    let refused = r.total.errors.get("P0042").copied().unwrap_or(0);
+    let with_batch = r.total.errors.get("pipeline-batch").copied().unwrap_or(0);
+    assert!(refused > 0, "{text}");
+    assert_eq!(refused as i64, after.2 - before.2, "{text}");
+    assert_eq!(with_batch, 3 * refused, "{text}");
+    assert_eq!(failed, 4 * refused, "{text}");
+    assert_eq!(r.total.ops % 4, 0, "{text}");
+    assert_eq!(r.total.reconnects, 0, "{text}");
+}
+
+/// A serialization failure (40001) in a batch is retried with the whole
+/// batch when the retry policy names it: every unit ends done, and what
+/// the tool counts is what committed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_batch_is_tried_again_whole() {
+    let (sb, c) = loaded("2000").await;
+    c.batch_execute(
+        "create sequence tries;
+         create function every_fifth_fails() returns trigger language plpgsql as $$
+         begin
+           if nextval('tries') % 5 = 0 then
+             raise exception 'try of % refused', new.id using errcode = '40001';
+           end if;
+           return new;
+         end $$;
+         create trigger every_fifth_fails before update on test_table for each row execute function every_fifth_fails();
+         create table updated (id int);
+         create function log_update() returns trigger language plpgsql as $$
+         begin insert into updated values (new.id); return new; end $$;
+         create trigger log_update after update on test_table for each row execute function log_update();",
+    )
+    .await
+    .unwrap();
+    let (report, text) = run_args(
+        &sb,
+        &[
+            "-o",
+            "update",
+            "-r",
+            "2000",
+            "-t",
+            "2",
+            "--transactions",
+            "200",
+            "--pipeline",
+            "8",
+            "--pipeline-sync",
+            "4",
+            "--max-tries",
+            "50",
+            "--no-server-stats",
+        ],
+    )
+    .await;
+    let committed: i64 = c
+        .query_one("select count(*) from updated", &[])
+        .await
+        .unwrap()
+        .get(0);
+    let r = &report.operations[0];
+    assert_eq!(r.total.failed(), 0, "{text}");
+    assert_eq!(r.total.ops, 400, "{text}");
+    assert!(r.total.retries > 0 && r.total.retried > 0, "{text}");
+    assert_eq!(r.total.ops as i64, committed, "{text}");
 }

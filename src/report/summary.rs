@@ -560,6 +560,18 @@ fn write_failures(w: &mut dyn Write, r: &OpRecord) -> io::Result<()> {
     Ok(())
 }
 
+/// The summary's pipeline line: the depth, and batches of several units
+/// per Sync when `--pipeline-sync` made them.
+fn pipeline_line(depth: usize, per_sync: usize, many: &str) -> String {
+    if per_sync > 1 {
+        format!(
+            "{depth} {many} in flight per connection, in batches of {per_sync} per Sync (each batch one transaction)"
+        )
+    } else {
+        format!("{depth} {many} in flight per connection")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -689,17 +701,5 @@ mod tests {
         assert_eq!(human(Duration::from_millis(1500)), "1.500 s");
         assert_eq!(human(Duration::from_micros(2500)), "2.500 ms");
         assert_eq!(human(Duration::from_nanos(42_500)), "42.500 us");
-    }
-}
-
-/// The summary's pipeline line: the depth, and batches of several units
-/// per Sync when `--pipeline-sync` made them.
-fn pipeline_line(depth: usize, per_sync: usize, many: &str) -> String {
-    if per_sync > 1 {
-        format!(
-            "{depth} {many} in flight per connection, in batches of {per_sync} per Sync (each batch one transaction)"
-        )
-    } else {
-        format!("{depth} {many} in flight per connection")
     }
 }

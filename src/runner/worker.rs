@@ -395,7 +395,9 @@ impl Phase<'_> {
     /// Starts units while the lane has room: stages each at its slot,
     /// waits its due time (or, with units in flight, leaves
     /// it held until then), and starts it. False when no unit may start
-    /// any more: the stop, the end of `--time` or of the share.
+    /// any more: the stop, the end of `--time`, or the end of the share
+    /// once nothing started is left to end (a pipelined unit in flight or
+    /// waiting for its retry is still tried again as the policy says).
     async fn start_units<O: Operation>(
         &mut self,
         op: &mut O,
@@ -413,8 +415,13 @@ impl Phase<'_> {
             return true;
         }
         while lane.has_room() {
-            if self.stop.is_set() || lane.left == Some(0) {
+            if self.stop.is_set() {
                 return false;
+            }
+            // The share is started: what is in flight, or waits for a
+            // retry, still ends (and is tried again) as the policy says.
+            if lane.left == Some(0) {
+                return !lane.idle();
             }
             let now = Instant::now();
             if deadline.is_some_and(|d| now >= d) {
