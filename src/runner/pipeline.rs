@@ -558,7 +558,12 @@ impl Phase<'_> {
         self.keep_statements(op, false);
         let mut skipped = Vec::new();
         if !f.last {
-            while let Some(g) = lane.flights.pop_front() {
+            // The rest of its batch: up to the unit the Sync follows, all
+            // on the same connection.
+            while lane.flights.front().is_some_and(|g| g.conn == f.conn) {
+                let Some(g) = lane.flights.pop_front() else {
+                    break;
+                };
                 let last = g.last;
                 skipped.push(g);
                 if last {
