@@ -513,6 +513,8 @@ async fn commits(c: &Client) -> i64 {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_batch_of_queries_is_one_transaction() {
     let (sb, c) = loaded("2000").await;
+    let dir = tempfile::tempdir().unwrap();
+    let (json, html) = (dir.path().join("run.json"), dir.path().join("run.html"));
     let (scans, commits_before) = (counts(&c).await.0, commits(&c).await);
     let (report, text) = run_args(
         &sb,
@@ -530,6 +532,10 @@ async fn a_batch_of_queries_is_one_transaction() {
             "--pipeline-sync",
             "8",
             "--no-server-stats",
+            "--json",
+            json.to_str().unwrap(),
+            "--html",
+            html.to_str().unwrap(),
         ],
     )
     .await;
@@ -543,6 +549,11 @@ async fn a_batch_of_queries_is_one_transaction() {
     assert!((200..260).contains(&made), "{made} commits: {text}");
     assert_eq!((r.pipeline, r.pipeline_sync), (8, 8), "{text}");
     assert!(text.contains("in batches of 8 per Sync"), "{text}");
+    let saved: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(saved["operations"][0]["pipeline_sync"], 8, "{saved}");
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("in batches of 8 per Sync"), "{page}");
 }
 
 /// A trigger refuses the update of every tenth id. In batches of four,

@@ -152,8 +152,8 @@ fn shown(v: Option<&serde_json::Value>) -> String {
 
 /// What differs between the set-ups of the two runs, as (what, base, new):
 /// the configuration keys in the reports' order, then the server, the
-/// tool's version and, per operation in both, its driver, workload and
-/// pipeline depth.
+/// tool's version and, per operation in both, its driver, workload,
+/// pipeline depth and queries per Sync.
 pub fn setup_differences(base: &RunRecord, new: &RunRecord) -> Vec<(String, String, String)> {
     let mut out = Vec::new();
     let (vb, vn) = (
