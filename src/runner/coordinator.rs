@@ -98,10 +98,12 @@ where
             },
         })
         .collect();
-    let spread = match threads::spawn_spread(items, work(ctx, &pace, tx)) {
+    let kept: Kept = Arc::default();
+    let spread = match threads::spawn_spread(items, work(ctx, &pace, tx, kept.clone())) {
         Ok(s) => s,
         Err(e) => return WorkersOutcome::not_started(threads, e),
     };
+    let keeper = tokio::spawn(housekeeping(kept));
     let sources = spread.threads.len();
     let mut set = JoinSet::new();
     let mut aborts = Vec::with_capacity(threads);
@@ -144,6 +146,7 @@ where
         mut failures,
         stopped_at,
     } = collect_workers(ctx, spec, set, &aborts, &inflight, deadline).await;
+    keeper.abort();
     let ended = measurement_end(&outputs, stopped_at);
     let wallclock = ended.saturating_duration_since(start);
     let warmup_cut = pace
@@ -273,13 +276,18 @@ fn pace(plan: &RunSettings, spec: &'static Spec, types: &[&'static str], sending
     }
 }
 
+/// The recorders and stop flags of the operation's worker threads, as
+/// each thread makes them, for the run's housekeeping.
+type Kept = Arc<std::sync::Mutex<Vec<(ThreadRecorder, ThreadStop)>>>;
+
 /// What each per-core runtime makes of the workers it is given: its
-/// recorder (made on its thread; see recorder.rs) and housekeeping, and
-/// the worker loop for each.
+/// recorder (made on its thread; see recorder.rs), handed to the run's
+/// housekeeping through `kept`, and the worker loop for each.
 fn work<O: Operation>(
     ctx: &RunCtx,
     pace: &Pace,
     tx: mpsc::UnboundedSender<IntervalMsg>,
+    kept: Kept,
 ) -> threads::Work<
     ThreadShare,
     WorkerItem<O>,
@@ -305,7 +313,9 @@ fn work<O: Operation>(
             let seed = crate::workload::worker_seed(seed, slot, 6);
             let rec = ThreadRecorder::new(slot, workers, type_count, keep, seed, plan);
             let stop = ThreadStop::new(stop_flag.clone());
-            tokio::spawn(housekeeping(rec.clone(), stop.clone()));
+            kept.lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .push((rec.clone(), stop.clone()));
             ThreadShare { rec, stop }
         }),
         run: Box::new(|item: WorkerItem<O>, share: &ThreadShare| {

@@ -6,10 +6,11 @@
 //! The stop is a flag that anyone may set (the signal handler, the app's
 //! control, a failing worker). Workers look at it before every unit, a
 //! load of one atomic. Waiting workers (a rate slot, a long unit, a
-//! reconnection's pause, a TPC-C terminal's keying or think time) do not poll it on a timer each: the housekeeping
-//! task of their OS thread looks at it every [`STOP_LOOK`] and wakes them
-//! all at once ([`ThreadStop`]), so a thousand idle workers cost one timer
-//! per thread, not a thousand.
+//! reconnection's pause, a TPC-C terminal's keying or think time) do not
+//! poll it on a timer each: the run's housekeeping task looks at it every
+//! [`STOP_LOOK`] for every OS thread and wakes their waiting workers at
+//! once ([`ThreadStop`]), so a thousand idle workers cost one timer, not a
+//! thousand, and no worker thread has a timer of its own.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -59,7 +60,7 @@ pub(super) async fn ending(stop: &AtomicBool, deadline: Option<Instant>) -> (End
 }
 
 /// The run's stop flag as the workers of one OS thread see it: they wait
-/// on a notification that the thread's housekeeping task sends when it
+/// on a notification that the run's housekeeping task sends when it
 /// finds the flag set ([`ThreadStop::look`]), or that a worker of the
 /// thread sends when it sets the flag itself.
 #[derive(Clone)]
@@ -81,8 +82,8 @@ impl ThreadStop {
     }
 
     /// Stops the run: every worker ends after its unit in flight; those of
-    /// this thread that wait are woken at once, the others at their
-    /// thread's next look.
+    /// this thread that wait are woken at once, the others at the
+    /// housekeeping's next look.
     pub(super) fn set(&self) {
         self.flag.store(true, Ordering::Relaxed);
         self.notify.notify_waiters();

@@ -6,11 +6,12 @@
 //! it ended, in their thread's recorder, which sends the interval's stats
 //! to the collector when it moves on to a later interval (about once per
 //! interval, so the channel is quiet): when a unit ends in a later
-//! interval, and at each interval's end from the thread's housekeeping
-//! task (see `recorder.rs`), so that idle workers or one long unit do not
-//! hold back the thread's piece. Moving on at the time of the thread's
-//! clock is safe because the thread runs one task at a time: any unit
-//! still in flight will read its end from the clock later. The collector
+//! interval, and at each interval's end from the run's housekeeping task
+//! (see `recorder.rs`), so that idle workers or one long unit do not hold
+//! back the thread's piece. The housekeeping runs on another thread, so a
+//! unit may read its end just before its recorder moves on and record it
+//! just after: its piece is then late, and counts in its own interval all
+//! the same (below). The collector
 //! finishes interval i when every recorder still running has moved past
 //! it, or, so that one long unit cannot hold up the progress lines, when
 //! a grace period after the interval's end has passed.

@@ -33,9 +33,14 @@
 //! scatter sample and the timeline of the pictures are shared too; each
 //! scatter point keeps its worker and its transaction type.
 //!
-//! The thread's housekeeping task ([`housekeeping`]) moves the interval
-//! recorder on with the thread's clock and looks at the stop flag for all
-//! the thread's waiting workers, every [`STOP_LOOK`].
+//! The run's housekeeping task ([`housekeeping`]) moves every thread's
+//! interval recorder on with the clock and looks at the stop flag for all
+//! their waiting workers, every [`STOP_LOOK`]. It runs on the
+//! coordinator's runtime, not on the workers' threads: a timer pending on
+//! a worker thread's runtime makes each of its waits for an answer an
+//! `epoll_wait` with a timeout, which the kernel arms a timer for, and on
+//! the 2-core VM of bench/RESULTS.md that cost about 1.4 µs a query at one
+//! connection (sixth session, part D).
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
@@ -92,9 +97,10 @@ struct Recorded {
 pub(super) struct ThreadRecorder(Arc<Mutex<Recorded>>);
 
 impl ThreadRecorder {
-    /// The thread's measurements, for one call that cannot await. Only the
-    /// workers of this thread take the lock, and they never run at the
-    /// same time, so it is never waited for; a worker that panicked while
+    /// The thread's measurements, for one call that cannot await. The
+    /// workers of this thread take the lock, never at the same time, and
+    /// the run's housekeeping once every [`STOP_LOOK`], for a moment; a
+    /// worker that panicked while
     /// holding it left figures no worse than a lost unit, so a poisoned
     /// lock is taken as it is.
     fn lock(&self) -> MutexGuard<'_, Recorded> {
@@ -299,19 +305,25 @@ impl StatsRef<'_> {
     }
 }
 
-/// The thread's own task, beside its workers, until they are done: every
-/// [`STOP_LOOK`] it wakes the waiting workers if the run was stopped, and
-/// moves the interval recorder on to the thread's clock, so that workers
-/// that wait (a rate slot) or run one long unit do not hold the interval
-/// before back from the collector. One timer per thread, whatever the
-/// number of workers.
-pub(super) async fn housekeeping(rec: ThreadRecorder, stop: ThreadStop) {
+/// The operation's one task beside its workers, on the coordinator's
+/// runtime, until it is aborted once they are done: every [`STOP_LOOK`],
+/// for each worker thread that has made its recorder (`threads`), it wakes
+/// the waiting workers if the run was stopped and moves the interval
+/// recorder on to the clock, so that workers that wait (a rate slot) or
+/// run one long unit do not hold the interval back from the collector.
+/// One timer for the run, and none on the workers' threads (see the
+/// module's doc).
+pub(super) async fn housekeeping(threads: Arc<Mutex<Vec<(ThreadRecorder, ThreadStop)>>>) {
     let mut tick = tokio::time::interval(STOP_LOOK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tick.tick().await;
-        stop.look();
-        rec.tick(Instant::now());
+        let now = Instant::now();
+        let threads = threads.lock().unwrap_or_else(PoisonError::into_inner);
+        for (rec, stop) in threads.iter() {
+            stop.look();
+            rec.tick(now);
+        }
     }
 }
 
