@@ -661,7 +661,9 @@ impl ScriptParser<'_> {
 
     fn sql(&mut self, start: usize) -> Result<usize, ParseError> {
         let scan = scan_sql(self.bytes, start);
-        let text = self.text[start..scan.end].trim_end();
+        // ASCII whitespace only, as the byte scanner and the server see
+        // it: a Unicode space (U+2000) may end a variable's name.
+        let text = self.text[start..scan.end].trim_ascii_end();
         if text.is_empty() {
             // A lone `;`.
             return Ok(scan.next);
