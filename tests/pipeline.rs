@@ -673,3 +673,51 @@ async fn a_failed_batch_is_tried_again_whole() {
     assert!(r.total.retries > 0 && r.total.retried > 0, "{text}");
     assert_eq!(r.total.ops as i64, committed, "{text}");
 }
+
+/// A batch whose failure the retry policy would try again, cut short by
+/// the end of `--time`, is left out whole, as a unit alone is: not only
+/// the query that failed, but also the ones of its batch that were rolled
+/// back or never ran (their "pipeline-batch" failure was counted before,
+/// since only the failed query's own error was looked at).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_cut_short_by_the_end_is_left_out_whole() {
+    let (sb, c) = loaded("200").await;
+    // Even ids fail with 40001 after the run's second is over.
+    c.batch_execute(
+        "create function late_refusal() returns trigger language plpgsql as $$
+         begin
+           if new.id % 2 = 0 then
+             perform pg_sleep(2);
+             raise exception 'try of % refused', new.id using errcode = '40001';
+           end if;
+           return new;
+         end $$;
+         create trigger late_refusal before update on test_table for each row execute function late_refusal();",
+    )
+    .await
+    .unwrap();
+    let (report, text) = run_args(
+        &sb,
+        &[
+            "-o",
+            "update",
+            "-r",
+            "200",
+            "-t",
+            "1",
+            "--time",
+            "1s",
+            "--pipeline",
+            "4",
+            "--pipeline-sync",
+            "4",
+            "--max-tries",
+            "0",
+            "--no-server-stats",
+        ],
+    )
+    .await;
+    let r = &report.operations[0];
+    assert_eq!(r.total.failed(), 0, "{text}");
+    assert!(!r.total.errors.contains_key("pipeline-batch"), "{text}");
+}

@@ -25,7 +25,9 @@
 //! when it commits; when one fails, it with its error and the others with
 //! [`Error::Batch`] (those before it were rolled back, those after it the
 //! server skipped), and the retry policy judges all of them by the
-//! failure's error.
+//! failure's error, as does the end of the run: a failure it would have
+//! tried again but for the end leaves the whole batch out, not counted
+//! failed.
 //!
 //! Each unit keeps its own times: latency from its due time (or its send),
 //! service time from its send to its answer. A unit whose failure the retry
@@ -518,7 +520,7 @@ impl Phase<'_> {
         // while the next answers' times are not yet recorded beside it. A
         // failure has no time to keep (see `Operation::answered`).
         self.keep_statements(op, res.is_ok());
-        self.ended(op, lane, f, now, res, None, deadline, ending);
+        self.ended(op, lane, f, now, res, deadline, ending);
     }
 
     /// `answered` in a batch of several units, one transaction: a success
@@ -545,9 +547,9 @@ impl Phase<'_> {
             Ok(outcome) => {
                 self.keep_statements(op, true);
                 for (g, o, end) in std::mem::take(&mut lane.answered) {
-                    self.ended(op, lane, g, end, Ok(o), None, deadline, ending);
+                    self.ended(op, lane, g, end, Ok(o), deadline, ending);
                 }
-                self.ended(op, lane, f, now, Ok(outcome), None, deadline, ending);
+                self.ended(op, lane, f, now, Ok(outcome), deadline, ending);
                 return;
             }
             Err(e) => e,
@@ -572,23 +574,25 @@ impl Phase<'_> {
             }
         }
         for (g, _, _) in std::mem::take(&mut lane.answered) {
-            let why = Error::Batch(format!(
-                "rolled back with its pipeline batch (--pipeline-sync), whose later query failed: {e}"
-            ));
-            self.ended(op, lane, g, now, Err(why), Some(&e), deadline, ending);
+            let why = Error::batch(
+                "rolled back with its pipeline batch (--pipeline-sync), whose later query failed",
+                &e,
+            );
+            self.ended(op, lane, g, now, Err(why), deadline, ending);
         }
         for g in skipped {
-            let why = Error::Batch(format!(
-                "not run: an earlier query of its pipeline batch (--pipeline-sync) failed: {e}"
-            ));
-            self.ended(op, lane, g, now, Err(why), Some(&e), deadline, ending);
+            let why = Error::batch(
+                "not run: an earlier query of its pipeline batch (--pipeline-sync) failed",
+                &e,
+            );
+            self.ended(op, lane, g, now, Err(why), deadline, ending);
         }
-        self.ended(op, lane, f, now, Err(e), None, deadline, ending);
+        self.ended(op, lane, f, now, Err(e), deadline, ending);
     }
 
     /// A unit's end: tried again if it failed with an error the retry
-    /// policy names (`cause`, its batch's failure, instead of its own),
-    /// else done.
+    /// policy names (for a unit failed with its batch, the batch's
+    /// failure: see [`Error::batch`]), else done.
     #[allow(clippy::too_many_arguments)]
     fn ended<O: Operation>(
         &mut self,
@@ -597,7 +601,6 @@ impl Phase<'_> {
         mut f: Flight,
         now: Instant,
         res: Result<crate::workload::Outcome>,
-        cause: Option<&Error>,
         deadline: Option<Instant>,
         ending: bool,
     ) {
@@ -606,7 +609,7 @@ impl Phase<'_> {
                 if !ending
                     && !f.replay.is_empty()
                     && f.conn == self.session.number()
-                    && self.may_retry(op, f.tries, cause.unwrap_or(&e), deadline) =>
+                    && self.may_retry(op, f.tries, &e, deadline) =>
             {
                 f.not_before = now
                     + backoff(
