@@ -721,3 +721,109 @@ async fn a_batch_cut_short_by_the_end_is_left_out_whole() {
     assert_eq!(r.total.failed(), 0, "{text}");
     assert!(!r.total.errors.contains_key("pipeline-batch"), "{text}");
 }
+
+/// The per-statement figures of a batch that failed keep nothing: its
+/// queries that succeeded before the failure were rolled back, and are
+/// counted failed. Each update sends a long notice, so that a batch's
+/// answers come in several reads and the units of the batch before it
+/// are counted while it is half answered (which moved the times of its
+/// first queries into the figures, before its failure was known): the
+/// statements counted must still be exactly the units done.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_batch_keeps_no_statement_times() {
+    let sb = sandbox();
+    let c = client(&sb).await;
+    run_args(&sb, &["-o", "oltp-prepare", "-r", "2000"]).await;
+    c.batch_execute(
+        "create function noisy_refusal() returns trigger language plpgsql as $$
+         begin
+           raise notice '%', repeat('x', 2000);
+           if new.id % 97 = 0 then
+             raise exception 'id % refused', new.id using errcode = 'P0042';
+           end if;
+           return new;
+         end $$;
+         create trigger noisy_refusal before update on sbtest1 for each row execute function noisy_refusal();",
+    )
+    .await
+    .unwrap();
+    let (report, text) = run_args(
+        &sb,
+        &[
+            "-o",
+            "oltp-update-index",
+            "--skip-trx",
+            "-r",
+            "2000",
+            "-t",
+            "2",
+            "--time",
+            "2s",
+            "--pipeline",
+            "32",
+            "--pipeline-sync",
+            "16",
+            "--on-error",
+            "continue",
+            "--no-server-stats",
+        ],
+    )
+    .await;
+    let r = &report.operations[0];
+    assert!(
+        r.total.errors.get("P0042").is_some_and(|&n| n > 0),
+        "{text}"
+    );
+    assert!(r.total.ops > 0, "{text}");
+    let statements: u64 = r.statements.iter().map(|s| s.count).sum();
+    assert_eq!(statements, r.total.ops, "{text}");
+}
+
+/// In batches, a YCSB insert is acknowledged to the readers of `latest`
+/// once its batch has committed, not at its own answer: the answers of a
+/// batch of reads of 1 KB rows fill the server's buffer, which is sent
+/// before the batch's Sync commits it, and a reader on another connection
+/// that went by the acknowledgement found the record missing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ycsb_latest_reads_no_insert_of_a_batch_not_yet_committed() {
+    let sb = sandbox();
+    let c = client(&sb).await;
+    run_args(&sb, &["-o", "ycsb-load", "-r", "2000", "-t", "2"]).await;
+    let records = || async {
+        c.query_one("select count(*) from usertable", &[])
+            .await
+            .unwrap()
+            .get::<_, i64>(0)
+    };
+    let before = records().await;
+    let (report, text) = run_args(
+        &sb,
+        &[
+            "-o",
+            "ycsb-d",
+            "-r",
+            "2000",
+            "-t",
+            "4",
+            "--time",
+            "2s",
+            "--pipeline",
+            "32",
+            "--pipeline-sync",
+            "32",
+            "--no-server-stats",
+        ],
+    )
+    .await;
+    let r = &report.operations[0];
+    assert_eq!(r.total.failed(), 0, "{text}");
+    assert_eq!(r.total.missing, 0, "{text}");
+    let inserted: u64 = r
+        .types
+        .iter()
+        .filter(|t| t.name == "insert")
+        .map(|t| t.stats.ops)
+        .sum();
+    assert!(inserted > 0, "{text}");
+    assert_eq!(records().await - before, inserted as i64, "{text}");
+}

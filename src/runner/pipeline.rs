@@ -45,7 +45,7 @@ use std::time::{Duration, Instant};
 use super::backoff;
 use super::schedule;
 use super::worker::{Finished, Held, Phase, Sent};
-use crate::db::wire::WireError;
+use crate::db::wire::{Answer, WireError};
 use crate::error::{Error, Result};
 use crate::workload::{Operation, Ticket};
 
@@ -62,8 +62,9 @@ pub(super) struct Lane {
     open: usize,
     open_conn: u64,
     /// The current batch's units answered so far, waiting for its end to
-    /// be counted (only with `per_sync` above 1).
-    answered: Vec<(Flight, crate::workload::Outcome, Instant)>,
+    /// be answered to the operation and counted (only with `per_sync`
+    /// above 1).
+    answered: Vec<Waiting>,
     /// The next unit, staged and waiting for its due time.
     pub(super) held: Option<Held>,
     /// A unit to send alone (depth 1), its due time reached.
@@ -106,6 +107,16 @@ struct Flight {
     error: Option<Error>,
     /// A Sync follows it: its answer ends with the ReadyForQuery.
     last: bool,
+}
+
+/// A unit of a batch that the server answered with a success, waiting
+/// for the batch's end: its answer, the time from its send to it, and
+/// when it came.
+struct Waiting {
+    flight: Flight,
+    answer: Answer,
+    took: Duration,
+    end: Instant,
 }
 
 impl Flight {
@@ -502,7 +513,7 @@ impl Phase<'_> {
         &mut self,
         op: &mut O,
         lane: &mut Lane,
-        answer: std::result::Result<crate::db::wire::Answer, WireError>,
+        answer: std::result::Result<Answer, WireError>,
         deadline: Option<Instant>,
         ending: bool,
     ) {
@@ -510,11 +521,12 @@ impl Phase<'_> {
         let Some(f) = lane.flights.pop_front() else {
             return;
         };
-        let res = op.answered(f.ticket, answer, now - f.attempt);
+        let took = now - f.attempt;
         if lane.per_sync > 1 {
-            self.answered_in_batch(op, lane, f, res, now, deadline, ending);
+            self.answered_in_batch(op, lane, f, answer, took, now, deadline, ending);
             return;
         }
+        let res = op.answered(f.ticket, answer, took);
         // A pipelined unit is one statement, timed when it succeeded: a
         // success is counted whatever follows, so its time goes in now,
         // while the next answers' times are not yet recorded beside it. A
@@ -526,38 +538,59 @@ impl Phase<'_> {
     /// `answered` in a batch of several units, one transaction: a success
     /// waits for the batch's end; the batch's last success counts them
     /// all; a failure fails them all (see the module's doc).
+    ///
+    /// The server's answer decides, and the operation hears of each unit
+    /// only at the batch's end: until the Sync commits, a statement that
+    /// succeeded may still be rolled back, so its time must not go into
+    /// the figures (a unit counted in between would move it there: see
+    /// `keep_statements`), nor may a YCSB insert be acknowledged to the
+    /// readers; and a unit the server skipped is still answered, failed,
+    /// so that every queued unit is answered once per try.
     #[allow(clippy::too_many_arguments)]
     fn answered_in_batch<O: Operation>(
         &mut self,
         op: &mut O,
         lane: &mut Lane,
         f: Flight,
-        res: Result<crate::workload::Outcome>,
+        answer: std::result::Result<Answer, WireError>,
+        took: Duration,
         now: Instant,
         deadline: Option<Instant>,
         ending: bool,
     ) {
-        let e = match res {
-            Ok(outcome) if !f.last => {
-                // Its statement's time stays with the operation, beside
-                // the batch's others, until the batch ends.
-                lane.answered.push((f, outcome, now));
+        let failure = match answer {
+            Ok(answer) if !f.last => {
+                lane.answered.push(Waiting {
+                    flight: f,
+                    answer,
+                    took,
+                    end: now,
+                });
                 return;
             }
-            Ok(outcome) => {
-                self.keep_statements(op, true);
-                for (g, o, end) in std::mem::take(&mut lane.answered) {
-                    self.ended(op, lane, g, end, Ok(o), deadline, ending);
+            Ok(answer) => {
+                let mut batch = std::mem::take(&mut lane.answered);
+                for w in batch.drain(..) {
+                    let res = op.answered(w.flight.ticket, Ok(w.answer), w.took);
+                    self.ended(op, lane, w.flight, w.end, res, deadline, ending);
                 }
-                self.ended(op, lane, f, now, Ok(outcome), deadline, ending);
+                lane.answered = batch;
+                let res = op.answered(f.ticket, Ok(answer), took);
+                self.keep_statements(op, true);
+                self.ended(op, lane, f, now, res, deadline, ending);
                 return;
             }
-            Err(e) => e,
+            Err(failure) => failure,
         };
         // The batch's transaction is gone: the statements that succeeded
         // in it count for nothing, and the server skipped the rest of it,
         // which therefore has no answer to read.
-        self.keep_statements(op, false);
+        let e = match op.answered(f.ticket, Err(failure), took) {
+            Err(e) => e,
+            // Not what an operation makes of a failed answer; the server
+            // failed the statement all the same.
+            Ok(_) => Error::run("the server failed the query"),
+        };
         let mut skipped = Vec::new();
         if !f.last {
             // The rest of its batch: up to the unit the Sync follows, all
@@ -573,20 +606,26 @@ impl Phase<'_> {
                 }
             }
         }
-        for (g, _, _) in std::mem::take(&mut lane.answered) {
+        let mut batch = std::mem::take(&mut lane.answered);
+        for w in batch.drain(..) {
+            let _ = op.answered(w.flight.ticket, Err(WireError::BatchFailed), w.took);
             let why = Error::batch(
                 "rolled back with its pipeline batch (--pipeline-sync), whose later query failed",
                 &e,
             );
-            self.ended(op, lane, g, now, Err(why), deadline, ending);
+            self.ended(op, lane, w.flight, now, Err(why), deadline, ending);
         }
+        lane.answered = batch;
         for g in skipped {
+            let _ = op.answered(g.ticket, Err(WireError::BatchFailed), Duration::ZERO);
             let why = Error::batch(
                 "not run: an earlier query of its pipeline batch (--pipeline-sync) failed",
                 &e,
             );
             self.ended(op, lane, g, now, Err(why), deadline, ending);
         }
+        // A failed answer has no time (see `Operation::answered`).
+        self.keep_statements(op, false);
         self.ended(op, lane, f, now, Err(e), deadline, ending);
     }
 
