@@ -827,3 +827,46 @@ async fn ycsb_latest_reads_no_insert_of_a_batch_not_yet_committed() {
     assert!(inserted > 0, "{text}");
     assert_eq!(records().await - before, inserted as i64, "{text}");
 }
+
+/// `--on-error stop` in batches reports the query that failed its batch,
+/// with its own id, not one of the others that failed with it (which
+/// were counted first, so that the run's failure named an update the
+/// server had not refused).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_error_stop_reports_the_query_that_failed_the_batch() {
+    let (sb, c) = loaded("2000").await;
+    c.batch_execute(
+        "create function no_tens() returns trigger language plpgsql as $$
+         begin if new.id % 10 = 0 then raise exception 'id % refused', new.id using errcode = 'P0042'; end if; return new; end $$;
+         create trigger no_tens before update on test_table for each row execute function no_tens();",
+    )
+    .await
+    .unwrap();
+    let (report, text) = run_args(
+        &sb,
+        &[
+            "-o",
+            "update",
+            "-r",
+            "2000",
+            "-t",
+            "2",
+            "--time",
+            "5s",
+            "--pipeline",
+            "8",
+            "--pipeline-sync",
+            "4",
+            "--on-error",
+            "stop",
+            "--no-server-stats",
+        ],
+    )
+    .await;
+    let r = &report.operations[0];
+    assert!(!report.succeeded(), "{text}");
+    let failure = r.failure.as_deref().unwrap_or("");
+    assert!(failure.contains("P0042"), "{failure}: {text}");
+    assert!(!failure.contains("pipeline batch"), "{failure}: {text}");
+    assert!(r.total.errors.contains_key("pipeline-batch"), "{text}");
+}

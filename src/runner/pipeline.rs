@@ -591,42 +591,39 @@ impl Phase<'_> {
             // failed the statement all the same.
             Ok(_) => Error::run("the server failed the query"),
         };
-        let mut skipped = Vec::new();
-        if !f.last {
-            // The rest of its batch: up to the unit the Sync follows, all
-            // on the same connection.
-            while lane.flights.front().is_some_and(|g| g.conn == f.conn) {
-                let Some(g) = lane.flights.pop_front() else {
-                    break;
-                };
-                let last = g.last;
-                skipped.push(g);
-                if last {
-                    break;
-                }
-            }
-        }
-        let mut batch = std::mem::take(&mut lane.answered);
-        for w in batch.drain(..) {
+        // The others of the batch, each with its failure: those answered
+        // were rolled back; the rest, up to the Sync (queued on the same
+        // connection), were not run. The failed unit is counted first, so
+        // that its error, with its own label, is the one `--on-error stop`
+        // reports.
+        let mut others = Vec::new();
+        for w in lane.answered.drain(..) {
             let _ = op.answered(w.flight.ticket, Err(WireError::BatchFailed), w.took);
             let why = Error::batch(
                 "rolled back with its pipeline batch (--pipeline-sync), whose later query failed",
                 &e,
             );
-            self.ended(op, lane, w.flight, now, Err(why), deadline, ending);
+            others.push((w.flight, why));
         }
-        lane.answered = batch;
-        for g in skipped {
+        let mut more = !f.last;
+        while more && lane.flights.front().is_some_and(|g| g.conn == f.conn) {
+            let Some(g) = lane.flights.pop_front() else {
+                break;
+            };
+            more = !g.last;
             let _ = op.answered(g.ticket, Err(WireError::BatchFailed), Duration::ZERO);
             let why = Error::batch(
                 "not run: an earlier query of its pipeline batch (--pipeline-sync) failed",
                 &e,
             );
-            self.ended(op, lane, g, now, Err(why), deadline, ending);
+            others.push((g, why));
         }
         // A failed answer has no time (see `Operation::answered`).
         self.keep_statements(op, false);
         self.ended(op, lane, f, now, Err(e), deadline, ending);
+        for (g, why) in others {
+            self.ended(op, lane, g, now, Err(why), deadline, ending);
+        }
     }
 
     /// A unit's end: tried again if it failed with an error the retry
