@@ -870,3 +870,59 @@ async fn on_error_stop_reports_the_query_that_failed_the_batch() {
     assert!(!failure.contains("pipeline batch"), "{failure}: {text}");
     assert!(r.total.errors.contains_key("pipeline-batch"), "{text}");
 }
+
+/// Batches keep their size when their answers come in several reads: the
+/// units of a batch answered before its end still hold their places, so
+/// that a refill starts whole batches (counted free, they let the worker
+/// start more than a batch, and the Syncs that followed cut batches of
+/// other sizes). Each update sends a long notice, so that a batch's
+/// answers take several reads, and logs its transaction: every
+/// transaction holds exactly four updates.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn batches_keep_their_size_when_answers_come_in_pieces() {
+    let (sb, c) = loaded("2000").await;
+    c.batch_execute(
+        "create table updated (id int, tx bigint);
+         create function noisy_log() returns trigger language plpgsql as $$
+         begin
+           raise notice '%', repeat('x', 2000);
+           insert into updated values (new.id, txid_current());
+           return new;
+         end $$;
+         create trigger noisy_log after update on test_table for each row execute function noisy_log();",
+    )
+    .await
+    .unwrap();
+    let (report, text) = run_args(
+        &sb,
+        &[
+            "-o",
+            "update",
+            "-r",
+            "2000",
+            "-t",
+            "2",
+            "--transactions",
+            "200",
+            "--pipeline",
+            "8",
+            "--pipeline-sync",
+            "4",
+            "--no-server-stats",
+        ],
+    )
+    .await;
+    let r = &report.operations[0];
+    assert_eq!((r.total.ops, r.total.failed()), (400, 0), "{text}");
+    let sizes: Vec<(i64, i64)> = c
+        .query(
+            "select n, count(*) from (select tx, count(*) n from updated group by tx) t group by n order by n",
+            &[],
+        )
+        .await
+        .unwrap()
+        .iter()
+        .map(|row| (row.get(0), row.get(1)))
+        .collect();
+    assert_eq!(sizes, [(4, 100)], "{text}");
+}

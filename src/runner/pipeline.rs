@@ -172,14 +172,21 @@ impl Lane {
     /// a whole batch has room, or nothing is in flight. Under a rate each
     /// starts when due.
     pub(super) fn may_refill(&self, closed: bool) -> bool {
-        !closed || self.flights.len() + self.retries.len() + self.per_sync <= self.depth
+        !closed || self.taken() + self.per_sync <= self.depth
     }
 
     /// Whether another unit may start now.
     pub(super) fn has_room(&self) -> bool {
-        self.done.is_empty()
-            && self.alone.is_none()
-            && self.flights.len() + self.retries.len() < self.depth
+        self.done.is_empty() && self.alone.is_none() && self.taken() < self.depth
+    }
+
+    /// The places of the pipeline taken: units in flight, answered in a
+    /// batch that has not ended (they are its until its Sync: counted
+    /// free, a refill would start more than a batch, and the batches that
+    /// follow would be cut at other places than K), or waiting for a
+    /// retry.
+    fn taken(&self) -> usize {
+        self.flights.len() + self.answered.len() + self.retries.len()
     }
 
     /// Nothing started is left to send, answer or count (a held unit was
