@@ -667,11 +667,23 @@ async fn a_failed_batch_is_tried_again_whole() {
         .await
         .unwrap()
         .get(0);
+    let tries: i64 = c
+        .query_one("select last_value from tries", &[])
+        .await
+        .unwrap()
+        .get(0);
     let r = &report.operations[0];
     assert_eq!(r.total.failed(), 0, "{text}");
     assert_eq!(r.total.ops, 400, "{text}");
     assert!(r.total.retries > 0 && r.total.retried > 0, "{text}");
     assert_eq!(r.total.ops as i64, committed, "{text}");
+    // Each refusal is tried again with the others of its batch: more
+    // retries than refusals (with a Sync per query, as many).
+    let refused = tries / 5;
+    assert!(
+        r.total.retries as i64 > refused,
+        "{refused} refused: {text}"
+    );
 }
 
 /// A batch whose failure the retry policy would try again, cut short by
