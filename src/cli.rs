@@ -349,12 +349,13 @@ pub struct Cli {
     ///
     /// 1 gives each query its own Sync: its own transaction, so a failure costs the others nothing.
     /// K > 1 sends K queries and one Sync, as pgbench's \startpipeline … \endpipeline does: the
-    /// server answers them in one flush (fewer reads, writes and wake-ups on both sides), and they
-    /// commit together. An error in one fails the batch: the queries before it are rolled back,
-    /// those after it are not run, and each is counted failed (its own error, or "pipeline-batch"),
-    /// tried again when the retry policy names the error. Latency is still kept per query. Must
-    /// divide --pipeline; a worker refills a batch once it has room for a whole one (under --rate a
-    /// batch holds the queries due together).
+    /// server answers them in one flush while they fit its 8 kB send buffer (fewer reads, writes
+    /// and wake-ups on both sides), and they commit together. An error in one fails the batch: the
+    /// queries before it are rolled back, those after it are not run, and each is counted failed
+    /// (its own error, or "pipeline-batch"), or tried again when the retry policy names the error
+    /// that failed the batch. Latency is still kept per query. Must divide --pipeline; a worker
+    /// refills a batch once it has room for a whole one (under --rate a batch holds the queries due
+    /// together).
     #[arg(long, value_name = "K", default_value = "1", value_parser = parse_positive::<usize>, help_heading = PACING)]
     pub pipeline_sync: usize,
 

@@ -614,9 +614,12 @@ fn pipeline_sync(cli: &Cli) -> Result<usize> {
         )));
     }
     if n % k != 0 {
+        // The next depth that holds whole batches, where there is one.
+        let deeper = Some(n.div_ceil(k) * k)
+            .filter(|&d| d <= MAX_PIPELINE)
+            .map_or(String::new(), |d| format!(", or --pipeline {d}"));
         return Err(Error::usage(format!(
-            "--pipeline-sync {k} must divide --pipeline {n}, so that the pipeline holds whole batches: give e.g. --pipeline-sync {n}, or --pipeline {}",
-            n.div_ceil(k) * k
+            "--pipeline-sync {k} must divide --pipeline {n}, so that the pipeline holds whole batches: give e.g. --pipeline-sync {n}{deeper}"
         )));
     }
     Ok(k)
@@ -1274,6 +1277,20 @@ mod tests {
         ] {
             let m = usage_message(args);
             assert!(m.contains(expect), "{args:?}: {m}");
+        }
+        // --pipeline-sync: the depth it suggests is one --pipeline takes.
+        let m = usage_message(&["-o", "select", "--pipeline", "8", "--pipeline-sync", "3"]);
+        assert!(
+            m.ends_with("give e.g. --pipeline-sync 8, or --pipeline 9"),
+            "{m}"
+        );
+        for args in [
+            &["-o", "select", "--pipeline", "4", "--pipeline-sync", "300"][..],
+            &["-o", "select", "--pipeline", "256", "--pipeline-sync", "3"][..],
+        ] {
+            let m = usage_message(args);
+            assert!(m.contains("give e.g. --pipeline-sync"), "{args:?}: {m}");
+            assert!(!m.contains("or --pipeline"), "{args:?}: {m}");
         }
         // 1 is sending each unit alone: fine for every workload.
         assert!(plan(&["-o", "ycsb-f", "--pipeline", "1", "-C"]).is_ok());

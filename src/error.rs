@@ -56,9 +56,18 @@ pub enum Error {
     /// A pipelined unit that failed with its batch (`--pipeline-sync`
     /// above 1): the batch is one transaction, and another unit of it
     /// failed, so this one was rolled back or never run. Its own class of
-    /// error, so that one server error is not counted as several.
-    #[error("{0}")]
-    Batch(String),
+    /// error, so that one server error is not counted as several; made by
+    /// [`Error::batch`], it answers [`Error::sqlstate`] and
+    /// [`Error::lost_connection`] as the batch's failure does, so that the
+    /// retry policy and the end of the run treat the whole batch alike.
+    #[error("{why}")]
+    Batch {
+        why: String,
+        /// The SQLSTATE of the failure that ended the batch.
+        sqlstate: Option<String>,
+        /// That failure was the connection's loss.
+        lost: bool,
+    },
     /// A script's own failure, found by the client and not the server: a
     /// variable no line had set, an expression's error, a `\gset` that did
     /// not get its one row. pgbench aborts the client on each of them; here
@@ -99,6 +108,17 @@ impl Error {
         Error::Wire {
             context: context.into(),
             failure: Box::new(source),
+        }
+    }
+
+    /// A unit that failed with its pipeline batch (see [`Error::Batch`]),
+    /// for `why`, which `cause` (the failure of another unit of the batch)
+    /// follows in its message.
+    pub fn batch(why: &str, cause: &Error) -> Self {
+        Error::Batch {
+            why: format!("{why}: {cause}"),
+            sqlstate: cause.sqlstate().map(str::to_string),
+            lost: cause.lost_connection(),
         }
     }
 
@@ -155,17 +175,20 @@ impl Error {
                         .sqlstate()
                         .is_some_and(|c| c.starts_with("57P0") || c.starts_with("08"))
             }
+            Error::Batch { lost, .. } => *lost,
             _ => false,
         }
     }
 
-    /// The SQLSTATE of a server error, if this is one.
+    /// The SQLSTATE of a server error, if this is one (for a unit that
+    /// failed with its pipeline batch, the batch's failure's).
     pub fn sqlstate(&self) -> Option<&str> {
         match self {
             Error::Db { source, .. } => source.code().map(|c| c.code()),
             Error::Wire {
                 failure: source, ..
             } => source.sqlstate(),
+            Error::Batch { sqlstate, .. } => sqlstate.as_deref(),
             _ => None,
         }
     }

@@ -667,9 +667,274 @@ async fn a_failed_batch_is_tried_again_whole() {
         .await
         .unwrap()
         .get(0);
+    let tries: i64 = c
+        .query_one("select last_value from tries", &[])
+        .await
+        .unwrap()
+        .get(0);
     let r = &report.operations[0];
     assert_eq!(r.total.failed(), 0, "{text}");
     assert_eq!(r.total.ops, 400, "{text}");
     assert!(r.total.retries > 0 && r.total.retried > 0, "{text}");
     assert_eq!(r.total.ops as i64, committed, "{text}");
+    // Each refusal is tried again with the others of its batch: more
+    // retries than refusals (with a Sync per query, as many).
+    let refused = tries / 5;
+    assert!(
+        r.total.retries as i64 > refused,
+        "{refused} refused: {text}"
+    );
+}
+
+/// A batch whose failure the retry policy would try again, cut short by
+/// the end of `--time`, is left out whole, as a unit alone is: not only
+/// the query that failed, but also the ones of its batch that were rolled
+/// back or never ran (their "pipeline-batch" failure was counted before,
+/// since only the failed query's own error was looked at).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_cut_short_by_the_end_is_left_out_whole() {
+    let (sb, c) = loaded("200").await;
+    // Even ids fail with 40001 after the run's second is over.
+    c.batch_execute(
+        "create function late_refusal() returns trigger language plpgsql as $$
+         begin
+           if new.id % 2 = 0 then
+             perform pg_sleep(2);
+             raise exception 'try of % refused', new.id using errcode = '40001';
+           end if;
+           return new;
+         end $$;
+         create trigger late_refusal before update on test_table for each row execute function late_refusal();",
+    )
+    .await
+    .unwrap();
+    let (report, text) = run_args(
+        &sb,
+        &[
+            "-o",
+            "update",
+            "-r",
+            "200",
+            "-t",
+            "1",
+            "--time",
+            "1s",
+            "--pipeline",
+            "4",
+            "--pipeline-sync",
+            "4",
+            "--max-tries",
+            "0",
+            "--no-server-stats",
+        ],
+    )
+    .await;
+    let r = &report.operations[0];
+    assert_eq!(r.total.failed(), 0, "{text}");
+    assert!(!r.total.errors.contains_key("pipeline-batch"), "{text}");
+}
+
+/// The per-statement figures of a batch that failed keep nothing: its
+/// queries that succeeded before the failure were rolled back, and are
+/// counted failed. Each update sends a long notice, so that a batch's
+/// answers come in several reads and the units of the batch before it
+/// are counted while it is half answered (which moved the times of its
+/// first queries into the figures, before its failure was known): the
+/// statements counted must still be exactly the units done.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_batch_keeps_no_statement_times() {
+    let sb = sandbox();
+    let c = client(&sb).await;
+    run_args(&sb, &["-o", "oltp-prepare", "-r", "2000"]).await;
+    c.batch_execute(
+        "create function noisy_refusal() returns trigger language plpgsql as $$
+         begin
+           raise notice '%', repeat('x', 2000);
+           if new.id % 97 = 0 then
+             raise exception 'id % refused', new.id using errcode = 'P0042';
+           end if;
+           return new;
+         end $$;
+         create trigger noisy_refusal before update on sbtest1 for each row execute function noisy_refusal();",
+    )
+    .await
+    .unwrap();
+    let (report, text) = run_args(
+        &sb,
+        &[
+            "-o",
+            "oltp-update-index",
+            "--skip-trx",
+            "-r",
+            "2000",
+            "-t",
+            "2",
+            "--time",
+            "2s",
+            "--pipeline",
+            "32",
+            "--pipeline-sync",
+            "16",
+            "--on-error",
+            "continue",
+            "--no-server-stats",
+        ],
+    )
+    .await;
+    let r = &report.operations[0];
+    assert!(
+        r.total.errors.get("P0042").is_some_and(|&n| n > 0),
+        "{text}"
+    );
+    assert!(r.total.ops > 0, "{text}");
+    let statements: u64 = r.statements.iter().map(|s| s.count).sum();
+    assert_eq!(statements, r.total.ops, "{text}");
+}
+
+/// In batches, a YCSB insert is acknowledged to the readers of `latest`
+/// once its batch has committed, not at its own answer: the answers of a
+/// batch of reads of 1 KB rows fill the server's buffer, which is sent
+/// before the batch's Sync commits it, and a reader on another connection
+/// that went by the acknowledgement found the record missing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ycsb_latest_reads_no_insert_of_a_batch_not_yet_committed() {
+    let sb = sandbox();
+    let c = client(&sb).await;
+    run_args(&sb, &["-o", "ycsb-load", "-r", "2000", "-t", "2"]).await;
+    let records = || async {
+        c.query_one("select count(*) from usertable", &[])
+            .await
+            .unwrap()
+            .get::<_, i64>(0)
+    };
+    let before = records().await;
+    let (report, text) = run_args(
+        &sb,
+        &[
+            "-o",
+            "ycsb-d",
+            "-r",
+            "2000",
+            "-t",
+            "4",
+            "--time",
+            "2s",
+            "--pipeline",
+            "32",
+            "--pipeline-sync",
+            "32",
+            "--no-server-stats",
+        ],
+    )
+    .await;
+    let r = &report.operations[0];
+    assert_eq!(r.total.failed(), 0, "{text}");
+    assert_eq!(r.total.missing, 0, "{text}");
+    let inserted: u64 = r
+        .types
+        .iter()
+        .filter(|t| t.name == "insert")
+        .map(|t| t.stats.ops)
+        .sum();
+    assert!(inserted > 0, "{text}");
+    assert_eq!(records().await - before, inserted as i64, "{text}");
+}
+
+/// `--on-error stop` in batches reports the query that failed its batch,
+/// with its own id, not one of the others that failed with it (which
+/// were counted first, so that the run's failure named an update the
+/// server had not refused).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_error_stop_reports_the_query_that_failed_the_batch() {
+    let (sb, c) = loaded("2000").await;
+    c.batch_execute(
+        "create function no_tens() returns trigger language plpgsql as $$
+         begin if new.id % 10 = 0 then raise exception 'id % refused', new.id using errcode = 'P0042'; end if; return new; end $$;
+         create trigger no_tens before update on test_table for each row execute function no_tens();",
+    )
+    .await
+    .unwrap();
+    let (report, text) = run_args(
+        &sb,
+        &[
+            "-o",
+            "update",
+            "-r",
+            "2000",
+            "-t",
+            "2",
+            "--time",
+            "5s",
+            "--pipeline",
+            "8",
+            "--pipeline-sync",
+            "4",
+            "--on-error",
+            "stop",
+            "--no-server-stats",
+        ],
+    )
+    .await;
+    let r = &report.operations[0];
+    assert!(!report.succeeded(), "{text}");
+    let failure = r.failure.as_deref().unwrap_or("");
+    assert!(failure.contains("P0042"), "{failure}: {text}");
+    assert!(!failure.contains("pipeline batch"), "{failure}: {text}");
+    assert!(r.total.errors.contains_key("pipeline-batch"), "{text}");
+}
+
+/// Batches keep their size when their answers come in several reads: the
+/// units of a batch answered before its end still hold their places, so
+/// that a refill starts whole batches (counted free, they let the worker
+/// start more than a batch, and the Syncs that followed cut batches of
+/// other sizes). Each update sends a long notice, so that a batch's
+/// answers take several reads, and logs its transaction: every
+/// transaction holds exactly four updates.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn batches_keep_their_size_when_answers_come_in_pieces() {
+    let (sb, c) = loaded("2000").await;
+    c.batch_execute(
+        "create table updated (id int, tx bigint);
+         create function noisy_log() returns trigger language plpgsql as $$
+         begin
+           raise notice '%', repeat('x', 2000);
+           insert into updated values (new.id, txid_current());
+           return new;
+         end $$;
+         create trigger noisy_log after update on test_table for each row execute function noisy_log();",
+    )
+    .await
+    .unwrap();
+    let (report, text) = run_args(
+        &sb,
+        &[
+            "-o",
+            "update",
+            "-r",
+            "2000",
+            "-t",
+            "2",
+            "--transactions",
+            "200",
+            "--pipeline",
+            "8",
+            "--pipeline-sync",
+            "4",
+            "--no-server-stats",
+        ],
+    )
+    .await;
+    let r = &report.operations[0];
+    assert_eq!((r.total.ops, r.total.failed()), (400, 0), "{text}");
+    let sizes: Vec<(i64, i64)> = c
+        .query(
+            "select n, count(*) from (select tx, count(*) n from updated group by tx) t group by n order by n",
+            &[],
+        )
+        .await
+        .unwrap()
+        .iter()
+        .map(|row| (row.get(0), row.get(1)))
+        .collect();
+    assert_eq!(sizes, [(4, 100)], "{text}");
 }

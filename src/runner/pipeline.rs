@@ -25,7 +25,9 @@
 //! when it commits; when one fails, it with its error and the others with
 //! [`Error::Batch`] (those before it were rolled back, those after it the
 //! server skipped), and the retry policy judges all of them by the
-//! failure's error.
+//! failure's error, as does the end of the run: a failure it would have
+//! tried again but for the end leaves the whole batch out, not counted
+//! failed.
 //!
 //! Each unit keeps its own times: latency from its due time (or its send),
 //! service time from its send to its answer. A unit whose failure the retry
@@ -43,7 +45,7 @@ use std::time::{Duration, Instant};
 use super::backoff;
 use super::schedule;
 use super::worker::{Finished, Held, Phase, Sent};
-use crate::db::wire::WireError;
+use crate::db::wire::{Answer, WireError};
 use crate::error::{Error, Result};
 use crate::workload::{Operation, Ticket};
 
@@ -60,8 +62,9 @@ pub(super) struct Lane {
     open: usize,
     open_conn: u64,
     /// The current batch's units answered so far, waiting for its end to
-    /// be counted (only with `per_sync` above 1).
-    answered: Vec<(Flight, crate::workload::Outcome, Instant)>,
+    /// be answered to the operation and counted (only with `per_sync`
+    /// above 1).
+    answered: Vec<Waiting>,
     /// The next unit, staged and waiting for its due time.
     pub(super) held: Option<Held>,
     /// A unit to send alone (depth 1), its due time reached.
@@ -104,6 +107,16 @@ struct Flight {
     error: Option<Error>,
     /// A Sync follows it: its answer ends with the ReadyForQuery.
     last: bool,
+}
+
+/// A unit of a batch that the server answered with a success, waiting
+/// for the batch's end: its answer, the time from its send to it, and
+/// when it came.
+struct Waiting {
+    flight: Flight,
+    answer: Answer,
+    took: Duration,
+    end: Instant,
 }
 
 impl Flight {
@@ -159,14 +172,21 @@ impl Lane {
     /// a whole batch has room, or nothing is in flight. Under a rate each
     /// starts when due.
     pub(super) fn may_refill(&self, closed: bool) -> bool {
-        !closed || self.flights.len() + self.retries.len() + self.per_sync <= self.depth
+        !closed || self.taken() + self.per_sync <= self.depth
     }
 
     /// Whether another unit may start now.
     pub(super) fn has_room(&self) -> bool {
-        self.done.is_empty()
-            && self.alone.is_none()
-            && self.flights.len() + self.retries.len() < self.depth
+        self.done.is_empty() && self.alone.is_none() && self.taken() < self.depth
+    }
+
+    /// The places of the pipeline taken: units in flight, answered in a
+    /// batch that has not ended (they are its until its Sync: counted
+    /// free, a refill would start more than a batch, and the batches that
+    /// follow would be cut at other places than K), or waiting for a
+    /// retry.
+    fn taken(&self) -> usize {
+        self.flights.len() + self.answered.len() + self.retries.len()
     }
 
     /// Nothing started is left to send, answer or count (a held unit was
@@ -500,7 +520,7 @@ impl Phase<'_> {
         &mut self,
         op: &mut O,
         lane: &mut Lane,
-        answer: std::result::Result<crate::db::wire::Answer, WireError>,
+        answer: std::result::Result<Answer, WireError>,
         deadline: Option<Instant>,
         ending: bool,
     ) {
@@ -508,87 +528,114 @@ impl Phase<'_> {
         let Some(f) = lane.flights.pop_front() else {
             return;
         };
-        let res = op.answered(f.ticket, answer, now - f.attempt);
+        let took = now - f.attempt;
         if lane.per_sync > 1 {
-            self.answered_in_batch(op, lane, f, res, now, deadline, ending);
+            self.answered_in_batch(op, lane, f, answer, took, now, deadline, ending);
             return;
         }
+        let res = op.answered(f.ticket, answer, took);
         // A pipelined unit is one statement, timed when it succeeded: a
         // success is counted whatever follows, so its time goes in now,
         // while the next answers' times are not yet recorded beside it. A
         // failure has no time to keep (see `Operation::answered`).
         self.keep_statements(op, res.is_ok());
-        self.ended(op, lane, f, now, res, None, deadline, ending);
+        self.ended(op, lane, f, now, res, deadline, ending);
     }
 
     /// `answered` in a batch of several units, one transaction: a success
     /// waits for the batch's end; the batch's last success counts them
     /// all; a failure fails them all (see the module's doc).
+    ///
+    /// The server's answer decides, and the operation hears of each unit
+    /// only at the batch's end: until the Sync commits, a statement that
+    /// succeeded may still be rolled back, so its time must not go into
+    /// the figures (a unit counted in between would move it there: see
+    /// `keep_statements`), nor may a YCSB insert be acknowledged to the
+    /// readers; and a unit the server skipped is still answered, failed,
+    /// so that every queued unit is answered once per try.
     #[allow(clippy::too_many_arguments)]
     fn answered_in_batch<O: Operation>(
         &mut self,
         op: &mut O,
         lane: &mut Lane,
         f: Flight,
-        res: Result<crate::workload::Outcome>,
+        answer: std::result::Result<Answer, WireError>,
+        took: Duration,
         now: Instant,
         deadline: Option<Instant>,
         ending: bool,
     ) {
-        let e = match res {
-            Ok(outcome) if !f.last => {
-                // Its statement's time stays with the operation, beside
-                // the batch's others, until the batch ends.
-                lane.answered.push((f, outcome, now));
+        let failure = match answer {
+            Ok(answer) if !f.last => {
+                lane.answered.push(Waiting {
+                    flight: f,
+                    answer,
+                    took,
+                    end: now,
+                });
                 return;
             }
-            Ok(outcome) => {
-                self.keep_statements(op, true);
-                for (g, o, end) in std::mem::take(&mut lane.answered) {
-                    self.ended(op, lane, g, end, Ok(o), None, deadline, ending);
+            Ok(answer) => {
+                let mut batch = std::mem::take(&mut lane.answered);
+                for w in batch.drain(..) {
+                    let res = op.answered(w.flight.ticket, Ok(w.answer), w.took);
+                    self.ended(op, lane, w.flight, w.end, res, deadline, ending);
                 }
-                self.ended(op, lane, f, now, Ok(outcome), None, deadline, ending);
+                lane.answered = batch;
+                let res = op.answered(f.ticket, Ok(answer), took);
+                self.keep_statements(op, true);
+                self.ended(op, lane, f, now, res, deadline, ending);
                 return;
             }
-            Err(e) => e,
+            Err(failure) => failure,
         };
         // The batch's transaction is gone: the statements that succeeded
         // in it count for nothing, and the server skipped the rest of it,
         // which therefore has no answer to read.
+        let e = match op.answered(f.ticket, Err(failure), took) {
+            Err(e) => e,
+            // Not what an operation makes of a failed answer; the server
+            // failed the statement all the same.
+            Ok(_) => Error::run("the server failed the query"),
+        };
+        // The others of the batch, each with its failure: those answered
+        // were rolled back; the rest, up to the Sync (queued on the same
+        // connection), were not run. The failed unit is counted first, so
+        // that its error, with its own label, is the one `--on-error stop`
+        // reports.
+        let mut others = Vec::new();
+        for w in lane.answered.drain(..) {
+            let _ = op.answered(w.flight.ticket, Err(WireError::BatchFailed), w.took);
+            let why = Error::batch(
+                "rolled back with its pipeline batch (--pipeline-sync), whose later query failed",
+                &e,
+            );
+            others.push((w.flight, why));
+        }
+        let mut more = !f.last;
+        while more && lane.flights.front().is_some_and(|g| g.conn == f.conn) {
+            let Some(g) = lane.flights.pop_front() else {
+                break;
+            };
+            more = !g.last;
+            let _ = op.answered(g.ticket, Err(WireError::BatchFailed), Duration::ZERO);
+            let why = Error::batch(
+                "not run: an earlier query of its pipeline batch (--pipeline-sync) failed",
+                &e,
+            );
+            others.push((g, why));
+        }
+        // A failed answer has no time (see `Operation::answered`).
         self.keep_statements(op, false);
-        let mut skipped = Vec::new();
-        if !f.last {
-            // The rest of its batch: up to the unit the Sync follows, all
-            // on the same connection.
-            while lane.flights.front().is_some_and(|g| g.conn == f.conn) {
-                let Some(g) = lane.flights.pop_front() else {
-                    break;
-                };
-                let last = g.last;
-                skipped.push(g);
-                if last {
-                    break;
-                }
-            }
+        self.ended(op, lane, f, now, Err(e), deadline, ending);
+        for (g, why) in others {
+            self.ended(op, lane, g, now, Err(why), deadline, ending);
         }
-        for (g, _, _) in std::mem::take(&mut lane.answered) {
-            let why = Error::Batch(format!(
-                "rolled back with its pipeline batch (--pipeline-sync), whose later query failed: {e}"
-            ));
-            self.ended(op, lane, g, now, Err(why), Some(&e), deadline, ending);
-        }
-        for g in skipped {
-            let why = Error::Batch(format!(
-                "not run: an earlier query of its pipeline batch (--pipeline-sync) failed: {e}"
-            ));
-            self.ended(op, lane, g, now, Err(why), Some(&e), deadline, ending);
-        }
-        self.ended(op, lane, f, now, Err(e), None, deadline, ending);
     }
 
     /// A unit's end: tried again if it failed with an error the retry
-    /// policy names (`cause`, its batch's failure, instead of its own),
-    /// else done.
+    /// policy names (for a unit failed with its batch, the batch's
+    /// failure: see [`Error::batch`]), else done.
     #[allow(clippy::too_many_arguments)]
     fn ended<O: Operation>(
         &mut self,
@@ -597,7 +644,6 @@ impl Phase<'_> {
         mut f: Flight,
         now: Instant,
         res: Result<crate::workload::Outcome>,
-        cause: Option<&Error>,
         deadline: Option<Instant>,
         ending: bool,
     ) {
@@ -606,7 +652,7 @@ impl Phase<'_> {
                 if !ending
                     && !f.replay.is_empty()
                     && f.conn == self.session.number()
-                    && self.may_retry(op, f.tries, cause.unwrap_or(&e), deadline) =>
+                    && self.may_retry(op, f.tries, &e, deadline) =>
             {
                 f.not_before = now
                     + backoff(

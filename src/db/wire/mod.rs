@@ -91,6 +91,12 @@ pub enum WireError {
     /// A parameter type or value this driver cannot encode: the
     /// statement runs on tokio-postgres instead.
     Unsupported(String),
+    /// A pipelined statement of a group of several before one Sync that
+    /// another statement of the group failed: the group is one implicit
+    /// transaction, so the server rolled this one back, or skipped it
+    /// without an answer (see `pipeline.rs`). Given by the caller, which
+    /// knows the groups; the connection stays in step.
+    BatchFailed,
     /// The server sent what the protocol does not allow here: a message
     /// out of place, a length its type cannot have, a body that is not
     /// what its type says. The connection is closed after it (nothing
@@ -149,6 +155,9 @@ impl fmt::Display for WireError {
             WireError::Auth(why) => write!(f, "authentication error: {why}"),
             WireError::Unsupported(why) => write!(f, "not supported by the lean driver: {why}"),
             WireError::Protocol(why) => write!(f, "unexpected message from server: {why}"),
+            WireError::BatchFailed => f.write_str(
+                "another statement of its pipeline batch failed: rolled back or not run",
+            ),
         }
     }
 }

@@ -137,7 +137,11 @@ pub trait Operation: Send + 'static {
 
     /// What the answer to a queued unit counts as; `took` is the time from
     /// its send to its answer, for the per-statement figures of an answer
-    /// that succeeded (the runner keeps no time of a failed one).
+    /// that succeeded (the runner keeps no time of a failed one). Asked
+    /// once for each try of each queued unit; in a batch of several
+    /// (`--pipeline-sync`) once the batch has ended, after its commit, and
+    /// with [`WireError::BatchFailed`] for a unit another one's failure
+    /// rolled back or kept from running.
     fn answered(
         &mut self,
         _ticket: Ticket,
