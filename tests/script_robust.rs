@@ -349,6 +349,22 @@ fn a_unicode_space_after_a_variable_does_not_panic() {
     }
 }
 
+/// A segment of nothing but ASCII white space after the last `;`,
+/// vertical tab included, is no statement: pgbench skips it too.
+#[test]
+fn trailing_white_space_makes_no_statement() {
+    for tail in ["\x0B\n", " \t\x0C\r\n", "\x0B"] {
+        let text = format!("select 1;{tail}");
+        let program = compile(&text).unwrap_or_else(|e| panic!("{text:?}: {e}"));
+        let again = compile("select 1;\n").unwrap();
+        assert_eq!(
+            format!("{:?}", program.scripts),
+            format!("{:?}", again.scripts),
+            "{text:?} makes another program than without its tail"
+        );
+    }
+}
+
 /// Overflow and division by zero are the script's errors, as pgbench
 /// makes them, not panics or wrapped values.
 #[test]

@@ -103,7 +103,9 @@ where
         Ok(s) => s,
         Err(e) => return WorkersOutcome::not_started(threads, e),
     };
-    let keeper = tokio::spawn(housekeeping(kept));
+    // Aborted when dropped: before the collector is awaited (its senders
+    // live in the recorders the housekeeping holds), or with this future.
+    let keeper = AbortOnDrop(tokio::spawn(housekeeping(kept)));
     let sources = spread.threads.len();
     let mut set = JoinSet::new();
     let mut aborts = Vec::with_capacity(threads);
@@ -146,7 +148,7 @@ where
         mut failures,
         stopped_at,
     } = collect_workers(ctx, spec, set, &aborts, &inflight, deadline).await;
-    keeper.abort();
+    drop(keeper);
     let ended = measurement_end(&outputs, stopped_at);
     let wallclock = ended.saturating_duration_since(start);
     let warmup_cut = pace
@@ -273,6 +275,16 @@ fn pace(plan: &RunSettings, spec: &'static Spec, types: &[&'static str], sending
         pipeline: sending.pipeline,
         pipeline_sync: sending.pipeline_sync,
         queued: sending.queued,
+    }
+}
+
+/// A task aborted when dropped: the run's housekeeping ends with the
+/// operation, whichever way `run_workers` ends.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 

@@ -10,7 +10,9 @@
 //! The workers of one thread run on its single-threaded runtime and so
 //! never record at the same time. They share one [`ThreadRecorder`], made
 //! on the thread behind a lock (`Send`, as the runtime's tasks must be;
-//! see `threads.rs`) that is never waited for. A record holds it for the
+//! see `threads.rs`) that they never wait for, but for the moment each
+//! [`STOP_LOOK`] when the run's housekeeping takes it to move the interval
+//! on (see [`housekeeping`]). A record holds it for the
 //! length of one call that cannot await (every method takes a closure or
 //! plain values), so it is never held across a suspension point and no
 //! other worker of the thread can be running meanwhile. Memory now follows the OS threads (at
@@ -250,8 +252,10 @@ impl ThreadRecorder {
         }
     }
 
-    /// No unit of this thread can end before `now`: hands over the pieces
-    /// of the intervals before it.
+    /// The clock is at `now`: hands over the pieces of the intervals
+    /// before it. A unit of this thread that read its end just before and
+    /// records it just after sends a late piece of its own (see
+    /// `intervals.rs`).
     pub(super) fn tick(&self, now: Instant) {
         self.interval(|iv| iv.move_to(now));
     }

@@ -33,9 +33,10 @@
 //! instruction-cache misses per query (of about 6.6k and 365), and the
 //! misses, not the instructions, are what kept plain text above
 //! pgbench's client CPU (bench/RESULTS.md). The recorder's lock that
-//! `Send` now asks for is never waited for (the workers of a thread never
-//! run at the same time); it costs 4-6 ns more than a `RefCell` borrow,
-//! and a unit takes it four times.
+//! `Send` now asks for is hardly ever waited for (the workers of a thread
+//! never run at the same time, and the run's housekeeping takes it for a
+//! moment every 20 ms); it costs 4-6 ns more than a `RefCell` borrow, and
+//! a unit takes it four times.
 //!
 //! Why tasks, and not one future polling them all: the workers were once
 //! polled in the thread's main future (a `FuturesUnordered`). That cut

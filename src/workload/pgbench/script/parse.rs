@@ -661,9 +661,11 @@ impl ScriptParser<'_> {
 
     fn sql(&mut self, start: usize) -> Result<usize, ParseError> {
         let scan = scan_sql(self.bytes, start);
-        // ASCII whitespace only, as the byte scanner and the server see
-        // it: a Unicode space (U+2000) may end a variable's name.
-        let text = self.text[start..scan.end].trim_ascii_end();
+        // ASCII whitespace only (with the vertical tab, which pgbench's
+        // isspace() skips too), as the byte scanner and the server see it:
+        // a Unicode space (U+2000) may end a variable's name.
+        let text = self.text[start..scan.end]
+            .trim_end_matches(|c: char| c.is_ascii_whitespace() || c == '\x0B');
         if text.is_empty() {
             // A lone `;`.
             return Ok(scan.next);
