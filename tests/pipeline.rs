@@ -35,6 +35,11 @@ async fn counts(c: &Client) -> (i64, i64, i64) {
             .unwrap();
         (r.get::<_, i64>(0), r.get::<_, i64>(1), r.get::<_, i64>(2))
     };
+    settled(read).await
+}
+
+/// What `read` gives once two reads a little apart agree.
+async fn settled<T: PartialEq, F: std::future::Future<Output = T>>(read: impl Fn() -> F) -> T {
     let mut last = read().await;
     loop {
         tokio::time::sleep(Duration::from_millis(700)).await;
@@ -44,6 +49,34 @@ async fn counts(c: &Client) -> (i64, i64, i64) {
         }
         last = now;
     }
+}
+
+/// A trigger that refuses the update of every tenth id (SQLSTATE P0042).
+const NO_TENS: &str = "create function no_tens() returns trigger language plpgsql as $$
+     begin if new.id % 10 = 0 then raise exception 'id % refused', new.id using errcode = 'P0042'; end if; return new; end $$;
+     create trigger no_tens before update on test_table for each row execute function no_tens();";
+
+/// An AFTER trigger that logs each committed update in `updated` (a
+/// rollback takes its row away too); [`committed`] counts them.
+const LOG_UPDATES: &str = "create table updated (id int);
+     create function log_update() returns trigger language plpgsql as $$
+     begin insert into updated values (new.id); return new; end $$;
+     create trigger log_update after update on test_table for each row execute function log_update();";
+
+async fn committed(c: &Client) -> i64 {
+    c.query_one("select count(*) from updated", &[])
+        .await
+        .unwrap()
+        .get(0)
+}
+
+/// `-o update` on 2000 rows with two threads and `args`, without the
+/// server sampler.
+async fn updates(sb: &Sandbox, args: &[&str]) -> (ysql_bench::RunReport, String) {
+    let mut all = vec!["-o", "update", "-r", "2000", "-t", "2"];
+    all.extend_from_slice(args);
+    all.push("--no-server-stats");
+    run_args(sb, &all).await
 }
 
 async fn loaded(rows: &str) -> (Sandbox, Client) {
@@ -155,31 +188,11 @@ async fn pipelined_queries_count_what_the_server_counts() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failed_query_in_a_pipeline_fails_alone() {
     let (sb, c) = loaded("2000").await;
-    c.batch_execute(
-        "create function no_tens() returns trigger language plpgsql as $$
-         begin if new.id % 10 = 0 then raise exception 'id % refused', new.id using errcode = 'P0042'; end if; return new; end $$;
-         create trigger no_tens before update on test_table for each row execute function no_tens();",
-    )
-    .await
-    .unwrap();
+    c.batch_execute(NO_TENS).await.unwrap();
     let before = counts(&c).await;
-    let (report, text) = run_args(
+    let (report, text) = updates(
         &sb,
-        &[
-            "-o",
-            "update",
-            "-r",
-            "2000",
-            "-t",
-            "2",
-            "--time",
-            "2s",
-            "--pipeline",
-            "8",
-            "--on-error",
-            "continue",
-            "--no-server-stats",
-        ],
+        &["--time", "2s", "--pipeline", "8", "--on-error", "continue"],
     )
     .await;
     let after = counts(&c).await;
@@ -200,23 +213,9 @@ async fn a_failed_query_in_a_pipeline_fails_alone() {
     // --on-error stop: the first failure stops the run, and what was in
     // flight still counts, failed or not.
     let before = counts(&c).await;
-    let (report, text) = run_args(
+    let (report, text) = updates(
         &sb,
-        &[
-            "-o",
-            "update",
-            "-r",
-            "2000",
-            "-t",
-            "2",
-            "--time",
-            "5s",
-            "--pipeline",
-            "8",
-            "--on-error",
-            "stop",
-            "--no-server-stats",
-        ],
+        &["--time", "5s", "--pipeline", "8", "--on-error", "stop"],
     )
     .await;
     let after = counts(&c).await;
@@ -253,23 +252,9 @@ async fn a_retried_query_is_queued_again() {
     .await
     .unwrap();
     let before = counts(&c).await;
-    let (report, text) = run_args(
+    let (report, text) = updates(
         &sb,
-        &[
-            "-o",
-            "update",
-            "-r",
-            "2000",
-            "-t",
-            "2",
-            "--time",
-            "2s",
-            "--pipeline",
-            "8",
-            "--max-tries",
-            "20",
-            "--no-server-stats",
-        ],
+        &["--time", "2s", "--pipeline", "8", "--max-tries", "20"],
     )
     .await;
     let after = counts(&c).await;
@@ -496,15 +481,7 @@ async fn commits(c: &Client) -> i64 {
         .unwrap()
         .get::<_, i64>(0)
     };
-    let mut last = read().await;
-    loop {
-        tokio::time::sleep(Duration::from_millis(700)).await;
-        let now = read().await;
-        if now == last {
-            return now;
-        }
-        last = now;
-    }
+    settled(read).await
 }
 
 /// `--pipeline 8 --pipeline-sync 8`: the server runs every query counted,
@@ -565,27 +542,12 @@ async fn a_batch_of_queries_is_one_transaction() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_error_in_a_batch_fails_the_whole_batch() {
     let (sb, c) = loaded("2000").await;
-    c.batch_execute(
-        "create function no_tens() returns trigger language plpgsql as $$
-         begin if new.id % 10 = 0 then raise exception 'id % refused', new.id using errcode = 'P0042'; end if; return new; end $$;
-         create trigger no_tens before update on test_table for each row execute function no_tens();
-         create table updated (id int);
-         create function log_update() returns trigger language plpgsql as $$
-         begin insert into updated values (new.id); return new; end $$;
-         create trigger log_update after update on test_table for each row execute function log_update();",
-    )
-    .await
-    .unwrap();
+    c.batch_execute(NO_TENS).await.unwrap();
+    c.batch_execute(LOG_UPDATES).await.unwrap();
     let before = counts(&c).await;
-    let (report, text) = run_args(
+    let (report, text) = updates(
         &sb,
         &[
-            "-o",
-            "update",
-            "-r",
-            "2000",
-            "-t",
-            "2",
             "--transactions",
             "400",
             "--pipeline",
@@ -594,16 +556,11 @@ async fn an_error_in_a_batch_fails_the_whole_batch() {
             "4",
             "--on-error",
             "continue",
-            "--no-server-stats",
         ],
     )
     .await;
     let after = counts(&c).await;
-    let committed: i64 = c
-        .query_one("select count(*) from updated", &[])
-        .await
-        .unwrap()
-        .get(0);
+    let committed = committed(&c).await;
     let r = &report.operations[0];
     let failed = r.total.failed();
     assert_eq!(r.total.ops + failed, 800, "{text}");
@@ -633,23 +590,14 @@ async fn a_failed_batch_is_tried_again_whole() {
            end if;
            return new;
          end $$;
-         create trigger every_fifth_fails before update on test_table for each row execute function every_fifth_fails();
-         create table updated (id int);
-         create function log_update() returns trigger language plpgsql as $$
-         begin insert into updated values (new.id); return new; end $$;
-         create trigger log_update after update on test_table for each row execute function log_update();",
+         create trigger every_fifth_fails before update on test_table for each row execute function every_fifth_fails();",
     )
     .await
     .unwrap();
-    let (report, text) = run_args(
+    c.batch_execute(LOG_UPDATES).await.unwrap();
+    let (report, text) = updates(
         &sb,
         &[
-            "-o",
-            "update",
-            "-r",
-            "2000",
-            "-t",
-            "2",
             "--transactions",
             "200",
             "--pipeline",
@@ -658,15 +606,10 @@ async fn a_failed_batch_is_tried_again_whole() {
             "4",
             "--max-tries",
             "50",
-            "--no-server-stats",
         ],
     )
     .await;
-    let committed: i64 = c
-        .query_one("select count(*) from updated", &[])
-        .await
-        .unwrap()
-        .get(0);
+    let committed = committed(&c).await;
     let tries: i64 = c
         .query_one("select last_value from tries", &[])
         .await
@@ -847,22 +790,10 @@ async fn ycsb_latest_reads_no_insert_of_a_batch_not_yet_committed() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn on_error_stop_reports_the_query_that_failed_the_batch() {
     let (sb, c) = loaded("2000").await;
-    c.batch_execute(
-        "create function no_tens() returns trigger language plpgsql as $$
-         begin if new.id % 10 = 0 then raise exception 'id % refused', new.id using errcode = 'P0042'; end if; return new; end $$;
-         create trigger no_tens before update on test_table for each row execute function no_tens();",
-    )
-    .await
-    .unwrap();
-    let (report, text) = run_args(
+    c.batch_execute(NO_TENS).await.unwrap();
+    let (report, text) = updates(
         &sb,
         &[
-            "-o",
-            "update",
-            "-r",
-            "2000",
-            "-t",
-            "2",
             "--time",
             "5s",
             "--pipeline",
@@ -871,7 +802,6 @@ async fn on_error_stop_reports_the_query_that_failed_the_batch() {
             "4",
             "--on-error",
             "stop",
-            "--no-server-stats",
         ],
     )
     .await;
@@ -905,22 +835,15 @@ async fn batches_keep_their_size_when_answers_come_in_pieces() {
     )
     .await
     .unwrap();
-    let (report, text) = run_args(
+    let (report, text) = updates(
         &sb,
         &[
-            "-o",
-            "update",
-            "-r",
-            "2000",
-            "-t",
-            "2",
             "--transactions",
             "200",
             "--pipeline",
             "8",
             "--pipeline-sync",
             "4",
-            "--no-server-stats",
         ],
     )
     .await;
