@@ -60,14 +60,11 @@ pub enum Error {
     /// [`Error::batch`], it answers [`Error::sqlstate`] and
     /// [`Error::lost_connection`] as the batch's failure does, so that the
     /// retry policy and the end of the run treat the whole batch alike.
-    #[error("{why}")]
-    Batch {
-        why: String,
-        /// The SQLSTATE of the failure that ended the batch.
-        sqlstate: Option<String>,
-        /// That failure was the connection's loss.
-        lost: bool,
-    },
+    /// Boxed, so that the error, which every unit's result and future
+    /// carries, stays as small as it was (a script unit's future must fit
+    /// glibc's per-thread cache: see `workload::pgbench::script`).
+    #[error("{}", .0.why)]
+    Batch(Box<BatchFailure>),
     /// A script's own failure, found by the client and not the server: a
     /// variable no line had set, an expression's error, a `\gset` that did
     /// not get its one row. pgbench aborts the client on each of them; here
@@ -115,11 +112,11 @@ impl Error {
     /// for `why`, which `cause` (the failure of another unit of the batch)
     /// follows in its message.
     pub fn batch(why: &str, cause: &Error) -> Self {
-        Error::Batch {
+        Error::Batch(Box::new(BatchFailure {
             why: format!("{why}: {cause}"),
             sqlstate: cause.sqlstate().map(str::to_string),
             lost: cause.lost_connection(),
-        }
+        }))
     }
 
     pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
@@ -175,7 +172,7 @@ impl Error {
                         .sqlstate()
                         .is_some_and(|c| c.starts_with("57P0") || c.starts_with("08"))
             }
-            Error::Batch { lost, .. } => *lost,
+            Error::Batch(b) => b.lost,
             _ => false,
         }
     }
@@ -188,13 +185,23 @@ impl Error {
             Error::Wire {
                 failure: source, ..
             } => source.sqlstate(),
-            Error::Batch { sqlstate, .. } => sqlstate.as_deref(),
+            Error::Batch(b) => b.sqlstate.as_deref(),
             _ => None,
         }
     }
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// What [`Error::Batch`] keeps of a unit failed with its batch.
+#[derive(Debug)]
+pub struct BatchFailure {
+    why: String,
+    /// The SQLSTATE of the failure that ended the batch.
+    sqlstate: Option<String>,
+    /// That failure was the connection's loss.
+    lost: bool,
+}
 
 /// What the error type needs of a driver's own error: its SQLSTATE and
 /// whether the connection is gone. The lean driver's `WireError`
@@ -292,5 +299,23 @@ pub fn wire_error_class(e: &dyn DriverFailure) -> String {
         "connection-closed".to_string()
     } else {
         "client".to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every unit's result and future carries an `Error`: a variant that
+    /// grows it grows them all (a script unit's future once went past
+    /// glibc's per-thread cache by 48 bytes this way). Large payloads go
+    /// in a box, as [`Error::Batch`]'s does.
+    #[test]
+    fn the_error_stays_small() {
+        assert!(
+            std::mem::size_of::<Error>() <= 40,
+            "Error is {} bytes",
+            std::mem::size_of::<Error>()
+        );
     }
 }

@@ -1050,7 +1050,7 @@ fn error_class(e: &Error) -> String {
         Error::Wire {
             failure: source, ..
         } => crate::error::wire_error_class(source.as_ref()),
-        Error::Batch { .. } => "pipeline-batch".to_string(),
+        Error::Batch(_) => "pipeline-batch".to_string(),
         _ => "client".to_string(),
     }
 }
