@@ -262,6 +262,10 @@ async fn a_retried_query_is_queued_again() {
     assert_eq!(r.total.failed(), 0, "{text}");
     assert!(r.total.retries > 0 && r.total.retried > 0, "{text}");
     assert_eq!(r.total.ops as i64, after.1 - before.1, "{text}");
+    // Each retry counted once: with the unit at its end, as the intervals
+    // count it.
+    let per_interval: u64 = r.intervals.iter().map(|i| i.retries).sum();
+    assert_eq!(per_interval, r.total.retries, "{text}");
 }
 
 /// The server restarts under eight queries in flight per connection: the

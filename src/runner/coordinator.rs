@@ -103,8 +103,6 @@ where
         Ok(s) => s,
         Err(e) => return WorkersOutcome::not_started(threads, e),
     };
-    // Aborted when dropped: before the collector is awaited (its senders
-    // live in the recorders the housekeeping holds), or with this future.
     let keeper = AbortOnDrop(tokio::spawn(housekeeping(kept)));
     let sources = spread.threads.len();
     let mut set = JoinSet::new();
@@ -279,7 +277,9 @@ fn pace(plan: &RunSettings, spec: &'static Spec, types: &[&'static str], sending
 }
 
 /// A task aborted when dropped: the run's housekeeping ends with the
-/// operation, whichever way `run_workers` ends.
+/// operation, whichever way `run_workers` ends. `run_workers` drops it
+/// before it awaits the interval collector, whose senders live in the
+/// recorders the housekeeping holds.
 struct AbortOnDrop(tokio::task::JoinHandle<()>);
 
 impl Drop for AbortOnDrop {
