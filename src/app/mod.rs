@@ -36,7 +36,7 @@ use crate::error::{Error, Result};
 use crate::report::files::FileTargets;
 use crate::report::{self, Pictures, text};
 use crate::runner::setup_race::{self, SETUP, SetUpConn};
-use crate::runner::{self, RunCtx, StartBarrier, latency_log};
+use crate::runner::{self, AbortOnDrop, RunCtx, StartBarrier, latency_log};
 use crate::stats::OpResult;
 use crate::stats::record::{OpRecord, RowSize};
 use crate::stats::slo::{SloRecord, judge_ops};
@@ -426,15 +426,6 @@ fn conn_source(
         AbortOnDrop(tokio::spawn(nodes::keep_fresh(source.clone(), every, how)))
     });
     Ok((source, refresher))
-}
-
-/// A background task that ends with the run.
-struct AbortOnDrop(tokio::task::JoinHandle<()>);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
 }
 
 /// `--show-rowsize`: the last operation's table's row size, after the

@@ -22,7 +22,7 @@ use super::settings::{OnError, RetryPolicy, RunSettings};
 use super::slo_watch::SloWatch;
 use super::threads::AbortHandle;
 use super::worker::{Pace, ThreadShare, WorkerLinks, WorkerOutput, worker_loop};
-use super::{COUNT_BUDGET, InFlight, RunCtx, STOP_GRACE, progress, threads};
+use super::{AbortOnDrop, COUNT_BUDGET, InFlight, RunCtx, STOP_GRACE, progress, threads};
 use crate::stats::Keep;
 use crate::stats::interval::{IntervalSet, SetFigures};
 use crate::workload::{Operation, Spec};
@@ -273,18 +273,6 @@ fn pace(plan: &RunSettings, spec: &'static Spec, types: &[&'static str], sending
         pipeline: sending.pipeline,
         pipeline_sync: sending.pipeline_sync,
         queued: sending.queued,
-    }
-}
-
-/// A task aborted when dropped: the run's housekeeping ends with the
-/// operation, whichever way `run_workers` ends. `run_workers` drops it
-/// before it awaits the interval collector, whose senders live in the
-/// recorders the housekeeping holds.
-struct AbortOnDrop(tokio::task::JoinHandle<()>);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
     }
 }
 

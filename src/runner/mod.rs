@@ -97,6 +97,16 @@ pub struct InFlightSlot {
 /// A worker's [`InFlightSlot`], shared with the coordinator.
 pub type InFlight = Arc<std::sync::Mutex<InFlightSlot>>;
 
+/// A background task that ends with what holds it (the run's node
+/// refresher, an operation's housekeeping): aborted when dropped.
+pub(crate) struct AbortOnDrop(pub(crate) tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
 /// What the operations of a run share.
 #[derive(Clone)]
 pub struct RunCtx {

@@ -317,6 +317,8 @@ impl StatsRef<'_> {
 /// run one long unit do not hold the interval back from the collector.
 /// One timer for the run, and none on the workers' threads (see the
 /// module's doc).
+/// It holds the recorders, and so their senders of interval pieces: the
+/// coordinator drops it before it awaits the interval collector.
 pub(super) async fn housekeeping(threads: Arc<Mutex<Vec<(ThreadRecorder, ThreadStop)>>>) {
     let mut tick = tokio::time::interval(STOP_LOOK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
