@@ -558,11 +558,7 @@ impl Phase<'_> {
                 cancelled.is_none()
             }
             Err(e) => {
-                if self.measured {
-                    out.last_end = Some(unit.end);
-                }
-                self.keep_statements(op, true);
-                self.count_retries(&unit, false);
+                self.count_ended(op, &unit, false, out);
                 self.unit_failed(op, e, &unit, out, deadline, ending).await
             }
         }
@@ -577,12 +573,18 @@ impl Phase<'_> {
         outcome: crate::workload::Outcome,
         out: &mut WorkerOutput,
     ) {
+        self.count_ended(op, unit, true, out);
+        self.unit_done(unit, outcome, out);
+    }
+
+    /// What every counted unit, done (`ok`) or failed, adds: its end, its
+    /// statements' times and its retries.
+    fn count_ended<O: Operation>(&self, op: &mut O, unit: &Sent, ok: bool, out: &mut WorkerOutput) {
         if self.measured {
             out.last_end = Some(unit.end);
         }
         self.keep_statements(op, true);
-        self.count_retries(unit, true);
-        self.unit_done(unit, outcome, out);
+        self.count_retries(unit, ok);
     }
 
     /// The times of the statements the operation ran since the last unit
