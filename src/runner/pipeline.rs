@@ -57,10 +57,6 @@ pub(super) struct Lane {
     /// Units per Sync (`--pipeline-sync`): 1 makes each its own
     /// transaction.
     per_sync: usize,
-    /// Units queued since the last Sync, and the connection they were
-    /// queued on ([`super::session::Session::number`]).
-    open: usize,
-    open_conn: u64,
     /// The current batch's units answered so far, waiting for its end to
     /// be answered to the operation and counted (only with `per_sync`
     /// above 1).
@@ -144,8 +140,6 @@ impl Lane {
         Lane {
             depth,
             per_sync: per_sync.clamp(1, depth),
-            open: 0,
-            open_conn: 0,
             answered: Vec::new(),
             held: None,
             alone: None,
@@ -224,27 +218,31 @@ impl Lane {
         }
     }
 
+    /// The open batch: the units last queued on connection `number` with
+    /// no Sync after them yet (what was open on a connection since
+    /// replaced went with it).
+    fn open(&self, number: u64) -> usize {
+        self.flights
+            .iter()
+            .rev()
+            .take_while(|f| !f.last && f.conn == number)
+            .count()
+    }
+
     /// A unit was queued on `conn`: the batch ends with a Sync once it
     /// holds `per_sync` units.
     fn queued(&mut self, conn: &mut crate::db::wire::WireConn, number: u64) {
-        if self.open_conn != number {
-            // What was open went with the connection it was queued on.
-            self.open = 0;
-            self.open_conn = number;
-        }
-        self.open += 1;
-        if self.open >= self.per_sync {
+        if self.open(number) >= self.per_sync {
             self.sync(conn, number);
         }
     }
 
     /// Ends the open batch with a Sync (before a write, a short one).
     fn sync(&mut self, conn: &mut crate::db::wire::WireConn, number: u64) {
-        if self.open == 0 || self.open_conn != number {
+        if self.open(number) == 0 {
             return;
         }
         conn.queue_sync();
-        self.open = 0;
         if let Some(f) = self.flights.back_mut() {
             f.last = true;
         }
