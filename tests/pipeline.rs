@@ -56,6 +56,23 @@ const NO_TENS: &str = "create function no_tens() returns trigger language plpgsq
      begin if new.id % 10 = 0 then raise exception 'id % refused', new.id using errcode = 'P0042'; end if; return new; end $$;
      create trigger no_tens before update on test_table for each row execute function no_tens();";
 
+/// A trigger that refuses every `n`th try of an update with a
+/// serialization failure (40001), counted by the sequence `tries`, which
+/// a rollback does not undo.
+fn every_nth_try_fails(n: u32) -> String {
+    format!(
+        "create sequence tries;
+         create function nth_try_fails() returns trigger language plpgsql as $$
+         begin
+           if nextval('tries') % {n} = 0 then
+             raise exception 'try of % refused', new.id using errcode = '40001';
+           end if;
+           return new;
+         end $$;
+         create trigger nth_try_fails before update on test_table for each row execute function nth_try_fails();"
+    )
+}
+
 /// An AFTER trigger that logs each committed update in `updated` (a
 /// rollback takes its row away too); [`committed`] counts them.
 const LOG_UPDATES: &str = "create table updated (id int);
@@ -238,19 +255,7 @@ async fn a_failed_query_in_a_pipeline_fails_alone() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_retried_query_is_queued_again() {
     let (sb, c) = loaded("2000").await;
-    c.batch_execute(
-        "create sequence tries;
-         create function every_third_fails() returns trigger language plpgsql as $$
-         begin
-           if nextval('tries') % 3 = 0 then
-             raise exception 'try of % refused', new.id using errcode = '40001';
-           end if;
-           return new;
-         end $$;
-         create trigger every_third_fails before update on test_table for each row execute function every_third_fails();",
-    )
-    .await
-    .unwrap();
+    c.batch_execute(&every_nth_try_fails(3)).await.unwrap();
     let before = counts(&c).await;
     let (report, text) = updates(
         &sb,
@@ -585,19 +590,7 @@ async fn an_error_in_a_batch_fails_the_whole_batch() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failed_batch_is_tried_again_whole() {
     let (sb, c) = loaded("2000").await;
-    c.batch_execute(
-        "create sequence tries;
-         create function every_fifth_fails() returns trigger language plpgsql as $$
-         begin
-           if nextval('tries') % 5 = 0 then
-             raise exception 'try of % refused', new.id using errcode = '40001';
-           end if;
-           return new;
-         end $$;
-         create trigger every_fifth_fails before update on test_table for each row execute function every_fifth_fails();",
-    )
-    .await
-    .unwrap();
+    c.batch_execute(&every_nth_try_fails(5)).await.unwrap();
     c.batch_execute(LOG_UPDATES).await.unwrap();
     let (report, text) = updates(
         &sb,
