@@ -325,6 +325,14 @@ fn write_counts(w: &mut dyn Write, r: &OpRecord, s: &ServerFigures) -> io::Resul
     if r.warmup_s.is_some() {
         why.push("the warmup".to_string());
     }
+    if r.pipeline_sync > 1 {
+        // A batch is one transaction: the server counts one for K units.
+        why.push(format!(
+            "batches of {k} queries, each one transaction (--pipeline-sync {k}: about {} for these)",
+            t.ops / r.pipeline_sync as u64,
+            k = r.pipeline_sync
+        ));
+    }
     why.push("units of several transactions".to_string());
     why.push("other sessions".to_string());
     line(
@@ -982,6 +990,17 @@ mod tests {
         assert!(!text.contains("statement             :"), "{text}");
         assert!(!text.contains("server exec time"), "{text}");
         assert!(!text.contains("pooler"), "{text}");
+        // Batches of several queries per Sync: one commit for each batch,
+        // which the difference's reasons say with the count to expect.
+        let mut out = Vec::new();
+        let mut batched = rec(&r);
+        batched.pipeline_sync = 8;
+        write_server(&mut out, &batched).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(
+            text.contains("batches of 8 queries, each one transaction (--pipeline-sync 8: about 125 for these)"),
+            "{text}"
+        );
         r.server = None;
         let mut out = Vec::new();
         write_server(&mut out, &rec(&r)).unwrap();
