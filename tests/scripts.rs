@@ -1331,3 +1331,76 @@ async fn a_run_retried_to_its_end_without_one_unit_counted_fails() {
     );
     assert!(!r.succeeded(), "{s}");
 }
+
+/// The same run from the command line: it exits 1, and its error says the
+/// operation failed, not that it "did not start": its units were sent (and
+/// retried) until the end.
+#[test]
+fn a_run_retried_to_its_end_says_it_failed_not_that_it_did_not_start() {
+    let sb = sandbox();
+    let dir = tempfile::tempdir().unwrap();
+    let script = write(dir.path(), "never.sql", "select 1 / 0;\n");
+    let url = sb.url();
+    let out = bin(
+        "ysql-bench",
+        &[
+            "-u",
+            &url,
+            "--script",
+            &script,
+            "--time",
+            "1s",
+            "--retry-on",
+            "22012",
+            "--max-tries",
+            "0",
+            "--no-server-stats",
+        ],
+    );
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("error: script failed: no txn succeeded"),
+        "{err}"
+    );
+    assert!(!err.contains("did not start"), "{err}");
+}
+
+/// At the end of `--time`, the workers still in a unit are named before
+/// their statements are cancelled: only those. Four connections on two
+/// cores share two threads, so the worker that sleeps shares its thread
+/// with one that has ended, whose output waits for it; that one is not in
+/// a unit. (On more cores each worker has a thread of its own, and the
+/// count is the same.)
+#[test]
+fn the_workers_still_in_a_unit_at_the_end_are_those_in_a_statement() {
+    let sb = sandbox();
+    let dir = tempfile::tempdir().unwrap();
+    // The first connection to take the advisory lock keeps it, and
+    // sleeps; the others find it taken and end their units at once.
+    let script = write(
+        dir.path(),
+        "one_sleeps.sql",
+        "select pg_try_advisory_lock(7) as got \\gset\n\\if :got\nselect pg_sleep(3600);\n\\endif\n",
+    );
+    let url = sb.url();
+    let out = bin(
+        "ysql-bench",
+        &[
+            "-u",
+            &url,
+            "--script",
+            &script,
+            "-t",
+            "4",
+            "--time",
+            "1s",
+            "--no-server-stats",
+        ],
+    );
+    let err = text(&out.stderr);
+    assert!(
+        err.contains(">> script: 1 worker(s) still in a unit 5 s after"),
+        "{err}"
+    );
+}

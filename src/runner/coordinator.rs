@@ -328,7 +328,13 @@ fn work<O: Operation>(
                     pace,
                     links,
                 } = item;
+                let slot = links.inflight.clone();
                 let out = worker_loop(op, &ctx, t, &pace, links, share).await;
+                // Its output reaches the coordinator with its thread's
+                // others: until then, this says it is no longer in a unit.
+                slot.lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .ended = true;
                 (t, out)
             }
         }),
@@ -536,8 +542,9 @@ async fn collect_workers(
                     // Units still in flight (a lock wait, a stalled
                     // server): cancel them, so that their workers end
                     // with what they measured rather than being abandoned.
-                    let running: Vec<usize> =
-                        (0..threads).filter(|&t| outputs[t].is_none()).collect();
+                    let running: Vec<usize> = (0..threads)
+                        .filter(|&t| outputs[t].is_none() && !ended(&inflight[t]))
+                        .collect();
                     crate::say!(
                         ">> {kind}: {} worker(s) still in a unit {} s after {}: cancelling their statements",
                         running.len(),
@@ -568,7 +575,9 @@ async fn collect_workers(
         }
     }
     if stopping == Stopping::Abandoning {
-        let left = outputs.iter().filter(|o| o.is_none()).count();
+        let left = (0..threads)
+            .filter(|&t| outputs[t].is_none() && !ended(&inflight[t]))
+            .count();
         failures.push(format!(
             "{left} worker(s) did not end within {} s of {}, even after their statements were cancelled (is the server frozen?); their units in flight are not included",
             (STOP_GRACE + cancel_wait).as_secs(),
@@ -589,6 +598,14 @@ struct WorkerItem<O> {
     ctx: RunCtx,
     pace: Pace,
     links: WorkerLinks,
+}
+
+/// Whether the worker of `slot` has ended (its output may still wait for
+/// the other workers of its thread).
+fn ended(slot: &InFlight) -> bool {
+    slot.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .ended
 }
 
 /// Asks the server to cancel what the connections of `workers` are

@@ -53,6 +53,9 @@ pub fn never_started(result: &OpResult) -> bool {
     result.failure.is_some()
         && result.total.ops == 0
         && result.total.failed() == 0
+        // Units that were tried until the end and never succeeded (see
+        // `result.rs`): the operation ran, and failed.
+        && result.total.left_out_retries == 0
         && result.total.rows == 0
         && result.checks.is_empty()
         && result.findings.is_empty()

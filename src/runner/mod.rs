@@ -92,6 +92,9 @@ pub struct InFlightSlot {
     /// The coordinator sent a cancel: a 57014 that follows is its doing,
     /// not a statement timeout.
     pub cancel_sent: bool,
+    /// The worker has ended: it is in no unit, though its output waits
+    /// for the other workers of its thread.
+    pub ended: bool,
 }
 
 /// A worker's [`InFlightSlot`], shared with the coordinator.

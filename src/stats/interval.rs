@@ -30,7 +30,7 @@ pub struct IntervalStats {
     pub errors: u64,
     /// Units skipped under --latency-limit (already too late when due).
     pub skipped: u64,
-    /// Retries of the units that ended in the interval.
+    /// Retries of the units counted in the interval (at their end).
     pub retries: u64,
     /// Of `ops`, those that found rows missing (TPC-C: New-Orders rolled
     /// back by rule), so that a workload's figure per interval can leave
@@ -281,7 +281,7 @@ pub struct IntervalFigures {
     /// Units skipped under --latency-limit.
     #[serde(default)]
     pub skipped: u64,
-    /// Retries of the units that ended in the interval.
+    /// Retries of the units counted in the interval (at their end).
     #[serde(default)]
     pub retries: u64,
     /// Of `ops`, those that found rows missing (TPC-C: the New-Orders

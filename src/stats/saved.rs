@@ -7,7 +7,9 @@
 //! encoding of HdrHistogram log files). Reading a report back makes the
 //! same `Stats` from the histograms, so that `merge` adds what the runs
 //! measured with [`Stats::add`], and `show` and `compare` print what the
-//! run printed.
+//! run printed. One field is not kept: `left_out_retries` (retries of
+//! units the end of the run left out), which only the live run's check
+//! that something succeeded reads; it reads back as 0.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
