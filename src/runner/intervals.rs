@@ -50,6 +50,19 @@ pub struct IntervalMsg {
     in_flight: u64,
 }
 
+#[cfg(test)]
+impl IntervalMsg {
+    /// The interval this piece is of.
+    pub(super) fn index(&self) -> u64 {
+        self.index
+    }
+
+    /// The units the piece counts, of every type.
+    pub(super) fn ops(&self) -> u64 {
+        self.stats.total().ops
+    }
+}
+
 /// The recording side: one per OS thread of workers.
 pub struct IntervalRecorder {
     /// Which recorder this is, for the collector (0-based).
