@@ -61,6 +61,11 @@ impl IntervalMsg {
     pub(super) fn ops(&self) -> u64 {
         self.stats.total().ops
     }
+
+    /// The thread's units in flight when the piece was handed over.
+    pub(super) fn in_flight(&self) -> u64 {
+        self.in_flight
+    }
 }
 
 /// The recording side: one per OS thread of workers.
@@ -114,6 +119,12 @@ impl IntervalRecorder {
             Some(last) => index.min(last),
             None => index,
         }
+    }
+
+    /// Whether `at` falls in the current interval: recording a unit that
+    /// ended then neither hands a piece over nor sends a late one.
+    pub fn holds(&self, at: Instant) -> bool {
+        self.index_of(at) == self.index
     }
 
     /// Moves to the interval of `at`, handing over the piece of the

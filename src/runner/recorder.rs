@@ -277,7 +277,9 @@ impl ThreadRecorder {
     /// together (into the histograms, the interval, the pictures' samples)
     /// before anything else touches the interval: the next unit's interval
     /// figure (an error, a retry, a host), the housekeeping's move to the
-    /// clock, the end. So every figure and every interval piece is what
+    /// clock, the end; and at once when this unit ended outside the
+    /// current interval, so that a piece is handed over (or a late one
+    /// sent) when it was before. So every figure and every interval piece is what
     /// recording each at once gave, while the recording's code runs once
     /// a batch instead of once a unit: with it, the code one tpcb-like
     /// transaction runs was larger than the 32 KB first-level instruction
@@ -304,7 +306,10 @@ impl ThreadRecorder {
             outcome,
             late,
         });
-        if r.pending.len() >= BATCH {
+        // A unit of another interval hands a piece over (or sends a late
+        // one): at once, as it did when each was recorded at once, not at
+        // the housekeeping's next look.
+        if r.pending.len() >= BATCH || r.intervals.as_ref().is_some_and(|iv| !iv.holds(end)) {
             r.record_pending();
         }
     }
@@ -502,6 +507,58 @@ mod tests {
         assert_eq!((m.index(), m.ops()), (0, n));
         assert!(rx.try_recv().is_err(), "a late piece");
         assert_eq!(rec.finish().stats.total().ops, n);
+    }
+
+    /// A unit that ends in a later interval hands over the piece of the
+    /// interval before at once, as recording it at once did (the module
+    /// doc of `intervals.rs`): the collector finishes an interval when
+    /// every thread's piece is in, or a grace (half of `-P`, so 5 ms at
+    /// `-P 0.01`) after its end, and its progress line, `--slo-abort` and
+    /// the live board see only the pieces in by then. Waiting in a batch
+    /// until the housekeeping's next look (every 20 ms) held it back.
+    #[test]
+    fn a_unit_in_a_later_interval_hands_over_the_piece_before_it_at_once() {
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let keep = Keep {
+            service: false,
+            per_row: false,
+            pictures: false,
+        };
+        let rec = ThreadRecorder::new(0, 1, 1, keep, 1, plan(tx));
+        let start = Instant::now();
+        rec.begin(start);
+        let t = Timing::unscheduled(Duration::from_micros(5));
+        let o = Outcome {
+            rows: 1,
+            missing: 0,
+        };
+        for i in 0..3u64 {
+            rec.unit_started();
+            rec.unit_ended();
+            rec.unit_done(
+                true,
+                0,
+                0,
+                start + Duration::from_millis(100 * i),
+                t,
+                o,
+                false,
+            );
+        }
+        // The first unit of interval 1 ends: the thread is past interval 0.
+        rec.unit_started();
+        rec.unit_ended();
+        rec.unit_done(true, 0, 0, start + Duration::from_millis(1200), t, o, false);
+        let m = rx
+            .try_recv()
+            .expect("interval 0's piece, handed over at once");
+        assert_eq!((m.index(), m.ops(), m.in_flight()), (0, 3, 0));
+        // The next unit starts, and the housekeeping looks later: the
+        // piece said how many units were in flight when it was handed
+        // over, not at the housekeeping's look.
+        rec.unit_started();
+        rec.tick(start + Duration::from_millis(1300));
+        assert!(rx.try_recv().is_err(), "nothing more to hand over");
     }
 
     /// Without pictures to draw, no unit goes into the scatter sample or
