@@ -166,10 +166,10 @@ pub(super) struct ThreadRecorder(Arc<Mutex<Recorded>>);
 impl ThreadRecorder {
     /// The thread's measurements, for one call that cannot await. The
     /// workers of this thread take the lock, never at the same time, and
-    /// the run's housekeeping once every [`STOP_LOOK`], for a moment; a
-    /// worker that panicked while
-    /// holding it left figures no worse than a lost unit, so a poisoned
-    /// lock is taken as it is.
+    /// the run's housekeeping once every [`STOP_LOOK`], for a moment. A
+    /// worker that panicked while holding it left figures no worse than
+    /// the units it was recording lost (a batch of them at most, see
+    /// [`Self::unit_done`]), so a poisoned lock is taken as it is.
     fn lock(&self) -> MutexGuard<'_, Recorded> {
         self.0.lock().unwrap_or_else(PoisonError::into_inner)
     }
