@@ -479,12 +479,14 @@ mod tests {
         assert_eq!(figs.iter().map(|f| f.total.ops).sum::<u64>(), 300);
     }
 
-    /// Units wait to be recorded in batches, but no interval is handed
-    /// over without them: the housekeeping's move to the clock records
-    /// them first, into the interval they ended in, not as a late piece.
-    #[test]
-    fn units_waiting_in_a_batch_go_into_the_interval_they_ended_in() {
-        let (tx, mut rx) = mpsc::unbounded_channel();
+    /// One thread's recorder, without pictures, measuring since the
+    /// instant returned, and where its interval pieces go.
+    fn one_thread_measuring() -> (
+        ThreadRecorder,
+        mpsc::UnboundedReceiver<IntervalMsg>,
+        Instant,
+    ) {
+        let (tx, rx) = mpsc::unbounded_channel();
         let keep = Keep {
             service: false,
             per_row: false,
@@ -493,11 +495,25 @@ mod tests {
         let rec = ThreadRecorder::new(0, 1, 1, keep, 1, plan(tx));
         let start = Instant::now();
         rec.begin(start);
-        let t = Timing::unscheduled(Duration::from_micros(5));
+        (rec, rx, start)
+    }
+
+    /// A unit of 5 µs and one row.
+    fn a_unit() -> (Timing, Outcome) {
         let o = Outcome {
             rows: 1,
             missing: 0,
         };
+        (Timing::unscheduled(Duration::from_micros(5)), o)
+    }
+
+    /// Units wait to be recorded in batches, but no interval is handed
+    /// over without them: the housekeeping's move to the clock records
+    /// them first, into the interval they ended in, not as a late piece.
+    #[test]
+    fn units_waiting_in_a_batch_go_into_the_interval_they_ended_in() {
+        let (rec, mut rx, start) = one_thread_measuring();
+        let (t, o) = a_unit();
         let n = BATCH as u64 - 1;
         for i in 0..n {
             rec.unit_done(true, 0, 0, start + Duration::from_millis(i), t, o, false);
@@ -518,20 +534,8 @@ mod tests {
     /// until the housekeeping's next look (every 20 ms) held it back.
     #[test]
     fn a_unit_in_a_later_interval_hands_over_the_piece_before_it_at_once() {
-        let (tx, mut rx) = mpsc::unbounded_channel();
-        let keep = Keep {
-            service: false,
-            per_row: false,
-            pictures: false,
-        };
-        let rec = ThreadRecorder::new(0, 1, 1, keep, 1, plan(tx));
-        let start = Instant::now();
-        rec.begin(start);
-        let t = Timing::unscheduled(Duration::from_micros(5));
-        let o = Outcome {
-            rows: 1,
-            missing: 0,
-        };
+        let (rec, mut rx, start) = one_thread_measuring();
+        let (t, o) = a_unit();
         for i in 0..3u64 {
             rec.unit_started();
             rec.unit_ended();
