@@ -279,11 +279,11 @@ impl ThreadRecorder {
     /// figure (an error, a retry, a host), the housekeeping's move to the
     /// clock, the end; and at once when this unit ended outside the
     /// current interval, so that a piece is handed over (or a late one
-    /// sent) when it was before. So every figure and every interval piece is what
-    /// recording each at once gave, while the recording's code runs once
-    /// a batch instead of once a unit: with it, the code one tpcb-like
-    /// transaction runs was larger than the 32 KB first-level instruction
-    /// cache, and evicted itself (issue 24, seventh session in
+    /// sent) when it was before. So every figure and every interval piece
+    /// is what recording each at once gave, while the recording's code
+    /// runs once a batch instead of once a unit: with it, the code one
+    /// tpcb-like transaction runs was larger than the 32 KB first-level
+    /// instruction cache, and evicted itself (issue 24, seventh session in
     /// bench/RESULTS.md).
     #[allow(clippy::too_many_arguments)]
     pub(super) fn unit_done(
