@@ -542,9 +542,7 @@ async fn collect_workers(
                     // Units still in flight (a lock wait, a stalled
                     // server): cancel them, so that their workers end
                     // with what they measured rather than being abandoned.
-                    let running: Vec<usize> = (0..threads)
-                        .filter(|&t| outputs[t].is_none() && !ended(&inflight[t]))
-                        .collect();
+                    let running: Vec<usize> = not_ended(&outputs, inflight).collect();
                     crate::say!(
                         ">> {kind}: {} worker(s) still in a unit {} s after {}: cancelling their statements",
                         running.len(),
@@ -575,9 +573,7 @@ async fn collect_workers(
         }
     }
     if stopping == Stopping::Abandoning {
-        let left = (0..threads)
-            .filter(|&t| outputs[t].is_none() && !ended(&inflight[t]))
-            .count();
+        let left = not_ended(&outputs, inflight).count();
         failures.push(format!(
             "{left} worker(s) did not end within {} s of {}, even after their statements were cancelled (is the server frozen?); their units in flight are not included",
             (STOP_GRACE + cancel_wait).as_secs(),
@@ -600,12 +596,20 @@ struct WorkerItem<O> {
     links: WorkerLinks,
 }
 
-/// Whether the worker of `slot` has ended (its output may still wait for
-/// the other workers of its thread).
-fn ended(slot: &InFlight) -> bool {
-    slot.lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .ended
+/// The workers that have not ended: no output, and not marked ended in
+/// their slot (an ended worker's output may still wait for the other
+/// workers of its thread).
+fn not_ended<'a>(
+    outputs: &'a [Option<WorkerOutput>],
+    inflight: &'a [InFlight],
+) -> impl Iterator<Item = usize> + 'a {
+    (0..outputs.len()).filter(|&t| {
+        outputs[t].is_none()
+            && !inflight[t]
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .ended
+    })
 }
 
 /// Asks the server to cancel what the connections of `workers` are

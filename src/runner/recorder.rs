@@ -569,15 +569,7 @@ mod tests {
     /// the timeline; the statistics and intervals count it all the same.
     #[tokio::test]
     async fn without_pictures_the_samples_of_the_pictures_stay_empty() {
-        let (tx, rx) = mpsc::unbounded_channel();
-        let keep = Keep {
-            service: false,
-            per_row: false,
-            pictures: false,
-        };
-        let rec = ThreadRecorder::new(0, 1, 1, keep, 1, plan(tx));
-        let start = Instant::now();
-        rec.begin(start);
+        let (rec, rx, start) = one_thread_measuring();
         for i in 1..=50u64 {
             let d = Duration::from_micros(i);
             let o = Outcome {
