@@ -1302,6 +1302,23 @@ async fn retries_of_the_units_the_end_of_the_run_leaves_out_are_not_counted() {
     assert_eq!(t.left_out_retries, 2, "{s}");
 }
 
+/// A script whose every try fails with 22012 (division by zero), and the
+/// flags that retry it without limit until the end of a 1 s run.
+const NEVER_SUCCEEDS: &str = "select 1 / 0;\n";
+const RETRIED_TO_THE_END: [&str; 6] = ["--time", "1s", "--retry-on", "22012", "--max-tries", "0"];
+
+/// Runs the binary on a sandbox with `body` as the script `file`, and
+/// `extra` after `-u` and `--script`.
+fn run_script_cli(file: &str, body: &str, extra: &[&str]) -> std::process::Output {
+    let sb = sandbox();
+    let dir = tempfile::tempdir().unwrap();
+    let script = write(dir.path(), file, body);
+    let url = sb.url();
+    let mut args = vec!["-u", url.as_str(), "--script", script.as_str()];
+    args.extend_from_slice(extra);
+    bin("ysql-bench", &args)
+}
+
 /// What the test above leaves out is still looked at: a run whose every
 /// unit was retried until the end of `--time` (no limit on tries) counted
 /// none, and fails saying so rather than passing as a run of nothing.
@@ -1309,17 +1326,9 @@ async fn retries_of_the_units_the_end_of_the_run_leaves_out_are_not_counted() {
 async fn a_run_retried_to_its_end_without_one_unit_counted_fails() {
     let sb = sandbox();
     let dir = tempfile::tempdir().unwrap();
-    let script = write(dir.path(), "never.sql", "select 1 / 0;\n");
-    let args = [
-        "--script",
-        &script,
-        "--time",
-        "1s",
-        "--retry-on",
-        "22012",
-        "--max-tries",
-        "0",
-    ];
+    let script = write(dir.path(), "never.sql", NEVER_SUCCEEDS);
+    let mut args = vec!["--script", script.as_str()];
+    args.extend_from_slice(&RETRIED_TO_THE_END);
     let (r, s) = run_args(&sb, &args).await;
     let op = &r.operations[0];
     let t = &op.total;
@@ -1337,26 +1346,9 @@ async fn a_run_retried_to_its_end_without_one_unit_counted_fails() {
 /// retried) until the end.
 #[test]
 fn a_run_retried_to_its_end_says_it_failed_not_that_it_did_not_start() {
-    let sb = sandbox();
-    let dir = tempfile::tempdir().unwrap();
-    let script = write(dir.path(), "never.sql", "select 1 / 0;\n");
-    let url = sb.url();
-    let out = bin(
-        "ysql-bench",
-        &[
-            "-u",
-            &url,
-            "--script",
-            &script,
-            "--time",
-            "1s",
-            "--retry-on",
-            "22012",
-            "--max-tries",
-            "0",
-            "--no-server-stats",
-        ],
-    );
+    let mut extra = RETRIED_TO_THE_END.to_vec();
+    extra.push("--no-server-stats");
+    let out = run_script_cli("never.sql", NEVER_SUCCEEDS, &extra);
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(
@@ -1374,29 +1366,12 @@ fn a_run_retried_to_its_end_says_it_failed_not_that_it_did_not_start() {
 /// count is the same.)
 #[test]
 fn the_workers_still_in_a_unit_at_the_end_are_those_in_a_statement() {
-    let sb = sandbox();
-    let dir = tempfile::tempdir().unwrap();
     // The first connection to take the advisory lock keeps it, and
     // sleeps; the others find it taken and end their units at once.
-    let script = write(
-        dir.path(),
+    let out = run_script_cli(
         "one_sleeps.sql",
         "select pg_try_advisory_lock(7) as got \\gset\n\\if :got\nselect pg_sleep(3600);\n\\endif\n",
-    );
-    let url = sb.url();
-    let out = bin(
-        "ysql-bench",
-        &[
-            "-u",
-            &url,
-            "--script",
-            &script,
-            "-t",
-            "4",
-            "--time",
-            "1s",
-            "--no-server-stats",
-        ],
+        &["-t", "4", "--time", "1s", "--no-server-stats"],
     );
     let err = text(&out.stderr);
     assert!(
