@@ -440,12 +440,45 @@ fn parse_passwd_user(passwd: &str, name: &str) -> Option<(u32, u32)> {
     })
 }
 
-fn free_port() -> Result<u16> {
+/// A port on 127.0.0.1 that nothing listens on now, for a server (or a test's
+/// listener) about to start.
+///
+/// The port comes from below the kernel's ephemeral range
+/// (`ip_local_port_range`), not from binding port 0: a port the kernel hands
+/// out there is one it also hands to outgoing connections, and with many
+/// clients connecting at once (a test suite, a benchmark) one of them took it
+/// between the probe and the server's bind. Below that range only another
+/// program picking a port on purpose can collide, and the random pick makes
+/// that unlikely; the caller still retries when its bind fails.
+pub fn free_port() -> Result<u16> {
+    use rand::RngExt;
+    let ephemeral_low = ephemeral_low();
+    const LOWEST: u16 = 10000;
+    if ephemeral_low > LOWEST + 1000 {
+        let mut rng = rand::rng();
+        for _ in 0..200 {
+            let port = rng.random_range(LOWEST..ephemeral_low);
+            if TcpListener::bind(("127.0.0.1", port)).is_ok() {
+                return Ok(port);
+            }
+        }
+    }
+    // A machine whose ephemeral range starts low (or a crowded one): the
+    // kernel's pick, with the race above.
     let l = TcpListener::bind("127.0.0.1:0")
         .map_err(|e| Error::io("cannot find a free port on 127.0.0.1", e))?;
     l.local_addr()
         .map(|a| a.port())
         .map_err(|e| Error::io("cannot find a free port on 127.0.0.1", e))
+}
+
+/// The first port the kernel hands to outgoing connections (Linux's default
+/// where it cannot be read).
+fn ephemeral_low() -> u16 {
+    fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse().ok())
+        .unwrap_or(32768)
 }
 
 /// postmaster.pid's 8th line says `ready` once the server accepts
@@ -476,6 +509,18 @@ fn log_tail(log: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_free_port_is_below_the_ephemeral_range_and_bindable() {
+        let low = ephemeral_low();
+        for _ in 0..20 {
+            let port = free_port().unwrap();
+            if low > 11000 {
+                assert!((10000..low).contains(&port), "{port} (range from {low})");
+            }
+            TcpListener::bind(("127.0.0.1", port)).unwrap();
+        }
+    }
 
     #[test]
     fn the_postgres_user_is_found_in_passwd() {

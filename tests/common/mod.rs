@@ -280,13 +280,11 @@ pub fn service_user() -> Option<(u32, u32)> {
     ysql_bench::db::sandbox::service_user().expect("a postgres user exists when running as root")
 }
 
-/// A free TCP port on 127.0.0.1 (probed; a race with another process is
-/// possible but rare, and shows as a failed start).
+/// A free TCP port on 127.0.0.1, from below the ephemeral range, so that
+/// another test's outgoing connection cannot take it before the program
+/// under test binds it (the sandbox's own picker says more).
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port()
+    ysql_bench::db::sandbox::free_port().expect("a free port")
 }
 
 /// The condition that finds the workers' backends of a run in
