@@ -301,18 +301,22 @@ async fn find_max_finds_a_rate_that_holds_and_one_a_fifth_higher_does_not() {
     assert!(steps.last().unwrap()["confirm"] == true, "{stdout}");
     let rows = std::fs::read_to_string(dir.path().join("search.find-max.csv")).unwrap();
     assert_eq!(rows.lines().count(), steps.len() + 1, "{rows}");
-    // What the answer line says is sustained (the lowest rate the held
-    // steps at the answer achieved) holds in a run of its own; a fifth
-    // over the answer's target does not. (The target itself can lie just
-    // past the server's capacity, 20 / 52.5 ms here: a step of 3 s holds
-    // it before the backlog grows, and a run of its own may not.)
+    // A run of its own at nine tenths of what the answer line says is
+    // sustained (the lowest rate the held steps at the answer achieved)
+    // holds, within the search's resolution of 10%; a fifth over the
+    // answer's target does not. Not at the sustained rate itself: the
+    // answer lies at the server's capacity (20 / 52.5 ms here, and a 3 s
+    // step holds a target just past it before the backlog grows), and a
+    // run at capacity misses whenever the machine is busier than during
+    // the search (a CI run: 380/s sustained in the search, 347/s and a
+    // p99 of 306 ms in the run of its own).
     let sustained = steps
         .iter()
         .filter(|s| s["met"] == true && s["target"].as_f64() == Some(answer))
         .filter_map(|s| s["achieved_per_s"].as_f64())
         .fold(f64::INFINITY, f64::min);
     assert!(sustained.is_finite() && sustained <= answer * 1.01, "{v}");
-    for (rate, code) in [(sustained, 0), (answer * 1.2, EXIT_SLO)] {
+    for (rate, code) in [(sustained * 0.9, 0), (answer * 1.2, EXIT_SLO)] {
         let mut args = strings(&common);
         args.extend(strings(&["--rate", &format!("{rate}")]));
         let out = run_bin(sb.url(), args).await;
