@@ -206,12 +206,8 @@ fn nontransactional_is_refused_on_postgresql() {
 
 #[test]
 fn an_unreachable_server_fails_with_exit_1_and_names_the_target() {
-    // A port nothing listens on: bind one, note it, let it go.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    // A port nothing listens on.
+    let port = free_port();
     let url =
         format!("host=127.0.0.1 port={port} user=postgres password=hunter2 connect_timeout=2");
     let out = bin("ysql-bench", &["-u", &url, "-o", "select", "--time", "1s"]);

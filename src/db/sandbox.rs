@@ -453,11 +453,10 @@ fn parse_passwd_user(passwd: &str, name: &str) -> Option<(u32, u32)> {
 pub fn free_port() -> Result<u16> {
     use rand::RngExt;
     let ephemeral_low = ephemeral_low();
-    const LOWEST: u16 = 10000;
-    if ephemeral_low > LOWEST + 1000 {
+    if ephemeral_low > LOWEST_PORT + 1000 {
         let mut rng = rand::rng();
         for _ in 0..200 {
-            let port = rng.random_range(LOWEST..ephemeral_low);
+            let port = rng.random_range(LOWEST_PORT..ephemeral_low);
             if TcpListener::bind(("127.0.0.1", port)).is_ok() {
                 return Ok(port);
             }
@@ -471,6 +470,10 @@ pub fn free_port() -> Result<u16> {
         .map(|a| a.port())
         .map_err(|e| Error::io("cannot find a free port on 127.0.0.1", e))
 }
+
+/// The lowest port [`free_port`] picks: above the ports of well-known
+/// services.
+const LOWEST_PORT: u16 = 10000;
 
 /// The first port the kernel hands to outgoing connections (Linux's default
 /// where it cannot be read).
@@ -515,8 +518,11 @@ mod tests {
         let low = ephemeral_low();
         for _ in 0..20 {
             let port = free_port().unwrap();
-            if low > 11000 {
-                assert!((10000..low).contains(&port), "{port} (range from {low})");
+            if low > LOWEST_PORT + 1000 {
+                assert!(
+                    (LOWEST_PORT..low).contains(&port),
+                    "{port} (range from {low})"
+                );
             }
             TcpListener::bind(("127.0.0.1", port)).unwrap();
         }
