@@ -9,7 +9,8 @@
 //! files, for a live run and for a saved one alike.
 //!
 //! Each module imports only the layers below it (`tests/layers.rs` holds
-//! the table): `error`, `output`, `db::sql`, `stats` are leaves; `db`,
+//! the table): `error`, `output`, `db::sql`, `stats` and `rt` (the worker
+//! threads' poll loop) are leaves; `db`,
 //! then `workload`, then `runner`; `report` reads `stats` alone; `cluster`
 //! implements the runner's start barrier; `cli`, `config` and `app` sit on
 //! top.
@@ -24,6 +25,7 @@ pub mod generate;
 pub mod metrics;
 pub mod output;
 pub mod report;
+pub mod rt;
 pub mod runner;
 pub mod signals;
 pub mod stats;

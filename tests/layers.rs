@@ -27,14 +27,18 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("db::sql", &["error"]),
     ("stats", &["error", "output"]),
     ("signals", &["error", "output"]),
+    // The worker threads' poll loop: tasks, sockets, timers.
+    ("rt", &[]),
     // The database layer: connections, drivers, schema, the server's view.
-    ("db", &["error", "output", "stats", "signals"]),
+    ("db", &["error", "output", "stats", "signals", "rt"]),
     // Workloads: the contract, the registry, the kit and one folder per family.
-    ("workload", &["error", "output", "stats", "db"]),
+    ("workload", &["error", "output", "stats", "db", "rt"]),
     // The one worker loop and the life of an operation.
     (
         "runner",
-        &["error", "output", "stats", "db", "workload", "signals"],
+        &[
+            "error", "output", "stats", "db", "workload", "signals", "rt",
+        ],
     ),
     // Reports read statistics only: a saved run is the same record.
     ("report", &["error", "output", "stats"]),
@@ -62,7 +66,7 @@ const LAYERS: &[(&str, &[&str])] = &[
         "app",
         &[
             "error", "output", "stats", "db", "workload", "runner", "report", "cluster", "cli",
-            "config", "generate", "signals", "metrics",
+            "config", "generate", "signals", "metrics", "rt",
         ],
     ),
 ];

@@ -165,7 +165,7 @@ impl Operation for FakeOp {
         self.tries += 1;
         match self.behaviour {
             Behaviour::Hangs if self.thread == 0 => {
-                tokio::time::sleep(Duration::from_secs(3600)).await;
+                ysql_bench::rt::time::sleep(Duration::from_secs(3600)).await;
             }
             Behaviour::Conflicts if self.n.is_multiple_of(3) && self.tries == 1 => {
                 conn.simple_query(
@@ -175,7 +175,7 @@ impl Operation for FakeOp {
                 .map_err(|e| ysql_bench::Error::wire("fake unit", e))?;
                 unreachable!("the server raised an error");
             }
-            _ => tokio::time::sleep(Duration::from_micros(200)).await,
+            _ => ysql_bench::rt::time::sleep(Duration::from_micros(200)).await,
         }
         if self.tries > 1 {
             self.counts.conflicted.fetch_add(1, Ordering::Relaxed);

@@ -596,7 +596,7 @@ impl ConnSource {
         let limit = connect_timeout(config);
         match token {
             Canceller::Tokio(token) => super::cancel::cancel(config, &self.tls, token, limit).await,
-            Canceller::Wire(key) => match tokio::time::timeout(limit, key.cancel()).await {
+            Canceller::Wire(key) => match crate::rt::time::timeout(limit, key.cancel()).await {
                 Ok(r) => {
                     r.map_err(|e| Error::run(format!("cannot cancel the statement in flight: {e}")))
                 }
@@ -632,7 +632,7 @@ impl ConnSource {
                 ))
             }))
         };
-        let made = tokio::time::timeout(limit, connect).await;
+        let made = crate::rt::time::timeout(limit, connect).await;
         let took = t0.elapsed();
         let label = &node.endpoint.label;
         match made {

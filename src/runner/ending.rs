@@ -55,7 +55,7 @@ pub(super) async fn ending(stop: &AtomicBool, deadline: Option<Instant>) -> (End
         {
             return (Ending::Deadline, d);
         }
-        tokio::time::sleep(Duration::from_millis(20)).await;
+        crate::rt::time::sleep(Duration::from_millis(20)).await;
     }
 }
 
@@ -115,7 +115,7 @@ impl ThreadStop {
 pub(super) async fn ending_for(stop: &ThreadStop, deadline: Option<Instant>) -> (Ending, Instant) {
     let at_deadline = async {
         match deadline {
-            Some(d) => tokio::time::sleep_until(d.into()).await,
+            Some(d) => crate::rt::time::sleep_until(d).await,
             None => std::future::pending().await,
         }
     };

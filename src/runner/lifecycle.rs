@@ -154,7 +154,7 @@ async fn read_after_run(ctx: &RunCtx, workload: &dyn Workload) {
         let client = connect::get(&ctx.pool, &ctx.target).await?;
         workload.after_run(&client).await
     };
-    match tokio::time::timeout(AFTER_RUN_LIMIT, read).await {
+    match crate::rt::time::timeout(AFTER_RUN_LIMIT, read).await {
         Ok(Ok(())) => {}
         Ok(Err(e)) => crate::say!("warning: {e}"),
         Err(_) => crate::say!(

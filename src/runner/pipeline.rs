@@ -673,7 +673,7 @@ impl Phase<'_> {
 /// Sleeps until `t`; for ever without one.
 async fn sleep_until(t: Option<Instant>) {
     match t {
-        Some(t) => tokio::time::sleep_until(t.into()).await,
+        Some(t) => crate::rt::time::sleep_until(t).await,
         None => std::future::pending().await,
     }
 }

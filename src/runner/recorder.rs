@@ -39,7 +39,7 @@
 //! interval recorder on with the clock and looks at the stop flag for all
 //! their waiting workers, every [`STOP_LOOK`]. It runs on the
 //! coordinator's runtime, not on the workers' threads: a timer pending on
-//! a worker thread's runtime makes each of its waits for an answer an
+//! a worker thread's loop makes each of its waits for an answer an
 //! `epoll_wait` with a timeout, which the kernel arms a timer for, and on
 //! the 2-core VM of bench/RESULTS.md that cost about 1.4 µs a query at one
 //! connection (sixth session, part D).

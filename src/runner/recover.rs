@@ -49,11 +49,19 @@ impl Phase<'_> {
                     },
                     Err(e) => last = Some(e),
                 }
-                tokio::time::sleep(Duration::from_millis(500)).await;
+                crate::rt::time::sleep(Duration::from_millis(500)).await;
             }
             Err(last.unwrap_or_else(|| Error::run("no connection to count on")))
         };
-        match tokio::time::timeout(COUNT_BUDGET, count).await {
+        // The count runs on a control connection (tokio-postgres), which
+        // the worker thread's loop does not drive: it is made and used
+        // apart, the thread's other workers waiting the while (a failed
+        // long unit is rare, and the others are most often in the same
+        // restart).
+        let counted = crate::rt::apart(crate::rt::time::timeout(COUNT_BUDGET, count)).await;
+        let counted =
+            counted.unwrap_or_else(|e| Ok(Err(Error::run(format!("no runtime to count on: {e}")))));
+        match counted {
             Ok(Ok(n)) => n,
             Ok(Err(e)) => {
                 crate::say!("warning: {e}; the rows it committed are not counted");
@@ -131,7 +139,7 @@ impl Phase<'_> {
                 &mut self.rng,
             );
             tokio::select! {
-                _ = tokio::time::sleep(pause) => {}
+                _ = crate::rt::time::sleep(pause) => {}
                 _ = ending_for(&self.stop, deadline) => return Ok(false),
             }
         }

@@ -107,7 +107,7 @@ pub async fn wait_until(due: Instant) {
         return;
     }
     if due - now > MARGIN * 2 {
-        tokio::time::sleep_until((due - MARGIN).into()).await;
+        crate::rt::time::sleep_until(due - MARGIN).await;
     }
     PreciseSleep { due, id: None }.await
 }

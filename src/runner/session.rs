@@ -105,7 +105,7 @@ impl Session {
     pub async fn close(mut self) {
         self.slot().conn = None;
         if let Some((_, conn)) = self.current.take() {
-            let _ = tokio::time::timeout(CLOSE_WAIT, conn.close()).await;
+            let _ = crate::rt::time::timeout(CLOSE_WAIT, conn.close()).await;
         }
     }
 

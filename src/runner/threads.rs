@@ -1,50 +1,42 @@
-//! Where the workers run: a few OS threads, each driving its own
-//! single-threaded tokio runtime, rather than the shared work-stealing one.
+//! Where the workers run: a few OS threads, each driving its own poll loop
+//! ([`crate::rt::LocalLoop`]), rather than a shared work-stealing runtime.
 //!
 //! A worker reads and writes its connection itself (the lean driver has
-//! no connection task). This layout was made for tokio-postgres, whose
-//! connection task made each query two wake-ups: the worker woke its
-//! connection's task to send, and that task woke the worker when the
-//! answer was in. On a work-stealing runtime the two tasks often sat on
-//! different threads, and each wake-up across threads is a futex call and
-//! a context switch; on a 2-core machine that cost 17.6 µs of CPU per
-//! select against 14.2 µs with all tasks on one thread (bench/RESULTS.md).
-//! Here a worker and the connection it opens share one thread for the
-//! whole operation, the way each of pgbench's `-j` threads owns its
-//! connections; workers are dealt round robin over as many threads as
+//! no connection task). Threads of their own were first made for
+//! tokio-postgres, whose connection task made each query two wake-ups: the
+//! worker woke its connection's task to send, and that task woke the
+//! worker when the answer was in. On a work-stealing runtime the two tasks
+//! often sat on different threads, and each wake-up across threads is a
+//! futex call and a context switch; on a 2-core machine that cost 17.6 µs
+//! of CPU per select against 14.2 µs with all tasks on one thread
+//! (bench/RESULTS.md). Here a worker and its connection share one thread
+//! for the whole operation, the way each of pgbench's `-j` threads owns
+//! its connections; workers are dealt round robin over as many threads as
 //! there are cores, so a large `--threads` still uses every core.
 //!
-//! A connection's task lives on the runtime where the connection was
-//! opened, and dies with it: the runner drops idle pooled connections
-//! before the workers start (they were opened elsewhere), and the pool
-//! replaces the ones left closed when these runtimes end.
+//! Why a loop of our own and not a current-thread tokio runtime, as until
+//! the ninth session of issue 24: see `crate::rt`. Each thread also enters
+//! a tokio runtime without drivers, whose blocking pool `tokio::fs` and
+//! host name lookups use; what needs tokio's own sockets or timers on a
+//! worker thread (a control connection to count a failed unit's rows)
+//! runs through [`crate::rt::apart`].
 //!
 //! The futures are built on their thread, from parts that are `Send`, and
-//! run there as tasks of its runtime; the workers of a thread share state
+//! run there as tasks of its loop; the workers of a thread share state
 //! made on it (the runner's per-thread recorder, `recorder.rs`). Each
 //! thread also makes one value of its own before its futures start, and
 //! hands back a result of its own once they have all ended.
 //!
-//! Why tasks of the runtime itself. Until issue 24 they were tasks of a
-//! `LocalSet`, so that they need not be `Send` and the recorder needed no
-//! lock; but a `LocalSet` is a second scheduler inside the runtime's, and
-//! every reply went through both. Callgrind on a one-connection select
-//! put it at about 200 instructions and 35-40 first-level
-//! instruction-cache misses per query (of about 6.6k and 365), and the
-//! misses, not the instructions, are what kept plain text above
-//! pgbench's client CPU (bench/RESULTS.md). The recorder's lock that
-//! `Send` now asks for is hardly ever waited for (the workers of a thread
-//! never run at the same time, and the run's housekeeping takes it for a
-//! moment every 20 ms); it costs 4-6 ns more than a `RefCell` borrow, and
-//! a unit takes it four times.
-//!
 //! Why tasks, and not one future polling them all: the workers were once
-//! polled in the thread's main future (a `FuturesUnordered`). That cut
-//! about as many misses again, but the workers then shared one
-//! cooperative-scheduling budget per poll of that future instead of one
-//! each; with 512 pipelined TLS workers per thread (`--pipeline 8`, 1024
-//! connections) throughput fell from about 81k to 33k queries/s and 113
-//! workers never ended after the stop. As tasks, each has its own budget.
+//! polled in the thread's main future (a `FuturesUnordered`). They then
+//! shared one cooperative-scheduling budget per poll of that future
+//! instead of one each; with 512 pipelined TLS workers per thread
+//! (`--pipeline 8`, 1024 connections) throughput fell from about 81k to
+//! 33k queries/s and 113 workers never ended after the stop. As tasks,
+//! each has its own budget. (The recorder's lock, which tasks that must be
+//! `Send` ask for, is hardly ever waited for: the workers of a thread never
+//! run at the same time, and the run's housekeeping takes it for a moment
+//! every 20 ms; it costs 4-6 ns more than a `RefCell` borrow.)
 
 use std::future::Future;
 use std::sync::Arc;
@@ -83,11 +75,11 @@ pub struct AbortHandle(Arc<AbortSlot>);
 #[derive(Default)]
 struct AbortSlot {
     asked: AtomicBool,
-    task: std::sync::Mutex<Option<tokio::task::AbortHandle>>,
+    task: std::sync::Mutex<Option<crate::rt::AbortHandle>>,
 }
 
 impl AbortSlot {
-    fn task(&self) -> std::sync::MutexGuard<'_, Option<tokio::task::AbortHandle>> {
+    fn task(&self) -> std::sync::MutexGuard<'_, Option<crate::rt::AbortHandle>> {
         // Nothing that holds it can panic; a poisoned one is as good.
         self.task.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -104,7 +96,7 @@ impl AbortHandle {
     /// The item's task now exists: an abort asked for before it takes
     /// effect now. (Under the lock, so that an abort either sees the task
     /// or is seen here.)
-    fn attach(&self, task: tokio::task::AbortHandle) {
+    fn attach(&self, task: crate::rt::AbortHandle) {
         let mut slot = self.0.task();
         if self.0.asked.load(Ordering::SeqCst) {
             task.abort();
@@ -147,7 +139,7 @@ type Group<I, T> = Vec<(I, AbortHandle, oneshot::Sender<Result<T, String>>)>;
 
 /// Runs the items on up to [`thread_count`] new threads, dealt round robin
 /// over the threads that could be started, each thread with its own
-/// single-threaded runtime (timers and I/O enabled). Fails,
+/// poll loop. Fails,
 /// having started nothing, only when not one thread could be made.
 pub fn spawn_spread<L, I, Fut, T, D>(
     items: Vec<I>,
@@ -229,13 +221,21 @@ where
     std::thread::Builder::new()
         .name(format!("ysql-bench-worker-{g}"))
         .spawn(move || {
-            let rt = match tokio::runtime::Builder::new_current_thread()
-                .enable_all()
+            // tokio's runtime without drivers, entered: its blocking pool
+            // serves `tokio::fs` and `lookup_host`; its sockets and timers
+            // would panic here, where the loop's serve instead.
+            let made = tokio::runtime::Builder::new_current_thread()
                 .build()
-            {
+                .map_err(|e| format!("cannot make a runtime: {e}"))
+                .and_then(|rt| {
+                    crate::rt::LocalLoop::new()
+                        .map(|l| (rt, l))
+                        .map_err(|e| format!("cannot make a poll loop: {e}"))
+                });
+            let rt = match made {
                 Ok(rt) => rt,
                 Err(e) => {
-                    let _ = ready_tx.send(Err(format!("cannot make a runtime: {e}")));
+                    let _ = ready_tx.send(Err(e));
                     return;
                 }
             };
@@ -256,7 +256,7 @@ where
 
 /// Runs a group to its end, ends the runtime, then hands out the results.
 fn run_group<L, I, Fut, T, D>(
-    rt: tokio::runtime::Runtime,
+    (tokio_rt, mut rt): (tokio::runtime::Runtime, crate::rt::LocalLoop),
     start: Start<I, T, D>,
     work: Arc<Work<L, I, Fut, D>>,
 ) where
@@ -267,6 +267,7 @@ fn run_group<L, I, Fut, T, D>(
     D: Send + 'static,
 {
     let Start { slot, group, done } = start;
+    let entered = tokio_rt.enter();
     let (results, local) = rt.block_on(async {
         let local = (work.local)(slot, group.len());
         // Spawned, not just awaited, so that they run concurrently, each
@@ -275,7 +276,7 @@ fn run_group<L, I, Fut, T, D>(
         let tasks: Vec<_> = group
             .into_iter()
             .map(|(item, abort, tx)| {
-                let task = tokio::spawn((work.run)(item, &local));
+                let task = crate::rt::spawn((work.run)(item, &local));
                 abort.attach(task.abort_handle());
                 (task, tx)
             })
@@ -300,6 +301,8 @@ fn run_group<L, I, Fut, T, D>(
     // means that by then they are closed, so a pool replaces them instead
     // of handing out one about to close.
     drop(rt);
+    drop(entered);
+    drop(tokio_rt);
     for (tx, result) in results {
         let _ = tx.send(result);
     }
@@ -338,7 +341,7 @@ mod tests {
             // All five wait for each other: they run concurrently even
             // when some share a thread.
             b.wait().await;
-            tokio::time::sleep(std::time::Duration::from_millis(5 * (5 - i))).await;
+            crate::rt::time::sleep(std::time::Duration::from_millis(5 * (5 - i))).await;
             (i, std::thread::current().name().map(str::to_string))
         });
         let mut threads = std::collections::BTreeSet::new();
@@ -390,7 +393,7 @@ mod tests {
     async fn an_abort_asked_before_the_task_exists_takes_effect() {
         let abort = AbortHandle::default();
         abort.abort();
-        let task = tokio::spawn(std::future::pending::<u32>());
+        let task = crate::rt::spawn(std::future::pending::<u32>());
         abort.attach(task.abort_handle());
         let e = task.await.expect_err("aborted");
         assert!(e.is_cancelled());

@@ -894,7 +894,7 @@ impl Phase<'_> {
         let from = Instant::now();
         let until_deadline = async {
             match deadline {
-                Some(d) => tokio::time::sleep_until(d.into()).await,
+                Some(d) => crate::rt::time::sleep_until(d).await,
                 None => std::future::pending().await,
             }
         };
@@ -959,7 +959,7 @@ impl Phase<'_> {
                     Duration::from_millis(200),
                     &mut self.rng,
                 );
-                tokio::time::sleep(pause).await;
+                crate::rt::time::sleep(pause).await;
             }
             tries += 1;
             // The first try begins as the unit is sent (one clock reading

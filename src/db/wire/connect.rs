@@ -29,14 +29,15 @@
 //!
 //! The cost per query stays one write and one read: tokio-rustls encrypts
 //! the Bind/Execute/Sync into one TLS record written at once, and a read
-//! takes the answer's record in one `recvfrom`; tokio then knows the
-//! socket is drained and asks no more of it.
+//! takes the answer's record in one `recvfrom`; the socket (`crate::rt::net`)
+//! then knows it is drained and asks no more of it.
 
 use std::io;
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use crate::rt::net::{TcpStream, UnixStream};
 use bytes::BytesMut;
 use postgres_protocol::authentication::md5_hash;
 use postgres_protocol::authentication::sasl::{
@@ -47,7 +48,6 @@ use rustls::ClientConfig;
 use rustls_pki_types::ServerName;
 use socket2::{SockRef, TcpKeepalive};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-use tokio::net::{TcpSocket, TcpStream, UnixStream};
 use tokio_postgres::Config;
 use tokio_postgres::config::{
     ChannelBinding as ChannelBindingSetting, Host, LoadBalanceHosts, SslMode, SslNegotiation,
@@ -119,7 +119,7 @@ impl CancelKey {
         frontend::cancel_request(self.process_id, self.secret_key, &mut buf);
         match &self.peer {
             Peer::Tcp(addr) => {
-                let s = TcpStream::connect(addr).await?;
+                let s = TcpStream::connect(*addr).await?;
                 match &self.tls {
                     None => send_and_wait(s, &buf).await,
                     Some(tls) => match tls.handshake(s).await.map_err(io::Error::other)? {
@@ -720,7 +720,7 @@ async fn within<T>(
 ) -> Result<T, WireError> {
     match config.get_connect_timeout() {
         None => connect.await.map_err(WireError::Connect),
-        Some(limit) => match tokio::time::timeout(*limit, connect).await {
+        Some(limit) => match crate::rt::time::timeout(*limit, connect).await {
             Ok(r) => r.map_err(WireError::Connect),
             Err(_) => Err(WireError::Connect(io::Error::new(
                 io::ErrorKind::TimedOut,
@@ -764,19 +764,13 @@ async fn tcp_by_name(
 /// `keepalives_interval`, `keepalives_retries` times) and
 /// `tcp_user_timeout`.
 async fn tcp(addr: SocketAddr, config: &Config) -> Result<TcpStream, WireError> {
-    let socket = if addr.is_ipv4() {
-        TcpSocket::new_v4()
-    } else {
-        TcpSocket::new_v6()
-    }
-    .map_err(WireError::Connect)?;
-    socket.set_nodelay(true).map_err(WireError::Connect)?;
-    let s = within(config, socket.connect(addr)).await?;
+    let s = within(config, TcpStream::connect(addr)).await?;
     socket_options(&s, config).map_err(WireError::Connect)?;
     Ok(s)
 }
 
 fn socket_options(s: &TcpStream, config: &Config) -> io::Result<()> {
+    s.set_nodelay(true)?;
     let sock = SockRef::from(s);
     #[cfg(target_os = "linux")]
     if let Some(t) = config.get_tcp_user_timeout() {

@@ -24,8 +24,9 @@
 //! one `write`, and the answer is parsed in place in the read buffer:
 //! DataRows counted, the rows affected taken from CommandComplete, an
 //! ErrorResponse turned into a [`WireError`] with its SQLSTATE, message,
-//! detail and hint. Reads go through tokio's `poll_read`, which marks the
-//! socket drained after a short read, so that a query costs one `recvfrom`.
+//! detail and hint. Reads go through the socket's `poll_read`
+//! (`crate::rt::net`), which marks it drained after a short read, so that a
+//! query costs one `recvfrom`.
 //!
 //! The connection is made as the connection string asks for it (TLS in
 //! every sslmode, keepalives, tcp_user_timeout, target_session_attrs:

@@ -250,7 +250,7 @@ impl Terminals {
                 Some(at) => {
                     tokio::select! {
                         _ = &mut ahead => {}
-                        _ = tokio::time::sleep_until(at.into()) => {}
+                        _ = crate::rt::time::sleep_until(at) => {}
                     }
                 }
                 None => ahead.await,

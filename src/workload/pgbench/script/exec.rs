@@ -305,7 +305,7 @@ impl Interp {
         };
         let ns = (n.max(0) as u64).saturating_mul(unit_ns);
         let began = Instant::now();
-        tokio::time::sleep(Duration::from_nanos(ns)).await;
+        crate::rt::time::sleep(Duration::from_nanos(ns)).await;
         self.stats.record(stat, began.elapsed());
         Ok(())
     }
