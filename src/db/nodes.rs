@@ -443,7 +443,8 @@ impl ConnSource {
 
     /// A new connection to endpoint `i`, closed when dropped, and how long
     /// it took to make it (TCP, TLS, authentication, session start). Its
-    /// connection task runs on the caller's runtime.
+    /// connection task runs on the caller's tokio runtime: never call it on
+    /// a worker thread's loop (`crate::rt`), where it would panic.
     pub async fn fresh(&self, i: usize) -> Result<(Conn, Duration)> {
         let (client, task, took) = self.driven(i).await?;
         tokio::spawn(task);

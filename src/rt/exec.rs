@@ -207,7 +207,12 @@ impl Core {
         let Some((mut fut, waker, header)) = taken else {
             return;
         };
-        header.queued.store(false, Ordering::Release);
+        // A read-modify-write, not a store: a waker that saw the task
+        // still queued (its swap read true) must be ordered before this,
+        // so that the poll below sees what it woke the task for. A plain
+        // store could sit in the store buffer while the poll reads, and the
+        // wake-up be lost.
+        header.queued.swap(false, Ordering::AcqRel);
         if header.aborted.load(Ordering::Acquire) {
             // Dropped outside every borrow: its drop may close sockets.
             let slot = self.remove(id);
@@ -229,15 +234,16 @@ impl Core {
         }
     }
 
-    /// Takes one socket operation from the running task's budget: false
-    /// when it is spent (the caller then yields).
-    pub(super) fn spend(&self) -> bool {
-        let b = self.budget.get();
-        if b == 0 {
-            return false;
-        }
-        self.budget.set(b - 1);
-        true
+    /// Whether the running task may still complete a socket operation in
+    /// this poll (if not, the caller yields).
+    pub(super) fn has_budget(&self) -> bool {
+        self.budget.get() > 0
+    }
+
+    /// A socket operation completed: one less in the budget (one that
+    /// waits costs none, as in tokio).
+    pub(super) fn spend(&self) {
+        self.budget.set(self.budget.get().saturating_sub(1));
     }
 
     /// Registers a socket for both directions, edge-triggered; its index.
@@ -449,7 +455,7 @@ impl LocalLoop {
         self.core.main_woken.set(true);
         loop {
             if self.core.main_woken.replace(false) {
-                header.queued.store(false, Ordering::Release);
+                header.queued.swap(false, Ordering::AcqRel);
                 self.core.budget.set(BUDGET);
                 if let Poll::Ready(out) = main.as_mut().poll(&mut Context::from_waker(&waker)) {
                     return out;
@@ -508,8 +514,16 @@ impl Drop for LocalLoop {
     fn drop(&mut self) {
         // The tasks' drops may close sockets, which look for the loop.
         let _enter = Enter::new(self.core.clone());
-        let tasks: Vec<_> = self.core.tasks.borrow_mut().drain(..).collect();
-        drop(tasks);
+        // A task's drop may spawn another (rare): dropped in turn, a few
+        // rounds at most.
+        for _ in 0..8 {
+            let tasks = std::mem::take(&mut *self.core.tasks.borrow_mut());
+            self.core.free_tasks.borrow_mut().clear();
+            if tasks.is_empty() {
+                break;
+            }
+            drop(tasks);
+        }
         let timers = std::mem::take(&mut *self.core.timers.borrow_mut());
         drop(timers);
     }
@@ -654,36 +668,5 @@ impl<F: Future> Future for Catch<F> {
             let _ = tx.send(out);
         }
         Poll::Ready(())
-    }
-}
-
-/// Runs `fut` with tokio's drivers: awaited as it is off a loop; on one,
-/// on a runtime of its own made for the while, the thread (and its other
-/// tasks) blocked until it ends. For the rare control-connection work a
-/// worker does itself (tokio-postgres, which the loop does not drive).
-/// Fails only when no runtime can be made.
-pub async fn apart<F: Future>(fut: F) -> io::Result<F::Output> {
-    if !on_loop() {
-        return Ok(fut.await);
-    }
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    // Off the loop for the while: the sleeps and sockets made inside go
-    // to tokio.
-    let saved = Restore(CORE.with(|c| c.borrow_mut().take()));
-    let out = rt.block_on(fut);
-    drop(rt);
-    drop(saved);
-    Ok(out)
-}
-
-/// Puts the loop back, even after a panic.
-struct Restore(Option<Rc<Core>>);
-
-impl Drop for Restore {
-    fn drop(&mut self) {
-        let core = self.0.take();
-        CORE.with(|c| *c.borrow_mut() = core);
     }
 }

@@ -13,13 +13,15 @@
 //! pgbench's client CPU (bench/RESULTS.md, seventh and eighth sessions).
 //! pgbench's thread is a loop around one `poll(2)`; this is the same shape:
 //! a queue of ready tasks, one `epoll_wait` (through mio) when none is
-//! ready, and no clock read at all while no timer is pending.
+//! ready (and one that does not wait after every 61 tasks polled while
+//! tasks stay ready, so that sockets are looked at), and no clock read at
+//! all while no timer is pending.
 //!
 //! What it serves, and how each part stays on the thread:
 //! - tasks ([`spawn`]): a slab of boxed futures; a waker is an `Arc` that
 //!   queues its task on the thread's own queue when woken there, and on a
-//!   locked queue plus mio's waker (an eventfd) when woken from another
-//!   thread (the run's stop, a barrier);
+//!   locked queue when woken from another thread (the run's stop, a
+//!   barrier), writing mio's waker (an eventfd) only if the loop is parked;
 //! - sockets ([`net`]): TCP and Unix streams registered once, edge-triggered,
 //!   their readiness kept beside them; tokio's `AsyncRead`/`AsyncWrite`,
 //!   so tokio-rustls and the wire driver use them unchanged;
@@ -27,14 +29,16 @@
 //!
 //! Off such a loop (the coordinator's runtime, tests) every call here goes
 //! to tokio instead, so the code that runs in both places is written once.
-//! On the loop, the thread has entered a tokio runtime that has neither an
-//! I/O nor a time driver: tokio's blocking pool still serves `tokio::fs`
-//! and `lookup_host`, while tokio's own sockets and timers would panic at
-//! once rather than never wake.
+//! The runner's worker threads (`runner::threads`) also enter a tokio
+//! runtime that has neither an I/O nor a time driver: tokio's blocking
+//! pool still serves `tokio::fs` and `lookup_host`, while tokio's own
+//! sockets and timers panic at once rather than never wake (and
+//! `tokio::spawn` would never run: call [`spawn`]).
 //!
-//! Each task has a budget of socket operations per poll, as tokio's
-//! cooperative scheduling gives it: a worker whose reads keep finding
-//! data yields after it, so that the thread's other workers run.
+//! Each task may complete 128 socket operations per poll, as tokio's
+//! cooperative budget allows: a worker whose reads keep finding data
+//! yields after them, so that the thread's other workers run. Unlike
+//! tokio's, the budget does not cover tokio's channels on the loop.
 //!
 //! Written by hand because no crate does only this: the small executors
 //! (async-executor, smol) bring their own reactor and timers that tokio's
@@ -48,4 +52,4 @@ pub mod time;
 #[cfg(test)]
 mod tests;
 
-pub use exec::{AbortHandle, JoinError, JoinHandle, LocalLoop, apart, on_loop, spawn};
+pub use exec::{AbortHandle, JoinError, JoinHandle, LocalLoop, on_loop, spawn};

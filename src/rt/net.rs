@@ -3,10 +3,11 @@
 //! one, tokio's. Both are tokio's `AsyncRead` and `AsyncWrite`, so
 //! tokio-rustls and the wire driver take either.
 //!
-//! A read that returns less than it asked for marks the socket drained, as
-//! tokio does: under edge-triggered readiness the next data brings a new
-//! event, and the next read waits for it instead of costing a `recvfrom`
-//! that finds nothing.
+//! A read that returns less than it asked for marks the socket drained (a
+//! write that takes less than it was given, full), as tokio does: under
+//! edge-triggered readiness the next data (or room) brings a new event,
+//! and the next read waits for it instead of costing a `recvfrom` that
+//! finds nothing. The socket's end is never cleared (see `exec.rs`).
 
 use std::io::{self, Read, Write};
 use std::net::SocketAddr;
@@ -75,6 +76,14 @@ impl<S: mio::event::Source> Own<S> {
         .await
     }
 
+    /// Whether the socket has seen its end (a close, a reset, an error).
+    fn ended(&self) -> bool {
+        with_core(
+            |core| matches!(core.sources.borrow().get(self.idx), Some(Some(s)) if s.write_closed),
+        )
+        .unwrap_or(true)
+    }
+
     fn poll_io<R>(
         &self,
         cx: &mut Context<'_>,
@@ -82,7 +91,7 @@ impl<S: mio::event::Source> Own<S> {
         mut op: impl FnMut(&S) -> io::Result<(R, bool)>,
     ) -> Poll<io::Result<R>> {
         self.with(|core| {
-            if !core.spend() {
+            if !core.has_budget() {
                 cx.waker().wake_by_ref();
                 return Poll::Pending;
             }
@@ -107,6 +116,7 @@ impl<S: mio::event::Source> Own<S> {
                 }
                 match op(&self.io) {
                     Ok((r, drained)) => {
+                        core.spend();
                         if drained {
                             self.not_ready(core, read);
                         }
@@ -197,8 +207,10 @@ impl TcpStream {
             }
             match own.io.peer_addr() {
                 Ok(_) => return Ok(TcpStream(Tcp::Own(own))),
-                // Woken before the connect ended: wait again.
-                Err(e) if e.kind() == io::ErrorKind::NotConnected => {}
+                // Woken before the connect ended: wait again, unless the
+                // socket has ended (its end is never cleared, and waiting
+                // again would not wait).
+                Err(e) if e.kind() == io::ErrorKind::NotConnected && !own.ended() => {}
                 Err(e) => return Err(e),
             }
         }

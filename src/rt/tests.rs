@@ -193,23 +193,6 @@ fn a_reader_that_keeps_finding_data_lets_the_other_tasks_run() {
     assert_eq!(ticks.load(Ordering::Relaxed), 20);
 }
 
-#[test]
-fn apart_runs_tokio_sockets_and_timers_on_a_loop_thread() {
-    let got = on_a_loop(async {
-        let inner = apart(async {
-            assert!(!on_loop());
-            tokio::time::sleep(Duration::from_millis(5)).await;
-            let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            l.local_addr().unwrap().port() > 0
-        })
-        .await
-        .unwrap();
-        // Back on the loop afterwards.
-        (inner, on_loop())
-    });
-    assert_eq!(got, (true, true));
-}
-
 #[tokio::test]
 async fn off_a_loop_everything_goes_to_tokio() {
     assert!(!on_loop());

@@ -1,7 +1,9 @@
 //! Sleeps and timeouts on the thread's loop or, off one, on tokio's timer.
-//! Both wake up to a millisecond late (the loop's park, like tokio's
-//! timer wheel, counts in milliseconds); `runner::schedule` adds the
-//! precise last stretch where a unit's due time needs it.
+//! Both wake up late by up to a millisecond (the loop's park, like tokio's
+//! timer wheel, counts in whole milliseconds, rounded up), plus the
+//! kernel's timer slack, plus, on a busy loop, the tasks polled before the
+//! timers are looked at again; `runner::schedule` adds the precise last
+//! stretch where a unit's due time needs it.
 
 use std::fmt;
 use std::future::Future;

@@ -32,7 +32,7 @@ pub(super) fn backoff(
 
 impl Phase<'_> {
     /// What a cancelled or failed long unit left in the table: counted on
-    /// a control connection to the same host (the worker's may be lost: a
+    /// a new lean connection to the same host (the worker's may be lost: a
     /// server restart in the middle of a procedure CALL), once the server
     /// answers again (for up to about 10 s). A count that cannot be made
     /// is said and taken as none.
@@ -43,7 +43,7 @@ impl Phase<'_> {
             let mut last = None;
             for _ in 0..COUNT_TRIES {
                 match self.session.spare().await {
-                    Ok(conn) => match op.committed_rows(&conn).await {
+                    Ok(mut conn) => match op.committed_rows(&mut conn).await {
                         Ok(n) => return Ok(n),
                         Err(e) => last = Some(e),
                     },
@@ -53,14 +53,7 @@ impl Phase<'_> {
             }
             Err(last.unwrap_or_else(|| Error::run("no connection to count on")))
         };
-        // The count runs on a control connection (tokio-postgres), which
-        // the worker thread's loop does not drive: it is made and used
-        // apart, the thread's other workers waiting the while (a failed
-        // long unit is rare, and the others are most often in the same
-        // restart).
-        let counted = crate::rt::apart(crate::rt::time::timeout(COUNT_BUDGET, count)).await;
-        let counted =
-            counted.unwrap_or_else(|e| Ok(Err(Error::run(format!("no runtime to count on: {e}")))));
+        let counted = crate::rt::time::timeout(COUNT_BUDGET, count).await;
         match counted {
             Ok(Ok(n)) => n,
             Ok(Err(e)) => {

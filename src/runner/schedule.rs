@@ -6,7 +6,8 @@
 //! drift and a slow server makes units late rather than rarer. Latency is
 //! then measured from the due time.
 //!
-//! tokio's timer has a resolution of one millisecond, which would add up to
+//! The worker threads' timer (`crate::rt::time`, like tokio's) has a
+//! resolution of one millisecond, which would add up to
 //! a millisecond of made-up lag to every unit of a sub-millisecond query.
 //! So the last stretch of every wait goes through a small timer thread that
 //! sleeps with the operating system's own precision (tens of microseconds on
@@ -99,8 +100,9 @@ pub async fn wait_until_or(due: Instant, stopped: impl Future<Output = ()>) -> b
 
 /// Waits until `due` with sub-millisecond precision.
 pub async fn wait_until(due: Instant) {
-    // tokio's timer for the bulk of a long wait (it may wake up to 1 ms
-    // late, hence the margin), the precise timer for the rest.
+    // The loop's (or tokio's) timer for the bulk of a long wait (it may
+    // wake up a millisecond or more late, hence the margin), the precise
+    // timer for the rest.
     const MARGIN: Duration = Duration::from_micros(1500);
     let now = Instant::now();
     if due <= now {

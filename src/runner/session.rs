@@ -31,7 +31,7 @@ use rand::rngs::SmallRng;
 
 use super::InFlight;
 use super::recorder::StatsRef;
-use crate::db::nodes::{Canceller, Conn, ConnSource};
+use crate::db::nodes::{Canceller, ConnSource};
 use crate::db::wire::WireConn;
 use crate::error::{Error, Result};
 use crate::workload::{Operation, Outcome, worker_seed};
@@ -253,12 +253,12 @@ impl Session {
         ))
     }
 
-    /// A new connection to the current host, outside the pool (whose
+    /// A new lean connection to the current host, outside the pool (whose
     /// places are all taken by the workers), bounded by the connect
     /// timeout: for a look at the table after the worker's own connection
-    /// was lost.
-    pub async fn spare(&self) -> Result<Conn> {
-        Ok(self.conns.fresh(self.host()).await?.0)
+    /// was lost. Closed when dropped.
+    pub async fn spare(&self) -> Result<WireConn> {
+        Ok(self.conns.wire(self.host()).await?.0)
     }
 
     /// Counts a unit that succeeded on the current host.

@@ -17,9 +17,10 @@
 //! Why a loop of our own and not a current-thread tokio runtime, as until
 //! the ninth session of issue 24: see `crate::rt`. Each thread also enters
 //! a tokio runtime without drivers, whose blocking pool `tokio::fs` and
-//! host name lookups use; what needs tokio's own sockets or timers on a
-//! worker thread (a control connection to count a failed unit's rows)
-//! runs through [`crate::rt::apart`].
+//! host name lookups use; tokio's own sockets and timers panic there, so
+//! nothing on a worker thread may use them or tokio-postgres (a failed
+//! unit's rows are counted on a lean connection), and `tokio::spawn`
+//! would never run: `crate::rt::spawn` is the one to call.
 //!
 //! The futures are built on their thread, from parts that are `Send`, and
 //! run there as tasks of its loop; the workers of a thread share state
@@ -66,8 +67,8 @@ impl<T> Joined<T> {
 }
 
 /// A way to drop an item's future at its next wake-up, from any thread,
-/// asked for before its task exists or after. tokio's own abort, and not
-/// a wrapper future (as `futures_util`'s `Abortable`) that would look at
+/// asked for before its task exists or after. The loop's own abort
+/// ([`crate::rt::AbortHandle`]), and not a wrapper future (as `futures_util`'s `Abortable`) that would look at
 /// its flag and register the waker again on every poll of every worker.
 #[derive(Clone, Default)]
 pub struct AbortHandle(Arc<AbortSlot>);
@@ -295,11 +296,9 @@ fn run_group<L, I, Fut, T, D>(
     let finished = (work.finish)(&local);
     drop(local);
     drop(work);
-    // The thread's own tasks (made by `local`) end with the runtime, and
-    // let go of what they shared with the items. So do the tasks of the
-    // connections opened here: ending it before anyone learns the results
-    // means that by then they are closed, so a pool replaces them instead
-    // of handing out one about to close.
+    // The thread's own tasks (made by `local`) end with the loop, and let
+    // go of what they shared with the items; so do the connections still
+    // open on it, closed before anyone learns the results.
     drop(rt);
     drop(entered);
     drop(tokio_rt);

@@ -8,12 +8,11 @@
 
 use tokio_postgres::Client;
 
-use crate::db::wire::WireConn;
+use crate::db::wire::{Rows, WireConn};
 
 use super::table::{self, TableOp, one_per_thread_note};
 use crate::db::dialect::{procedure_call, procedure_ddl, procedure_marks};
 use crate::db::sql::TableName;
-use crate::db::unnamed;
 use crate::error::{Error, Result};
 use crate::workload::{BoxFuture, Operation, Outcome, Role, Settings, Spec};
 
@@ -110,17 +109,20 @@ impl Operation for Procedure {
 
     /// The procedure commits every batch: count what is in this thread's
     /// id range.
-    async fn committed_rows(&mut self, client: &Client) -> Result<u64> {
+    async fn committed_rows(&mut self, conn: &mut WireConn) -> Result<u64> {
         let sql = format!(
             "select count(*) from {} where id >= {} and id < {}",
             self.table.quoted(),
             self.first,
             self.end
         );
-        let row = unnamed::query_one(client, &sql, &[])
+        let what = "cannot count the rows the procedure committed";
+        let mut rows = Rows::new();
+        conn.simple_rows(&sql, &mut rows)
             .await
-            .map_err(|e| Error::db("cannot count the rows the procedure committed", e))?;
-        Ok(row.get::<_, i64>(0).max(0) as u64)
+            .map_err(|e| Error::wire(what, e))?;
+        let n: i64 = rows.get(0, 0).map_err(|e| Error::wire(what, e))?;
+        Ok(n.max(0) as u64)
     }
 
     async fn execute(&mut self, conn: &mut WireConn) -> Result<Outcome> {

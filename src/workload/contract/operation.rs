@@ -3,9 +3,8 @@
 //!
 //! A unit runs on the one data-plane connection ([`WireConn`]): every
 //! workload writes its unit once, against one API, whatever the protocol
-//! (`-M`), TLS or pooling. tokio-postgres's [`Client`] appears here only
-//! for [`Operation::committed_rows`], a look at the table on a control
-//! connection after a unit failed.
+//! (`-M`), TLS or pooling; [`Operation::committed_rows`], a look at the
+//! table after a unit failed, too, on a connection of its own.
 //!
 //! With `--pipeline`, a workload whose units are single statements
 //! ([`super::Facts::pipelines`]) lets the runner keep several in flight:
@@ -25,8 +24,6 @@
 
 use std::future::Future;
 use std::time::{Duration, Instant};
-
-use tokio_postgres::Client;
 
 use super::{BoxFuture, Outcome, StatementTimes};
 use crate::db::wire::{Answer, WireConn, WireError};
@@ -120,9 +117,10 @@ pub trait Operation: Send + 'static {
         None
     }
 
-    /// Rows that a failed or cancelled unit left committed in the table.
-    /// None for units that commit all or nothing.
-    fn committed_rows(&mut self, _client: &Client) -> impl Future<Output = Result<u64>> + Send {
+    /// Rows that a failed or cancelled unit left committed in the table,
+    /// counted on `conn`, a connection of its own (the worker's may be
+    /// lost). None for units that commit all or nothing.
+    fn committed_rows(&mut self, _conn: &mut WireConn) -> impl Future<Output = Result<u64>> + Send {
         std::future::ready(Ok(0))
     }
 
@@ -169,7 +167,7 @@ pub trait DynOperation: Send + 'static {
     fn ready_dyn(&mut self) -> Option<BoxFuture<'_, Instant>>;
     fn retryable_dyn(&self) -> bool;
     fn long_unit_dyn(&self) -> bool;
-    fn committed_rows_dyn<'a>(&'a mut self, client: &'a Client) -> BoxFuture<'a, Result<u64>>;
+    fn committed_rows_dyn<'a>(&'a mut self, conn: &'a mut WireConn) -> BoxFuture<'a, Result<u64>>;
     fn statement_times_dyn(&mut self) -> Option<&mut StatementTimes>;
     fn queue_dyn(&mut self, conn: &mut WireConn) -> Result<Ticket>;
     fn answered_dyn(
@@ -206,8 +204,8 @@ impl<O: Operation> DynOperation for O {
     fn long_unit_dyn(&self) -> bool {
         self.long_unit()
     }
-    fn committed_rows_dyn<'a>(&'a mut self, client: &'a Client) -> BoxFuture<'a, Result<u64>> {
-        Box::pin(self.committed_rows(client))
+    fn committed_rows_dyn<'a>(&'a mut self, conn: &'a mut WireConn) -> BoxFuture<'a, Result<u64>> {
+        Box::pin(self.committed_rows(conn))
     }
     fn statement_times_dyn(&mut self) -> Option<&mut StatementTimes> {
         self.statement_times()
@@ -259,8 +257,8 @@ impl Operation for AnyOperation {
     fn long_unit(&self) -> bool {
         self.0.long_unit_dyn()
     }
-    async fn committed_rows(&mut self, client: &Client) -> Result<u64> {
-        self.0.committed_rows_dyn(client).await
+    async fn committed_rows(&mut self, conn: &mut WireConn) -> Result<u64> {
+        self.0.committed_rows_dyn(conn).await
     }
     fn statement_times(&mut self) -> Option<&mut StatementTimes> {
         self.0.statement_times_dyn()
