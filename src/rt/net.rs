@@ -183,6 +183,52 @@ where
     })
 }
 
+/// tokio's `AsyncRead` and `AsyncWrite` for a stream that is either
+/// tokio's or the loop's, the same for TCP and Unix-domain sockets.
+macro_rules! stream_io {
+    ($outer:ident, $inner:ident) => {
+        impl AsyncRead for $outer {
+            fn poll_read(
+                self: Pin<&mut Self>,
+                cx: &mut Context<'_>,
+                buf: &mut ReadBuf<'_>,
+            ) -> Poll<io::Result<()>> {
+                match &mut self.get_mut().0 {
+                    $inner::Tokio(s) => Pin::new(s).poll_read(cx, buf),
+                    $inner::Own(s) => poll_read_own(s, cx, buf),
+                }
+            }
+        }
+
+        impl AsyncWrite for $outer {
+            fn poll_write(
+                self: Pin<&mut Self>,
+                cx: &mut Context<'_>,
+                data: &[u8],
+            ) -> Poll<io::Result<usize>> {
+                match &mut self.get_mut().0 {
+                    $inner::Tokio(s) => Pin::new(s).poll_write(cx, data),
+                    $inner::Own(s) => poll_write_own(s, cx, data),
+                }
+            }
+
+            fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+                match &mut self.get_mut().0 {
+                    $inner::Tokio(s) => Pin::new(s).poll_flush(cx),
+                    $inner::Own(_) => Poll::Ready(Ok(())),
+                }
+            }
+
+            fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+                match &mut self.get_mut().0 {
+                    $inner::Tokio(s) => Pin::new(s).poll_shutdown(cx),
+                    $inner::Own(s) => Poll::Ready(s.io.shutdown(std::net::Shutdown::Write)),
+                }
+            }
+        }
+    };
+}
+
 /// A TCP stream of the data plane.
 pub struct TcpStream(Tcp);
 
@@ -233,45 +279,7 @@ impl AsFd for TcpStream {
     }
 }
 
-impl AsyncRead for TcpStream {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        match &mut self.get_mut().0 {
-            Tcp::Tokio(s) => Pin::new(s).poll_read(cx, buf),
-            Tcp::Own(s) => poll_read_own(s, cx, buf),
-        }
-    }
-}
-
-impl AsyncWrite for TcpStream {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        data: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        match &mut self.get_mut().0 {
-            Tcp::Tokio(s) => Pin::new(s).poll_write(cx, data),
-            Tcp::Own(s) => poll_write_own(s, cx, data),
-        }
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        match &mut self.get_mut().0 {
-            Tcp::Tokio(s) => Pin::new(s).poll_flush(cx),
-            Tcp::Own(_) => Poll::Ready(Ok(())),
-        }
-    }
-
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        match &mut self.get_mut().0 {
-            Tcp::Tokio(s) => Pin::new(s).poll_shutdown(cx),
-            Tcp::Own(s) => Poll::Ready(s.io.shutdown(std::net::Shutdown::Write)),
-        }
-    }
-}
+stream_io!(TcpStream, Tcp);
 
 /// A Unix-domain stream of the data plane.
 pub struct UnixStream(Unix);
@@ -297,42 +305,4 @@ impl UnixStream {
     }
 }
 
-impl AsyncRead for UnixStream {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        match &mut self.get_mut().0 {
-            Unix::Tokio(s) => Pin::new(s).poll_read(cx, buf),
-            Unix::Own(s) => poll_read_own(s, cx, buf),
-        }
-    }
-}
-
-impl AsyncWrite for UnixStream {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        data: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        match &mut self.get_mut().0 {
-            Unix::Tokio(s) => Pin::new(s).poll_write(cx, data),
-            Unix::Own(s) => poll_write_own(s, cx, data),
-        }
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        match &mut self.get_mut().0 {
-            Unix::Tokio(s) => Pin::new(s).poll_flush(cx),
-            Unix::Own(_) => Poll::Ready(Ok(())),
-        }
-    }
-
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        match &mut self.get_mut().0 {
-            Unix::Tokio(s) => Pin::new(s).poll_shutdown(cx),
-            Unix::Own(s) => Poll::Ready(s.io.shutdown(std::net::Shutdown::Write)),
-        }
-    }
-}
+stream_io!(UnixStream, Unix);
