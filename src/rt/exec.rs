@@ -58,7 +58,6 @@ struct Slot {
     /// None while it is being polled.
     fut: Option<Task>,
     header: Arc<Header>,
-    waker: Waker,
 }
 
 /// What a task's waker holds.
@@ -174,11 +173,9 @@ impl Core {
             aborted: AtomicBool::new(false),
             remote: self.remote.clone(),
         });
-        let waker = Waker::from(header.clone());
         self.tasks.borrow_mut()[id] = Some(Slot {
             fut: Some(fut),
             header: header.clone(),
-            waker,
         });
         self.local.borrow_mut().push_back(id);
         header
@@ -196,15 +193,12 @@ impl Core {
         let taken = {
             let mut tasks = self.tasks.borrow_mut();
             match tasks.get_mut(id) {
-                Some(Some(slot)) => slot
-                    .fut
-                    .take()
-                    .map(|f| (f, slot.waker.clone(), slot.header.clone())),
+                Some(Some(slot)) => slot.fut.take().map(|f| (f, slot.header.clone())),
                 _ => None,
             }
         };
         // A stale wake-up (of a task since ended, its slot reused or not).
-        let Some((mut fut, waker, header)) = taken else {
+        let Some((mut fut, header)) = taken else {
             return;
         };
         // A read-modify-write, not a store: a waker that saw the task
@@ -213,19 +207,15 @@ impl Core {
         // store could sit in the store buffer while the poll reads, and the
         // wake-up be lost.
         header.queued.swap(false, Ordering::AcqRel);
-        if header.aborted.load(Ordering::Acquire) {
+        let ended = header.aborted.load(Ordering::Acquire) || {
+            self.budget.set(BUDGET);
+            let waker = Waker::from(header);
+            fut.as_mut()
+                .poll(&mut Context::from_waker(&waker))
+                .is_ready()
+        };
+        if ended {
             // Dropped outside every borrow: its drop may close sockets.
-            let slot = self.remove(id);
-            drop(fut);
-            drop(slot);
-            return;
-        }
-        self.budget.set(BUDGET);
-        let done = fut
-            .as_mut()
-            .poll(&mut Context::from_waker(&waker))
-            .is_ready();
-        if done {
             let slot = self.remove(id);
             drop(fut);
             drop(slot);

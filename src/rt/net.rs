@@ -55,25 +55,8 @@ impl<S: mio::event::Source> Own<S> {
     /// Waits for the socket to become writable (a connect's end): the
     /// readiness assumed at registration is dropped first.
     async fn connected(&self) -> io::Result<()> {
-        let _ = with_core(|core| {
-            if let Some(Some(s)) = core.sources.borrow_mut().get_mut(self.idx) {
-                s.writable = false;
-            }
-        });
-        std::future::poll_fn(|cx| {
-            self.with(|core| {
-                let mut sources = core.sources.borrow_mut();
-                match sources.get_mut(self.idx) {
-                    Some(Some(s)) if s.writable || s.write_closed => Poll::Ready(Ok(())),
-                    Some(Some(s)) => {
-                        s.write_waker = Some(cx.waker().clone());
-                        Poll::Pending
-                    }
-                    _ => Poll::Ready(Err(off_loop())),
-                }
-            })
-        })
-        .await
+        let _ = with_core(|core| self.not_ready(core, false));
+        std::future::poll_fn(|cx| self.poll_io(cx, false, |_| Ok(((), false)))).await
     }
 
     /// Whether the socket has seen its end (a close, a reset, an error).
@@ -160,17 +143,12 @@ where
     S: mio::event::Source,
     for<'a> &'a S: Read,
 {
-    let n = match own.poll_io(cx, true, |mut io| {
+    let read = own.poll_io(cx, true, |mut io| {
         let unfilled = buf.initialize_unfilled();
         let want = unfilled.len();
         io.read(unfilled).map(|n| (n, n < want))
-    }) {
-        Poll::Ready(Ok(n)) => n,
-        Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
-        Poll::Pending => return Poll::Pending,
-    };
-    buf.advance(n);
-    Poll::Ready(Ok(()))
+    });
+    read.map_ok(|n| buf.advance(n))
 }
 
 fn poll_write_own<S>(own: &Own<S>, cx: &mut Context<'_>, data: &[u8]) -> Poll<io::Result<usize>>

@@ -53,8 +53,7 @@ impl Phase<'_> {
             }
             Err(last.unwrap_or_else(|| Error::run("no connection to count on")))
         };
-        let counted = crate::rt::time::timeout(COUNT_BUDGET, count).await;
-        match counted {
+        match crate::rt::time::timeout(COUNT_BUDGET, count).await {
             Ok(Ok(n)) => n,
             Ok(Err(e)) => {
                 crate::say!("warning: {e}; the rows it committed are not counted");

@@ -68,8 +68,9 @@ impl<T> Joined<T> {
 
 /// A way to drop an item's future at its next wake-up, from any thread,
 /// asked for before its task exists or after. The loop's own abort
-/// ([`crate::rt::AbortHandle`]), and not a wrapper future (as `futures_util`'s `Abortable`) that would look at
-/// its flag and register the waker again on every poll of every worker.
+/// ([`crate::rt::AbortHandle`]), and not a wrapper future (as
+/// `futures_util`'s `Abortable`) that would look at its flag and register
+/// the waker again on every poll of every worker.
 #[derive(Clone, Default)]
 pub struct AbortHandle(Arc<AbortSlot>);
 
@@ -255,7 +256,7 @@ where
     }
 }
 
-/// Runs a group to its end, ends the runtime, then hands out the results.
+/// Runs a group to its end, ends the loop, then hands out the results.
 fn run_group<L, I, Fut, T, D>(
     (tokio_rt, mut rt): (tokio::runtime::Runtime, crate::rt::LocalLoop),
     start: Start<I, T, D>,
