@@ -76,6 +76,26 @@
 #            --png FILE          the sweep's picture (bench/sweep.png; with
 #                                --quick, a temporary file)
 #            --bin-dir DIR       use the binaries in DIR, build nothing
+#            --profile           after each sweep point's pairs, one more run
+#                                of each tool under `perf stat` (software
+#                                events and tracepoints, which work where a
+#                                VM has no hardware counters): per unit
+#                                counted on the server, its task-clock,
+#                                system calls by kind, context switches,
+#                                wake-ups it caused and the IPIs they sent.
+#                                Not in the table of ratios: tracepoints
+#                                cost each system call a little, and the
+#                                tools make different numbers of them
+#            --callgrind         after each sweep point's pairs, each tool
+#                                under valgrind's callgrind with the caches
+#                                simulated (I1 and D1 32 KB 8-way, LL 1 MB
+#                                16-way, 64-byte lines), twice (about 2,000
+#                                and 6,000 units; --quick 200 and 600): the difference over the
+#                                units between gives instructions and misses
+#                                per unit without the start and the end.
+#                                Deterministic: the same binary gives the
+#                                same counts on a busy machine
+#            --pairs 0           with --profile or --callgrind: only those
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -97,6 +117,8 @@ only="sweep,connect,ycsb,sysbench,memory,copy,csv"
 record=""
 png=""
 bin_dir=""
+perf_profile=0
+callgrind=0
 while [ $# -gt 0 ]; do
     case "$1" in
         --quick) quick=1 ;;
@@ -112,6 +134,8 @@ while [ $# -gt 0 ]; do
         --record) record=${2:?--record needs a file}; shift ;;
         --png) png=${2:?--png needs a file}; shift ;;
         --bin-dir) bin_dir=${2:?--bin-dir needs a directory}; shift ;;
+        --profile) perf_profile=1 ;;
+        --callgrind) callgrind=1 ;;
         -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
         *) echo "error: unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
@@ -128,7 +152,11 @@ else
     copy_batch=10000; csv_small=1000000; csv_big=10000000; profile=release
 fi
 num_ok() { case "$1" in ''|*[!0-9]*|0) return 1 ;; esac; }
-num_ok "$reps" || { echo "error: --reps must be a whole number of at least 1" >&2; exit 2; }
+if [ "$reps" = 0 ] && [ $((perf_profile + callgrind)) -gt 0 ]; then
+    :  # the profiles alone
+else
+    num_ok "$reps" || { echo "error: --pairs must be a whole number of at least 1 (0 only with --profile or --callgrind)" >&2; exit 2; }
+fi
 num_ok "$secs" || { echo "error: --secs must be a whole number of at least 1" >&2; exit 2; }
 num_ok "$depth" || { echo "error: --pipeline must be a whole number of at least 1" >&2; exit 2; }
 num_ok "$scale" || { echo "error: --scale must be a whole number of at least 1" >&2; exit 2; }
@@ -159,6 +187,19 @@ ulimit -n $((max_conns + 256)) 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/n
 
 # --- tools -------------------------------------------------------------------
 [ -x /usr/bin/time ] || { echo "error: /usr/bin/time (GNU time) not found: install the 'time' package (scripts/install-deps.sh)" >&2; exit 1; }
+# --profile's events: what the kernel does for a client, per unit. Software
+# events and tracepoints need no hardware counters (a VM often has none).
+perf_events=task-clock,context-switches,cpu-migrations,page-faults,raw_syscalls:sys_enter,syscalls:sys_enter_sendto,syscalls:sys_enter_recvfrom,syscalls:sys_enter_read,syscalls:sys_enter_write,syscalls:sys_enter_epoll_wait,syscalls:sys_enter_ppoll,syscalls:sys_enter_poll,syscalls:sys_enter_futex,sched:sched_wakeup,ipi:ipi_send_cpu
+if [ "$perf_profile" = 1 ]; then
+    command -v perf >/dev/null 2>&1 ||
+        { echo "error: --profile needs perf (Debian's linux-perf)" >&2; exit 1; }
+    perf stat -x, -e "$perf_events" -o /dev/null true 2>/dev/null ||
+        { echo "error: --profile: perf cannot count these events here ($perf_events); run as root or lower kernel.perf_event_paranoid" >&2; exit 1; }
+fi
+if [ "$callgrind" = 1 ]; then
+    command -v valgrind >/dev/null 2>&1 ||
+        { echo "error: --callgrind needs valgrind (Debian's valgrind)" >&2; exit 1; }
+fi
 find_pg_bin
 pgbench=$(tool pgbench)
 psql=$(tool psql)
@@ -293,6 +334,8 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else
 mb() { div "$1" 1024 1 %.1f; }
 
 results=()
+profile_rows=()
+callgrind_rows=()
 row() { results+=("| $1 | $2 | $3 | $4 | $5 |"); }
 sweep_rows=()
 say() { echo ">> $*" >&2; }
@@ -393,6 +436,9 @@ sweep_point() {
             { tail -n 20 "$work/probe-$key.out" >&2; echo "error: pgbench could not connect $c times with sslmode=$mode" >&2; exit 1; }
         conn_secs[$key]=$(connect_secs "probe-$key")
     fi
+    [ "$perf_profile" = 0 ] || profile_point "$w" "$mode" "$c" "$u" "$j"
+    [ "$callgrind" = 0 ] || callgrind_point "$w" "$mode" "$c" "$u" "$j"
+    [ "$reps" -gt 0 ] || return 0
     for i in $(seq 1 "$reps"); do
         local order="ysql-bench pgbench"
         [ $((i % 2)) = 0 ] && order="pgbench ysql-bench"
@@ -449,6 +495,85 @@ sweep_point() {
         for m in "${ym[@]}"; do awk -v m="$m" -v r="${y_rss_max[$mode]}" 'BEGIN { exit !(m > r) }' && y_rss_max[$mode]=$m; done
     fi
     return 0
+}
+
+# perf_value FILE EVENT: the count perf stat -x, wrote for EVENT (empty when
+# it was not counted).
+perf_value() { awk -F, -v e="$2" '$3 == e && $1 ~ /^[0-9.]+$/ { print $1; exit }' "$1"; }
+# per_unit X N [SCALE]: X * SCALE / N with three decimals, "–" without X.
+per_unit() { if [ -n "$1" ]; then div "$1" "$2" "${3:-1}" %.3f; else echo "–"; fi; }
+
+# profile_point WORKLOAD SSLMODE CONNECTIONS URL THREADS (--profile): one run
+# of each tool under perf stat, ysql-bench first; one row each in
+# profile_rows, per unit counted on the server.
+profile_point() {
+    local w=$1 mode=$2 c=$3 u=$4 j=$5 tool name f pg_t n sends recvs rw waits
+    local yargs pargs ucol utab mode_title=plain
+    workload_args "$w"
+    [ "$mode" = require ] && mode_title=TLS
+    for tool in ysql-bench pgbench; do
+        name="profile-$w-$mode-$c-$tool"
+        f=$work/$name.perf
+        say "$w, sslmode=$mode, $c connections: $tool under perf stat"
+        if [ "$tool" = ysql-bench ]; then
+            run_on "$ucol" "$utab" "$name" perf stat -x, -o "$f" -e "$perf_events" \
+                "$ysql" -u "$u" --seed "$seed" -t "$c" --time "${secs}s" --no-server-stats "${yargs[@]}"
+            check_ysql "$name" "$mode"
+        else
+            pg_t=$(awk -v s="$secs" -v c="${conn_secs[$mode-$c]:-0}" 'BEGIN { printf "%d", s + int(c + 0.5) }')
+            run_on "$ucol" "$utab" "$name" perf stat -x, -o "$f" -e "$perf_events" \
+                "$pgbench" "$u" -n -M prepared -c "$c" -j "$j" -T "$pg_t" "${pargs[@]}"
+            check_pgbench "$name" "$j"
+        fi
+        n=$COUNT
+        [ "$n" -gt 0 ] || { echo "error: $name: the server counted no unit" >&2; exit 1; }
+        sends=$(perf_value "$f" syscalls:sys_enter_sendto)
+        recvs=$(perf_value "$f" syscalls:sys_enter_recvfrom)
+        rw=$(awk -v a="$(perf_value "$f" syscalls:sys_enter_read)" -v b="$(perf_value "$f" syscalls:sys_enter_write)" 'BEGIN { print a + b }')
+        waits=$(awk -v a="$(perf_value "$f" syscalls:sys_enter_epoll_wait)" -v b="$(perf_value "$f" syscalls:sys_enter_ppoll)" \
+            -v d="$(perf_value "$f" syscalls:sys_enter_poll)" 'BEGIN { print a + b + d }')
+        profile_rows+=("| $(workload_title "$w") | $mode_title | $c | $tool | $n | $(div "$CPU" "$n" 1e6 %.3f) | $(div "$UCPU" "$n" 1e6 %.3f) | $(per_unit "$(perf_value "$f" raw_syscalls:sys_enter)" "$n") | $(per_unit "$sends" "$n") | $(per_unit "$recvs" "$n") | $(per_unit "$rw" "$n") | $(per_unit "$waits" "$n") | $(per_unit "$(perf_value "$f" syscalls:sys_enter_futex)" "$n") | $(per_unit "$(perf_value "$f" context-switches)" "$n") | $(per_unit "$(perf_value "$f" sched:sched_wakeup)" "$n") | $(per_unit "$(perf_value "$f" ipi:ipi_send_cpu)" "$n") |")
+    done
+}
+
+# callgrind_point WORKLOAD SSLMODE CONNECTIONS URL THREADS (--callgrind):
+# each tool under callgrind for n and 3n units per connection (about 2,000
+# and 6,000 units in all); one row each in callgrind_rows: instructions and
+# cache misses per unit over the units between, counted on the server.
+callgrind_point() {
+    local w=$1 mode=$2 c=$3 u=$4 j=$5 tool name k n1 n2 per i1 d1 ll
+    local yargs pargs ucol utab mode_title=plain
+    local -a sums=() counts=()
+    workload_args "$w"
+    [ "$mode" = require ] && mode_title=TLS
+    local base=2000; [ "$quick" = 1 ] && base=200
+    n1=$(( (base + c - 1) / c )); n2=$((3 * n1))
+    for tool in ysql-bench pgbench; do
+        sums=(); counts=()
+        for k in "$n1" "$n2"; do
+            name="callgrind-$w-$mode-$c-$tool-$k"
+            say "$w, sslmode=$mode, $c connections: $tool under callgrind, $k units a connection"
+            local vg=(valgrind --tool=callgrind --cache-sim=yes --I1=32768,8,64 --D1=32768,8,64 --LL=1048576,16,64
+                --callgrind-out-file="$work/$name.cg")
+            if [ "$tool" = ysql-bench ]; then
+                run_on "$ucol" "$utab" "$name" "${vg[@]}" "$ysql" -u "$u" --seed "$seed" -t "$c" --transactions "$k" \
+                    --no-server-stats "${yargs[@]}"
+                check_ysql "$name" "$mode"
+            else
+                run_on "$ucol" "$utab" "$name" "${vg[@]}" "$pgbench" "$u" -n -M prepared -c "$c" -j "$j" -t "$k" "${pargs[@]}"
+                check_pgbench "$name" "$j"
+            fi
+            # summary: Ir Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw
+            sums+=("$(awk '/^summary:/ { print $2, $5, $6 + $7, $8 + $9 + $10 }' "$work/$name.cg")")
+            counts+=("$COUNT")
+        done
+        per=$((counts[1] - counts[0]))
+        [ "$per" -gt 0 ] || { echo "error: callgrind at $w $mode $c: $tool's longer run counted no more units" >&2; exit 1; }
+        read -r ir i1 d1 ll < <(awk -v a="${sums[0]}" -v b="${sums[1]}" -v n="$per" 'BEGIN {
+            split(a, x, " "); split(b, y, " ");
+            printf "%.0f %.1f %.1f %.1f\n", (y[1] - x[1]) / n, (y[2] - x[2]) / n, (y[3] - x[3]) / n, (y[4] - x[4]) / n }')
+        callgrind_rows+=("| $(workload_title "$w") | $mode_title | $c | $tool | $per | $ir | $i1 | $d1 | $ll |")
+    done
 }
 
 declare -A conn_secs=() y_rss_max=([disable]=0 [require]=0)
@@ -736,6 +861,22 @@ mode=full; [ "$quick" = 1 ] && mode="quick (sizes too small for the figures to m
             echo
             echo "ysql-bench's largest peak RSS at 1000 connections or more, $([ "$mode" = require ] && echo TLS || echo plain): $m MB (goal ≤ 40 MB: $verdict)."
         done
+    fi
+    if [ ${#profile_rows[@]} -gt 0 ]; then
+        echo
+        echo "Profile (--profile): one run of each tool per point under \`perf stat\` (software events and tracepoints), $secs s, per unit counted on the server. CPU is GNU time's user+system of the run, so it includes what tracing the system calls cost. Waits are epoll_wait, ppoll and poll; read/write the calls TLS makes besides send and recv; wake-ups the tasks the client woke (its server backends, its own threads); IPIs the interrupts those wake-ups sent to the other core."
+        echo
+        echo "| workload | transport | conn | tool | units | CPU µs | user µs | syscalls | send | recv | read/write | waits | futex | context switches | wake-ups | IPIs |"
+        echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+        printf '%s\n' "${profile_rows[@]}"
+    fi
+    if [ ${#callgrind_rows[@]} -gt 0 ]; then
+        echo
+        echo "Callgrind (--callgrind): the whole client process (all threads), instructions and simulated cache misses per unit (I1, D1: 32 KB 8-way; LL: 1 MB 16-way; 64-byte lines), the difference of two runs over the units between them, counted on the server. User space only: the kernel's share of a unit is not in it."
+        echo
+        echo "| workload | transport | conn | tool | units between | instructions | I1 misses | D1 misses | LL misses |"
+        echo "|---|---|---|---|---|---|---|---|---|"
+        printf '%s\n' "${callgrind_rows[@]}"
     fi
     for s in "${skipped[@]}"; do echo; echo "Skipped: $s."; done
     if [ ${#results[@]} -gt 0 ]; then

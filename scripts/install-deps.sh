@@ -8,7 +8,8 @@
 #       (bench/compare.sh measures client CPU and peak RSS with it), the
 #       openssl command (compare.sh's TLS points make a certificate with it),
 #       Chromium (tests/html.rs opens the HTML report pages headless),
-#       Prometheus (tests/metrics.rs scrapes --metrics-addr with it)
+#       Prometheus (tests/metrics.rs scrapes --metrics-addr with it), perf
+#       and valgrind (compare.sh --profile and --callgrind)
 #   scripts/install-deps.sh --sandbox-only  only PostgreSQL's server
 #       binaries, all that `ysql-bench --sandbox` (the quick start) needs
 set -euo pipefail
@@ -38,6 +39,10 @@ command -v sysbench >/dev/null 2>&1 || missing+=(sysbench)
     # tests/metrics.rs starts its own Prometheus (never the package's
     # service) to scrape --metrics-addr.
     [ -x /usr/bin/prometheus ] || command -v prometheus >/dev/null 2>&1 || missing+=(prometheus)
+    # compare.sh --profile (perf stat's software events and tracepoints)
+    # and --callgrind.
+    command -v perf >/dev/null 2>&1 || missing+=(linux-perf)
+    command -v valgrind >/dev/null 2>&1 || missing+=(valgrind)
 fi
 
 # The Kubernetes manifests are validated offline by the PyPI package

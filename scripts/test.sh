@@ -22,6 +22,8 @@ fi
 if [ -x bench/compare.sh ]; then
     echo "== bench/compare.sh --quick (proves the benchmark script runs; timings not asserted)"
     bench/compare.sh --quick
+    echo "== bench/compare.sh --quick --profile --callgrind (proves the per-point profiles run)"
+    bench/compare.sh --quick --only sweep --workloads select --sslmodes disable --pairs 0 --profile --callgrind
 fi
 if [ -x bench/pgbench_scripts.sh ]; then
     echo "== bench/pgbench_scripts.sh --quick (proves the pgbench-script comparison runs; timings not asserted)"
