@@ -76,26 +76,32 @@
 #            --png FILE          the sweep's picture (bench/sweep.png; with
 #                                --quick, a temporary file)
 #            --bin-dir DIR       use the binaries in DIR, build nothing
-#            --profile           after each sweep point's pairs, one more run
-#                                of each tool under `perf stat` (software
-#                                events and tracepoints, which work where a
-#                                VM has no hardware counters): per unit
-#                                counted on the server, its task-clock,
-#                                system calls by kind, context switches,
-#                                wake-ups it caused and the IPIs they sent.
+#            --profile           at each sweep point, before its pairs, one
+#                                more run of each tool under `perf stat`
+#                                (software events and tracepoints, which
+#                                work where a VM has no hardware counters):
+#                                per unit counted on the server, system
+#                                calls by kind, context switches, the
+#                                wake-ups done in the client's own context
+#                                and the IPIs it sent (a wake-up of a task
+#                                on the other core shows as an IPI).
 #                                Not in the table of ratios: tracepoints
 #                                cost each system call a little, and the
 #                                tools make different numbers of them
-#            --callgrind         after each sweep point's pairs, each tool
+#            --callgrind         at each sweep point, before its pairs, each tool
 #                                under valgrind's callgrind with the caches
 #                                simulated (I1 and D1 32 KB 8-way, LL 1 MB
 #                                16-way, 64-byte lines), twice (about 2,000
 #                                and 6,000 units; --quick 200 and 600): the difference over the
 #                                units between gives instructions and misses
 #                                per unit without the start and the end.
-#                                Deterministic: the same binary gives the
-#                                same counts on a busy machine
-#            --pairs 0           with --profile or --callgrind: only those
+#                                Counts, not seconds: a busy machine moves
+#                                them only through the tools' time-driven
+#                                work (ysql-bench's once-a-second figures),
+#                                which valgrind's slowness spreads over
+#                                fewer units; compare within one run
+#            --pairs 0           with --only sweep and --profile or
+#                                --callgrind: the profiles alone
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -153,9 +159,10 @@ else
 fi
 num_ok() { case "$1" in ''|*[!0-9]*|0) return 1 ;; esac; }
 if [ "$reps" = 0 ] && [ $((perf_profile + callgrind)) -gt 0 ]; then
-    :  # the profiles alone
+    # The profiles alone: the other sections have nothing to run 0 times.
+    [ "$only" = sweep ] || { echo "error: --pairs 0 runs the sweep's profiles alone: add --only sweep" >&2; exit 2; }
 else
-    num_ok "$reps" || { echo "error: --pairs must be a whole number of at least 1 (0 only with --profile or --callgrind)" >&2; exit 2; }
+    num_ok "$reps" || { echo "error: --pairs must be a whole number of at least 1 (0 only with --only sweep and --profile or --callgrind)" >&2; exit 2; }
 fi
 num_ok "$secs" || { echo "error: --secs must be a whole number of at least 1" >&2; exit 2; }
 num_ok "$depth" || { echo "error: --pipeline must be a whole number of at least 1" >&2; exit 2; }
@@ -864,7 +871,7 @@ mode=full; [ "$quick" = 1 ] && mode="quick (sizes too small for the figures to m
     fi
     if [ ${#profile_rows[@]} -gt 0 ]; then
         echo
-        echo "Profile (--profile): one run of each tool per point under \`perf stat\` (software events and tracepoints), $secs s, per unit counted on the server. CPU is GNU time's user+system of the run, so it includes what tracing the system calls cost. Waits are epoll_wait, ppoll and poll; read/write the calls TLS makes besides send and recv; wake-ups the tasks the client woke (its server backends, its own threads); IPIs the interrupts those wake-ups sent to the other core."
+        echo "Profile (--profile): one run of each tool per point under \`perf stat\` (software events and tracepoints), $secs s, per unit counted on the server. CPU is GNU time's user+system of the run, so it includes what tracing the system calls cost. Waits are epoll_wait, ppoll and poll; read/write the calls besides send and recv; wake-ups the tasks woken in the client's own context (on its core); IPIs the interrupts it sent to the other core, which is how a wake-up of a task there shows."
         echo
         echo "| workload | transport | conn | tool | units | CPU µs | user µs | syscalls | send | recv | read/write | waits | futex | context switches | wake-ups | IPIs |"
         echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
@@ -872,7 +879,7 @@ mode=full; [ "$quick" = 1 ] && mode="quick (sizes too small for the figures to m
     fi
     if [ ${#callgrind_rows[@]} -gt 0 ]; then
         echo
-        echo "Callgrind (--callgrind): the whole client process (all threads), instructions and simulated cache misses per unit (I1, D1: 32 KB 8-way; LL: 1 MB 16-way; 64-byte lines), the difference of two runs over the units between them, counted on the server. User space only: the kernel's share of a unit is not in it."
+        echo "Callgrind (--callgrind): the whole client process (all threads), instructions and simulated cache misses per unit (I1, D1: 32 KB 8-way; LL: 1 MB 16-way; 64-byte lines), the difference of two runs over the units between them, counted on the server. User space only: the kernel's share of a unit is not in it. Counts include each tool's time-driven work (ysql-bench's once-a-second figures), which valgrind's slowness spreads over fewer units: compare the tools within this table, not with other runs."
         echo
         echo "| workload | transport | conn | tool | units between | instructions | I1 misses | D1 misses | LL misses |"
         echo "|---|---|---|---|---|---|---|---|---|"
