@@ -436,15 +436,21 @@ sweep_point() {
     # their connecting over as many seconds of queries, pgbench's -T is
     # --secs plus its connecting time at this point, rounded: measured once
     # by a one-transaction run, then taken from its latest run.
-    local key="$mode-$c" pg_t
+    local key="$mode-$c" pg_t mode_title=plain
+    [ "$mode" = require ] && mode_title=TLS
     if [ -z "${conn_secs[$key]:-}" ]; then
         say "sslmode=$mode, $c connections: pgbench's connecting time"
         "$pgbench" "$u" -n -M prepared -c "$c" -j "$j" -t 1 -f "$work/select.sql" >"$work/probe-$key.out" 2>&1 ||
             { tail -n 20 "$work/probe-$key.out" >&2; echo "error: pgbench could not connect $c times with sslmode=$mode" >&2; exit 1; }
         conn_secs[$key]=$(connect_secs "probe-$key")
     fi
-    [ "$perf_profile" = 0 ] || profile_point "$w" "$mode" "$c" "$u" "$j"
-    [ "$callgrind" = 0 ] || callgrind_point "$w" "$mode" "$c" "$u" "$j"
+    # Each tool's command at this point but for how long it runs (and
+    # ysql-bench's seed): the pairs, profile_point and callgrind_point run
+    # these.
+    local ysql_at=("$ysql" -u "$u" -t "$c" --no-server-stats "${yargs[@]}")
+    local pgbench_at=("$pgbench" "$u" -n -M prepared -c "$c" -j "$j" "${pargs[@]}")
+    [ "$perf_profile" = 0 ] || profile_point
+    [ "$callgrind" = 0 ] || callgrind_point
     [ "$reps" -gt 0 ] || return 0
     for i in $(seq 1 "$reps"); do
         local order="ysql-bench pgbench"
@@ -453,8 +459,7 @@ sweep_point() {
             name="$w-$mode-$c-$tool-$i"
             say "$w, sslmode=$mode, $c connections, pair $i/$reps: $tool"
             if [ "$tool" = ysql-bench ]; then
-                run_on "$ucol" "$utab" "$name" "$ysql" -u "$u" --seed "$((seed + i))" -t "$c" --time "${secs}s" \
-                    --no-server-stats "${yargs[@]}"
+                run_on "$ucol" "$utab" "$name" "${ysql_at[@]}" --seed "$((seed + i))" --time "${secs}s"
                 check_ysql "$name" "$mode"
                 dur=$secs
                 tool_n=$(field "$work/$name.out" "nr queries"); [ -n "$tool_n" ] || tool_n=$(field "$work/$name.out" "nr txns")
@@ -465,8 +470,8 @@ sweep_point() {
                 # the -T its own connecting asks for (at most twice).
                 local try
                 for try in 1 2 3; do
-                    pg_t=$(awk -v s="$secs" -v c="${conn_secs[$key]:-0}" 'BEGIN { printf "%d", s + int(c + 0.5) }')
-                    run_on "$ucol" "$utab" "$name" "$pgbench" "$u" -n -M prepared -c "$c" -j "$j" -T "$pg_t" "${pargs[@]}"
+                    pg_t=$(pgbench_t "$key")
+                    run_on "$ucol" "$utab" "$name" "${pgbench_at[@]}" -T "$pg_t"
                     check_pgbench "$name" "$j"
                     dur=$(pgbench_secs "$name" "$pg_t")
                     conn_secs[$key]=$(connect_secs "$name")
@@ -493,7 +498,6 @@ sweep_point() {
         rc+=("$(awk -v a="${yc[-1]}" -v b="${pc[-1]}" 'BEGIN { printf "%.4f", a / b }')")
         rt+=("$(awk -v a="${yt[-1]}" -v b="${pt[-1]}" 'BEGIN { printf "%.4f", a / b }')")
     done
-    local mode_title=plain; [ "$mode" = require ] && mode_title=TLS
     sweep_rows+=("| $(workload_title "$w") | $mode_title | $c | $reps | $(spread "${rc[@]}") | $(spread "${rt[@]}") | $(median "${yc[@]}") / $(median "${pc[@]}") | $(median "${yu[@]}") / $(median "${pu[@]}") | $(median "${yt[@]}") / $(median "${pt[@]}") | $(median "${ym[@]}") / $(median "${pm[@]}") |")
     printf '%s\tysql-bench\t%s\t%s\t%s\t%s\n' "$w $mode_title" "$c" "$(median "${yt[@]}")" "$(median "${yc[@]}")" "$(median "${ym[@]}")" >>"$work/sweep.tsv"
     printf '%s\tpgbench -j %s\t%s\t%s\t%s\t%s\n' "$w $mode_title" "$cores" "$c" "$(median "${pt[@]}")" "$(median "${pc[@]}")" "$(median "${pm[@]}")" >>"$work/sweep.tsv"
@@ -507,29 +511,30 @@ sweep_point() {
 # perf_value FILE EVENT: the count perf stat -x, wrote for EVENT (empty when
 # it was not counted).
 perf_value() { awk -F, -v e="$2" '$3 == e && $1 ~ /^[0-9.]+$/ { print $1; exit }' "$1"; }
-# per_unit X N [SCALE]: X * SCALE / N with three decimals, "–" without X.
-per_unit() { if [ -n "$1" ]; then div "$1" "$2" "${3:-1}" %.3f; else echo "–"; fi; }
+# per_unit X N: X / N with three decimals, "–" without X.
+per_unit() { if [ -n "$1" ]; then div "$1" "$2" 1 %.3f; else echo "–"; fi; }
 
-# profile_point WORKLOAD SSLMODE CONNECTIONS URL THREADS (--profile): one run
-# of each tool under perf stat, ysql-bench first; one row each in
-# profile_rows, per unit counted on the server.
+# pgbench_t KEY: pgbench's -T at the point KEY (sslmode-connections): --secs
+# and its connecting time there, rounded.
+pgbench_t() { awk -v s="$secs" -v c="${conn_secs[$1]:-0}" 'BEGIN { printf "%d", s + int(c + 0.5) }'; }
+
+# profile_point (--profile), called by sweep_point, whose point it profiles
+# (w, c, mode_title, key, ucol, utab, ysql_at, pgbench_at): one run of each
+# tool under perf stat, ysql-bench first; one row each in profile_rows, per
+# unit counted on the server.
 profile_point() {
-    local w=$1 mode=$2 c=$3 u=$4 j=$5 tool name f pg_t n sends recvs rw waits
-    local yargs pargs ucol utab mode_title=plain
-    workload_args "$w"
-    [ "$mode" = require ] && mode_title=TLS
+    local tool name f n sends recvs rw waits
     for tool in ysql-bench pgbench; do
         name="profile-$w-$mode-$c-$tool"
         f=$work/$name.perf
         say "$w, sslmode=$mode, $c connections: $tool under perf stat"
         if [ "$tool" = ysql-bench ]; then
             run_on "$ucol" "$utab" "$name" perf stat -x, -o "$f" -e "$perf_events" \
-                "$ysql" -u "$u" --seed "$seed" -t "$c" --time "${secs}s" --no-server-stats "${yargs[@]}"
+                "${ysql_at[@]}" --seed "$seed" --time "${secs}s"
             check_ysql "$name" "$mode"
         else
-            pg_t=$(awk -v s="$secs" -v c="${conn_secs[$mode-$c]:-0}" 'BEGIN { printf "%d", s + int(c + 0.5) }')
             run_on "$ucol" "$utab" "$name" perf stat -x, -o "$f" -e "$perf_events" \
-                "$pgbench" "$u" -n -M prepared -c "$c" -j "$j" -T "$pg_t" "${pargs[@]}"
+                "${pgbench_at[@]}" -T "$(pgbench_t "$key")"
             check_pgbench "$name" "$j"
         fi
         n=$COUNT
@@ -543,16 +548,13 @@ profile_point() {
     done
 }
 
-# callgrind_point WORKLOAD SSLMODE CONNECTIONS URL THREADS (--callgrind):
+# callgrind_point (--callgrind), called by sweep_point as profile_point is:
 # each tool under callgrind for n and 3n units per connection (about 2,000
 # and 6,000 units in all); one row each in callgrind_rows: instructions and
 # cache misses per unit over the units between, counted on the server.
 callgrind_point() {
-    local w=$1 mode=$2 c=$3 u=$4 j=$5 tool name k n1 n2 per i1 d1 ll
-    local yargs pargs ucol utab mode_title=plain
+    local tool name k n1 n2 per ir i1 d1 ll
     local -a sums=() counts=()
-    workload_args "$w"
-    [ "$mode" = require ] && mode_title=TLS
     local base=2000; [ "$quick" = 1 ] && base=200
     n1=$(( (base + c - 1) / c )); n2=$((3 * n1))
     for tool in ysql-bench pgbench; do
@@ -563,11 +565,10 @@ callgrind_point() {
             local vg=(valgrind --tool=callgrind --cache-sim=yes --I1=32768,8,64 --D1=32768,8,64 --LL=1048576,16,64
                 --callgrind-out-file="$work/$name.cg")
             if [ "$tool" = ysql-bench ]; then
-                run_on "$ucol" "$utab" "$name" "${vg[@]}" "$ysql" -u "$u" --seed "$seed" -t "$c" --transactions "$k" \
-                    --no-server-stats "${yargs[@]}"
+                run_on "$ucol" "$utab" "$name" "${vg[@]}" "${ysql_at[@]}" --seed "$seed" --transactions "$k"
                 check_ysql "$name" "$mode"
             else
-                run_on "$ucol" "$utab" "$name" "${vg[@]}" "$pgbench" "$u" -n -M prepared -c "$c" -j "$j" -t "$k" "${pargs[@]}"
+                run_on "$ucol" "$utab" "$name" "${vg[@]}" "${pgbench_at[@]}" -t "$k"
                 check_pgbench "$name" "$j"
             fi
             # summary: Ir Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw
