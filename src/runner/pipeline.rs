@@ -370,16 +370,19 @@ impl Phase<'_> {
     }
 
     /// Sends what was started and waits for what comes next: the unit sent
-    /// alone runs to its end (with its retries); pipelined, the queued
-    /// units are written and at least one answer is read, unless the held
-    /// unit's due time or a retry's comes first.
+    /// alone runs to its end (with its retries) and is returned, not put
+    /// in `lane.done` (two copies of a [`Finished`] fewer a unit, through
+    /// a queue at a cold place in memory with hundreds of connections);
+    /// pipelined, the queued units are written and at least one answer
+    /// is read into `lane.done`, unless the held unit's due time or a
+    /// retry's comes first.
     pub(super) async fn finish<O: Operation>(
         &mut self,
         op: &mut O,
         lane: &mut Lane,
         deadline: Option<Instant>,
         ending: bool,
-    ) {
+    ) -> Option<Finished> {
         if let Some(h) = lane.alone.take() {
             let conn = self.session.number();
             let sent = Instant::now();
@@ -400,7 +403,7 @@ impl Phase<'_> {
             // Its statements' times (its retries' and failures' included)
             // stay with the operation until the unit is counted: the end
             // of the run may leave it out (see `count_unit`).
-            lane.done.push_back(Finished {
+            return Some(Finished {
                 unit: Sent {
                     ty: h.ty,
                     due: h.due,
@@ -414,14 +417,14 @@ impl Phase<'_> {
                 res,
                 cancelled,
             });
-            return;
         }
         if !lane.done.is_empty() {
-            return;
+            return None;
         }
         // Out of the loop's code, so that the one-at-a-time path above
         // stays short (see `cold`).
         super::worker::cold(self.finish_pipelined(op, lane, deadline, ending)).await;
+        None
     }
 
     /// `finish` with units queued on the connection.

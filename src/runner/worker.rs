@@ -372,8 +372,12 @@ impl Phase<'_> {
                 }
                 continue;
             }
-            self.finish(op, &mut lane, deadline, ending).await;
-            while let Some(f) = lane.done.pop_front() {
+            let mut alone = self.finish(op, &mut lane, deadline, ending).await;
+            // In the order they ended: a unit already waiting first.
+            if let Some(f) = alone.take_if(|_| !lane.done.is_empty()) {
+                lane.done.push_back(f);
+            }
+            while let Some(f) = alone.take().or_else(|| lane.done.pop_front()) {
                 // A success without a latency log is counted here, with no
                 // await; anything else in `count_unit`, [`cold`].
                 let go = match (&f.res, &self.log) {

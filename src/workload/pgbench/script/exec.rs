@@ -87,9 +87,10 @@ pub struct Interp {
     stats: StatementTimes,
     /// How SQL commands are sent (`-M`).
     protocol: Protocol,
-    /// The prepared statement of each script's each command, per
-    /// connection (None: not an SQL command, or prepared at first use).
-    statements: Vec<Vec<Option<Stmt>>>,
+    /// The prepared statement of each command, per connection, by the
+    /// command's place in the program ([`Script::base`](super::parse::Script::base) + its index; None:
+    /// not an SQL command, or prepared at first use).
+    statements: Vec<Option<Stmt>>,
     /// Parameter texts, reused; `nulls[i]` marks NULL.
     params: Vec<String>,
     nulls: Vec<bool>,
@@ -102,10 +103,12 @@ pub struct Interp {
     /// The bound parameters' vector, kept empty between commands so that
     /// its allocation is reused (see [`recycle`]).
     bound: Vec<Param<'static>>,
-    /// Per script and command: the `\set` expression or `\if` condition
-    /// folded for this client's variables that no command changes (see
-    /// [`fold`]); None for the other commands.
-    folded: Vec<Vec<Option<Expr>>>,
+    /// By the command's place in the program, as `statements`: the `\set`
+    /// expression or `\if` condition folded for this client's variables
+    /// that no command changes (see [`fold`]); None for the other
+    /// commands. Shared by the clients whose folds are the same (see
+    /// [`Folds`]).
+    folded: Arc<[Option<Expr>]>,
     /// The random draws of the unit under way (seeded by [`Interp::run`]),
     /// and the commands of its pipeline queued and not read yet (each
     /// one's effect on the transaction, and what it is called). Here
@@ -120,12 +123,12 @@ pub struct Interp {
 
 impl Interp {
     /// An interpreter whose variables start as `vars` (one per slot).
-    pub fn new(program: Arc<Program>, vars: Vec<Var>, protocol: Protocol) -> Interp {
+    pub fn new(program: Arc<Program>, vars: Vec<Var>, protocol: Protocol, folds: &Folds) -> Interp {
         let stats = StatementTimes::new(program.statements.iter().copied(), |name| {
             super::query_class(name).unwrap_or("other")
         });
         let n = program.max_params;
-        let folded = fold_program(&program, &vars);
+        let folded = folds.share(fold_program(&program, &vars));
         Interp {
             zipf: vec![None; program.zipf_sites],
             statements: Vec::new(),
@@ -151,7 +154,6 @@ impl Interp {
     pub async fn prepare(&mut self, conn: &mut WireConn) -> Result<()> {
         self.statements.clear();
         for script in &self.program.scripts {
-            let mut per = Vec::with_capacity(script.commands.len());
             for c in &script.commands {
                 let st = match c {
                     // A command with an optional slice bound is prepared
@@ -174,9 +176,8 @@ impl Interp {
                     }
                     _ => None,
                 };
-                per.push(st);
+                self.statements.push(st);
             }
-            self.statements.push(per);
         }
         Ok(())
     }
@@ -186,15 +187,28 @@ impl Interp {
         &mut self.stats
     }
 
-    /// Runs script `index` once; `seed` seeds its random draws. Returns the
-    /// rows its SQL commands returned or changed.
-    pub async fn run(&mut self, conn: &mut WireConn, index: usize, seed: u64) -> Result<u64> {
+    /// Runs script `index` of `program` (this interpreter's) once; `seed`
+    /// seeds its random draws. Returns the rows its SQL commands returned
+    /// or changed.
+    ///
+    /// The program is the caller's borrow rather than a clone of
+    /// `self.program`: a clone and its drop per unit were an atomic
+    /// increment and decrement of one count that every worker of every
+    /// thread writes, a cache line that moved between the cores each
+    /// transaction.
+    pub async fn run(
+        &mut self,
+        program: &Program,
+        conn: &mut WireConn,
+        index: usize,
+        seed: u64,
+    ) -> Result<u64> {
         self.rng = SmallRng::seed_from_u64(seed);
-        let program = self.program.clone();
         let Some(script) = program.scripts.get(index) else {
             return Err(Error::run(format!("internal: no script {index}")));
         };
         let commands = &script.commands;
+        let base = script.base;
         let mut pc = 0;
         let mut rows = 0;
         let mut in_txn = false;
@@ -205,7 +219,7 @@ impl Interp {
         while pc < commands.len() {
             match &commands[pc] {
                 Command::Set { slot, expr, at } => {
-                    let v = match self.eval_command(&program.names, index, pc, expr, at) {
+                    let v = match self.eval_command(&program.names, base + pc, expr, at) {
                         Ok(v) => v,
                         Err(e) => return Err(rare(leave(conn, in_txn, e)).await),
                     };
@@ -214,7 +228,7 @@ impl Interp {
                     }
                 }
                 Command::Test { cond, on_false, at } => {
-                    let holds = match self.eval_command(&program.names, index, pc, cond, at) {
+                    let holds = match self.eval_command(&program.names, base + pc, cond, at) {
                         Ok(v) => v.truth(),
                         Err(e) => return Err(rare(leave(conn, in_txn, e)).await),
                     };
@@ -228,7 +242,7 @@ impl Interp {
                     continue;
                 }
                 Command::StartPipeline { .. } => {
-                    if let Err(e) = rare(self.start_pipeline(conn, index, commands, pc)).await {
+                    if let Err(e) = rare(self.start_pipeline(conn, base, commands, pc)).await {
                         return Err(rare(leave(conn, in_txn, e)).await);
                     }
                     in_pipeline = true;
@@ -253,7 +267,7 @@ impl Interp {
                     }
                 }
                 Command::Sql(sql) if in_pipeline => {
-                    if let Err(e) = self.queue_sql(conn, index, pc, sql).await {
+                    if let Err(e) = self.queue_sql(conn, base + pc, sql).await {
                         let e = rare(abandon_pipeline(conn, &mut self.queued, e)).await;
                         return Err(rare(leave(conn, in_txn, e)).await);
                     }
@@ -261,7 +275,7 @@ impl Interp {
                         .push((sql.txn, format!("{} ({})", sql.at, short(&sql.text))));
                 }
                 Command::Sql(sql) => {
-                    match self.sql(conn, index, pc, sql).await {
+                    match self.sql(conn, base + pc, sql).await {
                         Ok(n) => rows += n,
                         Err(e) => return Err(rare(leave(conn, in_txn, e)).await),
                     }
@@ -310,18 +324,11 @@ impl Interp {
         Ok(())
     }
 
-    /// The value of the expression of command `pc` of script `index`
-    /// (`expr` as written): this client's folded form of it where there is
-    /// one (see `fold_program`), else `expr` itself.
-    fn eval_command(
-        &mut self,
-        names: &[String],
-        index: usize,
-        pc: usize,
-        expr: &Expr,
-        at: &str,
-    ) -> Result<Value> {
-        let expr = folded_at(&self.folded, index, pc).unwrap_or(expr);
+    /// The value of the expression of command `i` of the program (`expr`
+    /// as written): this client's folded form of it where there is one
+    /// (see `fold_program`), else `expr` itself.
+    fn eval_command(&mut self, names: &[String], i: usize, expr: &Expr, at: &str) -> Result<Value> {
+        let expr = self.folded.get(i).and_then(Option::as_ref).unwrap_or(expr);
         Self::eval(expr, &self.vars, names, &mut self.zipf, &mut self.rng, at)
     }
 
@@ -346,13 +353,7 @@ impl Interp {
     }
 
     /// Runs one SQL command; returns the rows it returned or changed.
-    async fn sql(
-        &mut self,
-        conn: &mut WireConn,
-        script: usize,
-        pc: usize,
-        sql: &Sql,
-    ) -> Result<u64> {
+    async fn sql(&mut self, conn: &mut WireConn, i: usize, sql: &Sql) -> Result<u64> {
         let began = Instant::now();
         // An optional slice bound not set stays `:name` in the text, which
         // no prepared statement can hold: this run of the command goes as
@@ -363,7 +364,7 @@ impl Interp {
             .zip(&sql.params)
             .any(|(&o, &slot)| o && matches!(self.vars.get(slot), None | Some(Var::Unset)));
         let rows = if self.protocol != Protocol::Simple && !bound_unset {
-            self.sql_prepared(conn, script, pc, sql).await?
+            self.sql_prepared(conn, i, sql).await?
         } else {
             self.sql_simple(conn, sql).await?
         };
@@ -376,32 +377,25 @@ impl Interp {
         Error::script(format!("{}: undefined variable \"{name}\"", sql.at))
     }
 
-    /// The prepared statement of command `pc` of script `script` (made
-    /// now if it is not yet), or None under `-M extended`.
+    /// The prepared statement of command `i` of the program (made now if
+    /// it is not yet), or None under `-M extended`.
     async fn statement_for(
         &mut self,
         conn: &mut WireConn,
-        script: usize,
-        pc: usize,
+        i: usize,
         sql: &Sql,
     ) -> Result<Option<Stmt>> {
-        match self.known_statement(script, pc) {
+        match self.known_statement(i) {
             Some(st) => Ok(st),
-            None => rare(self.prepare_now(conn, script, pc, sql))
-                .await
-                .map(Some),
+            None => rare(self.prepare_now(conn, i, sql)).await.map(Some),
         }
     }
 
-    /// The statement of command `pc` of script `script` when nothing
-    /// has to be prepared for it (Some(None): `-M extended`, the unnamed
-    /// statement, parsed each time), None when it must be prepared first.
-    fn known_statement(&self, script: usize, pc: usize) -> Option<Option<Stmt>> {
-        let known = self
-            .statements
-            .get(script)
-            .and_then(|s| s.get(pc))
-            .and_then(|s| *s);
+    /// The statement of command `i` of the program when nothing has to be
+    /// prepared for it (Some(None): `-M extended`, the unnamed statement,
+    /// parsed each time), None when it must be prepared first.
+    fn known_statement(&self, i: usize) -> Option<Option<Stmt>> {
+        let known = self.statements.get(i).copied().flatten();
         match known {
             Some(st) => Some(Some(st)),
             None if self.protocol == Protocol::Prepared => None,
@@ -409,20 +403,14 @@ impl Interp {
         }
     }
 
-    /// Prepares command `pc` of script `script` at its first use, and
-    /// keeps it for the connection.
-    async fn prepare_now(
-        &mut self,
-        conn: &mut WireConn,
-        script: usize,
-        pc: usize,
-        sql: &Sql,
-    ) -> Result<Stmt> {
+    /// Prepares command `i` of the program at its first use, and keeps it
+    /// for the connection.
+    async fn prepare_now(&mut self, conn: &mut WireConn, i: usize, sql: &Sql) -> Result<Stmt> {
         let st = conn
             .prepare(&sql.prepared)
             .await
             .map_err(|e| Error::wire(format!("{} ({})", sql.at, short(&sql.text)), e))?;
-        if let Some(slot) = self.statements.get_mut(script).and_then(|s| s.get_mut(pc)) {
+        if let Some(slot) = self.statements.get_mut(i) {
             *slot = Some(st);
         }
         Ok(st)
@@ -445,15 +433,9 @@ impl Interp {
         Ok(())
     }
 
-    async fn sql_prepared(
-        &mut self,
-        conn: &mut WireConn,
-        script: usize,
-        pc: usize,
-        sql: &Sql,
-    ) -> Result<u64> {
+    async fn sql_prepared(&mut self, conn: &mut WireConn, i: usize, sql: &Sql) -> Result<u64> {
         let fail = |e| Error::wire(format!("{} ({})", sql.at, short(&sql.text)), e);
-        let st = self.statement_for(conn, script, pc, sql).await?;
+        let st = self.statement_for(conn, i, sql).await?;
         let protocol = if st.is_some() {
             Protocol::Prepared
         } else {
@@ -476,10 +458,11 @@ impl Interp {
     /// `\startpipeline`: prepares every statement of the pipeline that is
     /// not prepared yet (a Parse's own Sync cannot go in the middle of the
     /// pipeline), as pgbench does.
+    /// (`base`: the script's [`Script::base`](super::parse::Script::base), `commands` its commands.)
     async fn start_pipeline(
         &mut self,
         conn: &mut WireConn,
-        script: usize,
+        base: usize,
         commands: &[Command],
         pc: usize,
     ) -> Result<()> {
@@ -487,7 +470,7 @@ impl Interp {
             match c {
                 Command::EndPipeline { .. } => break,
                 Command::Sql(sql) if sql.pipelined => {
-                    self.statement_for(conn, script, i, sql).await?;
+                    self.statement_for(conn, base + i, sql).await?;
                 }
                 _ => {}
             }
@@ -497,16 +480,10 @@ impl Interp {
 
     /// A command inside a pipeline: bound and queued (Bind and Execute, no
     /// Sync), not sent; its result is read at the next Sync.
-    async fn queue_sql(
-        &mut self,
-        conn: &mut WireConn,
-        script: usize,
-        pc: usize,
-        sql: &Sql,
-    ) -> Result<()> {
+    async fn queue_sql(&mut self, conn: &mut WireConn, i: usize, sql: &Sql) -> Result<()> {
         let began = Instant::now();
         let fail = |e| Error::wire(format!("{} ({})", sql.at, short(&sql.text)), e);
-        let st = self.statement_for(conn, script, pc, sql).await?;
+        let st = self.statement_for(conn, i, sql).await?;
         self.bind_params(sql)?;
         let mut params = recycle(std::mem::take(&mut self.bound));
         bound(&self.params, &self.nulls, sql.params.len(), &mut params);
@@ -737,7 +714,7 @@ fn changed_slots(program: &Program) -> Vec<bool> {
 /// Each `\set` expression and `\if` condition of `program` folded for a
 /// client whose variables start as `vars` (see [`fold`]): a variable no
 /// command changes keeps its first value for the whole run.
-fn fold_program(program: &Program, vars: &[Var]) -> Vec<Vec<Option<Expr>>> {
+fn fold_program(program: &Program, vars: &[Var]) -> Vec<Option<Expr>> {
     let changed = changed_slots(program);
     let known = |slot: usize| {
         if changed.get(slot).copied().unwrap_or(true) {
@@ -748,22 +725,54 @@ fn fold_program(program: &Program, vars: &[Var]) -> Vec<Vec<Option<Expr>>> {
     program
         .scripts
         .iter()
-        .map(|s| {
-            s.commands
-                .iter()
-                .map(|c| match c {
-                    Command::Set { expr, .. } => Some(fold(expr, &known)),
-                    Command::Test { cond, .. } => Some(fold(cond, &known)),
-                    _ => None,
-                })
-                .collect()
+        .flat_map(|s| &s.commands)
+        .map(|c| match c {
+            Command::Set { expr, .. } => Some(fold(expr, &known)),
+            Command::Test { cond, .. } => Some(fold(cond, &known)),
+            _ => None,
         })
         .collect()
 }
 
-/// The folded expression of command `pc` of script `script`, if any.
-fn folded_at(folded: &[Vec<Option<Expr>>], script: usize, pc: usize) -> Option<&Expr> {
-    folded.get(script)?.get(pc)?.as_ref()
+/// The folded expressions of a run's clients, one copy for those whose
+/// folds are the same: each client folds its own (its `:client_id`
+/// differs), but most scripts read no per-client value, and with one
+/// copy for all the expressions a unit evaluates stay in the cache from
+/// one worker's unit to the next's rather than one copy per connection
+/// (at 256 connections, a few cache misses a transaction).
+#[derive(Default)]
+pub struct Folds(std::sync::Mutex<Vec<Kept>>);
+
+/// A fold kept for sharing, and its text to compare (`{:?}`: `==` on the
+/// constants would take -0.0 for 0.0, which a parameter writes apart).
+struct Kept {
+    text: String,
+    folded: Arc<[Option<Expr>]>,
+}
+
+impl Folds {
+    /// Distinct folds kept; a client whose fold is none of them keeps its
+    /// own (a script whose conditions read `:client_id` everywhere).
+    const MAX: usize = 8;
+
+    /// `folded`, as the copy already kept when that is the same.
+    fn share(&self, folded: Vec<Option<Expr>>) -> Arc<[Option<Expr>]> {
+        let Ok(mut kept) = self.0.lock() else {
+            return folded.into();
+        };
+        let text = format!("{folded:?}");
+        if let Some(k) = kept.iter().find(|k| k.text == text) {
+            return k.folded.clone();
+        }
+        let folded: Arc<[Option<Expr>]> = folded.into();
+        if kept.len() < Self::MAX {
+            kept.push(Kept {
+                text,
+                folded: folded.clone(),
+            });
+        }
+        folded
+    }
 }
 
 /// The start of a statement, for error messages.
@@ -824,6 +833,20 @@ mod tests {
         assert!(changed(&p, "a"), "set by the second script");
         assert!(changed(&p, "p_x"), "set by the third script's \\gset");
         assert!(!changed(&p, "b"), "set by none");
+    }
+
+    #[test]
+    fn clients_share_a_fold_only_when_it_is_the_same_to_the_bit() {
+        let folds = Folds::default();
+        let fold = |x: f64| vec![Some(Expr::Const(Value::Double(x))), None];
+        let a = folds.share(fold(0.0));
+        let b = folds.share(fold(0.0));
+        assert!(Arc::ptr_eq(&a, &b), "the same fold, one copy");
+        let minus = folds.share(fold(-0.0));
+        assert!(!Arc::ptr_eq(&a, &minus), "-0.0 is written apart from 0.0");
+        assert_eq!(format!("{:?}", minus[0]), format!("{:?}", fold(-0.0)[0]));
+        let again = folds.share(fold(-0.0));
+        assert!(Arc::ptr_eq(&minus, &again), "a second fold is kept too");
     }
 
     #[test]

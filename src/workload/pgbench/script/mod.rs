@@ -55,7 +55,7 @@ pub mod exec;
 pub mod expr;
 pub mod parse;
 
-use exec::{Interp, Var};
+use exec::{Folds, Interp, Var};
 use parse::{Compiler, Program};
 
 /// PostgreSQL's limit on the parameters of one statement.
@@ -297,6 +297,7 @@ fn build(spec: &'static Spec, s: &Settings) -> Result<Box<dyn Workload>> {
             s.family::<ScriptSettings>().scale.unwrap_or(1) as i64,
         )),
         shown: FirstErrors::default(),
+        folds: Folds::default(),
     }))
 }
 
@@ -391,6 +392,8 @@ struct ScriptRun {
     /// `:scale`, known after set-up.
     scale: Arc<AtomicI64>,
     shown: FirstErrors,
+    /// The clients' folded expressions, one copy where they are the same.
+    folds: Folds,
 }
 
 impl ScriptRun {
@@ -506,7 +509,8 @@ impl Workload for ScriptRun {
             }
         }
         Box::new(ScriptOp {
-            interp: Interp::new(p.clone(), vars, self.settings.protocol),
+            interp: Interp::new(p.clone(), vars, self.settings.protocol, &self.folds),
+            program: p.clone(),
             shown: self.shown.clone(),
             rng: SmallRng::seed_from_u64(worker_seed(seed, thread, 29)),
             cumulative: self.cumulative.clone(),
@@ -551,6 +555,8 @@ impl FirstErrors {
 
 struct ScriptOp {
     interp: Interp,
+    /// The interpreter's program, lent to each run (see [`Interp::run`]).
+    program: Arc<Program>,
     shown: FirstErrors,
     rng: SmallRng,
     cumulative: Arc<[u64]>,
@@ -565,9 +571,12 @@ impl Operation for ScriptOp {
     }
 
     fn stage(&mut self) -> bool {
-        let total = self.cumulative.last().copied().unwrap_or(1).max(1);
-        let r = self.rng.random_range(0..total);
-        self.chosen = self.cumulative.partition_point(|&c| c <= r);
+        // One script: no draw to choose it.
+        if self.cumulative.len() > 1 {
+            let total = self.cumulative.last().copied().unwrap_or(1).max(1);
+            let r = self.rng.random_range(0..total);
+            self.chosen = self.cumulative.partition_point(|&c| c <= r);
+        }
         self.unit_seed = self.rng.random();
         true
     }
@@ -577,7 +586,11 @@ impl Operation for ScriptOp {
     }
 
     async fn execute(&mut self, conn: &mut WireConn) -> Result<Outcome> {
-        match self.interp.run(conn, self.chosen, self.unit_seed).await {
+        match self
+            .interp
+            .run(&self.program, conn, self.chosen, self.unit_seed)
+            .await
+        {
             Ok(rows) => Ok(Outcome { rows, missing: 0 }),
             Err(e) => {
                 if !e.ends_run() {

@@ -106,6 +106,10 @@ pub struct Script {
     pub file: String,
     pub weight: u64,
     pub commands: Vec<Command>,
+    /// The place of its first command among all the program's (the
+    /// scripts' commands one after another): an interpreter keeps what it
+    /// has per command in one vector by that place.
+    pub base: usize,
 }
 
 /// One step of a compiled script.
@@ -472,11 +476,13 @@ impl Compiler {
                 message: "the script has no command".to_string(),
             });
         }
+        let base = self.scripts.iter().map(|s| s.commands.len()).sum();
         self.scripts.push(Script {
             name,
             file: file.to_string(),
             weight,
             commands,
+            base,
         });
         Ok(())
     }
