@@ -215,6 +215,10 @@ psql=$(tool psql)
 
 build="$profile build"
 plot=""
+# The commit of the binaries measured: what the repository holds when this
+# script builds them; with --bin-dir, what they say they were built from
+# (build.rs's commit, which does not mark uncommitted changes).
+commit=$(cd "$repo" && git describe --always --dirty 2>/dev/null || echo '?')
 if [ -n "$bin_dir" ]; then
     build="binaries from $bin_dir"
     [ -x "$bin_dir/examples/sweep_plot" ] && plot=$bin_dir/examples/sweep_plot
@@ -229,6 +233,8 @@ fi
 ysql=$bin_dir/ysql-bench
 csvgen=$bin_dir/csv_generator
 [ -x "$ysql" ] && [ -x "$csvgen" ] || { echo "error: no ysql-bench/csv_generator in $bin_dir" >&2; exit 1; }
+[ "$build" = "$profile build" ] ||
+    commit="$("$ysql" --version | sed -n 's/.*(\(.*\)).*/\1/p') by their --version"
 
 # --- the server ----------------------------------------------------------------
 work=$(mktemp -d /tmp/ysql-bench-compare.XXXXXX)
@@ -851,7 +857,7 @@ mode=full; [ "$quick" = 1 ] && mode="quick (sizes too small for the figures to m
     echo
     echo "- machine: $cores cores ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)), $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), load average before the run: $load_before, after: $load_after"
     echo "- server: PostgreSQL $server_version on 127.0.0.1 (TCP), ${server_settings[*]}"
-    echo "- clients: ysql-bench $("$ysql" --version | awk '{ print $2 }') ($build, commit $(cd "$repo" && git describe --always --dirty 2>/dev/null || echo '?')), $("$pgbench" --version), $("$psql" --version)"
+    echo "- clients: ysql-bench $("$ysql" --version | awk '{ print $2 }') ($build, commit $commit), $("$pgbench" --version), $("$psql" --version)"
     if [ ${#results[@]} -gt 0 ]; then
         echo "- other figures: $reps repetition(s) of $secs s per pair, alternating; medians shown, every run listed as ysql-bench / peer; queries (and -C's connections, one query each) counted on the server as index scans"
     fi

@@ -88,8 +88,9 @@ pub struct Interp {
     /// How SQL commands are sent (`-M`).
     protocol: Protocol,
     /// The prepared statement of each command, per connection, by the
-    /// command's place in the program ([`Script::base`](super::parse::Script::base) + its index; None:
-    /// not an SQL command, or prepared at first use).
+    /// command's place in the program (its script's
+    /// [`base`](super::parse::Script::base) + its index; None: not an SQL
+    /// command, or prepared at first use).
     statements: Vec<Option<Stmt>>,
     /// Parameter texts, reused; `nulls[i]` marks NULL.
     params: Vec<String>,
@@ -203,6 +204,7 @@ impl Interp {
         index: usize,
         seed: u64,
     ) -> Result<u64> {
+        debug_assert!(std::ptr::eq(program, &*self.program), "another program");
         self.rng = SmallRng::seed_from_u64(seed);
         let Some(script) = program.scripts.get(index) else {
             return Err(Error::run(format!("internal: no script {index}")));
@@ -457,8 +459,8 @@ impl Interp {
 
     /// `\startpipeline`: prepares every statement of the pipeline that is
     /// not prepared yet (a Parse's own Sync cannot go in the middle of the
-    /// pipeline), as pgbench does.
-    /// (`base`: the script's [`Script::base`](super::parse::Script::base), `commands` its commands.)
+    /// pipeline), as pgbench does. (`base`: the script's
+    /// [`base`](super::parse::Script::base), `commands` its commands.)
     async fn start_pipeline(
         &mut self,
         conn: &mut WireConn,
