@@ -1379,3 +1379,59 @@ fn the_workers_still_in_a_unit_at_the_end_are_those_in_a_statement() {
         "{err}"
     );
 }
+
+/// A failed command inside `BEGIN … COMMIT` rolls its transaction back
+/// before the next unit, and a script that ends with its transaction
+/// open stops the run, rolled back too: on the path of the scripts of
+/// `\set`s and prepared SQL alone (the default -M prepared) and on the
+/// general one (--no-prepared), which are two loops in the interpreter.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn both_interpreter_paths_roll_back_a_failed_or_unfinished_transaction() {
+    let sb = sandbox();
+    let c = client(&sb).await;
+    c.batch_execute("create table kept (r int)").await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let half = write(
+        dir.path(),
+        "half.sql",
+        "\\set r random(0, 1)\n\
+         BEGIN;\n\
+         INSERT INTO kept VALUES (:r);\n\
+         SELECT 1 / :r;\n\
+         COMMIT;\n",
+    );
+    let open = write(
+        dir.path(),
+        "open.sql",
+        "BEGIN;\nINSERT INTO kept VALUES (7);\n",
+    );
+    for mode in [None, Some("--no-prepared")] {
+        c.batch_execute("truncate kept").await.unwrap();
+        let mut args = vec!["--script", half.as_str(), "-t", "2", "--time", "1s"];
+        args.extend(mode);
+        let (r, s) = run_args(&sb, &args).await;
+        let total = &r.operations[0].total;
+        assert!(total.ops > 0, "{mode:?}: no unit succeeded\n{s}");
+        assert!(total.errors.contains_key("22012"), "{mode:?}\n{s}");
+        // Only the committed units' rows, all of them r = 1.
+        let rows = one_i64(&c, "select count(*) from kept").await;
+        assert_eq!(rows as u64, total.ops, "{mode:?}\n{s}");
+        assert_eq!(
+            one_i64(&c, "select count(*) from kept where r = 0").await,
+            0
+        );
+
+        let mut args = vec!["--script", open.as_str(), "-t", "1", "--time", "5s"];
+        args.extend(mode);
+        let (r, s) = run_args(&sb, &args).await;
+        assert!(!r.succeeded(), "{mode:?}\n{s}");
+        assert!(
+            s.contains("ended inside a transaction (BEGIN without COMMIT or END)"),
+            "{mode:?}\n{s}"
+        );
+        assert_eq!(
+            one_i64(&c, "select count(*) from kept where r = 7").await,
+            0
+        );
+    }
+}

@@ -415,9 +415,34 @@ impl WireConn {
     /// Bind+Execute+Sync (one write, one read), counting what it returns.
     pub async fn execute(&mut self, st: Stmt, params: &[Param<'_>]) -> Result<Answer, WireError> {
         self.queue(st, params)?;
+        self.synced_answer(Some(st), None).await
+    }
+
+    /// Sends what is queued (one statement's Bind and Execute, after
+    /// [`Self::queue`] or [`Self::queue_unnamed`]) with a Sync and reads
+    /// its answer up to ReadyForQuery: the rows into `rows` if given,
+    /// named as prepared statement `st`'s columns (or, with None, as the
+    /// RowDescription a described unnamed statement gets back). With the
+    /// parameters bound as it is queued, a caller need not keep them
+    /// across the wait.
+    pub async fn synced_answer(
+        &mut self,
+        st: Option<Stmt>,
+        mut rows: Option<&mut Rows>,
+    ) -> Result<Answer, WireError> {
         self.queue_sync();
         self.flush().await?;
-        self.until_ready(None).await
+        if let Some(r) = rows.as_deref_mut() {
+            match st.and_then(|st| self.statements.get(st.0)) {
+                // clone_from keeps the names' buffers from the last answer.
+                Some(p) => {
+                    r.clear_rows();
+                    r.names_from(&p.names);
+                }
+                None => r.clear(),
+            }
+        }
+        self.until_ready(rows).await
     }
 
     /// As [`Self::execute`], keeping the rows, named as the statement's
@@ -428,15 +453,8 @@ impl WireConn {
         params: &[Param<'_>],
         rows: &mut Rows,
     ) -> Result<Answer, WireError> {
-        rows.clear_rows();
         self.queue(st, params)?;
-        self.queue_sync();
-        self.flush().await?;
-        // clone_from keeps the names' buffers from the last answer.
-        if let Some(p) = self.statements.get(st.0) {
-            rows.names_from(&p.names);
-        }
-        self.until_ready(Some(rows)).await
+        self.synced_answer(Some(st), Some(rows)).await
     }
 
     /// Runs `sql` with `params` as the protocol says: prepared (then `st`
@@ -463,15 +481,8 @@ impl WireConn {
                 }
             }
             _ => {
-                let describe = rows.is_some();
-                self.queue_unnamed(sql, params, describe)?;
-                self.queue_sync();
-                self.flush().await?;
-                let mut rows = rows;
-                if let Some(r) = rows.as_deref_mut() {
-                    r.clear();
-                }
-                self.until_ready(rows).await
+                self.queue_unnamed(sql, params, rows.is_some())?;
+                self.synced_answer(None, rows).await
             }
         }
     }

@@ -13,13 +13,19 @@
 //! [`Error::Script`], on which the runner stops the run, as pgbench aborts
 //! the client; the server's errors are counted and the run goes on.
 //!
-//! Per unit nothing is looked up by name and, once the buffers have grown,
-//! nothing is allocated by the interpreter itself for an SQL command
-//! outside a pipeline, a `\set` or an `\if`: variables are a vector
-//! indexed by slot, each SQL command's prepared statement is kept per
-//! connection, and parameters are written into reused strings. (The
-//! driver allocates its own messages and rows; a command queued in a
-//! pipeline keeps its name, a string, until its result is read.) The
+//! A script of `\set`s and prepared SQL commands alone, without `\gset`
+//! (the builtins, most scripts: "straight") runs on a loop of its own,
+//! [`Interp::run_straight`]; the others on the general one,
+//! [`Interp::run`], whose state machine is several times larger (the
+//! caller boxes it: one allocation a unit). Per unit nothing is looked
+//! up by name and, once the buffers have grown, nothing else is
+//! allocated by the interpreter itself for an SQL command outside a
+//! pipeline (with at most [`FEW_PARAMS`] parameters), a `\set` or an
+//! `\if`: variables are a vector indexed by slot, each SQL command's
+//! prepared statement is kept per connection, and parameters are
+//! written into reused strings. (The driver allocates its own messages
+//! and rows; a command queued in a pipeline keeps its name, a string,
+//! until its result is read.) The
 //! paths few transactions take, a failure's rollback, a pipeline's start
 //! and sync, a `\sleep`, a statement prepared at its first use, are boxed
 //! futures (see `rare`), one allocation each where they run, to keep
@@ -92,18 +98,14 @@ pub struct Interp {
     /// [`base`](super::parse::Script::base) + its index; None: not an SQL
     /// command, or prepared at first use).
     statements: Vec<Option<Stmt>>,
-    /// Parameter texts, reused; `nulls[i]` marks NULL.
-    params: Vec<String>,
-    nulls: Vec<bool>,
+    /// The parameters of the SQL command under way, reused.
+    params: Vec<ParamText>,
     /// The statement text under `--no-prepared`, reused.
     sql_buf: String,
     /// A variable name being put together (`\gset` prefix + column).
     name_buf: String,
     /// The rows of a `\gset` or `\aset` command, reused.
     rows: Rows,
-    /// The bound parameters' vector, kept empty between commands so that
-    /// its allocation is reused (see [`recycle`]).
-    bound: Vec<Param<'static>>,
     /// By the command's place in the program, as `statements`: the `\set`
     /// expression or `\if` condition folded for this client's variables
     /// that no command changes (see [`fold`]); None for the other
@@ -120,6 +122,8 @@ pub struct Interp {
     /// instruction-cache misses per transaction, callgrind).
     rng: SmallRng,
     queued: Vec<(TxnEffect, String)>,
+    /// Per script: whether [`Interp::run_straight`] can run it.
+    straight: Vec<bool>,
 }
 
 impl Interp {
@@ -130,15 +134,17 @@ impl Interp {
         });
         let n = program.max_params;
         let folded = folds.share(fold_program(&program, &vars));
+        let straight = (program.scripts.iter())
+            .map(|s| protocol == Protocol::Prepared && s.commands.iter().all(straight_command))
+            .collect();
         Interp {
+            straight,
             zipf: vec![None; program.zipf_sites],
             statements: Vec::new(),
-            params: vec![String::new(); n],
-            nulls: vec![false; n],
+            params: vec![ParamText::default(); n],
             sql_buf: String::new(),
             name_buf: String::new(),
             rows: Rows::new(),
-            bound: Vec::with_capacity(n),
             folded,
             rng: SmallRng::seed_from_u64(0),
             queued: Vec::new(),
@@ -186,6 +192,86 @@ impl Interp {
     /// The times of its SQL commands and `\sleep`s.
     pub fn times(&mut self) -> &mut StatementTimes {
         &mut self.stats
+    }
+
+    /// Whether script `index` is straight: only `\\set`s and SQL commands,
+    /// prepared, outside pipelines, without `\\gset` (most scripts, the
+    /// builtins among them), which [`Interp::run_straight`] runs.
+    pub fn is_straight(&self, index: usize) -> bool {
+        self.straight.get(index).copied().unwrap_or(false)
+    }
+
+    /// Runs straight script `index` of `program` (see
+    /// [`Interp::is_straight`]) as [`Interp::run`] would, on a path of its
+    /// own. The general one's state machine (branches, pipelines, sleeps,
+    /// the other protocols) spreads the lines a transaction runs over
+    /// more of the instruction cache, and its future (about a kilobyte)
+    /// sets the size of the block every unit's future is moved into; at
+    /// 256 connections those blocks, one per connection, missed the
+    /// caches on every unit (callgrind, select-only: 42 last-level misses
+    /// a transaction before, 24 after; see bench/RESULTS.md).
+    pub async fn run_straight(
+        &mut self,
+        program: &Program,
+        conn: &mut WireConn,
+        index: usize,
+        seed: u64,
+    ) -> Result<u64> {
+        debug_assert!(std::ptr::eq(program, &*self.program), "another program");
+        self.rng = SmallRng::seed_from_u64(seed);
+        let Some(script) = program.scripts.get(index) else {
+            return Err(Error::run(format!("internal: no script {index}")));
+        };
+        let mut rows = 0;
+        let mut in_txn = false;
+        for (k, command) in script.commands.iter().enumerate() {
+            let i = script.base + k;
+            let done = match command {
+                Command::Set { slot, expr, at } => {
+                    match self.eval_command(&program.names, i, expr, at) {
+                        Ok(v) => {
+                            if let Some(var) = self.vars.get_mut(*slot) {
+                                *var = Var::Value(v);
+                            }
+                            Ok(0)
+                        }
+                        Err(e) => Err(e),
+                    }
+                }
+                Command::Sql(sql) => match self.statements.get(i).copied().flatten() {
+                    Some(st) => self.execute(conn, st, sql).await,
+                    // Prepared at its first use.
+                    None => rare(self.sql(conn, i, sql)).await,
+                },
+                _ => Err(Error::run(format!(
+                    "internal: script {index} is not straight"
+                ))),
+            };
+            match done {
+                Ok(n) => rows += n,
+                Err(e) => return Err(rare(leave(conn, in_txn, e)).await),
+            }
+            if let Command::Sql(sql) = command {
+                sql.txn.apply(&mut in_txn);
+            }
+        }
+        if in_txn {
+            return Err(rare(leave(conn, true, unfinished(script))).await);
+        }
+        Ok(rows)
+    }
+
+    /// A straight script's SQL command on its prepared statement `st`;
+    /// returns the rows it returned or changed.
+    async fn execute(&mut self, conn: &mut WireConn, st: Stmt, sql: &Sql) -> Result<u64> {
+        let began = Instant::now();
+        self.bind_params(sql)?;
+        self.queue_bound(conn, Some(st), sql, false)
+            .map_err(|e| wire_error(sql, e))?;
+        let answer = conn.synced_answer(Some(st), None).await;
+        let answer = answer.map_err(|e| wire_error(sql, e))?;
+        self.stats.record(sql.stat, began.elapsed());
+        Ok(answer.affected.max(answer.rows))
     }
 
     /// Runs script `index` of `program` (this interpreter's) once; `seed`
@@ -281,21 +367,13 @@ impl Interp {
                         Ok(n) => rows += n,
                         Err(e) => return Err(rare(leave(conn, in_txn, e)).await),
                     }
-                    match sql.txn {
-                        TxnEffect::Begin => in_txn = true,
-                        TxnEffect::End => in_txn = false,
-                        TxnEffect::None => {}
-                    }
+                    sql.txn.apply(&mut in_txn);
                 }
             }
             pc += 1;
         }
         if in_txn {
-            let e = Error::script(format!(
-                "script {} ended inside a transaction (BEGIN without COMMIT or END)",
-                script.name
-            ));
-            return Err(rare(leave(conn, true, e)).await);
+            return Err(rare(leave(conn, true, unfinished(script))).await);
         }
         Ok(rows)
     }
@@ -411,7 +489,7 @@ impl Interp {
         let st = conn
             .prepare(&sql.prepared)
             .await
-            .map_err(|e| Error::wire(format!("{} ({})", sql.at, short(&sql.text)), e))?;
+            .map_err(|e| wire_error(sql, e))?;
         if let Some(slot) = self.statements.get_mut(i) {
             *slot = Some(st);
         }
@@ -421,12 +499,14 @@ impl Interp {
     /// Writes the command's variables into the parameter texts.
     fn bind_params(&mut self, sql: &Sql) -> Result<()> {
         for (i, &slot) in sql.params.iter().enumerate() {
-            let buf = &mut self.params[i];
-            buf.clear();
-            self.nulls[i] = match self.vars.get(slot) {
-                Some(Var::Value(v)) => !v.write_text(buf),
+            let Some(p) = self.params.get_mut(i) else {
+                return Err(Error::run(format!("internal: no parameter {i}")));
+            };
+            p.text.clear();
+            p.null = match self.vars.get(slot) {
+                Some(Var::Value(v)) => !v.write_text(&mut p.text),
                 Some(Var::Text(t)) => {
-                    buf.push_str(t);
+                    p.text.push_str(t);
                     false
                 }
                 _ => return Err(self.undefined(sql, slot)),
@@ -435,21 +515,48 @@ impl Interp {
         Ok(())
     }
 
-    async fn sql_prepared(&mut self, conn: &mut WireConn, i: usize, sql: &Sql) -> Result<u64> {
-        let fail = |e| Error::wire(format!("{} ({})", sql.at, short(&sql.text)), e);
-        let st = self.statement_for(conn, i, sql).await?;
-        let protocol = if st.is_some() {
-            Protocol::Prepared
-        } else {
-            Protocol::Extended
+    /// Queues command `sql` with the parameters [`Interp::bind_params`]
+    /// wrote: on prepared statement `st`, or as the unnamed statement
+    /// (described when `describe`, for its columns' names). The driver
+    /// encodes them as it queues, so they are built here on the stack
+    /// (when there are at most [`FEW_PARAMS`]) rather than in a vector
+    /// kept across the wait: a line of memory less that each unit of each
+    /// connection touches.
+    fn queue_bound(
+        &self,
+        conn: &mut WireConn,
+        st: Option<Stmt>,
+        sql: &Sql,
+        describe: bool,
+    ) -> std::result::Result<(), WireError> {
+        let n = sql.params.len();
+        let param = |i: usize| match self.params.get(i) {
+            Some(p) if !p.null => Param::Text(&p.text),
+            _ => Param::Null,
         };
+        let mut queue = |params: &[Param<'_>]| match st {
+            Some(st) => conn.queue(st, params),
+            None => conn.queue_unnamed(&sql.prepared, params, describe),
+        };
+        if n <= FEW_PARAMS {
+            let mut params = [Param::Null; FEW_PARAMS];
+            for (i, p) in params.iter_mut().take(n).enumerate() {
+                *p = param(i);
+            }
+            queue(&params[..n])
+        } else {
+            queue(&(0..n).map(param).collect::<Vec<_>>())
+        }
+    }
+
+    async fn sql_prepared(&mut self, conn: &mut WireConn, i: usize, sql: &Sql) -> Result<u64> {
+        let st = self.statement_for(conn, i, sql).await?;
         self.bind_params(sql)?;
-        let mut params = recycle(std::mem::take(&mut self.bound));
-        bound(&self.params, &self.nulls, sql.params.len(), &mut params);
+        self.queue_bound(conn, st, sql, sql.into.is_some())
+            .map_err(|e| wire_error(sql, e))?;
         let rows = sql.into.as_ref().map(|_| &mut self.rows);
-        let answer = conn.run(protocol, &sql.prepared, st, &params, rows).await;
-        self.bound = recycle(params);
-        let answer = answer.map_err(fail)?;
+        let answer = conn.synced_answer(st, rows).await;
+        let answer = answer.map_err(|e| wire_error(sql, e))?;
         let Some(into) = &sql.into else {
             return Ok(answer.affected.max(answer.rows));
         };
@@ -484,17 +591,10 @@ impl Interp {
     /// Sync), not sent; its result is read at the next Sync.
     async fn queue_sql(&mut self, conn: &mut WireConn, i: usize, sql: &Sql) -> Result<()> {
         let began = Instant::now();
-        let fail = |e| Error::wire(format!("{} ({})", sql.at, short(&sql.text)), e);
         let st = self.statement_for(conn, i, sql).await?;
         self.bind_params(sql)?;
-        let mut params = recycle(std::mem::take(&mut self.bound));
-        bound(&self.params, &self.nulls, sql.params.len(), &mut params);
-        let queued = match st {
-            Some(st) => conn.queue(st, &params),
-            None => conn.queue_unnamed(&sql.prepared, &params, false),
-        };
-        self.bound = recycle(params);
-        queued.map_err(fail)?;
+        self.queue_bound(conn, st, sql, false)
+            .map_err(|e| wire_error(sql, e))?;
         self.stats.record(sql.stat, began.elapsed());
         Ok(())
     }
@@ -524,11 +624,7 @@ impl Interp {
             match conn.result(None).await {
                 Ok(a) => {
                     rows += a.affected.max(a.rows);
-                    match effect {
-                        TxnEffect::Begin => *in_txn = true,
-                        TxnEffect::End => *in_txn = false,
-                        TxnEffect::None => {}
-                    }
+                    effect.apply(in_txn);
                 }
                 Err(e) => failed = Some(Error::wire(what, e)),
             }
@@ -547,7 +643,7 @@ impl Interp {
     }
 
     async fn sql_simple(&mut self, conn: &mut WireConn, sql: &Sql) -> Result<u64> {
-        let fail = |e: WireError| Error::wire(format!("{} ({})", sql.at, short(&sql.text)), e);
+        let fail = |e: WireError| wire_error(sql, e);
         self.sql_buf.clear();
         for (i, part) in sql.parts.iter().enumerate() {
             self.sql_buf.push_str(part);
@@ -605,6 +701,26 @@ impl Interp {
             }
         }
         Ok(())
+    }
+}
+
+/// The error of a script that ended with its transaction open.
+fn unfinished(script: &super::parse::Script) -> Error {
+    Error::script(format!(
+        "script {} ended inside a transaction (BEGIN without COMMIT or END)",
+        script.name
+    ))
+}
+
+/// Whether [`Interp::run_straight`] can run the command (under `-M
+/// prepared`).
+fn straight_command(c: &Command) -> bool {
+    match c {
+        Command::Set { .. } => true,
+        Command::Sql(sql) => {
+            sql.into.is_none() && !sql.pipelined && !sql.compound && !sql.optional.contains(&true)
+        }
+        _ => false,
     }
 }
 
@@ -670,22 +786,21 @@ fn gset_slot(program: &Program, name: &str, sql: &Sql) -> Result<Option<usize>> 
     Ok(program.slot(name))
 }
 
-/// The first `n` parameters as bound, into `out`: text, as pgbench binds
-/// them (the server reads each as its parameter's type), or NULL.
-fn bound<'a>(texts: &'a [String], nulls: &[bool], n: usize, out: &mut Vec<Param<'a>>) {
-    out.extend((0..n).map(|i| match (nulls.get(i), texts.get(i)) {
-        (Some(false), Some(t)) => Param::Text(t),
-        _ => Param::Null,
-    }));
+/// A parameter of an SQL command as bound: text, as pgbench binds them
+/// (the server reads each as its parameter's type), or NULL.
+#[derive(Clone, Debug, Default)]
+struct ParamText {
+    text: String,
+    null: bool,
 }
 
-/// `v` emptied, its elements' borrows of another lifetime: the standard
-/// library collects a vector's own iterator in place when the elements
-/// keep their size, so the allocation goes on from command to command
-/// (were that ever not so, this would only allocate again, as before).
-fn recycle<'b>(mut v: Vec<Param<'_>>) -> Vec<Param<'b>> {
-    v.clear();
-    v.into_iter().map(|_| Param::Null).collect()
+/// The parameters [`Interp::queue_bound`] builds on the stack; a command
+/// with more collects them into a vector.
+const FEW_PARAMS: usize = 8;
+
+/// A driver's error of SQL command `sql`, named by its place and start.
+fn wire_error(sql: &Sql, e: WireError) -> Error {
+    Error::wire(format!("{} ({})", sql.at, short(&sql.text)), e)
 }
 
 /// Whose variables a command may change: the target of a `\set`, and

@@ -586,11 +586,18 @@ impl Operation for ScriptOp {
     }
 
     async fn execute(&mut self, conn: &mut WireConn) -> Result<Outcome> {
-        match self
-            .interp
-            .run(&self.program, conn, self.chosen, self.unit_seed)
-            .await
-        {
+        let (program, chosen, seed) = (&self.program, self.chosen, self.unit_seed);
+        let done = if self.interp.is_straight(chosen) {
+            self.interp.run_straight(program, conn, chosen, seed).await
+        } else {
+            // Boxed, one allocation a unit: inline, its state machine
+            // would make every unit's future as large as its own (about a
+            // kilobyte, see the test below), and the runner boxes each
+            // unit's future: at 256 connections, moving a straight
+            // script's unit into a block that size missed the caches.
+            Box::pin(self.interp.run(program, conn, chosen, seed)).await
+        };
+        match done {
             Ok(rows) => Ok(Outcome { rows, missing: 0 }),
             Err(e) => {
                 if !e.ends_run() {
@@ -629,6 +636,30 @@ mod tests {
         // agree.
         let size = returned_size(<ScriptOp as Operation>::execute);
         assert!(size <= 1032, "ScriptOp::execute's future is {size} bytes");
+    }
+
+    /// The size of what `f` returns, without calling it.
+    fn returned_size5<A, B, C, D, E, R>(_f: fn(A, B, C, D, E) -> R) -> usize {
+        std::mem::size_of::<R>()
+    }
+
+    #[test]
+    fn a_straight_scripts_unit_is_not_as_large_as_the_general_interpreters() {
+        // `execute` boxes the general path (`Interp::run`), so that the
+        // unit of a straight script (the builtins, most scripts) is the
+        // size of `run_straight`'s state, which every unit's future is
+        // moved into (see `execute`).
+        let unit = returned_size(<ScriptOp as Operation>::execute);
+        let general = returned_size5(Interp::run);
+        let straight = returned_size5(Interp::run_straight);
+        assert!(
+            unit < general,
+            "a unit's future is {unit} bytes, Interp::run's {general}"
+        );
+        assert!(
+            straight < general,
+            "run_straight's future is {straight} bytes, Interp::run's {general}"
+        );
     }
 
     #[test]

@@ -173,6 +173,18 @@ pub enum TxnEffect {
     End,
 }
 
+impl TxnEffect {
+    /// Updates `in_txn` (whether a transaction is open) for a command of
+    /// this effect that ran.
+    pub fn apply(self, in_txn: &mut bool) {
+        match self {
+            TxnEffect::Begin => *in_txn = true,
+            TxnEffect::End => *in_txn = false,
+            TxnEffect::None => {}
+        }
+    }
+}
+
 /// Where `\gset` or `\aset` puts the result.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Gset {
