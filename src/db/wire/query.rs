@@ -415,7 +415,17 @@ impl WireConn {
     /// Bind+Execute+Sync (one write, one read), counting what it returns.
     pub async fn execute(&mut self, st: Stmt, params: &[Param<'_>]) -> Result<Answer, WireError> {
         self.queue(st, params)?;
-        self.synced_answer(Some(st), None).await
+        self.run_queued().await
+    }
+
+    /// Sends what is queued (one statement's Bind and Execute) with a
+    /// Sync and reads its answer up to ReadyForQuery, counting what it
+    /// returns. (Apart from [`Self::synced_answer`], which keeps rows:
+    /// this is the path of most units, kept to the few lines it runs.)
+    pub async fn run_queued(&mut self) -> Result<Answer, WireError> {
+        self.queue_sync();
+        self.flush().await?;
+        self.until_ready(None).await
     }
 
     /// Sends what is queued (one statement's Bind and Execute, after

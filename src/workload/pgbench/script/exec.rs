@@ -268,7 +268,7 @@ impl Interp {
         self.bind_params(sql)?;
         self.queue_bound(conn, Some(st), sql, false)
             .map_err(|e| wire_error(sql, e))?;
-        let answer = conn.synced_answer(Some(st), None).await;
+        let answer = conn.run_queued().await;
         let answer = answer.map_err(|e| wire_error(sql, e))?;
         self.stats.record(sql.stat, began.elapsed());
         Ok(answer.affected.max(answer.rows))
