@@ -444,7 +444,7 @@ impl WireConn {
         self.flush().await?;
         if let Some(r) = rows.as_deref_mut() {
             match st.and_then(|st| self.statements.get(st.0)) {
-                // clone_from keeps the names' buffers from the last answer.
+                // names_from copies the names only when they changed.
                 Some(p) => {
                     r.clear_rows();
                     r.names_from(&p.names);

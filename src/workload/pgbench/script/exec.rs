@@ -1,8 +1,9 @@
 //! The interpreter: runs one compiled script on a worker's connection.
 //!
-//! One call of [`Interp::run`] is one pgbench transaction: every command of
-//! the chosen script in order, `\if` branches by jumps, `\sleep` inside the
-//! unit (its time counts, as in pgbench). The random values of a run come
+//! One call of [`Interp::run`] (or [`Interp::run_straight`]) is one
+//! pgbench transaction: every command of the chosen script in order, `\if`
+//! branches by jumps, `\sleep` inside the unit (its time counts, as in
+//! pgbench). The random values of a run come
 //! from a generator seeded per unit, so a unit that the runner tries again
 //! (`--retry-on`, `--max-tries`) draws the same values again, as pgbench's
 //! retries do. When a command fails inside `BEGIN … COMMIT`, the
@@ -112,7 +113,8 @@ pub struct Interp {
     /// commands. Shared by the clients whose folds are the same (see
     /// [`Folds`]).
     folded: Arc<[Option<Expr>]>,
-    /// The random draws of the unit under way (seeded by [`Interp::run`]),
+    /// The random draws of the unit under way (seeded by [`Interp::run`]
+    /// or [`Interp::run_straight`]),
     /// and the commands of its pipeline queued and not read yet (each
     /// one's effect on the transaction, and what it is called). Here
     /// rather than in `run`'s locals: the runner boxes each unit's future,
@@ -194,9 +196,11 @@ impl Interp {
         &mut self.stats
     }
 
-    /// Whether script `index` is straight: only `\\set`s and SQL commands,
-    /// prepared, outside pipelines, without `\\gset` (most scripts, the
-    /// builtins among them), which [`Interp::run_straight`] runs.
+    /// Whether script `index` is straight, which [`Interp::run_straight`]
+    /// runs: only `\set`s and SQL commands, under `-M prepared`, outside
+    /// pipelines, without `\gset` or `\aset`, statements joined by `\;` or
+    /// a subscript bound only a `\gset` may set (most scripts, the
+    /// builtins among them).
     pub fn is_straight(&self, index: usize) -> bool {
         self.straight.get(index).copied().unwrap_or(false)
     }
@@ -208,8 +212,9 @@ impl Interp {
     /// more of the instruction cache, and its future (about a kilobyte)
     /// sets the size of the block every unit's future is moved into; at
     /// 256 connections those blocks, one per connection, missed the
-    /// caches on every unit (callgrind, select-only: 42 last-level misses
-    /// a transaction before, 24 after; see bench/RESULTS.md).
+    /// caches on every unit (callgrind, select-only: 37 last-level misses
+    /// a transaction before, 23 after; see bench/RESULTS.md, twelfth
+    /// session).
     pub async fn run_straight(
         &mut self,
         program: &Program,

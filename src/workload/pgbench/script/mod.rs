@@ -629,11 +629,12 @@ mod tests {
         // default; past that every unit's malloc and free take the slow
         // path (about 330 instructions and 18 I1 misses a transaction,
         // see `Interp::rng`). A local held across an await in
-        // `Interp::run`, or a future it awaits without `rare`, grows it.
-        // This is the test build's layout: when this was written the
-        // release build's was the same (1,000 bytes, the constant its
-        // `execute_dyn` passes to malloc), but the two are not bound to
-        // agree.
+        // `Interp::run_straight`, or a future it awaits without `rare`,
+        // grows it (`Interp::run`'s future is boxed apart, see the next
+        // test). This is the test build's layout: when this was written
+        // the release build's was the same (1,000 bytes, the constant its
+        // `execute_dyn` passes to malloc, before `run_straight`), but the
+        // two are not bound to agree.
         let size = returned_size(<ScriptOp as Operation>::execute);
         assert!(size <= 1032, "ScriptOp::execute's future is {size} bytes");
     }
