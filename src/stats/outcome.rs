@@ -247,16 +247,20 @@ impl StatementTimes {
         names: impl IntoIterator<Item = &'static str>,
         class: impl Fn(&str) -> &'static str,
     ) -> Self {
+        let names: Vec<StatementName> = names
+            .into_iter()
+            .map(|name| StatementName {
+                name,
+                class: class(name),
+            })
+            .collect();
+        // At their sizes now, beside the names, rather than when the
+        // first unit grows them, among every other connection's blocks.
+        let n = names.len();
         StatementTimes {
-            names: names
-                .into_iter()
-                .map(|name| StatementName {
-                    name,
-                    class: class(name),
-                })
-                .collect(),
-            pending: Vec::new(),
-            slots: Vec::new(),
+            names,
+            pending: Vec::with_capacity(n),
+            slots: Vec::with_capacity(n),
             mapped_in: None,
         }
     }

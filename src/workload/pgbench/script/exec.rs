@@ -124,8 +124,6 @@ pub struct Interp {
     /// instruction-cache misses per transaction, callgrind).
     rng: SmallRng,
     queued: Vec<(TxnEffect, String)>,
-    /// Per script: whether [`Interp::run_straight`] can run it.
-    straight: Vec<bool>,
 }
 
 impl Interp {
@@ -136,14 +134,15 @@ impl Interp {
         });
         let n = program.max_params;
         let folded = folds.share(fold_program(&program, &vars));
-        let straight = (program.scripts.iter())
-            .map(|s| protocol == Protocol::Prepared && s.commands.iter().all(straight_command))
-            .collect();
+        // Allocated here one after another, as the variables just before
+        // them, and at the size they keep (see `prepare` and `bind_params`):
+        // a new connection's blocks then lie side by side, and a unit at
+        // many connections finds more of them on lines it has touched.
+        let commands = program.scripts.iter().map(|s| s.commands.len()).sum();
         Interp {
-            straight,
             zipf: vec![None; program.zipf_sites],
-            statements: Vec::new(),
-            params: vec![ParamText::default(); n],
+            statements: Vec::with_capacity(commands),
+            params: (0..n).map(|_| ParamText::with_capacity(24)).collect(),
             sql_buf: String::new(),
             name_buf: String::new(),
             rows: Rows::new(),
@@ -196,17 +195,8 @@ impl Interp {
         &mut self.stats
     }
 
-    /// Whether script `index` is straight, which [`Interp::run_straight`]
-    /// runs: only `\set`s and SQL commands, under `-M prepared`, outside
-    /// pipelines, without `\gset` or `\aset`, statements joined by `\;` or
-    /// a subscript bound only a `\gset` may set (most scripts, the
-    /// builtins among them).
-    pub fn is_straight(&self, index: usize) -> bool {
-        self.straight.get(index).copied().unwrap_or(false)
-    }
-
-    /// Runs straight script `index` of `program` (see
-    /// [`Interp::is_straight`]) as [`Interp::run`] would, on a path of its
+    /// Runs straight script `index` of `program` (see [`straight_scripts`])
+    /// as [`Interp::run`] would, on a path of its
     /// own. The general one's state machine (branches, pipelines, sleeps,
     /// the other protocols) spreads the lines a transaction runs over
     /// more of the instruction cache, and its future (about a kilobyte)
@@ -717,6 +707,19 @@ fn unfinished(script: &super::parse::Script) -> Error {
     ))
 }
 
+/// Per script of `program`, whether it is straight, which
+/// [`Interp::run_straight`] runs: only `\set`s and SQL commands, under `-M
+/// prepared`, outside pipelines, without `\gset` or `\aset`, statements
+/// joined by `\;` or a subscript bound only a `\gset` may set (most
+/// scripts, the builtins among them). One copy for all clients: read each
+/// unit, it stays in the cache, where a vector per client did not (at
+/// 256 connections, a miss a transaction; perf).
+pub fn straight_scripts(program: &Program, protocol: Protocol) -> Vec<bool> {
+    (program.scripts.iter())
+        .map(|s| protocol == Protocol::Prepared && s.commands.iter().all(straight_command))
+        .collect()
+}
+
 /// Whether [`Interp::run_straight`] can run the command (under `-M
 /// prepared`).
 fn straight_command(c: &Command) -> bool {
@@ -797,6 +800,15 @@ fn gset_slot(program: &Program, name: &str, sql: &Sql) -> Result<Option<usize>> 
 struct ParamText {
     text: String,
     null: bool,
+}
+
+impl ParamText {
+    fn with_capacity(n: usize) -> ParamText {
+        ParamText {
+            text: String::with_capacity(n),
+            null: false,
+        }
+    }
 }
 
 /// The parameters [`Interp::queue_bound`] builds on the stack; a command

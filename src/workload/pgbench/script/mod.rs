@@ -289,6 +289,7 @@ fn build(spec: &'static Spec, s: &Settings) -> Result<Box<dyn Workload>> {
     Ok(Box::new(ScriptRun {
         spec,
         facts,
+        straight: exec::straight_scripts(&program, s.protocol).into(),
         program: Arc::new(program),
         cumulative: cumulative.into(),
         builtin_used,
@@ -387,6 +388,8 @@ struct ScriptRun {
     program: Arc<Program>,
     /// Running totals of the weights, in script order.
     cumulative: Arc<[u64]>,
+    /// Per script, whether it is straight (see [`exec::straight_scripts`]).
+    straight: Arc<[bool]>,
     builtin_used: bool,
     settings: Settings,
     /// `:scale`, known after set-up.
@@ -514,6 +517,7 @@ impl Workload for ScriptRun {
             shown: self.shown.clone(),
             rng: SmallRng::seed_from_u64(worker_seed(seed, thread, 29)),
             cumulative: self.cumulative.clone(),
+            straight: self.straight.clone(),
             chosen: 0,
             unit_seed: 0,
         })
@@ -560,6 +564,8 @@ struct ScriptOp {
     shown: FirstErrors,
     rng: SmallRng,
     cumulative: Arc<[u64]>,
+    /// Per script, whether it is straight (see [`exec::straight_scripts`]).
+    straight: Arc<[bool]>,
     /// The staged unit's script, and the seed of its random draws.
     chosen: usize,
     unit_seed: u64,
@@ -587,7 +593,7 @@ impl Operation for ScriptOp {
 
     async fn execute(&mut self, conn: &mut WireConn) -> Result<Outcome> {
         let (program, chosen, seed) = (&self.program, self.chosen, self.unit_seed);
-        let done = if self.interp.is_straight(chosen) {
+        let done = if self.straight.get(chosen) == Some(&true) {
             self.interp.run_straight(program, conn, chosen, seed).await
         } else {
             // Boxed, one allocation a unit: inline, its state machine
