@@ -1032,3 +1032,56 @@ async fn reports_of_clients_with_their_own_topology_keys_merge() {
         "only-primary, topology aws.us-east-1.us-east-1a:1; only-primary, topology aws.us-west-2.*:1"
     );
 }
+
+/// The builtins read `:scale` from pgbench_branches in their set-up, as
+/// pgbench does (and then every script of the run has it); every client
+/// of a run does so, not the leader alone: a follower that skipped it
+/// had `-s`'s scale, 1 by default, and drew accounts from that range.
+#[tokio::test(flavor = "multi_thread")]
+async fn every_client_of_a_builtin_script_reads_the_scale_from_the_tables() {
+    let sb = sandbox();
+    let url = sb.url();
+    let c = client(&sb).await;
+    let out = bin("ysql-bench", &["-u", &url, "-o", "pgbench-init", "-s", "2"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    c.batch_execute("create table seen (scale int)")
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let script = dir.path().join("seen.sql");
+    std::fs::write(&script, "INSERT INTO seen VALUES (:scale);\n").unwrap();
+    let script = format!("{}@1", script.display());
+    let children: Vec<Child> = (0..2)
+        .map(|i| {
+            start_client(
+                &url,
+                i,
+                &[
+                    "--clients",
+                    "2",
+                    "--run-id",
+                    "scale",
+                    "--builtin",
+                    "select-only@0",
+                    "--script",
+                    &script,
+                    "-t",
+                    "1",
+                    "--time",
+                    "1s",
+                    "-q",
+                ],
+            )
+        })
+        .collect();
+    for (i, o) in wait_all(children).iter().enumerate() {
+        assert!(o.status.success(), "client {i}: {}", text(&o.stderr));
+    }
+    let rows = c
+        .query("select scale, count(*) from seen group by scale", &[])
+        .await
+        .unwrap();
+    let seen: Vec<(i32, i64)> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
+    assert_eq!(seen.len(), 1, "scales seen: {seen:?}");
+    assert_eq!(seen[0].0, 2, "scales seen: {seen:?}");
+}

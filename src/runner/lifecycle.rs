@@ -68,7 +68,9 @@ pub fn never_started(result: &OpResult) -> bool {
 /// `prep:N`), so that nobody reads the tables (a mix's first free key)
 /// while another still writes them. A load empties its tables and a
 /// clean-up drops them: the leader's part alone, after which it lets the
-/// others past. A mix's set-up only reads, and every client needs it.
+/// others past. A mix's set-up only reads, and every client needs it; so
+/// does a script's (the builtins' `:scale`, read from pgbench_branches:
+/// a follower that skipped it drew from `-s`'s range).
 async fn set_up(ctx: &RunCtx, workload: &dyn Workload, position: usize) -> Result<()> {
     let client = connect::get(&ctx.pool, &ctx.target).await?;
     let Some(barrier) = &ctx.barrier else {
@@ -79,7 +81,7 @@ async fn set_up(ctx: &RunCtx, workload: &dyn Workload, position: usize) -> Resul
         None => format!("prep:{position}"),
     };
     barrier.meet(&step).await?;
-    let writes_tables = workload.spec().is_load() || !workload.facts().needs_tables;
+    let writes_tables = workload.spec().is_load() || workload.spec().drops;
     if barrier.leads() {
         let done = workload.set_up(&client).await;
         if let Err(e) = &done {
