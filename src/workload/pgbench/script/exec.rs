@@ -43,7 +43,7 @@ use rand::rngs::SmallRng;
 use super::bind::write_literal;
 use super::eval::{Env, Value, VarError, eval, fold, parse_text_value, sleep_amount};
 use super::expr::Expr;
-use super::parse::{Command, Program, SleepAmount, Sql, TxnEffect};
+use super::parse::{Command, Program, Script, SleepAmount, Sql, TxnEffect};
 use crate::db::wire::{Param, Protocol, Rows, Stmt, WireConn, WireError};
 use crate::error::{Error, Result};
 use crate::workload::StatementTimes;
@@ -195,6 +195,17 @@ impl Interp {
         &mut self.stats
     }
 
+    /// The start of a unit: its draws seeded by `seed`, and script `index`
+    /// of `program` (this interpreter's).
+    fn begin<'p>(&mut self, program: &'p Program, index: usize, seed: u64) -> Result<&'p Script> {
+        debug_assert!(std::ptr::eq(program, &*self.program), "another program");
+        self.rng = SmallRng::seed_from_u64(seed);
+        program
+            .scripts
+            .get(index)
+            .ok_or_else(|| Error::run(format!("internal: no script {index}")))
+    }
+
     /// Runs straight script `index` of `program` (see [`straight_scripts`])
     /// as [`Interp::run`] would, on a path of its
     /// own. The general one's state machine (branches, pipelines, sleeps,
@@ -203,7 +214,7 @@ impl Interp {
     /// sets the size of the block every unit's future is moved into; at
     /// 256 connections those blocks, one per connection, missed the
     /// caches on every unit (callgrind, select-only: 37 last-level misses
-    /// a transaction before, 23 after; see bench/RESULTS.md, twelfth
+    /// a transaction before, 20 after; see bench/RESULTS.md, twelfth
     /// session).
     pub async fn run_straight(
         &mut self,
@@ -212,11 +223,7 @@ impl Interp {
         index: usize,
         seed: u64,
     ) -> Result<u64> {
-        debug_assert!(std::ptr::eq(program, &*self.program), "another program");
-        self.rng = SmallRng::seed_from_u64(seed);
-        let Some(script) = program.scripts.get(index) else {
-            return Err(Error::run(format!("internal: no script {index}")));
-        };
+        let script = self.begin(program, index, seed)?;
         let mut rows = 0;
         let mut in_txn = false;
         for (k, command) in script.commands.iter().enumerate() {
@@ -285,11 +292,7 @@ impl Interp {
         index: usize,
         seed: u64,
     ) -> Result<u64> {
-        debug_assert!(std::ptr::eq(program, &*self.program), "another program");
-        self.rng = SmallRng::seed_from_u64(seed);
-        let Some(script) = program.scripts.get(index) else {
-            return Err(Error::run(format!("internal: no script {index}")));
-        };
+        let script = self.begin(program, index, seed)?;
         let commands = &script.commands;
         let base = script.base;
         let mut pc = 0;
@@ -700,7 +703,7 @@ impl Interp {
 }
 
 /// The error of a script that ended with its transaction open.
-fn unfinished(script: &super::parse::Script) -> Error {
+fn unfinished(script: &Script) -> Error {
     Error::script(format!(
         "script {} ended inside a transaction (BEGIN without COMMIT or END)",
         script.name
