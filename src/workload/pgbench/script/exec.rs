@@ -134,10 +134,12 @@ impl Interp {
         });
         let n = program.max_params;
         let folded = folds.share(fold_program(&program, &vars));
-        // Allocated here one after another, as the variables just before
-        // them, and at the size they keep (see `prepare` and `bind_params`):
-        // a new connection's blocks then lie side by side, and a unit at
-        // many connections finds more of them on lines it has touched.
+        // The vectors are allocated here one after another at the size
+        // they keep (see `prepare` and `bind_params`), not grown by the
+        // first unit among every other connection's blocks: glibc tends
+        // to serve consecutive small requests from neighbouring memory, so
+        // a unit at many connections finds more of them on lines it has
+        // touched (callgrind: see bench/RESULTS.md, twelfth session).
         let commands = program.scripts.iter().map(|s| s.commands.len()).sum();
         Interp {
             zipf: vec![None; program.zipf_sites],
