@@ -1,38 +1,37 @@
 //! The interpreter: runs one compiled script on a worker's connection.
 //!
-//! One call of [`Interp::run`] (or [`Interp::run_straight`]) is one
-//! pgbench transaction: every command of the chosen script in order, `\if`
-//! branches by jumps, `\sleep` inside the unit (its time counts, as in
-//! pgbench). The random values of a run come
-//! from a generator seeded per unit, so a unit that the runner tries again
-//! (`--retry-on`, `--max-tries`) draws the same values again, as pgbench's
-//! retries do. When a command fails inside `BEGIN … COMMIT`, the
-//! transaction is rolled back before the error goes back to the runner;
-//! a script that ends with its transaction still open is an error too.
-//! The script's own errors (a variable not set yet, an expression's
-//! error, a `\gset` without its one row, a column it cannot read) are
-//! [`Error::Script`], on which the runner stops the run, as pgbench aborts
-//! the client; the server's errors are counted and the run goes on.
+//! One call of [`Interp::run`] (or [`Interp::run_straight`]) is one pgbench
+//! transaction: every command of the chosen script in order, `\if` branches
+//! by jumps, `\sleep` inside the unit (its time counts, as in pgbench). The
+//! random values of a run come from a generator seeded per unit, so a unit
+//! that the runner tries again (`--retry-on`, `--max-tries`) draws the same
+//! values again, as pgbench's retries do. When a command fails inside
+//! `BEGIN … COMMIT`, the transaction is rolled back before the error goes
+//! back to the runner; a script that ends with its transaction still open
+//! is an error too. The script's own errors (a variable not set yet, an
+//! expression's error, a `\gset` without its one row, a column it cannot
+//! read) are [`Error::Script`], on which the runner stops the run, as
+//! pgbench aborts the client; the server's errors are counted and the run
+//! goes on.
 //!
 //! A script of `\set`s and prepared SQL commands alone, without `\gset`
 //! (the builtins, most scripts: "straight") runs on a loop of its own,
 //! [`Interp::run_straight`]; the others on the general one,
-//! [`Interp::run`], whose state machine is several times larger (the
-//! caller boxes it: one allocation a unit). Per unit nothing is looked
-//! up by name and, once the buffers have grown, nothing else is
-//! allocated by the interpreter itself for an SQL command outside a
-//! pipeline (with at most [`FEW_PARAMS`] parameters), a `\set` or an
-//! `\if`: variables are a vector indexed by slot, each SQL command's
-//! prepared statement is kept per connection, and parameters are
-//! written into reused strings. (The driver allocates its own messages
-//! and rows; a command queued in a pipeline keeps its name, a string,
-//! until its result is read.) The
-//! paths few transactions take, a failure's rollback, a pipeline's start
-//! and sync, a `\sleep`, a statement prepared at its first use, are boxed
-//! futures (see `rare`), one allocation each where they run, to keep
-//! their code out of the common path's. Every SQL command and `\sleep`
-//! is timed as a statement kind of its own (the runner keeps their
-//! histograms, see [`StatementTimes`]).
+//! [`Interp::run`], whose state machine is several times larger (the caller
+//! boxes it: one allocation a unit). Per unit nothing is looked up by name
+//! and, once the buffers have grown, nothing else is allocated by the
+//! interpreter itself for an SQL command outside a pipeline (with at most
+//! [`FEW_PARAMS`] parameters), a `\set` or an `\if`: variables are a vector
+//! indexed by slot, each SQL command's prepared statement is kept per
+//! connection, and parameters are written into reused strings. (The driver
+//! allocates its own messages and rows; a command queued in a pipeline
+//! keeps its name, a string, until its result is read.) The paths few
+//! transactions take, a failure's rollback, a pipeline's start and sync, a
+//! `\sleep`, a statement prepared at its first use, are boxed futures (see
+//! `rare`), one allocation each where they run, to keep their code out of
+//! the common path's. Every SQL command and `\sleep` is timed as a
+//! statement kind of its own (the runner keeps their histograms, see
+//! [`StatementTimes`]).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -113,13 +112,12 @@ pub struct Interp {
     /// commands. Shared by the clients whose folds are the same (see
     /// [`Folds`]).
     folded: Arc<[Option<Expr>]>,
-    /// The random draws of the unit under way (seeded by [`Interp::run`]
-    /// or [`Interp::run_straight`]),
-    /// and the commands of its pipeline queued and not read yet (each
-    /// one's effect on the transaction, and what it is called). Here
-    /// rather than in `run`'s locals: the runner boxes each unit's future,
-    /// and that future was at 1,032 bytes, the largest size glibc's
-    /// per-thread cache of freed blocks serves; past it every unit's
+    /// The random draws of the unit under way (seeded by [`Interp::run`] or
+    /// [`Interp::run_straight`]), and the commands of its pipeline queued and
+    /// not read yet (each one's effect on the transaction, and what it is
+    /// called). Here rather than in `run`'s locals: the runner boxes each
+    /// unit's future, and that future was at 1,032 bytes, the largest size
+    /// glibc's per-thread cache of freed blocks serves; past it every unit's
     /// allocation took malloc's slow path (about 330 instructions and 18
     /// instruction-cache misses per transaction, callgrind).
     rng: SmallRng,
@@ -208,15 +206,14 @@ impl Interp {
             .ok_or_else(|| Error::run(format!("internal: no script {index}")))
     }
 
-    /// Runs straight script `index` of `program` (see [`straight_scripts`])
-    /// as [`Interp::run`] would, on a path of its
-    /// own. The general one's state machine (branches, pipelines, sleeps,
-    /// the other protocols) spreads the lines a transaction runs over
-    /// more of the instruction cache, and its future (about a kilobyte)
-    /// sets the size of the block every unit's future is moved into; at
-    /// 256 connections those blocks, one per connection, missed the
-    /// caches on every unit (callgrind, select-only: 37 last-level misses
-    /// a transaction before, 20 after; see bench/RESULTS.md, twelfth
+    /// Runs straight script `index` of `program` (see [`straight_scripts`]) as
+    /// [`Interp::run`] would, on a path of its own. The general one's state
+    /// machine (branches, pipelines, sleeps, the other protocols) spreads the
+    /// lines a transaction runs over more of the instruction cache, and its
+    /// future (about a kilobyte) sets the size of the block every unit's future
+    /// is moved into; at 256 connections those blocks, one per connection,
+    /// missed the caches on every unit (callgrind, select-only: 37 last-level
+    /// misses a transaction before, 20 after; see bench/RESULTS.md, twelfth
     /// session).
     pub async fn run_straight(
         &mut self,
