@@ -95,7 +95,28 @@ struct Recorded {
     pending: Vec<DoneUnit>,
 }
 
-/// A unit that succeeded, as [`ThreadRecorder::unit_done`] was told of it.
+/// A unit that succeeded, as a worker counts it ([`ThreadRecorder::unit_done`]).
+pub(super) struct UnitDone<'a> {
+    /// Measured, or in the warmup.
+    pub(super) measured: bool,
+    pub(super) worker: u32,
+    /// Its transaction type.
+    pub(super) ty: usize,
+    pub(super) end: Instant,
+    pub(super) timing: Timing,
+    pub(super) outcome: Outcome,
+    /// Its latency exceeded `--latency-limit`.
+    pub(super) late: bool,
+    /// It is back now: no longer in flight (see [`ThreadRecorder::unit_ended`]).
+    pub(super) ended: bool,
+    /// The times of its statements, moved into the thread's figures when
+    /// measured, else dropped (see [`ThreadRecorder::statements_done`]).
+    pub(super) statements: Option<&'a mut StatementTimes>,
+    /// The host of its connection, counted per host.
+    pub(super) host: Option<usize>,
+}
+
+/// A unit that succeeded, waiting to be recorded.
 #[derive(Clone, Copy)]
 struct DoneUnit {
     measured: bool,
@@ -107,8 +128,11 @@ struct DoneUnit {
     late: bool,
 }
 
-/// How many done units wait before they are recorded together.
-const BATCH: usize = 32;
+/// How many done units wait before they are recorded together (the
+/// housekeeping records them too, every [`STOP_LOOK`]). Recorded
+/// together, their values land on the histograms' lines back to back:
+/// one at a time, each was about a cache miss (see [`ThreadRecorder::unit_done`]).
+const BATCH: usize = 1024;
 
 impl Recorded {
     /// Records the units that wait, in the order they were done.
@@ -270,8 +294,12 @@ impl ThreadRecorder {
         }
     }
 
-    /// A successful unit of worker `worker`, of type `ty`, that ended at
-    /// `end`; `late` when its latency exceeded `--latency-limit`.
+    /// A successful unit (see [`UnitDone`]), with all that is counted of it
+    /// at its end in one hold of the lock: each hold is two atomic
+    /// read-modify-writes, which wait for the thread's earlier stores,
+    /// and a success used to take it four times (`perf annotate`, 16
+    /// connections: half of the samples in the worker's counting of a
+    /// unit fell on taking the lock).
     ///
     /// It waits with up to [`BATCH`] others, and they are recorded
     /// together (into the histograms, the interval, the pictures' samples)
@@ -285,26 +313,41 @@ impl ThreadRecorder {
     /// tpcb-like transaction runs was larger than the 32 KB first-level
     /// instruction cache, and evicted itself (issue 24, seventh session in
     /// bench/RESULTS.md).
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn unit_done(
-        &self,
-        measured: bool,
-        worker: u32,
-        ty: usize,
-        end: Instant,
-        timing: Timing,
-        outcome: Outcome,
-        late: bool,
-    ) {
+    pub(super) fn unit_done(&self, u: UnitDone<'_>) {
         let mut r = self.lock();
+        let r = &mut *r;
+        if u.ended {
+            r.in_flight = r.in_flight.saturating_sub(1);
+            if let Some(iv) = r.intervals.as_mut() {
+                iv.in_flight = r.in_flight;
+            }
+        }
+        match u.statements {
+            Some(t) if t.pending().is_empty() => {}
+            Some(t) if u.measured => r.statements.absorb(t),
+            Some(t) => t.clear(),
+            None => {}
+        }
+        let stats = if u.measured {
+            &mut r.measured
+        } else {
+            &mut r.warmup
+        };
+        if u.late {
+            stats.of(u.ty).late += 1;
+        }
+        if let Some(host) = u.host {
+            stats.common.conns.op_on(host);
+        }
+        let end = u.end;
         r.pending.push(DoneUnit {
-            measured,
-            worker,
-            ty,
+            measured: u.measured,
+            worker: u.worker,
+            ty: u.ty,
             end,
-            timing,
-            outcome,
-            late,
+            timing: u.timing,
+            outcome: u.outcome,
+            late: u.late,
         });
         // A unit of another interval hands a piece over (or sends a late
         // one): at once, as it did when each was recorded at once, not at
@@ -412,6 +455,31 @@ pub(super) async fn housekeeping(threads: Arc<Mutex<Vec<(ThreadRecorder, ThreadS
 mod tests {
     use super::*;
 
+    /// A successful unit as the tests count it: not in flight before, no
+    /// statements, no host.
+    fn done(
+        measured: bool,
+        worker: u32,
+        ty: usize,
+        end: Instant,
+        timing: Timing,
+        outcome: Outcome,
+        late: bool,
+    ) -> UnitDone<'static> {
+        UnitDone {
+            measured,
+            worker,
+            ty,
+            end,
+            timing,
+            outcome,
+            late,
+            ended: false,
+            statements: None,
+            host: None,
+        }
+    }
+
     fn plan(tx: mpsc::UnboundedSender<IntervalMsg>) -> IntervalPlan {
         IntervalPlan {
             len: Duration::from_secs(1),
@@ -440,8 +508,8 @@ mod tests {
                     rows: 1,
                     missing: 0,
                 };
-                rec.unit_done(true, w, 0, start + d, t, o, false);
-                rec.unit_done(false, w, 0, start + d, t, o, false);
+                rec.unit_done(done(true, w, 0, start + d, t, o, false));
+                rec.unit_done(done(false, w, 0, start + d, t, o, false));
                 alone.record(t, o);
             }
         }
@@ -477,6 +545,48 @@ mod tests {
         )
         .await;
         assert_eq!(figs.iter().map(|f| f.total.ops).sum::<u64>(), 300);
+    }
+
+    /// All that a success counts at its end, taken in one hold of the
+    /// lock: it is out of flight, its statements' times move (or, in the
+    /// warmup, are dropped), lateness and its host are counted, in the
+    /// phase it ran in.
+    #[test]
+    fn a_success_counts_everything_of_its_end_in_the_phase_it_ran_in() {
+        let (rec, _rx, start) = one_thread_measuring();
+        let (t, o) = a_unit();
+        let mut times = StatementTimes::new(["select"], |_| "read");
+        rec.name_statements(Some(&mut times));
+        for measured in [false, true, true] {
+            rec.unit_started();
+            times.record(0, Duration::from_micros(4));
+            rec.unit_done(UnitDone {
+                ended: true,
+                statements: Some(&mut times),
+                host: Some(2),
+                ..done(
+                    measured,
+                    0,
+                    0,
+                    start + Duration::from_millis(1),
+                    t,
+                    o,
+                    measured,
+                )
+            });
+            assert!(times.pending().is_empty());
+            assert_eq!(rec.lock().in_flight, 0);
+        }
+        rec.unit_started();
+        assert_eq!(rec.lock().in_flight, 1);
+        let warmup_ops = rec.lock().warmup.common.conns.ops.clone();
+        assert_eq!(warmup_ops, [0, 0, 1]);
+        let out = rec.finish();
+        assert_eq!(out.stats.common.conns.ops, [0, 0, 2]);
+        assert_eq!(out.stats.types[0].late, 2);
+        assert_eq!(out.stats.total().ops, 2);
+        assert_eq!(out.statements.len(), 1);
+        assert_eq!(out.statements[0].count, 2);
     }
 
     /// One thread's recorder, without pictures, measuring since the
@@ -515,8 +625,10 @@ mod tests {
         let (rec, mut rx, start) = one_thread_measuring();
         let (t, o) = a_unit();
         let n = BATCH as u64 - 1;
+        // All within the first interval (1 s).
+        let step = Duration::from_secs(1) / BATCH as u32;
         for i in 0..n {
-            rec.unit_done(true, 0, 0, start + Duration::from_millis(i), t, o, false);
+            rec.unit_done(done(true, 0, 0, start + step * i as u32, t, o, false));
         }
         rec.tick(start + Duration::from_millis(1500));
         let m = rx.try_recv().expect("the first interval's piece");
@@ -539,7 +651,7 @@ mod tests {
         for i in 0..3u64 {
             rec.unit_started();
             rec.unit_ended();
-            rec.unit_done(
+            rec.unit_done(done(
                 true,
                 0,
                 0,
@@ -547,12 +659,20 @@ mod tests {
                 t,
                 o,
                 false,
-            );
+            ));
         }
         // The first unit of interval 1 ends: the thread is past interval 0.
         rec.unit_started();
         rec.unit_ended();
-        rec.unit_done(true, 0, 0, start + Duration::from_millis(1200), t, o, false);
+        rec.unit_done(done(
+            true,
+            0,
+            0,
+            start + Duration::from_millis(1200),
+            t,
+            o,
+            false,
+        ));
         let m = rx
             .try_recv()
             .expect("interval 0's piece, handed over at once");
@@ -576,7 +696,15 @@ mod tests {
                 rows: 1,
                 missing: 0,
             };
-            rec.unit_done(true, 0, 0, start + d, Timing::unscheduled(d), o, false);
+            rec.unit_done(done(
+                true,
+                0,
+                0,
+                start + d,
+                Timing::unscheduled(d),
+                o,
+                false,
+            ));
         }
         let out = rec.finish();
         assert_eq!(out.stats.total().ops, 50);

@@ -261,12 +261,10 @@ impl Session {
         Ok(self.conns.wire(self.host()).await?.0)
     }
 
-    /// Counts a unit that succeeded on the current host.
-    pub(super) fn count_op(&self, stats: StatsRef<'_>) {
-        if let Some((host, _)) = &self.current {
-            let host = *host;
-            stats.common(|c| c.conns.op_on(host));
-        }
+    /// The host of the current connection, none while there is none: a
+    /// unit that succeeded is counted on it.
+    pub(super) fn current_host(&self) -> Option<usize> {
+        self.current.as_ref().map(|(h, _)| *h)
     }
 
     /// The host of the current connection, when units are counted per

@@ -33,7 +33,7 @@ use tokio::sync::Barrier;
 use super::ending::{Ending, ThreadStop, ending_for};
 use super::latency_log::{LogRecord, LogWriter};
 use super::pipeline::Lane;
-use super::recorder::{StatsRef, ThreadRecorder};
+use super::recorder::{StatsRef, ThreadRecorder, UnitDone};
 use super::schedule::{self, Schedule};
 use super::session::Session;
 use super::settings::RetryPolicy;
@@ -383,8 +383,7 @@ impl Phase<'_> {
                 let go = match (&f.res, &self.log) {
                     (Ok(outcome), None) => {
                         let outcome = *outcome;
-                        self.rec.unit_ended();
-                        self.count_success(op, &f.unit, outcome, out);
+                        self.count_success(op, &f.unit, outcome, out, true);
                         f.cancelled.is_none()
                     }
                     _ => cold(self.count_unit(op, f, deadline, out, ending)).await,
@@ -555,7 +554,7 @@ impl Phase<'_> {
         };
         match res {
             Ok(outcome) => {
-                self.count_success(op, &unit, outcome, out);
+                self.count_success(op, &unit, outcome, out, false);
                 if let Some(r) = self.log_record(&unit, outcome.rows, true) {
                     self.log_push(r).await;
                 }
@@ -576,9 +575,13 @@ impl Phase<'_> {
         unit: &Sent,
         outcome: crate::workload::Outcome,
         out: &mut WorkerOutput,
+        ended: bool,
     ) {
-        self.count_ended(op, unit, true, out);
-        self.unit_done(unit, outcome, out);
+        if self.measured {
+            out.last_end = Some(unit.end);
+        }
+        self.count_retries(unit, true);
+        self.unit_done(op, unit, outcome, out, ended);
     }
 
     /// What every counted unit, done (`ok`) or failed, adds: its end, its
@@ -752,11 +755,16 @@ impl Phase<'_> {
     }
 
     /// Counts a unit that succeeded (its latency log line apart).
-    fn unit_done(
+    /// `ended`: it is back only now (else [`ThreadRecorder::unit_ended`]
+    /// was told before). Its statements' times go with it (see
+    /// `keep_statements`).
+    fn unit_done<O: Operation>(
         &mut self,
+        op: &mut O,
         unit: &Sent,
         outcome: crate::workload::Outcome,
         out: &mut WorkerOutput,
+        ended: bool,
     ) {
         let (ty, end, timing) = (unit.ty, unit.end, unit.timing());
         // Only a load's progress bar reads the shared count: for queries it
@@ -765,20 +773,18 @@ impl Phase<'_> {
             self.rows_done.fetch_add(outcome.rows, Ordering::Relaxed);
         }
         out.rows += outcome.rows;
-        let late = self.pace.latency_limit.is_some_and(|l| timing.latency > l);
-        if late {
-            self.stats().with(|s| s.of(ty).late += 1);
-        }
-        self.rec.unit_done(
-            self.measured,
-            self.thread as u32,
+        self.rec.unit_done(UnitDone {
+            measured: self.measured,
+            worker: self.thread as u32,
             ty,
             end,
             timing,
             outcome,
-            late,
-        );
-        self.session.count_op(self.rec.stats(self.measured));
+            late: self.pace.latency_limit.is_some_and(|l| timing.latency > l),
+            ended,
+            statements: op.statement_times(),
+            host: self.session.current_host(),
+        });
         if self.measured
             && let Some(host) = self.session.host_counted()
         {
