@@ -373,8 +373,22 @@ impl ThreadRecorder {
     /// before it. A unit of this thread that read its end just before and
     /// records it just after sends a late piece of its own (see
     /// `intervals.rs`).
+    ///
+    /// While the clock is still in the current interval there is nothing
+    /// to hand over, and the units that wait are left to the worker, which
+    /// records them on its own thread when its batch is full or its next
+    /// unit ends in a later interval. Recorded here, on the coordinator's
+    /// thread, every batch and the histograms it lands on would move
+    /// between the cores.
     pub(super) fn tick(&self, now: Instant) {
-        self.interval(|iv| iv.move_to(now));
+        let mut r = self.lock();
+        if r.intervals.as_ref().is_none_or(|iv| iv.holds(now)) {
+            return;
+        }
+        r.record_pending();
+        if let Some(iv) = r.intervals.as_mut() {
+            iv.move_to(now);
+        }
     }
 
     /// Once every worker of the thread has ended: hands over the last
@@ -630,9 +644,14 @@ mod tests {
         for i in 0..n {
             rec.unit_done(done(true, 0, 0, start + step * i as u32, t, o, false));
         }
+        // Inside the interval the housekeeping leaves them to the worker.
+        rec.tick(start + Duration::from_millis(999));
+        assert_eq!(rec.lock().pending.len() as u64, n);
+        assert!(rx.try_recv().is_err(), "a piece before the interval's end");
         rec.tick(start + Duration::from_millis(1500));
         let m = rx.try_recv().expect("the first interval's piece");
         assert_eq!((m.index(), m.ops()), (0, n));
+        assert!(rec.lock().pending.is_empty());
         assert!(rx.try_recv().is_err(), "a late piece");
         assert_eq!(rec.finish().stats.total().ops, n);
     }
