@@ -97,6 +97,19 @@ struct Recorded {
 
 /// A unit that succeeded, as a worker counts it ([`ThreadRecorder::unit_done`]).
 pub(super) struct UnitDone<'a> {
+    pub(super) unit: DoneUnit,
+    /// It is back now: no longer in flight (see [`ThreadRecorder::unit_ended`]).
+    pub(super) ended: bool,
+    /// The times of its statements, moved into the thread's figures when
+    /// measured, else dropped (see [`ThreadRecorder::statements_done`]).
+    pub(super) statements: Option<&'a mut StatementTimes>,
+    /// The host of its connection, counted per host.
+    pub(super) host: Option<usize>,
+}
+
+/// A unit that succeeded, as it waits to be recorded.
+#[derive(Clone, Copy)]
+pub(super) struct DoneUnit {
     /// Measured, or in the warmup.
     pub(super) measured: bool,
     pub(super) worker: u32,
@@ -107,29 +120,10 @@ pub(super) struct UnitDone<'a> {
     pub(super) outcome: Outcome,
     /// Its latency exceeded `--latency-limit`.
     pub(super) late: bool,
-    /// It is back now: no longer in flight (see [`ThreadRecorder::unit_ended`]).
-    pub(super) ended: bool,
-    /// The times of its statements, moved into the thread's figures when
-    /// measured, else dropped (see [`ThreadRecorder::statements_done`]).
-    pub(super) statements: Option<&'a mut StatementTimes>,
-    /// The host of its connection, counted per host.
-    pub(super) host: Option<usize>,
 }
 
-/// A unit that succeeded, waiting to be recorded.
-#[derive(Clone, Copy)]
-struct DoneUnit {
-    measured: bool,
-    worker: u32,
-    ty: usize,
-    end: Instant,
-    timing: Timing,
-    outcome: Outcome,
-    late: bool,
-}
-
-/// How many done units wait before they are recorded together (the
-/// housekeeping records them too, every [`STOP_LOOK`]). Recorded
+/// How many done units wait before they are recorded together (or
+/// until an interval ends, see [`ThreadRecorder::tick`]). Recorded
 /// together, their values land on the histograms' lines back to back:
 /// one at a time, each was about a cache miss (see [`ThreadRecorder::unit_done`]).
 const BATCH: usize = 1024;
@@ -324,31 +318,24 @@ impl ThreadRecorder {
         }
         match u.statements {
             Some(t) if t.pending().is_empty() => {}
-            Some(t) if u.measured => r.statements.absorb(t),
+            Some(t) if u.unit.measured => r.statements.absorb(t),
             Some(t) => t.clear(),
             None => {}
         }
-        let stats = if u.measured {
+        let unit = u.unit;
+        let stats = if unit.measured {
             &mut r.measured
         } else {
             &mut r.warmup
         };
-        if u.late {
-            stats.of(u.ty).late += 1;
+        if unit.late {
+            stats.of(unit.ty).late += 1;
         }
         if let Some(host) = u.host {
             stats.common.conns.op_on(host);
         }
-        let end = u.end;
-        r.pending.push(DoneUnit {
-            measured: u.measured,
-            worker: u.worker,
-            ty: u.ty,
-            end,
-            timing: u.timing,
-            outcome: u.outcome,
-            late: u.late,
-        });
+        let end = unit.end;
+        r.pending.push(unit);
         // A unit of another interval hands a piece over (or sends a late
         // one): at once, as it did when each was recorded at once, not at
         // the housekeeping's next look.
@@ -481,13 +468,15 @@ mod tests {
         late: bool,
     ) -> UnitDone<'static> {
         UnitDone {
-            measured,
-            worker,
-            ty,
-            end,
-            timing,
-            outcome,
-            late,
+            unit: DoneUnit {
+                measured,
+                worker,
+                ty,
+                end,
+                timing,
+                outcome,
+                late,
+            },
             ended: false,
             statements: None,
             host: None,

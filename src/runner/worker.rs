@@ -33,7 +33,7 @@ use tokio::sync::Barrier;
 use super::ending::{Ending, ThreadStop, ending_for};
 use super::latency_log::{LogRecord, LogWriter};
 use super::pipeline::Lane;
-use super::recorder::{StatsRef, ThreadRecorder, UnitDone};
+use super::recorder::{DoneUnit, StatsRef, ThreadRecorder, UnitDone};
 use super::schedule::{self, Schedule};
 use super::session::Session;
 use super::settings::RetryPolicy;
@@ -774,13 +774,15 @@ impl Phase<'_> {
         }
         out.rows += outcome.rows;
         self.rec.unit_done(UnitDone {
-            measured: self.measured,
-            worker: self.thread as u32,
-            ty,
-            end,
-            timing,
-            outcome,
-            late: self.pace.latency_limit.is_some_and(|l| timing.latency > l),
+            unit: DoneUnit {
+                measured: self.measured,
+                worker: self.thread as u32,
+                ty,
+                end,
+                timing,
+                outcome,
+                late: self.pace.latency_limit.is_some_and(|l| timing.latency > l),
+            },
             ended,
             statements: op.statement_times(),
             host: self.session.current_host(),
