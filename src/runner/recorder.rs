@@ -129,6 +129,23 @@ pub(super) struct DoneUnit {
 const BATCH: usize = 1024;
 
 impl Recorded {
+    /// The statistics of the measured phase, or of the warmup.
+    fn phase(&mut self, measured: bool) -> &mut TypedStats {
+        if measured {
+            &mut self.measured
+        } else {
+            &mut self.warmup
+        }
+    }
+
+    /// Units started and not yet counted, as the interval pieces carry it.
+    fn set_in_flight(&mut self, n: u64) {
+        self.in_flight = n;
+        if let Some(iv) = self.intervals.as_mut() {
+            iv.in_flight = n;
+        }
+    }
+
     /// Records the units that wait, in the order they were done.
     #[inline(never)]
     fn record_pending(&mut self) {
@@ -281,11 +298,8 @@ impl ThreadRecorder {
 
     fn in_flight(&self, f: impl FnOnce(u64) -> u64) {
         let mut r = self.lock();
-        r.in_flight = f(r.in_flight);
-        let n = r.in_flight;
-        if let Some(iv) = r.intervals.as_mut() {
-            iv.in_flight = n;
-        }
+        let n = f(r.in_flight);
+        r.set_in_flight(n);
     }
 
     /// A successful unit (see [`UnitDone`]), with all that is counted of it
@@ -310,24 +324,18 @@ impl ThreadRecorder {
     pub(super) fn unit_done(&self, u: UnitDone<'_>) {
         let mut r = self.lock();
         let r = &mut *r;
+        let unit = u.unit;
         if u.ended {
-            r.in_flight = r.in_flight.saturating_sub(1);
-            if let Some(iv) = r.intervals.as_mut() {
-                iv.in_flight = r.in_flight;
+            r.set_in_flight(r.in_flight.saturating_sub(1));
+        }
+        if let Some(t) = u.statements {
+            if unit.measured {
+                r.statements.absorb(t);
+            } else {
+                t.clear();
             }
         }
-        match u.statements {
-            Some(t) if t.pending().is_empty() => {}
-            Some(t) if u.unit.measured => r.statements.absorb(t),
-            Some(t) => t.clear(),
-            None => {}
-        }
-        let unit = u.unit;
-        let stats = if unit.measured {
-            &mut r.measured
-        } else {
-            &mut r.warmup
-        };
+        let stats = r.phase(unit.measured);
         if unit.late {
             stats.of(unit.ty).late += 1;
         }
@@ -413,12 +421,7 @@ impl StatsRef<'_> {
     /// Runs `f` on the statistics (it cannot await, so the borrow ends
     /// before any other worker runs).
     pub(super) fn with<R>(self, f: impl FnOnce(&mut TypedStats) -> R) -> R {
-        let mut r = self.rec.lock();
-        if self.measured {
-            f(&mut r.measured)
-        } else {
-            f(&mut r.warmup)
-        }
+        f(self.rec.lock().phase(self.measured))
     }
 
     /// Runs `f` on the part that belongs to no transaction type

@@ -577,20 +577,23 @@ impl Phase<'_> {
         out: &mut WorkerOutput,
         ended: bool,
     ) {
-        if self.measured {
-            out.last_end = Some(unit.end);
-        }
-        self.count_retries(unit, true);
+        self.count_end(unit, true, out);
         self.unit_done(op, unit, outcome, out, ended);
     }
 
     /// What every counted unit, done (`ok`) or failed, adds: its end, its
     /// statements' times and its retries.
     fn count_ended<O: Operation>(&self, op: &mut O, unit: &Sent, ok: bool, out: &mut WorkerOutput) {
+        self.keep_statements(op, true);
+        self.count_end(unit, ok, out);
+    }
+
+    /// What [`Self::count_ended`] adds but the statements' times (a
+    /// success moves those in `unit_done`, with the rest of its figures).
+    fn count_end(&self, unit: &Sent, ok: bool, out: &mut WorkerOutput) {
         if self.measured {
             out.last_end = Some(unit.end);
         }
-        self.keep_statements(op, true);
         self.count_retries(unit, ok);
     }
 

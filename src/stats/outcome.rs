@@ -305,7 +305,7 @@ pub struct StatementTable {
     stats: Vec<StatementStats>,
     /// Durations absorbed and not yet in their histograms: (place in
     /// `stats`, nanoseconds), recorded [`DEFERRED`] at a time (see there).
-    deferred: Vec<(u32, u64)>,
+    deferred: Vec<(usize, u64)>,
     /// This table among all (see [`StatementTimes`]'s mapping).
     id: u64,
     /// Bumped when the figures are taken: the places a worker's times
@@ -367,10 +367,7 @@ impl StatementTable {
             self.name(times);
         }
         for &(i, ns) in &times.pending {
-            if let Some(&at) = times.slots.get(i)
-                && at < self.stats.len()
-                && let Ok(at) = u32::try_from(at)
-            {
+            if let Some(&at) = times.slots.get(i) {
                 self.deferred.push((at, ns));
             }
         }
@@ -382,7 +379,7 @@ impl StatementTable {
 
     fn record_deferred(&mut self) {
         for &(at, ns) in &self.deferred {
-            if let Some(s) = self.stats.get_mut(at as usize) {
+            if let Some(s) = self.stats.get_mut(at) {
                 s.count += 1;
                 super::record_ns(&mut s.latency, ns);
             }
