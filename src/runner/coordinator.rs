@@ -74,7 +74,11 @@ where
     let plan = &ctx.settings;
     let threads = plan.threads;
     let kind = spec;
-    let pace = pace(plan, spec, types, sending);
+    // One for all the workers: what each unit reads of it stays on lines
+    // every worker shares, rather than on a copy of its own in each
+    // worker's state, cold again by the time that worker's next unit
+    // comes when a thread has hundreds of them (see `finish`).
+    let pace = Arc::new(pace(plan, spec, types, sending));
     // The coordinator waits at the barrier too, to note when work starts.
     let barrier = Arc::new(Barrier::new(threads + 1));
     let (tx, rx) = mpsc::unbounded_channel();
@@ -592,7 +596,7 @@ struct WorkerItem<O> {
     t: usize,
     op: O,
     ctx: RunCtx,
-    pace: Pace,
+    pace: Arc<Pace>,
     links: WorkerLinks,
 }
 

@@ -44,7 +44,7 @@ use std::time::{Duration, Instant};
 
 use super::backoff;
 use super::schedule;
-use super::worker::{Finished, Held, Phase, Sent};
+use super::worker::{Finished, Held, Phase, Sent, WorkerOutput};
 use crate::db::wire::{Answer, WireError};
 use crate::error::{Error, Result};
 use crate::workload::{Operation, Ticket};
@@ -376,12 +376,21 @@ impl Phase<'_> {
     /// pipelined, the queued units are written and at least one answer
     /// is read into `lane.done`, unless the held unit's due time or a
     /// retry's comes first.
+    ///
+    /// A unit sent alone that succeeded at its first try, with no latency
+    /// log and nothing waiting in `lane.done` (the common case), is
+    /// counted here and not returned: a [`Finished`] kept in the phase's
+    /// state across the loop's awaits is 152 bytes written and read back
+    /// per unit, on cache lines that, with hundreds of connections per
+    /// thread, have left the cache since the connection's last unit
+    /// (cachegrind, 256 connections: about three misses a unit).
     pub(super) async fn finish<O: Operation>(
         &mut self,
         op: &mut O,
         lane: &mut Lane,
         deadline: Option<Instant>,
         ending: bool,
+        out: &mut WorkerOutput,
     ) -> Option<Finished> {
         if let Some(h) = lane.alone.take() {
             let conn = self.session.number();
@@ -391,11 +400,21 @@ impl Phase<'_> {
             let first = if op.long_unit() {
                 None
             } else {
-                Some(self.session.execute(op).await)
+                // The operation's future awaited here rather than through
+                // `Session::execute`: one state machine fewer per unit.
+                Some(match self.session.conn() {
+                    Ok(conn) => op.execute(conn).await,
+                    Err(e) => Err(e),
+                })
             };
             let (res, tries, cancelled, attempt) = match first {
                 Some(Err(e)) if self.may_retry(op, 1, &e, deadline) => {
                     super::worker::cold(self.tries_from(op, sent, deadline, 1)).await
+                }
+                Some(Ok(outcome)) if self.log.is_none() && lane.done.is_empty() => {
+                    let unit = h.sent(sent, sent, 1, conn);
+                    self.count_success(op, &unit, outcome, out, true);
+                    return None;
                 }
                 Some(res) => (res, 1, None, sent),
                 None => super::worker::cold(self.tries_from(op, sent, deadline, 0)).await,
@@ -404,16 +423,7 @@ impl Phase<'_> {
             // stay with the operation until the unit is counted: the end
             // of the run may leave it out (see `count_unit`).
             return Some(Finished {
-                unit: Sent {
-                    ty: h.ty,
-                    due: h.due,
-                    sent,
-                    attempt,
-                    end: Instant::now(),
-                    tries,
-                    ticket: None,
-                    conn,
-                },
+                unit: h.sent(sent, attempt, tries, conn),
                 res,
                 cancelled,
             });

@@ -257,6 +257,23 @@ pub(super) struct Held {
     pub(super) due: Option<Instant>,
 }
 
+impl Held {
+    /// The unit sent alone at `sent` whose last try began at `attempt`,
+    /// as it ends now.
+    pub(super) fn sent(&self, sent: Instant, attempt: Instant, tries: u32, conn: u64) -> Sent {
+        Sent {
+            ty: self.ty,
+            due: self.due,
+            sent,
+            attempt,
+            end: Instant::now(),
+            tries,
+            ticket: None,
+            conn,
+        }
+    }
+}
+
 /// What staging the next unit came to.
 enum Staged {
     Unit(Held),
@@ -372,7 +389,7 @@ impl Phase<'_> {
                 }
                 continue;
             }
-            let mut alone = self.finish(op, &mut lane, deadline, ending).await;
+            let mut alone = self.finish(op, &mut lane, deadline, ending, out).await;
             // In the order they ended: a unit already waiting first.
             if let Some(f) = alone.take_if(|_| !lane.done.is_empty()) {
                 lane.done.push_back(f);
@@ -569,7 +586,7 @@ impl Phase<'_> {
 
     /// Counts a unit that succeeded, its retries and its statements with
     /// it (its latency log line apart).
-    fn count_success<O: Operation>(
+    pub(super) fn count_success<O: Operation>(
         &mut self,
         op: &mut O,
         unit: &Sent,

@@ -13,8 +13,10 @@
 //! that reads a value parses the digits it needs ([`Rows::get`]), and no
 //! decoder per type is needed here.
 
+use std::future::Future;
 use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::task::{Context, Poll};
 
 use postgres_protocol::message::frontend;
 
@@ -131,10 +133,17 @@ impl Sql {
 
 impl WireConn {
     /// Writes the write buffer out and empties it.
-    pub(super) async fn flush(&mut self) -> Result<(), WireError> {
-        let r = self.stream.write_all(&self.wbuf).await;
-        self.wbuf.clear();
-        r.map_err(|e| self.lost(Some(e)))
+    pub(super) fn flush(&mut self) -> impl Future<Output = Result<(), WireError>> + Send + '_ {
+        // A poll in place of nested futures (see `Stream::poll_read`).
+        let mut done = 0;
+        std::future::poll_fn(move |cx| {
+            let r = match self.stream.poll_write_all(cx, &self.wbuf, &mut done) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(r) => r,
+            };
+            self.wbuf.clear();
+            Poll::Ready(r.map_err(|e| self.lost(Some(e))))
+        })
     }
 
     pub(super) fn lost(&mut self, e: Option<io::Error>) -> WireError {
@@ -154,23 +163,35 @@ impl WireConn {
     /// message the server may send, or a message whose body is not what
     /// its type says, end the connection as [`WireError::Protocol`]
     /// (see `decode.rs`).
-    pub(super) async fn next_message(&mut self) -> Result<(u8, usize, usize), WireError> {
+    pub(super) fn next_message(
+        &mut self,
+    ) -> impl Future<Output = Result<(u8, usize, usize), WireError>> + Send + '_ {
+        std::future::poll_fn(move |cx| self.poll_message(cx))
+    }
+
+    /// [`Self::next_message`] as a poll (see `Stream::poll_read`).
+    fn poll_message(
+        &mut self,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<(u8, usize, usize), WireError>> {
         loop {
             match self.rbuf.next() {
-                Ok(Some(m)) => return Ok(m),
+                Ok(Some(m)) => return Poll::Ready(Ok(m)),
                 Ok(None) => {}
                 Err(e) => {
                     self.broken = true;
-                    return Err(e);
+                    return Poll::Ready(Err(e));
                 }
             }
             self.rbuf.make_room();
             let end = self.rbuf.end;
-            match self.stream.read(&mut self.rbuf.buf[end..]).await {
-                Ok(0) => return Err(self.lost(None)),
-                Ok(n) => self.rbuf.read(n),
-                Err(e) => return Err(self.lost(Some(e))),
-            }
+            let n = match self.stream.poll_read(cx, &mut self.rbuf.buf[end..]) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(Ok(0)) => return Poll::Ready(Err(self.lost(None))),
+                Poll::Ready(Ok(n)) => n,
+                Poll::Ready(Err(e)) => return Poll::Ready(Err(self.lost(Some(e)))),
+            };
+            self.rbuf.read(n);
         }
     }
 
@@ -179,7 +200,23 @@ impl WireConn {
     /// was executed, or the first error the server sent. An error
     /// followed by the end of the connection (the server shutting down)
     /// is the server's error, and the connection is broken.
-    async fn until_ready(&mut self, mut rows: Option<&mut Rows>) -> Result<Answer, WireError> {
+    fn until_ready<'a>(
+        &'a mut self,
+        rows: Option<&'a mut Rows>,
+    ) -> impl Future<Output = Result<Answer, WireError>> + Send + 'a {
+        self.read_answer(false, rows)
+    }
+
+    /// [`Self::until_ready`], after writing what is queued when `flush`:
+    /// one state machine for both (see `Stream::poll_read`).
+    async fn read_answer(
+        &mut self,
+        flush: bool,
+        mut rows: Option<&mut Rows>,
+    ) -> Result<Answer, WireError> {
+        if flush {
+            self.flush().await?;
+        }
         let mut answer = Answer::default();
         let mut failed: Option<DbError> = None;
         loop {
@@ -422,10 +459,9 @@ impl WireConn {
     /// Sync and reads its answer up to ReadyForQuery, counting what it
     /// returns. (Apart from [`Self::synced_answer`], which keeps rows:
     /// this is the path of most units, kept to the few lines it runs.)
-    pub async fn run_queued(&mut self) -> Result<Answer, WireError> {
+    pub fn run_queued(&mut self) -> impl Future<Output = Result<Answer, WireError>> + Send + '_ {
         self.queue_sync();
-        self.flush().await?;
-        self.until_ready(None).await
+        self.read_answer(true, None)
     }
 
     /// Sends what is queued (one statement's Bind and Execute, after

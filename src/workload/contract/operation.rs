@@ -67,7 +67,10 @@ pub trait Operation: Send + 'static {
 
     /// Sends the staged unit and waits for its result: the timed part.
     /// May be called again for the same unit to retry it.
-    fn execute(&mut self, conn: &mut WireConn) -> impl Future<Output = Result<Outcome>> + Send;
+    fn execute<'a>(
+        &'a mut self,
+        conn: &'a mut WireConn,
+    ) -> impl Future<Output = Result<Outcome>> + Send + 'a;
 
     /// Which of the workload's types the staged unit is.
     fn unit_type(&self) -> usize {
@@ -239,8 +242,14 @@ impl Operation for AnyOperation {
     fn stage(&mut self) -> bool {
         self.0.stage_dyn()
     }
-    async fn execute(&mut self, conn: &mut WireConn) -> Result<Outcome> {
-        self.0.execute_dyn(conn).await
+    // The boxed future itself, not an `async` block awaiting it: one
+    // state machine fewer between the worker loop and the unit, whose
+    // state each unit reads on a line of its own (see `finish`).
+    fn execute<'a>(
+        &'a mut self,
+        conn: &'a mut WireConn,
+    ) -> impl Future<Output = Result<Outcome>> + Send + 'a {
+        self.0.execute_dyn(conn)
     }
     fn unit_type(&self) -> usize {
         self.0.unit_type_dyn()
