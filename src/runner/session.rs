@@ -36,7 +36,17 @@ use crate::db::wire::WireConn;
 use crate::error::{Error, Result};
 use crate::workload::{Operation, Outcome, worker_seed};
 
+/// A worker's connection to the servers: the current one, and how to make
+/// the next.
+///
+/// In declaration order (`repr(C)`): what every unit reads first, the
+/// count of connections made and the current connection (see `Phase`).
+#[repr(C)]
 pub struct Session {
+    /// Connections this worker made so far (for round-robin's rotation).
+    made: u64,
+    /// The current connection and its host.
+    current: Option<(usize, WireConn)>,
     conns: Arc<ConnSource>,
     worker: usize,
     reconnect: bool,
@@ -44,10 +54,6 @@ pub struct Session {
     /// (yb_disable_transactional_writes, statement_timeout).
     settings: Vec<String>,
     rng: SmallRng,
-    /// Connections this worker made so far (for round-robin's rotation).
-    made: u64,
-    /// The current connection and its host.
-    current: Option<(usize, WireConn)>,
     /// The source's generation when this worker last looked at where it
     /// should be ([`Session::should_move`]).
     seen: u64,

@@ -218,11 +218,14 @@ impl WireConn {
             self.flush().await?;
         }
         let mut answer = Answer::default();
-        let mut failed: Option<DbError> = None;
+        // Boxed: a server error is a few hundred bytes, and this future is
+        // part of every unit's state, which a unit reads on as few cache
+        // lines as it can (see `Stream::poll_read`).
+        let mut failed: Option<Box<DbError>> = None;
         loop {
             let (tag, b0, b1) = match self.next_message().await {
                 Ok(m) => m,
-                Err(e) => return Err(failed.map_or(e, |db| WireError::Db(Box::new(db)))),
+                Err(e) => return Err(failed.map_or(e, WireError::Db)),
             };
             let body = &self.rbuf.buf[b0..b1];
             match tag {
@@ -244,12 +247,12 @@ impl WireConn {
                 b'C' => answer.affected = tag_rows(body),
                 b'E' => {
                     let e = server_error(&mut self.broken, body)?;
-                    failed.get_or_insert(e);
+                    failed.get_or_insert_with(|| Box::new(e));
                 }
                 b'Z' => {
                     self.status = body.first().copied().unwrap_or(b'I');
                     return match failed {
-                        Some(db) => Err(WireError::Db(Box::new(db))),
+                        Some(db) => Err(WireError::Db(db)),
                         None => Ok(answer),
                     };
                 }
