@@ -74,10 +74,7 @@ where
     let plan = &ctx.settings;
     let threads = plan.threads;
     let kind = spec;
-    // One for all the workers: what each unit reads of it stays on lines
-    // every worker shares, rather than on a copy of its own in each
-    // worker's state, cold again by the time that worker's next unit
-    // comes when a thread has hundreds of them (see `finish`).
+    // One for all the workers (see `WorkerItem::pace`).
     let pace = Arc::new(pace(plan, spec, types, sending));
     // The coordinator waits at the barrier too, to note when work starts.
     let barrier = Arc::new(Barrier::new(threads + 1));
@@ -596,6 +593,10 @@ struct WorkerItem<O> {
     t: usize,
     op: O,
     ctx: RunCtx,
+    /// Shared by all the workers: what each unit reads of it stays on
+    /// lines every worker reads, rather than on a copy in each worker's
+    /// state, cold again by the time that worker's next unit comes when a
+    /// thread has hundreds of them (see `finish`).
     pace: Arc<Pace>,
     links: WorkerLinks,
 }

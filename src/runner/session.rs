@@ -39,24 +39,26 @@ use crate::workload::{Operation, Outcome, worker_seed};
 /// A worker's connection to the servers: the current one, and how to make
 /// the next.
 ///
-/// In declaration order (`repr(C)`): what every unit reads first, the
-/// count of connections made and the current connection (see `Phase`).
+/// In declaration order (`repr(C)`): what every unit reads first (the
+/// count of connections made, the generation of the nodes last seen, the
+/// per-unit reconnect flag, the source of connections and the current
+/// connection; see `Phase`), then the rest.
 #[repr(C)]
 pub struct Session {
     /// Connections this worker made so far (for round-robin's rotation).
     made: u64,
+    /// The source's generation when this worker last looked at where it
+    /// should be ([`Session::should_move`]).
+    seen: u64,
+    reconnect: bool,
+    conns: Arc<ConnSource>,
     /// The current connection and its host.
     current: Option<(usize, WireConn)>,
-    conns: Arc<ConnSource>,
     worker: usize,
-    reconnect: bool,
     /// SQL run on every new connection before the operation prepares
     /// (yb_disable_transactional_writes, statement_timeout).
     settings: Vec<String>,
     rng: SmallRng,
-    /// The source's generation when this worker last looked at where it
-    /// should be ([`Session::should_move`]).
-    seen: u64,
     /// The current connection's host and cancel token, for the coordinator
     /// to cancel a unit still running long after a stop.
     inflight: InFlight,
