@@ -218,9 +218,9 @@ impl WireConn {
             self.flush().await?;
         }
         let mut answer = Answer::default();
-        // Boxed: a server error is a few hundred bytes, and this future is
-        // part of every unit's state, which a unit reads on as few cache
-        // lines as it can (see `Stream::poll_read`).
+        // Boxed: a server error is 120 bytes, and this future is part of
+        // every unit's state, which a unit reads on as few cache lines as
+        // it can (see `Stream::poll_read`).
         let mut failed: Option<Box<DbError>> = None;
         loop {
             let (tag, b0, b1) = match self.next_message().await {
