@@ -314,16 +314,7 @@ impl Phase<'_> {
                 }
             }
             Err(e) => lane.done.push_back(Finished {
-                unit: Sent {
-                    ty: held.ty,
-                    due: held.due,
-                    sent: now,
-                    attempt: now,
-                    end: now,
-                    tries: 1,
-                    ticket: None,
-                    conn: conn_number,
-                },
+                unit: held.sent(now, now, now, 1, conn_number),
                 res: Err(e),
                 cancelled: None,
             }),
@@ -412,7 +403,7 @@ impl Phase<'_> {
                     super::worker::cold(self.tries_from(op, sent, deadline, 1)).await
                 }
                 Some(Ok(outcome)) if self.log.is_none() && lane.done.is_empty() => {
-                    let unit = h.sent(sent, sent, 1, conn);
+                    let unit = h.sent(sent, sent, Instant::now(), 1, conn);
                     self.count_success(op, &unit, outcome, out, true);
                     return None;
                 }
@@ -423,7 +414,7 @@ impl Phase<'_> {
             // stay with the operation until the unit is counted: the end
             // of the run may leave it out (see `count_unit`).
             return Some(Finished {
-                unit: h.sent(sent, attempt, tries, conn),
+                unit: h.sent(sent, attempt, Instant::now(), tries, conn),
                 res,
                 cancelled,
             });

@@ -259,14 +259,21 @@ pub(super) struct Held {
 
 impl Held {
     /// The unit sent alone at `sent` whose last try began at `attempt`,
-    /// as it ends now.
-    pub(super) fn sent(&self, sent: Instant, attempt: Instant, tries: u32, conn: u64) -> Sent {
+    /// as it ended at `end`.
+    pub(super) fn sent(
+        &self,
+        sent: Instant,
+        attempt: Instant,
+        end: Instant,
+        tries: u32,
+        conn: u64,
+    ) -> Sent {
         Sent {
             ty: self.ty,
             due: self.due,
             sent,
             attempt,
-            end: Instant::now(),
+            end,
             tries,
             ticket: None,
             conn,

@@ -279,8 +279,7 @@ impl WireConn {
     pub async fn simple_query(&mut self, sql: &str) -> Result<Answer, WireError> {
         self.usable()?;
         written(&mut self.wbuf, |b| frontend::query(sql, b))?;
-        self.flush().await?;
-        self.until_ready(None).await
+        self.read_answer(true, None).await
     }
 
     /// Runs `sql` with the simple query protocol and keeps the rows of
@@ -289,8 +288,7 @@ impl WireConn {
         rows.clear();
         self.usable()?;
         written(&mut self.wbuf, |b| frontend::query(sql, b))?;
-        self.flush().await?;
-        self.until_ready(Some(rows)).await
+        self.read_answer(true, Some(rows)).await
     }
 
     /// Prepares `sql` as a named statement of this connection, learning
@@ -584,16 +582,14 @@ impl WireConn {
     pub async fn copy_finish(&mut self) -> Result<Answer, WireError> {
         self.usable()?;
         frontend::copy_done(&mut self.wbuf);
-        self.flush().await?;
-        self.until_ready(None).await
+        self.read_answer(true, None).await
     }
 
     /// Ends the COPY with a failure: the server rolls it back.
     pub async fn copy_abort(&mut self, why: &str) -> Result<(), WireError> {
         self.usable()?;
         frontend::copy_fail(why, &mut self.wbuf).map_err(encode_err)?;
-        self.flush().await?;
-        match self.until_ready(None).await {
+        match self.read_answer(true, None).await {
             Ok(_) | Err(WireError::Db(_)) => Ok(()),
             Err(e) => Err(e),
         }
