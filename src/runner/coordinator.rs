@@ -21,7 +21,7 @@ use super::recorder::{IntervalPlan, ThreadOutput, ThreadRecorder, housekeeping};
 use super::settings::{OnError, RetryPolicy, RunSettings};
 use super::slo_watch::SloWatch;
 use super::threads::AbortHandle;
-use super::worker::{Pace, ThreadShare, WorkerLinks, WorkerOutput, worker_loop};
+use super::worker::{Pace, ThreadShare, WorkerItem, WorkerLinks, WorkerOutput, worker_loop};
 use super::{AbortOnDrop, COUNT_BUDGET, InFlight, RunCtx, STOP_GRACE, progress, threads};
 use crate::stats::Keep;
 use crate::stats::interval::{IntervalSet, SetFigures};
@@ -319,26 +319,7 @@ fn work<O: Operation>(
                 .push((rec.clone(), stop.clone()));
             ThreadShare { rec, stop }
         }),
-        run: Box::new(|item: WorkerItem<O>, share: &ThreadShare| {
-            let share = share.clone();
-            async move {
-                let WorkerItem {
-                    t,
-                    op,
-                    ctx,
-                    pace,
-                    links,
-                } = item;
-                let slot = links.inflight.clone();
-                let out = worker_loop(op, &ctx, t, &pace, links, share).await;
-                // Its output reaches the coordinator with its thread's
-                // others: until then, this says it is no longer in a unit.
-                slot.lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .ended = true;
-                (t, out)
-            }
-        }),
+        run: Box::new(|item: WorkerItem<O>, share: &ThreadShare| worker_loop(item, share.clone())),
         finish: Box::new(|share: &ThreadShare| share.rec.finish()),
     }
 }
@@ -586,19 +567,6 @@ async fn collect_workers(
         failures,
         stopped_at,
     }
-}
-
-/// What one worker needs on its thread; all of it may move there.
-struct WorkerItem<O> {
-    t: usize,
-    op: O,
-    ctx: RunCtx,
-    /// Shared by all the workers: what each unit reads of it stays on
-    /// lines every worker reads, rather than on a copy in each worker's
-    /// state, cold again by the time that worker's next unit comes when a
-    /// thread has hundreds of them (see `finish`).
-    pace: Arc<Pace>,
-    links: WorkerLinks,
 }
 
 /// The workers that have not ended: no output, and not marked ended in

@@ -44,12 +44,16 @@ use std::time::{Duration, Instant};
 
 use super::backoff;
 use super::schedule;
-use super::worker::{Finished, Held, Phase, Sent, WorkerOutput};
+use super::worker::{Finished, Held, Phase, Sent, Worker};
 use crate::db::wire::{Answer, WireError};
 use crate::error::{Error, Result};
 use crate::workload::{Operation, Ticket};
 
 /// The units a worker has started and not yet counted.
+///
+/// In declaration order (`repr(C)`): what a unit sent alone reads first
+/// (see [`Worker`]).
+#[repr(C)]
 pub(super) struct Lane {
     /// Units in flight at most: 1 sends each unit alone, through the
     /// operation's `execute`.
@@ -57,29 +61,29 @@ pub(super) struct Lane {
     /// Units per Sync (`--pipeline-sync`): 1 makes each its own
     /// transaction.
     per_sync: usize,
+    /// Units that may still start (`--transactions`; None: no limit).
+    pub(super) left: Option<u64>,
+    /// When the held unit is due: the wait for answers ends then.
+    pub(super) wake: Option<Instant>,
+    /// A unit to send alone (depth 1), its due time reached.
+    alone: Option<Held>,
+    /// The next unit, staged and waiting for its due time.
+    pub(super) held: Option<Held>,
+    /// Units at their end, to be counted.
+    pub(super) done: VecDeque<Finished>,
+    /// Pipelined units queued or sent, oldest first: their answers come
+    /// in this order.
+    flights: VecDeque<Flight>,
+    /// Failed units waiting for their next try.
+    retries: Vec<Flight>,
     /// The current batch's units answered so far, waiting for its end to
     /// be answered to the operation and counted (only with `per_sync`
     /// above 1).
     answered: Vec<Waiting>,
-    /// The next unit, staged and waiting for its due time.
-    pub(super) held: Option<Held>,
-    /// A unit to send alone (depth 1), its due time reached.
-    alone: Option<Held>,
-    /// Pipelined units queued or sent, oldest first: their answers come
-    /// in this order.
-    flights: VecDeque<Flight>,
     /// How many of the last of `flights` are queued and not yet written.
     unsent: usize,
-    /// Failed units waiting for their next try.
-    retries: Vec<Flight>,
-    /// Units at their end, to be counted.
-    pub(super) done: VecDeque<Finished>,
-    /// When the held unit is due: the wait for answers ends then.
-    pub(super) wake: Option<Instant>,
     /// Buffers of finished units' messages, for the next ones to keep.
     spare: Vec<Vec<u8>>,
-    /// Units that may still start (`--transactions`; None: no limit).
-    pub(super) left: Option<u64>,
 }
 
 /// A pipelined unit, from its queueing to its answer.
@@ -262,6 +266,75 @@ impl Lane {
     }
 }
 
+impl Worker<'_> {
+    /// Sends what was started and waits for what comes next: the unit sent
+    /// alone runs to its end (with its retries) and is returned, not put
+    /// in `lane.done` (two copies of a [`Finished`] fewer a unit, through
+    /// a queue at a cold place in memory with hundreds of connections);
+    /// pipelined, the queued units are written and at least one answer
+    /// is read into `lane.done`, unless the held unit's due time or a
+    /// retry's comes first.
+    ///
+    /// A unit sent alone that succeeded at its first try, with no latency
+    /// log and nothing waiting in `lane.done` (the common case), is
+    /// counted here and not returned: a [`Finished`] kept in the phase's
+    /// state across the loop's awaits is 152 bytes written and read back
+    /// per unit, on cache lines that, with hundreds of connections per
+    /// thread, have left the cache since the connection's last unit
+    /// (cachegrind, 256 connections: about three misses a unit).
+    pub(super) async fn finish<O: Operation>(
+        &mut self,
+        op: &mut O,
+        deadline: Option<Instant>,
+        ending: bool,
+    ) -> Option<Finished> {
+        let Worker { out, lane, phase } = self;
+        if let Some(h) = lane.alone.take() {
+            let conn = phase.session.number();
+            let sent = Instant::now();
+            // The first try of a short unit here; a retry, or a long unit
+            // (which may be cancelled), in `tries_from`.
+            let first = if op.long_unit() {
+                None
+            } else {
+                // The operation's future awaited here rather than through
+                // `Session::execute`: one state machine fewer per unit.
+                Some(match phase.session.conn() {
+                    Ok(conn) => op.execute(conn).await,
+                    Err(e) => Err(e),
+                })
+            };
+            let (res, tries, cancelled, attempt) = match first {
+                Some(Err(e)) if phase.may_retry(op, 1, &e, deadline) => {
+                    super::worker::cold(phase.tries_from(op, sent, deadline, 1)).await
+                }
+                Some(Ok(outcome)) if phase.log.is_none() && lane.done.is_empty() => {
+                    let unit = h.sent(sent, sent, Instant::now(), 1, conn);
+                    phase.count_success(op, &unit, outcome, out, true);
+                    return None;
+                }
+                Some(res) => (res, 1, None, sent),
+                None => super::worker::cold(phase.tries_from(op, sent, deadline, 0)).await,
+            };
+            // Its statements' times (its retries' and failures' included)
+            // stay with the operation until the unit is counted: the end
+            // of the run may leave it out (see `count_unit`).
+            return Some(Finished {
+                unit: h.sent(sent, attempt, Instant::now(), tries, conn),
+                res,
+                cancelled,
+            });
+        }
+        if !lane.done.is_empty() {
+            return None;
+        }
+        // Out of the loop's code, so that the one-at-a-time path above
+        // stays short (see `cold`).
+        super::worker::cold(phase.finish_pipelined(op, lane, deadline, ending)).await;
+        None
+    }
+}
+
 impl Phase<'_> {
     /// Whether no unit may start before those in flight are counted: their
     /// connection is broken, and the first failure to count replaces it.
@@ -358,74 +431,6 @@ impl Phase<'_> {
             lane.recycle(f);
         }
         true
-    }
-
-    /// Sends what was started and waits for what comes next: the unit sent
-    /// alone runs to its end (with its retries) and is returned, not put
-    /// in `lane.done` (two copies of a [`Finished`] fewer a unit, through
-    /// a queue at a cold place in memory with hundreds of connections);
-    /// pipelined, the queued units are written and at least one answer
-    /// is read into `lane.done`, unless the held unit's due time or a
-    /// retry's comes first.
-    ///
-    /// A unit sent alone that succeeded at its first try, with no latency
-    /// log and nothing waiting in `lane.done` (the common case), is
-    /// counted here and not returned: a [`Finished`] kept in the phase's
-    /// state across the loop's awaits is 152 bytes written and read back
-    /// per unit, on cache lines that, with hundreds of connections per
-    /// thread, have left the cache since the connection's last unit
-    /// (cachegrind, 256 connections: about three misses a unit).
-    pub(super) async fn finish<O: Operation>(
-        &mut self,
-        op: &mut O,
-        lane: &mut Lane,
-        deadline: Option<Instant>,
-        ending: bool,
-        out: &mut WorkerOutput,
-    ) -> Option<Finished> {
-        if let Some(h) = lane.alone.take() {
-            let conn = self.session.number();
-            let sent = Instant::now();
-            // The first try of a short unit here; a retry, or a long unit
-            // (which may be cancelled), in `tries_from`.
-            let first = if op.long_unit() {
-                None
-            } else {
-                // The operation's future awaited here rather than through
-                // `Session::execute`: one state machine fewer per unit.
-                Some(match self.session.conn() {
-                    Ok(conn) => op.execute(conn).await,
-                    Err(e) => Err(e),
-                })
-            };
-            let (res, tries, cancelled, attempt) = match first {
-                Some(Err(e)) if self.may_retry(op, 1, &e, deadline) => {
-                    super::worker::cold(self.tries_from(op, sent, deadline, 1)).await
-                }
-                Some(Ok(outcome)) if self.log.is_none() && lane.done.is_empty() => {
-                    let unit = h.sent(sent, sent, Instant::now(), 1, conn);
-                    self.count_success(op, &unit, outcome, out, true);
-                    return None;
-                }
-                Some(res) => (res, 1, None, sent),
-                None => super::worker::cold(self.tries_from(op, sent, deadline, 0)).await,
-            };
-            // Its statements' times (its retries' and failures' included)
-            // stay with the operation until the unit is counted: the end
-            // of the run may leave it out (see `count_unit`).
-            return Some(Finished {
-                unit: h.sent(sent, attempt, Instant::now(), tries, conn),
-                res,
-                cancelled,
-            });
-        }
-        if !lane.done.is_empty() {
-            return None;
-        }
-        // Out of the loop's code, so that the one-at-a-time path above
-        // stays short (see `cold`).
-        super::worker::cold(self.finish_pipelined(op, lane, deadline, ending)).await;
-        None
     }
 
     /// `finish` with units queued on the connection.

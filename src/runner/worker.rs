@@ -44,16 +44,20 @@ use crate::workload::{Operation, Spec, worker_seed};
 
 /// What one worker hands back; its measurements are in its thread's
 /// recorder.
+///
+/// In declaration order (`repr(C)`): what every unit writes first (see
+/// [`Worker`]).
 #[derive(Default)]
+#[repr(C)]
 pub(super) struct WorkerOutput {
     /// Rows written or read by its units (the summary's rows per thread).
     pub(super) rows: u64,
-    /// `--time` ended the worker's share early.
-    pub(super) timed_out: bool,
-    pub(super) error: Option<Error>,
     /// When the last measured unit ended: after a stop, the wallclock runs
     /// to the stop or to the last unit counted, whichever is later.
     pub(super) last_end: Option<Instant>,
+    /// `--time` ended the worker's share early.
+    pub(super) timed_out: bool,
+    pub(super) error: Option<Error>,
 }
 
 /// How a worker runs, the same for all workers of an operation.
@@ -126,87 +130,124 @@ pub(super) struct ThreadShare {
     pub(super) stop: ThreadStop,
 }
 
-/// The one worker loop.
+/// What one worker needs on its thread; all of it may move there.
+pub(super) struct WorkerItem<O> {
+    pub(super) t: usize,
+    pub(super) op: O,
+    pub(super) ctx: RunCtx,
+    /// Shared by all the workers: what each unit reads of it stays on
+    /// lines every worker reads, rather than on a copy in each worker's
+    /// state, cold again by the time that worker's next unit comes when a
+    /// thread has hundreds of them (see `finish`).
+    pub(super) pace: Arc<Pace>,
+    pub(super) links: WorkerLinks,
+}
+
+/// The one worker loop, itself its thread's task (no future around it:
+/// each is one more state a unit reads, see [`Worker`]): the worker's
+/// number and output.
 pub(super) async fn worker_loop<O: Operation>(
-    mut op: O,
-    ctx: &RunCtx,
-    thread: usize,
-    pace: &Pace,
-    links: WorkerLinks,
+    item: WorkerItem<O>,
     share: ThreadShare,
-) -> WorkerOutput {
+) -> (usize, WorkerOutput) {
+    let WorkerItem {
+        t: thread,
+        mut op,
+        ctx,
+        pace,
+        links,
+    } = item;
+    let (ctx, pace) = (&ctx, &*pace);
     let WorkerLinks {
         barrier,
         rows_done,
         inflight,
     } = links;
-    let ThreadShare { rec, stop } = share;
-    let rows_done = &*rows_done;
-    let s = &ctx.settings;
-    let seed = worker_seed(s.seed, thread, 2);
-    let mut out = WorkerOutput::default();
-    // The connection (or with --reconnect, the way to make one per unit),
-    // and the per-connection set-up: see session.rs.
-    let mut session = Session::new(
-        ctx.conns.clone(),
-        thread,
-        s.reconnect,
-        session_settings(s),
-        s.seed,
-        inflight,
-    );
-    // Boxed, as every path below that runs seldom: see `cold`.
-    let ready = cold(session.start(&mut op, rec.stats(true))).await;
-    // A worker that could not connect stops the others before they start
-    // (too many clients, a node down): no unit runs in a run that has
-    // already failed.
-    if ready.is_err() {
-        stop.set();
-    }
-    // Everyone reaches the barrier, also after a failure, so that no
-    // worker waits for one that will never come.
-    barrier.wait().await;
-    if let Err(e) = ready {
-        out.error = Some(e);
-        return out;
-    }
-    let began = Instant::now();
-    let mut schedule = pace
-        .rate
-        .map(|r| Schedule::new(began, r, s.threads, thread, s.rate_distribution, seed));
-    let start = began + pace.warmup.unwrap_or_default();
-    let mut phase = Phase {
-        pace,
-        thread,
-        session,
-        rows_done,
-        schedule: schedule.as_mut(),
-        rng: rand::SeedableRng::seed_from_u64(seed ^ 0x5EED),
-        rec,
-        stop,
-        measured: false,
-        start,
-        log: None,
-    };
-    if let Some(w) = pace.warmup {
-        let mut discard = WorkerOutput::default();
-        phase.units(&mut op, Some(began + w), &mut discard).await;
-        if discard.error.is_some() {
-            out.error = discard.error;
-            return out;
+    let slot = inflight.clone();
+    let out = 'run: {
+        let ThreadShare { rec, stop } = share;
+        let rows_done = &*rows_done;
+        let s = &ctx.settings;
+        let seed = worker_seed(s.seed, thread, 2);
+        // The connection (or with --reconnect, the way to make one per unit),
+        // and the per-connection set-up: see session.rs.
+        let mut session = Session::new(
+            ctx.conns.clone(),
+            thread,
+            s.reconnect,
+            session_settings(s),
+            s.seed,
+            inflight,
+        );
+        // Boxed, as every path below that runs seldom: see `cold`.
+        let ready = cold(session.start(&mut op, rec.stats(true))).await;
+        // A worker that could not connect stops the others before they start
+        // (too many clients, a node down): no unit runs in a run that has
+        // already failed.
+        if ready.is_err() {
+            stop.set();
         }
-    }
-    phase.measured = true;
-    phase.rec.begin(start);
-    phase.rec.name_statements(op.statement_times());
-    phase.log = ctx.latency_log.as_ref().map(|l| l.writer());
-    let deadline = pace.run_time.map(|d| start + d);
-    phase.units(&mut op, deadline, &mut out).await;
-    if let Some(log) = phase.log.as_mut() {
-        log.flush().await;
-    }
-    cold(phase.session.close()).await;
-    out
+        // Everyone reaches the barrier, also after a failure, so that no
+        // worker waits for one that will never come.
+        barrier.wait().await;
+        if let Err(e) = ready {
+            break 'run WorkerOutput {
+                error: Some(e),
+                ..WorkerOutput::default()
+            };
+        }
+        let began = Instant::now();
+        let mut schedule = pace
+            .rate
+            .map(|r| Schedule::new(began, r, s.threads, thread, s.rate_distribution, seed));
+        let start = began + pace.warmup.unwrap_or_default();
+        let mut w = Worker {
+            out: WorkerOutput::default(),
+            lane: Lane::new(1, 1, None),
+            phase: Phase {
+                pace,
+                thread,
+                session,
+                rows_done,
+                schedule: schedule.as_mut(),
+                rng: rand::SeedableRng::seed_from_u64(seed ^ 0x5EED),
+                rec,
+                stop,
+                measured: false,
+                start,
+                log: None,
+            },
+        };
+        if let Some(warmup) = pace.warmup {
+            w.units(&mut op, Some(began + warmup)).await;
+            // What the warmup did is thrown away, but for its failure.
+            let warm = std::mem::take(&mut w.out);
+            if warm.error.is_some() {
+                break 'run WorkerOutput {
+                    error: warm.error,
+                    ..WorkerOutput::default()
+                };
+            }
+        }
+        let phase = &mut w.phase;
+        phase.measured = true;
+        phase.rec.begin(start);
+        phase.rec.name_statements(op.statement_times());
+        phase.log = ctx.latency_log.as_ref().map(|l| l.writer());
+        let deadline = pace.run_time.map(|d| start + d);
+        w.units(&mut op, deadline).await;
+        if let Some(log) = w.phase.log.as_mut() {
+            log.flush().await;
+        }
+        cold(w.phase.session.close()).await;
+        w.out
+    };
+    // Its output reaches the coordinator with its thread's others: until
+    // then, this says it is no longer in a unit.
+    slot.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .ended = true;
+    (thread, out)
 }
 
 /// The SQL every new connection runs before the operation prepares its
@@ -339,6 +380,24 @@ impl Sent {
     }
 }
 
+/// A worker's loop state: what it hands back, the units it has started,
+/// and the phase it runs them in.
+///
+/// One block, in this order (`repr(C)`), each part with what a unit
+/// touches first: with hundreds of connections a thread, a connection's
+/// state has left the caches by its next unit, and each cache line a unit
+/// touches is a miss. Apart (the lane a local of `units`, the output one
+/// of `worker_loop`, each argument of `finish` copied into its future),
+/// they were five lines more a unit (cachegrind, see bench/RESULTS.md).
+/// `units`, `start_units` and `finish` take the whole, and lend its parts
+/// to the rest.
+#[repr(C)]
+pub(super) struct Worker<'a> {
+    pub(super) out: WorkerOutput,
+    pub(super) lane: Lane,
+    pub(super) phase: Phase<'a>,
+}
+
 /// The loop of one phase (warmup, or measurement) of one worker.
 ///
 /// In declaration order (`repr(C)`): the fields every unit reads, then the
@@ -368,42 +427,34 @@ pub(super) struct Phase<'a> {
     pub(super) start: Instant,
 }
 
-impl Phase<'_> {
-    /// The statistics this phase records into.
-    pub(super) fn stats(&self) -> StatsRef<'_> {
-        self.rec.stats(self.measured)
-    }
-
+impl Worker<'_> {
     /// Runs units until the deadline, the end of the share or a stop:
     /// starts them (see `start_units`), sends them and reads their ends
     /// (`Phase::finish`, one at a time or pipelined), and counts each.
     /// Once no unit may start any more, those already started are still
     /// waited for and counted.
-    async fn units<O: Operation>(
-        &mut self,
-        op: &mut O,
-        deadline: Option<Instant>,
-        out: &mut WorkerOutput,
-    ) {
+    async fn units<O: Operation>(&mut self, op: &mut O, deadline: Option<Instant>) {
         // The units this phase may still start (--transactions counts the
         // measured ones; a warmup runs by its time).
-        let left = self.pace.units.filter(|_| self.measured);
-        let mut lane = Lane::new(self.pace.pipeline, self.pace.pipeline_sync, left);
+        let pace = self.phase.pace;
+        let left = pace.units.filter(|_| self.phase.measured);
+        self.lane = Lane::new(pace.pipeline, pace.pipeline_sync, left);
         let mut ending = false;
         loop {
             if !ending {
-                ending = !self.start_units(op, &mut lane, deadline, out).await;
+                ending = !self.start_units(op, deadline).await;
             }
             if ending {
-                lane.close();
+                self.lane.close();
             }
-            if lane.idle() {
+            if self.lane.idle() {
                 if ending {
                     return;
                 }
                 continue;
             }
-            let mut alone = self.finish(op, &mut lane, deadline, ending, out).await;
+            let mut alone = self.finish(op, deadline, ending).await;
+            let Worker { out, lane, phase } = self;
             // In the order they ended: a unit already waiting first.
             if let Some(f) = alone.take_if(|_| !lane.done.is_empty()) {
                 lane.done.push_back(f);
@@ -411,13 +462,13 @@ impl Phase<'_> {
             while let Some(f) = alone.take().or_else(|| lane.done.pop_front()) {
                 // A success without a latency log is counted here, with no
                 // await; anything else in `count_unit`, [`cold`].
-                let go = match (&f.res, &self.log) {
+                let go = match (&f.res, &phase.log) {
                     (Ok(outcome), None) => {
                         let outcome = *outcome;
-                        self.count_success(op, &f.unit, outcome, out, true);
+                        phase.count_success(op, &f.unit, outcome, out, true);
                         f.cancelled.is_none()
                     }
-                    _ => cold(self.count_unit(op, f, deadline, out, ending)).await,
+                    _ => cold(phase.count_unit(op, f, deadline, out, ending)).await,
                 };
                 if !go {
                     ending = true;
@@ -432,24 +483,19 @@ impl Phase<'_> {
     /// any more: the stop, the end of `--time`, or the end of the share
     /// once nothing started is left to end (a pipelined unit in flight or
     /// waiting for its retry is still tried again as the policy says).
-    async fn start_units<O: Operation>(
-        &mut self,
-        op: &mut O,
-        lane: &mut Lane,
-        deadline: Option<Instant>,
-        out: &mut WorkerOutput,
-    ) -> bool {
+    async fn start_units<O: Operation>(&mut self, op: &mut O, deadline: Option<Instant>) -> bool {
+        let Worker { out, lane, phase } = self;
         lane.wake = None;
-        if self.must_drain(lane) {
+        if phase.must_drain(lane) {
             return true;
         }
         // A failed unit's next try takes the place it had.
-        while self.start_retry(lane) {}
-        if !lane.may_refill(self.schedule.is_none()) {
+        while phase.start_retry(lane) {}
+        if !lane.may_refill(phase.schedule.is_none()) {
             return true;
         }
         while lane.has_room() {
-            if self.stop.is_set() {
+            if phase.stop.is_set() {
                 return false;
             }
             // The share is started: what is in flight, or waits for a
@@ -459,12 +505,12 @@ impl Phase<'_> {
             }
             let now = Instant::now();
             if deadline.is_some_and(|d| now >= d) {
-                out.timed_out = self.pace.spec.is_load();
+                out.timed_out = phase.pace.spec.is_load();
                 return false;
             }
             let held = match lane.held.take() {
                 Some(h) => h,
-                None => match self.next_unit(op, lane.idle(), now, deadline, out).await {
+                None => match phase.next_unit(op, lane.idle(), now, deadline, out).await {
                     Staged::Unit(h) => h,
                     Staged::Again => continue,
                     Staged::Skipped => {
@@ -481,13 +527,20 @@ impl Phase<'_> {
                     lane.wake = Some(due);
                     return true;
                 }
-                if !cold(self.wait_due(due)).await {
+                if !cold(phase.wait_due(due)).await {
                     return false;
                 }
             }
-            self.start(op, lane, held);
+            phase.start(op, lane, held);
         }
         true
+    }
+}
+
+impl Phase<'_> {
+    /// The statistics this phase records into.
+    pub(super) fn stats(&self) -> StatsRef<'_> {
+        self.rec.stats(self.measured)
     }
 
     /// An idle worker waits for its next unit's due time under `--rate`,
