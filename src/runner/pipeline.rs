@@ -66,7 +66,7 @@ pub(super) struct Lane {
     /// When the held unit is due: the wait for answers ends then.
     pub(super) wake: Option<Instant>,
     /// A unit to send alone (depth 1), its due time reached.
-    alone: Option<Held>,
+    pub(super) alone: Option<Held>,
     /// The next unit, staged and waiting for its due time.
     pub(super) held: Option<Held>,
     /// Units at their end, to be counted.
@@ -170,12 +170,14 @@ impl Lane {
     /// a whole batch has room, or nothing is in flight. Under a rate each
     /// starts when due.
     pub(super) fn may_refill(&self, closed: bool) -> bool {
-        !closed || self.taken() + self.per_sync <= self.depth
+        !closed || !self.pipelined() || self.taken() + self.per_sync <= self.depth
     }
 
     /// Whether another unit may start now.
     pub(super) fn has_room(&self) -> bool {
-        self.done.is_empty() && self.alone.is_none() && self.taken() < self.depth
+        self.done.is_empty()
+            && self.alone.is_none()
+            && (!self.pipelined() || self.taken() < self.depth)
     }
 
     /// The places of the pipeline taken: units in flight, answered in a
@@ -190,11 +192,15 @@ impl Lane {
     /// Nothing started is left to send, answer or count (a held unit was
     /// only staged).
     pub(super) fn idle(&self) -> bool {
-        self.alone.is_none()
-            && self.flights.is_empty()
-            && self.answered.is_empty()
-            && self.retries.is_empty()
-            && self.done.is_empty()
+        self.alone.is_none() && self.done.is_empty() && self.none_pipelined()
+    }
+
+    /// No unit queued, answered in an open batch, or waiting for its
+    /// retry: always so when each unit is sent alone, whose path reads
+    /// only the lane's first lines (see its field order).
+    fn none_pipelined(&self) -> bool {
+        !self.pipelined()
+            || self.flights.is_empty() && self.answered.is_empty() && self.retries.is_empty()
     }
 
     /// No unit starts any more: the held one is dropped, and the failed
@@ -266,72 +272,75 @@ impl Lane {
     }
 }
 
+/// What became of a unit sent alone once its first try was answered.
+pub(super) enum FirstTry {
+    /// A success, counted (see [`Worker::first_try`]).
+    Counted,
+    /// At its end, to be counted by the loop.
+    Ended(Finished),
+    /// Failed with an error the retry policy names: to be tried again.
+    Again(Held),
+}
+
 impl Worker<'_> {
-    /// Sends what was started and waits for what comes next: the unit sent
-    /// alone runs to its end (with its retries) and is returned, not put
-    /// in `lane.done` (two copies of a [`Finished`] fewer a unit, through
-    /// a queue at a cold place in memory with hundreds of connections);
-    /// pipelined, the queued units are written and at least one answer
-    /// is read into `lane.done`, unless the held unit's due time or a
-    /// retry's comes first.
+    /// The end of a short unit's first try, sent alone at `sent` on
+    /// connection `conn` (the loop, `units`, sends it and awaits its
+    /// answer itself: a future of its own between the two is one more
+    /// state a unit reads and writes, see [`Worker`]).
     ///
-    /// A unit sent alone that succeeded at its first try, with no latency
-    /// log and nothing waiting in `lane.done` (the common case), is
-    /// counted here and not returned: a [`Finished`] kept in the phase's
-    /// state across the loop's awaits is 152 bytes written and read back
+    /// A success with no latency log and nothing waiting in `lane.done`
+    /// (the common case) is counted here: a [`Finished`] kept in the
+    /// loop's state across its awaits is 152 bytes written and read back
     /// per unit, on cache lines that, with hundreds of connections per
     /// thread, have left the cache since the connection's last unit
-    /// (cachegrind, 256 connections: about three misses a unit).
-    pub(super) async fn finish<O: Operation>(
+    /// (cachegrind, 256 connections: about three misses a unit). Anything
+    /// else is returned, not put in `lane.done`: the loop counts it in the
+    /// order units ended.
+    pub(super) fn first_try<O: Operation>(
         &mut self,
         op: &mut O,
+        h: Held,
+        (sent, conn): (Instant, u64),
+        res: Result<crate::workload::Outcome>,
         deadline: Option<Instant>,
-        ending: bool,
-    ) -> Option<Finished> {
+    ) -> FirstTry {
         let Worker { out, lane, phase } = self;
-        if let Some(h) = lane.alone.take() {
-            let conn = phase.session.number();
-            let sent = Instant::now();
-            // The first try of a short unit here; a retry, or a long unit
-            // (which may be cancelled), in `tries_from`.
-            let first = if op.long_unit() {
-                None
-            } else {
-                // The operation's future awaited here rather than through
-                // `Session::execute`: one state machine fewer per unit.
-                Some(match phase.session.conn() {
-                    Ok(conn) => op.execute(conn).await,
-                    Err(e) => Err(e),
-                })
-            };
-            let (res, tries, cancelled, attempt) = match first {
-                Some(Err(e)) if phase.may_retry(op, 1, &e, deadline) => {
-                    super::worker::cold(phase.tries_from(op, sent, deadline, 1)).await
-                }
-                Some(Ok(outcome)) if phase.log.is_none() && lane.done.is_empty() => {
-                    let unit = h.sent(sent, sent, Instant::now(), 1, conn);
-                    phase.count_success(op, &unit, outcome, out, true);
-                    return None;
-                }
-                Some(res) => (res, 1, None, sent),
-                None => super::worker::cold(phase.tries_from(op, sent, deadline, 0)).await,
-            };
-            // Its statements' times (its retries' and failures' included)
-            // stay with the operation until the unit is counted: the end
-            // of the run may leave it out (see `count_unit`).
-            return Some(Finished {
-                unit: h.sent(sent, attempt, Instant::now(), tries, conn),
+        match res {
+            Err(e) if phase.may_retry(op, 1, &e, deadline) => FirstTry::Again(h),
+            Ok(outcome) if phase.log.is_none() && lane.done.is_empty() => {
+                let unit = h.sent(sent, sent, Instant::now(), 1, conn);
+                phase.count_success(op, &unit, outcome, out, true);
+                FirstTry::Counted
+            }
+            res => FirstTry::Ended(Finished {
+                unit: h.sent(sent, sent, Instant::now(), 1, conn),
                 res,
-                cancelled,
-            });
+                cancelled: None,
+            }),
         }
-        if !lane.done.is_empty() {
-            return None;
+    }
+
+    /// A unit sent alone at `sent` on connection `conn` after `done`
+    /// tries: its retries, or a long unit (which may be cancelled) from
+    /// its first try. Run through [`cold`](super::worker::cold).
+    pub(super) async fn tries<O: Operation>(
+        &mut self,
+        op: &mut O,
+        h: Held,
+        (sent, conn): (Instant, u64),
+        deadline: Option<Instant>,
+        done: u32,
+    ) -> Finished {
+        let (res, tries, cancelled, attempt) =
+            self.phase.tries_from(op, sent, deadline, done).await;
+        // Its statements' times (its retries' and failures' included)
+        // stay with the operation until the unit is counted: the end of
+        // the run may leave it out (see `count_unit`).
+        Finished {
+            unit: h.sent(sent, attempt, Instant::now(), tries, conn),
+            res,
+            cancelled,
         }
-        // Out of the loop's code, so that the one-at-a-time path above
-        // stays short (see `cold`).
-        super::worker::cold(phase.finish_pipelined(op, lane, deadline, ending)).await;
-        None
     }
 }
 
@@ -339,7 +348,7 @@ impl Phase<'_> {
     /// Whether no unit may start before those in flight are counted: their
     /// connection is broken, and the first failure to count replaces it.
     pub(super) fn must_drain(&self, lane: &Lane) -> bool {
-        !lane.flights.is_empty() && self.session.is_closed()
+        lane.pipelined() && !lane.flights.is_empty() && self.session.is_closed()
     }
 
     /// Starts `held`, its due time reached: kept to be sent alone, or
@@ -398,7 +407,7 @@ impl Phase<'_> {
     /// connection it failed on; one whose connection was since replaced
     /// ends with its error. False when none was due.
     pub(super) fn start_retry(&mut self, lane: &mut Lane) -> bool {
-        if lane.retries.is_empty() {
+        if lane.none_pipelined() || lane.retries.is_empty() {
             return false;
         }
         let now = Instant::now();
@@ -433,8 +442,9 @@ impl Phase<'_> {
         true
     }
 
-    /// `finish` with units queued on the connection.
-    async fn finish_pipelined<O: Operation>(
+    /// The loop's wait with units queued on the connection: they are
+    /// written, and at least one answer is read into `lane.done`.
+    pub(super) async fn finish_pipelined<O: Operation>(
         &mut self,
         op: &mut O,
         lane: &mut Lane,

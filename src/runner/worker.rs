@@ -32,7 +32,7 @@ use tokio::sync::Barrier;
 
 use super::ending::{Ending, ThreadStop, ending_for};
 use super::latency_log::{LogRecord, LogWriter};
-use super::pipeline::Lane;
+use super::pipeline::{FirstTry, Lane};
 use super::recorder::{DoneUnit, StatsRef, ThreadRecorder, UnitDone};
 use super::schedule::{self, Schedule};
 use super::session::Session;
@@ -94,7 +94,7 @@ pub(super) struct Pace {
 /// A path most units never take (a retry, a failure, a reconnect), or
 /// one that waits anyway or is not the one-at-a-time path (a slot under
 /// `--rate`, a TPC-C terminal's ready wait, the latency log's line, a
-/// long unit's tries, a round of the pipelined half of `finish`), behind
+/// long unit's tries, a round of `finish_pipelined`), behind
 /// a boxed `dyn` future: one allocation where it runs.
 ///
 /// With fat LTO the whole worker loop compiled into one poll function of
@@ -138,7 +138,7 @@ pub(super) struct WorkerItem<O> {
     /// Shared by all the workers: what each unit reads of it stays on
     /// lines every worker reads, rather than on a copy in each worker's
     /// state, cold again by the time that worker's next unit comes when a
-    /// thread has hundreds of them (see `finish`).
+    /// thread has hundreds of them (see [`Worker`]).
     pub(super) pace: Arc<Pace>,
     pub(super) links: WorkerLinks,
 }
@@ -386,11 +386,11 @@ impl Sent {
 /// One block, in this order (`repr(C)`), each part with what a unit
 /// touches first: with hundreds of connections a thread, a connection's
 /// state has left the caches by its next unit, and each cache line a unit
-/// touches is a miss. Apart (the lane a local of `units`, the output one
-/// of `worker_loop`, each argument of `finish` copied into its future),
-/// they were five lines more a unit (cachegrind, see bench/RESULTS.md).
-/// `units`, `start_units` and `finish` take the whole, and lend its parts
-/// to the rest.
+/// touches is a miss (cachegrind's counts are in bench/RESULTS.md, issue
+/// 24's fifteenth session). `units` and `start_units` take the whole and
+/// lend its parts to the rest; `units` sends a short unit alone and
+/// awaits its answer itself, as each `async fn` between the loop and the
+/// socket is one more state that every unit reads and writes.
 #[repr(C)]
 pub(super) struct Worker<'a> {
     pub(super) out: WorkerOutput,
@@ -404,7 +404,7 @@ pub(super) struct Worker<'a> {
 /// session, whose connection's busy part comes first (see [`Session`] and
 /// `WireConn`), then the rest; so that a unit touches a few adjacent cache
 /// lines of the phase rather than lines spread over its 600 bytes (with
-/// hundreds of connections a thread, each a miss; see `finish`).
+/// hundreds of connections a thread, each a miss; see [`Worker`]).
 #[repr(C)]
 pub(super) struct Phase<'a> {
     /// Measuring (false: warming up; what is recorded is thrown away).
@@ -430,7 +430,7 @@ pub(super) struct Phase<'a> {
 impl Worker<'_> {
     /// Runs units until the deadline, the end of the share or a stop:
     /// starts them (see `start_units`), sends them and reads their ends
-    /// (`Phase::finish`, one at a time or pipelined), and counts each.
+    /// (one at a time or pipelined), and counts each.
     /// Once no unit may start any more, those already started are still
     /// waited for and counted.
     async fn units<O: Operation>(&mut self, op: &mut O, deadline: Option<Instant>) {
@@ -453,7 +453,38 @@ impl Worker<'_> {
                 }
                 continue;
             }
-            let mut alone = self.finish(op, deadline, ending).await;
+            // Sends what was started and waits for what comes next: the
+            // unit sent alone runs to its end (with its retries), and is
+            // counted (see `first_try`) or returned; pipelined, the queued
+            // units are written and at least one answer is read into
+            // `lane.done`, unless the held unit's due time or a retry's
+            // comes first.
+            let mut alone = match self.lane.alone.take() {
+                Some(h) if !op.long_unit() => {
+                    let at = (Instant::now(), self.phase.session.number());
+                    // Awaited here, not through `Session::execute` nor an
+                    // `async fn` of the runner's: see `first_try`.
+                    let res = match self.phase.session.conn() {
+                        Ok(conn) => op.execute(conn).await,
+                        Err(e) => Err(e),
+                    };
+                    match self.first_try(op, h, at, res, deadline) {
+                        FirstTry::Counted => None,
+                        FirstTry::Ended(f) => Some(f),
+                        FirstTry::Again(h) => Some(cold(self.tries(op, h, at, deadline, 1)).await),
+                    }
+                }
+                Some(h) => {
+                    let at = (Instant::now(), self.phase.session.number());
+                    Some(cold(self.tries(op, h, at, deadline, 0)).await)
+                }
+                None if self.lane.done.is_empty() => {
+                    let Worker { lane, phase, .. } = self;
+                    cold(phase.finish_pipelined(op, lane, deadline, ending)).await;
+                    None
+                }
+                None => None,
+            };
             let Worker { out, lane, phase } = self;
             // In the order they ended: a unit already waiting first.
             if let Some(f) = alone.take_if(|_| !lane.done.is_empty()) {
@@ -1031,8 +1062,8 @@ impl Phase<'_> {
 
     /// Sends the staged unit (at `sent`), trying it again after a failure
     /// the retry policy names (`--retry-on`, `--max-tries`), after the
-    /// `done` tries already made (`Phase::finish` makes a short unit's
-    /// first try itself); returns the result, the number of tries, whether
+    /// `done` tries already made (the loop, `Worker::units`, makes a short
+    /// unit's first try itself); returns the result, the number of tries, whether
     /// (and why) a long unit was cancelled on the server, and when the last
     /// try began. Run through [`cold`].
     pub(super) async fn tries_from<O: Operation>(

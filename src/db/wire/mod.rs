@@ -191,7 +191,7 @@ pub(crate) struct Prepared {
 /// order those two lay between the socket and the write buffer, and a
 /// statement touched three cache lines of the connection rather than two
 /// or three adjacent ones (at hundreds of connections a thread, each a
-/// miss; see the runner's `finish`).
+/// miss; see the runner's `Worker`).
 #[repr(C)]
 pub struct WireConn {
     stream: Stream,

@@ -244,7 +244,7 @@ impl Operation for AnyOperation {
     }
     // The boxed future itself, not an `async` block awaiting it: one
     // state machine fewer between the worker loop and the unit, whose
-    // state each unit reads on a line of its own (see `finish`).
+    // state each unit reads on a line of its own (see the runner's `Worker`).
     fn execute<'a>(
         &'a mut self,
         conn: &'a mut WireConn,

@@ -39,14 +39,15 @@ use std::time::{Duration, Instant};
 use rand::SeedableRng;
 use rand::rngs::SmallRng;
 
+use super::FirstErrors;
 use super::bind::write_literal;
 use super::eval::{Env, Value, VarError, eval, fold, parse_text_value, sleep_amount};
 use super::expr::Expr;
 use super::parse::{Command, Program, Script, SleepAmount, Sql, TxnEffect};
 use crate::db::wire::{Answer, Param, Protocol, Rows, Stmt, WireConn, WireError};
 use crate::error::{Error, Result};
-use crate::workload::StatementTimes;
 use crate::workload::kit::keys::ZipfSampler;
+use crate::workload::{Outcome, StatementTimes};
 
 /// A variable of one client.
 #[derive(Clone, Debug, PartialEq)]
@@ -86,13 +87,20 @@ impl Var {
 const UNDEFINED_OBJECT: [&str; 4] = ["42P01", "42703", "42883", "3F000"];
 
 /// One worker's interpreter.
+///
+/// In declaration order (`repr(C)`): what a straight script's unit
+/// touches first (the draws, the statements, the parameters, the
+/// variables, the times), then the rest (see `ScriptOp`).
+#[repr(C)]
 pub struct Interp {
-    program: Arc<Program>,
-    vars: Vec<Var>,
-    zipf: Vec<Option<ZipfSampler>>,
-    stats: StatementTimes,
-    /// How SQL commands are sent (`-M`).
-    protocol: Protocol,
+    /// The random draws of the unit under way (seeded by [`Interp::run`] or
+    /// [`Interp::run_straight`]). Here rather than in `run`'s locals, as is
+    /// `queued`: the runner boxes each unit's future, and that future was at
+    /// 1,032 bytes, the largest size glibc's per-thread cache of freed
+    /// blocks serves; past it every unit's allocation took malloc's slow
+    /// path (about 330 instructions and 18 instruction-cache misses per
+    /// transaction, callgrind).
+    rng: SmallRng,
     /// The prepared statement of each command, per connection, by the
     /// command's place in the program (its script's
     /// [`base`](super::parse::Script::base) + its index; None: not an SQL
@@ -100,27 +108,26 @@ pub struct Interp {
     statements: Vec<Option<Stmt>>,
     /// The parameters of the SQL command under way, reused.
     params: Vec<ParamText>,
-    /// The statement text under `--no-prepared`, reused.
-    sql_buf: String,
-    /// A variable name being put together (`\gset` prefix + column).
-    name_buf: String,
-    /// The rows of a `\gset` or `\aset` command, reused.
-    rows: Rows,
+    vars: Vec<Var>,
+    stats: StatementTimes,
     /// By the command's place in the program, as `statements`: the `\set`
     /// expression or `\if` condition folded for this client's variables
     /// that no command changes (see [`fold`]); None for the other
     /// commands. Shared by the clients whose folds are the same (see
     /// [`Folds`]).
     folded: Arc<[Option<Expr>]>,
-    /// The random draws of the unit under way (seeded by [`Interp::run`] or
-    /// [`Interp::run_straight`]), and the commands of its pipeline queued and
-    /// not read yet (each one's effect on the transaction, and what it is
-    /// called). Here rather than in `run`'s locals: the runner boxes each
-    /// unit's future, and that future was at 1,032 bytes, the largest size
-    /// glibc's per-thread cache of freed blocks serves; past it every unit's
-    /// allocation took malloc's slow path (about 330 instructions and 18
-    /// instruction-cache misses per transaction, callgrind).
-    rng: SmallRng,
+    zipf: Vec<Option<ZipfSampler>>,
+    program: Arc<Program>,
+    /// How SQL commands are sent (`-M`).
+    protocol: Protocol,
+    /// The statement text under `--no-prepared`, reused.
+    sql_buf: String,
+    /// A variable name being put together (`\gset` prefix + column).
+    name_buf: String,
+    /// The rows of a `\gset` or `\aset` command, reused.
+    rows: Rows,
+    /// The commands of the unit's pipeline queued and not read yet (each
+    /// one's effect on the transaction, and what it is called).
     queued: Vec<(TxnEffect, String)>,
 }
 
@@ -215,14 +222,21 @@ impl Interp {
     /// missed the caches on every unit (callgrind, select-only: 37 last-level
     /// misses a transaction before, 20 after; see bench/RESULTS.md, twelfth
     /// session).
-    pub async fn run_straight(
+    ///
+    /// A failure is said through `shown` (see [`FirstErrors`]) before it
+    /// is returned: the operation returns this future as its unit's own,
+    /// with nothing around it (see `ScriptOp::execute`).
+    pub(super) async fn run_straight(
         &mut self,
         program: &Program,
         conn: &mut WireConn,
         index: usize,
         seed: u64,
-    ) -> Result<u64> {
-        let script = self.begin(program, index, seed)?;
+        shown: &FirstErrors,
+    ) -> Result<Outcome> {
+        let script = self
+            .begin(program, index, seed)
+            .map_err(|e| shown.said(e))?;
         let mut rows = 0;
         let mut in_txn = false;
         for (k, command) in script.commands.iter().enumerate() {
@@ -242,7 +256,7 @@ impl Interp {
                 Command::Sql(sql) => match self.statements.get(i).copied().flatten() {
                     // Queued and answered around the one await, not in
                     // an `async fn` of its own: one state machine fewer
-                    // per statement (see the runner's `finish`).
+                    // per statement (see the runner's `Worker`).
                     Some(st) => match self.queue_prepared(conn, st, sql) {
                         Ok(began) => {
                             let answer = conn.run_queued().await;
@@ -259,16 +273,16 @@ impl Interp {
             };
             match done {
                 Ok(n) => rows += n,
-                Err(e) => return Err(rare(leave(conn, in_txn, e)).await),
+                Err(e) => return Err(shown.said(rare(leave(conn, in_txn, e)).await)),
             }
             if let Command::Sql(sql) = command {
                 sql.txn.apply(&mut in_txn);
             }
         }
         if in_txn {
-            return Err(rare(leave(conn, true, unfinished(script))).await);
+            return Err(shown.said(rare(leave(conn, true, unfinished(script))).await));
         }
-        Ok(rows)
+        Ok(Outcome { rows, missing: 0 })
     }
 
     /// Queues a straight script's SQL command on its prepared statement

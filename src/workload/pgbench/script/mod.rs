@@ -34,6 +34,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 
+use futures_util::future::Either;
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 use tokio_postgres::Client;
@@ -535,6 +536,15 @@ impl FirstErrors {
     /// How many kinds are said; later ones are only counted.
     const MAX: usize = 10;
 
+    /// `e`, said if it is the first of its kind (a failure that ends the
+    /// run is said as the run's failure, not here).
+    fn said(&self, e: Error) -> Error {
+        if !e.ends_run() {
+            self.show(&e);
+        }
+        e
+    }
+
     fn show(&self, e: &Error) {
         let text = e.to_string();
         // The kind: where it happened and what class of error (the part
@@ -557,18 +567,23 @@ impl FirstErrors {
     }
 }
 
+/// In declaration order (`repr(C)`): what staging and sending a unit read
+/// first, then the interpreter, whose busy part comes first too (see the
+/// runner's `Worker`: with hundreds of connections a thread, every line a
+/// unit touches is a miss).
+#[repr(C)]
 struct ScriptOp {
-    interp: Interp,
-    /// The interpreter's program, lent to each run (see [`Interp::run`]).
-    program: Arc<Program>,
-    shown: FirstErrors,
+    /// The staged unit's script, and the seed of its random draws.
+    chosen: usize,
+    unit_seed: u64,
     rng: SmallRng,
     cumulative: Arc<[u64]>,
     /// Per script, whether it is straight (see [`exec::straight_scripts`]).
     straight: Arc<[bool]>,
-    /// The staged unit's script, and the seed of its random draws.
-    chosen: usize,
-    unit_seed: u64,
+    /// The interpreter's program, lent to each run (see [`Interp::run`]).
+    program: Arc<Program>,
+    interp: Interp,
+    shown: FirstErrors,
 }
 
 impl Operation for ScriptOp {
@@ -591,26 +606,31 @@ impl Operation for ScriptOp {
         self.chosen
     }
 
-    async fn execute(&mut self, conn: &mut WireConn) -> Result<Outcome> {
+    // The straight path's future itself, not an `async fn` awaiting it:
+    // one state fewer that every unit reads (see the runner's `Worker`).
+    fn execute<'a>(
+        &'a mut self,
+        conn: &'a mut WireConn,
+    ) -> impl Future<Output = Result<Outcome>> + Send + 'a {
         let (program, chosen, seed) = (&self.program, self.chosen, self.unit_seed);
-        let done = if self.straight.get(chosen) == Some(&true) {
-            self.interp.run_straight(program, conn, chosen, seed).await
+        if self.straight.get(chosen) == Some(&true) {
+            Either::Left(
+                self.interp
+                    .run_straight(program, conn, chosen, seed, &self.shown),
+            )
         } else {
             // Boxed, one allocation a unit: inline, its state machine
             // would make every unit's future as large as its own (about a
             // kilobyte, see the test below), and the runner boxes each
             // unit's future: at 256 connections, moving a straight
             // script's unit into a block that size missed the caches.
-            Box::pin(self.interp.run(program, conn, chosen, seed)).await
-        };
-        match done {
-            Ok(rows) => Ok(Outcome { rows, missing: 0 }),
-            Err(e) => {
-                if !e.ends_run() {
-                    self.shown.show(&e);
+            let (interp, shown) = (&mut self.interp, &self.shown);
+            Either::Right(Box::pin(async move {
+                match interp.run(program, conn, chosen, seed).await {
+                    Ok(rows) => Ok(Outcome { rows, missing: 0 }),
+                    Err(e) => Err(shown.said(e)),
                 }
-                Err(e)
-            }
+            }))
         }
     }
 
@@ -650,6 +670,11 @@ mod tests {
         std::mem::size_of::<R>()
     }
 
+    /// The size of what `f` returns, without calling it.
+    fn returned_size6<A, B, C, D, E, F, R>(_f: fn(A, B, C, D, E, F) -> R) -> usize {
+        std::mem::size_of::<R>()
+    }
+
     #[test]
     fn a_straight_scripts_unit_is_not_as_large_as_the_general_interpreters() {
         // `execute` boxes the general path (`Interp::run`), so that the
@@ -658,7 +683,7 @@ mod tests {
         // moved into (see `execute`).
         let unit = returned_size(<ScriptOp as Operation>::execute);
         let general = returned_size5(Interp::run);
-        let straight = returned_size5(Interp::run_straight);
+        let straight = returned_size6(Interp::run_straight);
         assert!(
             unit < general,
             "a unit's future is {unit} bytes, Interp::run's {general}"
