@@ -58,9 +58,6 @@ pub(super) struct Lane {
     /// Units in flight at most: 1 sends each unit alone, through the
     /// operation's `execute`.
     depth: usize,
-    /// Units per Sync (`--pipeline-sync`): 1 makes each its own
-    /// transaction.
-    per_sync: usize,
     /// Units that may still start (`--transactions`; None: no limit).
     pub(super) left: Option<u64>,
     /// When the held unit is due: the wait for answers ends then.
@@ -71,6 +68,17 @@ pub(super) struct Lane {
     pub(super) held: Option<Held>,
     /// Units at their end, to be counted.
     pub(super) done: VecDeque<Finished>,
+    /// What only pipelined units use, apart: a unit sent alone reads the
+    /// lane's first two lines and no more.
+    pipe: Box<Pipe>,
+}
+
+/// The part of a [`Lane`] that only pipelined units (`depth` above 1)
+/// use.
+struct Pipe {
+    /// Units per Sync (`--pipeline-sync`): 1 makes each its own
+    /// transaction.
+    per_sync: usize,
     /// Pipelined units queued or sent, oldest first: their answers come
     /// in this order.
     flights: VecDeque<Flight>,
@@ -143,17 +151,19 @@ impl Lane {
         let depth = depth.max(1);
         Lane {
             depth,
-            per_sync: per_sync.clamp(1, depth),
-            answered: Vec::new(),
-            held: None,
-            alone: None,
-            flights: VecDeque::with_capacity(depth),
-            unsent: 0,
-            retries: Vec::new(),
-            done: VecDeque::new(),
-            wake: None,
-            spare: Vec::new(),
             left,
+            wake: None,
+            alone: None,
+            held: None,
+            done: VecDeque::new(),
+            pipe: Box::new(Pipe {
+                per_sync: per_sync.clamp(1, depth),
+                flights: VecDeque::with_capacity(depth),
+                retries: Vec::new(),
+                answered: Vec::new(),
+                unsent: 0,
+                spare: Vec::new(),
+            }),
         }
     }
 
@@ -170,7 +180,7 @@ impl Lane {
     /// a whole batch has room, or nothing is in flight. Under a rate each
     /// starts when due.
     pub(super) fn may_refill(&self, closed: bool) -> bool {
-        !closed || !self.pipelined() || self.taken() + self.per_sync <= self.depth
+        !closed || !self.pipelined() || self.taken() + self.pipe.per_sync <= self.depth
     }
 
     /// Whether another unit may start now.
@@ -186,7 +196,7 @@ impl Lane {
     /// follow would be cut at other places than K), or waiting for a
     /// retry.
     fn taken(&self) -> usize {
-        self.flights.len() + self.answered.len() + self.retries.len()
+        self.pipe.flights.len() + self.pipe.answered.len() + self.pipe.retries.len()
     }
 
     /// Nothing started is left to send, answer or count (a held unit was
@@ -200,7 +210,9 @@ impl Lane {
     /// only the lane's first lines (see its field order).
     fn none_pipelined(&self) -> bool {
         !self.pipelined()
-            || self.flights.is_empty() && self.answered.is_empty() && self.retries.is_empty()
+            || self.pipe.flights.is_empty()
+                && self.pipe.answered.is_empty()
+                && self.pipe.retries.is_empty()
     }
 
     /// No unit starts any more: the held one is dropped, and the failed
@@ -209,7 +221,7 @@ impl Lane {
         self.held = None;
         self.wake = None;
         let now = Instant::now();
-        for mut f in std::mem::take(&mut self.retries) {
+        for mut f in std::mem::take(&mut self.pipe.retries) {
             let e = f
                 .error
                 .take()
@@ -221,7 +233,7 @@ impl Lane {
     /// When the wait for answers must end: the held unit's due time or the
     /// next retry's.
     fn next_wake(&self) -> Option<Instant> {
-        let retry = self.retries.iter().map(|f| f.not_before).min();
+        let retry = self.pipe.retries.iter().map(|f| f.not_before).min();
         match (self.wake, retry) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -232,7 +244,8 @@ impl Lane {
     /// no Sync after them yet (what was open on a connection since
     /// replaced went with it).
     fn open(&self, number: u64) -> usize {
-        self.flights
+        self.pipe
+            .flights
             .iter()
             .rev()
             .take_while(|f| !f.last && f.conn == number)
@@ -242,7 +255,7 @@ impl Lane {
     /// A unit was queued on `conn`: the batch ends with a Sync once it
     /// holds `per_sync` units.
     fn queued(&mut self, conn: &mut crate::db::wire::WireConn, number: u64) {
-        if self.open(number) >= self.per_sync {
+        if self.open(number) >= self.pipe.per_sync {
             self.sync(conn, number);
         }
     }
@@ -253,13 +266,13 @@ impl Lane {
             return;
         }
         conn.queue_sync();
-        if let Some(f) = self.flights.back_mut() {
+        if let Some(f) = self.pipe.flights.back_mut() {
             f.last = true;
         }
     }
 
     fn keep(&mut self, messages: &[u8]) -> Vec<u8> {
-        let mut v = self.spare.pop().unwrap_or_default();
+        let mut v = self.pipe.spare.pop().unwrap_or_default();
         v.extend_from_slice(messages);
         v
     }
@@ -267,7 +280,7 @@ impl Lane {
     fn recycle(&mut self, mut f: Flight) {
         if f.replay.capacity() > 0 {
             f.replay.clear();
-            self.spare.push(std::mem::take(&mut f.replay));
+            self.pipe.spare.push(std::mem::take(&mut f.replay));
         }
     }
 }
@@ -305,15 +318,16 @@ impl Worker<'_> {
         deadline: Option<Instant>,
     ) -> FirstTry {
         let Worker { out, lane, phase } = self;
+        let end = Instant::now();
         match res {
-            Err(e) if phase.may_retry(op, 1, &e, deadline) => FirstTry::Again(h),
+            Err(e) if phase.may_retry(op, 1, &e, deadline, end) => FirstTry::Again(h),
             Ok(outcome) if phase.log.is_none() && lane.done.is_empty() => {
-                let unit = h.sent(sent, sent, Instant::now(), 1, conn);
+                let unit = h.sent(sent, sent, end, 1, conn);
                 phase.count_success(op, &unit, outcome, out, true);
                 FirstTry::Counted
             }
             res => FirstTry::Ended(Finished {
-                unit: h.sent(sent, sent, Instant::now(), 1, conn),
+                unit: h.sent(sent, sent, end, 1, conn),
                 res,
                 cancelled: None,
             }),
@@ -348,7 +362,7 @@ impl Phase<'_> {
     /// Whether no unit may start before those in flight are counted: their
     /// connection is broken, and the first failure to count replaces it.
     pub(super) fn must_drain(&self, lane: &Lane) -> bool {
-        lane.pipelined() && !lane.flights.is_empty() && self.session.is_closed()
+        lane.pipelined() && !lane.pipe.flights.is_empty() && self.session.is_closed()
     }
 
     /// Starts `held`, its due time reached: kept to be sent alone, or
@@ -377,7 +391,7 @@ impl Phase<'_> {
         });
         match queued {
             Ok((ticket, replay)) => {
-                lane.flights.push_back(Flight {
+                lane.pipe.flights.push_back(Flight {
                     ty: held.ty,
                     due: held.due,
                     ticket,
@@ -390,7 +404,7 @@ impl Phase<'_> {
                     error: None,
                     last: false,
                 });
-                lane.unsent += 1;
+                lane.pipe.unsent += 1;
                 if let Ok(conn) = self.session.conn() {
                     lane.queued(conn, conn_number);
                 }
@@ -407,14 +421,14 @@ impl Phase<'_> {
     /// connection it failed on; one whose connection was since replaced
     /// ends with its error. False when none was due.
     pub(super) fn start_retry(&mut self, lane: &mut Lane) -> bool {
-        if lane.none_pipelined() || lane.retries.is_empty() {
+        if lane.none_pipelined() || lane.pipe.retries.is_empty() {
             return false;
         }
         let now = Instant::now();
-        let Some(i) = lane.retries.iter().position(|f| f.not_before <= now) else {
+        let Some(i) = lane.pipe.retries.iter().position(|f| f.not_before <= now) else {
             return false;
         };
-        let mut f = lane.retries.swap_remove(i);
+        let mut f = lane.pipe.retries.swap_remove(i);
         let same = f.conn == self.session.number();
         let queued = same
             && self
@@ -425,8 +439,8 @@ impl Phase<'_> {
             f.tries += 1;
             f.error = None;
             f.last = false;
-            lane.flights.push_back(f);
-            lane.unsent += 1;
+            lane.pipe.flights.push_back(f);
+            lane.pipe.unsent += 1;
             let number = self.session.number();
             if let Ok(conn) = self.session.conn() {
                 lane.queued(conn, number);
@@ -453,6 +467,7 @@ impl Phase<'_> {
     ) {
         // Units queued on a connection since replaced get no answer.
         while lane
+            .pipe
             .flights
             .front()
             .is_some_and(|f| f.conn != self.session.number())
@@ -461,7 +476,7 @@ impl Phase<'_> {
         }
         self.send_queued(lane).await;
         let wake = lane.next_wake();
-        if lane.flights.is_empty() {
+        if lane.pipe.flights.is_empty() {
             if let Some(w) = wake {
                 schedule::wait_until_or(w, self.stop.stopped()).await;
             }
@@ -472,7 +487,7 @@ impl Phase<'_> {
             return;
         };
         let stop = &self.stop;
-        let through = lane.flights.front().is_none_or(|f| f.last);
+        let through = lane.pipe.flights.front().is_none_or(|f| f.last);
         let first = tokio::select! {
             biased;
             a = conn.answer(through) => Some(a),
@@ -483,7 +498,7 @@ impl Phase<'_> {
             return;
         };
         self.answered(op, lane, first, deadline, ending);
-        while let Some(through) = lane.flights.front().map(|f| f.last) {
+        while let Some(through) = lane.pipe.flights.front().map(|f| f.last) {
             let Some(next) = self
                 .session
                 .conn()
@@ -498,17 +513,17 @@ impl Phase<'_> {
 
     /// Writes the queued units, all in one write; their sends are now.
     async fn send_queued(&mut self, lane: &mut Lane) {
-        if lane.unsent == 0 {
+        if lane.pipe.unsent == 0 {
             return;
         }
         let now = Instant::now();
-        for f in lane.flights.iter_mut().rev().take(lane.unsent) {
+        for f in lane.pipe.flights.iter_mut().rev().take(lane.pipe.unsent) {
             f.attempt = now;
             if f.tries == 1 {
                 f.sent = now;
             }
         }
-        lane.unsent = 0;
+        lane.pipe.unsent = 0;
         let number = self.session.number();
         // A failed write breaks the connection: the answers say so.
         if let Ok(conn) = self.session.conn() {
@@ -525,7 +540,7 @@ impl Phase<'_> {
         deadline: Option<Instant>,
         ending: bool,
     ) {
-        while !lane.flights.is_empty() {
+        while !lane.pipe.flights.is_empty() {
             self.answered(op, lane, Err(WireError::Closed(None)), deadline, ending);
         }
     }
@@ -542,11 +557,11 @@ impl Phase<'_> {
         ending: bool,
     ) {
         let now = Instant::now();
-        let Some(f) = lane.flights.pop_front() else {
+        let Some(f) = lane.pipe.flights.pop_front() else {
             return;
         };
         let took = now - f.attempt;
-        if lane.per_sync > 1 {
+        if lane.pipe.per_sync > 1 {
             self.answered_in_batch(op, lane, f, answer, took, now, deadline, ending);
             return;
         }
@@ -584,7 +599,7 @@ impl Phase<'_> {
     ) {
         let failure = match answer {
             Ok(answer) if !f.last => {
-                lane.answered.push(Waiting {
+                lane.pipe.answered.push(Waiting {
                     flight: f,
                     answer,
                     took,
@@ -593,12 +608,12 @@ impl Phase<'_> {
                 return;
             }
             Ok(answer) => {
-                let mut batch = std::mem::take(&mut lane.answered);
+                let mut batch = std::mem::take(&mut lane.pipe.answered);
                 for w in batch.drain(..) {
                     let res = op.answered(w.flight.ticket, Ok(w.answer), w.took);
                     self.ended(op, lane, w.flight, w.end, res, deadline, ending);
                 }
-                lane.answered = batch;
+                lane.pipe.answered = batch;
                 let res = op.answered(f.ticket, Ok(answer), took);
                 self.keep_statements(op, true);
                 self.ended(op, lane, f, now, res, deadline, ending);
@@ -621,7 +636,7 @@ impl Phase<'_> {
         // that its error, with its own label, is the one `--on-error stop`
         // reports.
         let mut others = Vec::new();
-        for w in lane.answered.drain(..) {
+        for w in lane.pipe.answered.drain(..) {
             let _ = op.answered(w.flight.ticket, Err(WireError::BatchFailed), w.took);
             let why = Error::batch(
                 "rolled back with its pipeline batch (--pipeline-sync), whose later query failed",
@@ -630,8 +645,8 @@ impl Phase<'_> {
             others.push((w.flight, why));
         }
         let mut more = !f.last;
-        while more && lane.flights.front().is_some_and(|g| g.conn == f.conn) {
-            let Some(g) = lane.flights.pop_front() else {
+        while more && lane.pipe.flights.front().is_some_and(|g| g.conn == f.conn) {
+            let Some(g) = lane.pipe.flights.pop_front() else {
                 break;
             };
             more = !g.last;
@@ -669,7 +684,7 @@ impl Phase<'_> {
                 if !ending
                     && !f.replay.is_empty()
                     && f.conn == self.session.number()
-                    && self.may_retry(op, f.tries, &e, deadline) =>
+                    && self.may_retry(op, f.tries, &e, deadline, now) =>
             {
                 f.not_before = now
                     + backoff(
@@ -679,7 +694,7 @@ impl Phase<'_> {
                         &mut self.rng,
                     );
                 f.error = Some(e);
-                lane.retries.push(f);
+                lane.pipe.retries.push(f);
             }
             res => {
                 lane.done.push_back(f.finished(now, res));

@@ -87,7 +87,8 @@ pub(super) struct Pace {
     /// Of those, how many share a Sync (`--pipeline-sync`).
     pub(super) pipeline_sync: usize,
     /// Units are due when their user is ready (TPC-C's terminals queued
-    /// for the connections), so latency and service time differ.
+    /// for the connections), so latency and service time differ. Only
+    /// then does the loop ask the operation's `ready`.
     pub(super) queued: bool,
 }
 
@@ -541,6 +542,22 @@ impl Worker<'_> {
             }
             let held = match lane.held.take() {
                 Some(h) => h,
+                // No rate and no users: nothing to wait for before the
+                // unit, and no `next_unit` future (its arguments written
+                // into this one's state are lines of their own, cold with
+                // hundreds of connections a thread).
+                None if phase.schedule.is_none() && !phase.pace.queued => {
+                    match phase.stage(op, None, lane.idle()) {
+                        None => return false,
+                        Some((h, false)) => h,
+                        Some((h, true)) => {
+                            if !cold(phase.reopen_for_unit(op, h.ty, out, deadline)).await {
+                                return false;
+                            }
+                            h
+                        }
+                    }
+                }
                 None => match phase.next_unit(op, lane.idle(), now, deadline, out).await {
                     Staged::Unit(h) => h,
                     Staged::Again => continue,
@@ -616,16 +633,31 @@ impl Phase<'_> {
                 None => return Staged::End,
             },
         };
-        if !op.stage() {
+        let Some((held, reopen)) = self.stage(op, due, idle) else {
             return Staged::End;
+        };
+        if reopen && !cold(self.reopen_for_unit(op, held.ty, out, deadline)).await {
+            return Staged::End;
+        }
+        Staged::Unit(held)
+    }
+
+    /// Stages the next unit, due at `due`, once nothing is left to wait
+    /// for before it; and whether its connection is to be made first
+    /// (with --reconnect, or to move to another node). None: no unit
+    /// starts any more.
+    fn stage<O: Operation>(
+        &mut self,
+        op: &mut O,
+        due: Option<Instant>,
+        idle: bool,
+    ) -> Option<(Held, bool)> {
+        if !op.stage() {
+            return None;
         }
         let ty = op.unit_type();
-        if (self.session.reconnects_per_unit() || idle && self.session.should_move())
-            && !cold(self.reopen_for_unit(op, ty, out, deadline)).await
-        {
-            return Staged::End;
-        }
-        Staged::Unit(Held { ty, due })
+        let reopen = self.session.reconnects_per_unit() || idle && self.session.should_move();
+        Some((Held { ty, due }, reopen))
     }
 
     /// Counts a unit at its end; false when the worker is to start no
@@ -1104,26 +1136,32 @@ impl Phase<'_> {
                 return (res, tries, cancelled, began);
             }
             match res {
-                Err(e) if self.may_retry(op, tries, &e, deadline) => continue,
+                // The unit's end is read after this (see `tries`).
+                Err(e) if self.may_retry(op, tries, &e, deadline, Instant::now()) => continue,
                 other => return (other, tries, None, began),
             }
         }
     }
 
-    /// Whether a unit that failed with `e` on try number `tries` is tried
-    /// again: the retry policy names its error, and neither the stop nor
-    /// the deadline has come.
+    /// Whether a unit that failed with `e` on try number `tries` at `end`
+    /// is tried again: the retry policy names its error, and neither the
+    /// stop nor the deadline had come by `end`. `end` is the time the
+    /// unit, if not tried again, ends at (or earlier): `settle` leaves a
+    /// unit out when its end is past the deadline, and a unit judged at
+    /// a later clock reading than its end could be refused its retry and
+    /// then not be left out, counted failed.
     pub(super) fn may_retry<O: Operation>(
         &self,
         op: &O,
         tries: u32,
         e: &Error,
         deadline: Option<Instant>,
+        end: Instant,
     ) -> bool {
         op.retryable()
             && self.pace.retry.again(tries, e.sqlstate())
             && !self.stop.is_set()
-            && deadline.is_none_or(|d| Instant::now() < d)
+            && deadline.is_none_or(|d| end < d)
     }
 
     /// Runs a long unit until it ends, or until the run is stopped or the

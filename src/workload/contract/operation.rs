@@ -92,7 +92,9 @@ pub trait Operation: Send + 'static {
     /// must happen before the wait (handing back the user of the last
     /// unit) happens in the call, not in the future, which the runner
     /// drops at the stop or the end of `--time`. None (the default): a
-    /// unit is due when its worker is free, or when `--rate` says.
+    /// unit is due when its worker is free, or when `--rate` says. The
+    /// runner asks only a workload whose facts name its users
+    /// ([`super::Facts::terminals`]).
     fn ready(&mut self) -> Option<BoxFuture<'_, Instant>> {
         None
     }
