@@ -333,29 +333,6 @@ impl Worker<'_> {
             }),
         }
     }
-
-    /// A unit sent alone at `sent` on connection `conn` after `done`
-    /// tries: its retries, or a long unit (which may be cancelled) from
-    /// its first try. Run through [`cold`](super::worker::cold).
-    pub(super) async fn tries<O: Operation>(
-        &mut self,
-        op: &mut O,
-        h: Held,
-        (sent, conn): (Instant, u64),
-        deadline: Option<Instant>,
-        done: u32,
-    ) -> Finished {
-        let (res, tries, cancelled, attempt) =
-            self.phase.tries_from(op, sent, deadline, done).await;
-        // Its statements' times (its retries' and failures' included)
-        // stay with the operation until the unit is counted: the end of
-        // the run may leave it out (see `count_unit`).
-        Finished {
-            unit: h.sent(sent, attempt, Instant::now(), tries, conn),
-            res,
-            cancelled,
-        }
-    }
 }
 
 impl Phase<'_> {
@@ -421,7 +398,7 @@ impl Phase<'_> {
     /// connection it failed on; one whose connection was since replaced
     /// ends with its error. False when none was due.
     pub(super) fn start_retry(&mut self, lane: &mut Lane) -> bool {
-        if lane.none_pipelined() || lane.pipe.retries.is_empty() {
+        if !lane.pipelined() || lane.pipe.retries.is_empty() {
             return false;
         }
         let now = Instant::now();

@@ -323,9 +323,10 @@ impl Held {
     }
 }
 
-/// What staging the next unit came to.
+/// What the wait for the next unit's due time came to.
 enum Staged {
-    Unit(Held),
+    /// Due then (None: at once).
+    Due(Option<Instant>),
     /// Look anew (see [`Slot::Again`]).
     Again,
     /// Start none now (see [`Slot::Wait`]).
@@ -461,23 +462,26 @@ impl Worker<'_> {
             // `lane.done`, unless the held unit's due time or a retry's
             // comes first.
             let mut alone = match self.lane.alone.take() {
-                Some(h) if !op.long_unit() => {
-                    let at = (Instant::now(), self.phase.session.number());
-                    // Awaited here, not through `Session::execute` nor an
-                    // `async fn` of the runner's: see `first_try`.
-                    let res = match self.phase.session.conn() {
-                        Ok(conn) => op.execute(conn).await,
-                        Err(e) => Err(e),
-                    };
-                    match self.first_try(op, h, at, res, deadline) {
-                        FirstTry::Counted => None,
-                        FirstTry::Ended(f) => Some(f),
-                        FirstTry::Again(h) => Some(cold(self.tries(op, h, at, deadline, 1)).await),
-                    }
-                }
                 Some(h) => {
                     let at = (Instant::now(), self.phase.session.number());
-                    Some(cold(self.tries(op, h, at, deadline, 0)).await)
+                    if op.long_unit() {
+                        // All its tries there: it may be cancelled.
+                        Some(cold(self.phase.tries(op, h, at, deadline, 0)).await)
+                    } else {
+                        // Awaited here, not through `Session::execute` nor
+                        // an `async fn` of the runner's: see `first_try`.
+                        let res = match self.phase.session.conn() {
+                            Ok(conn) => op.execute(conn).await,
+                            Err(e) => Err(e),
+                        };
+                        match self.first_try(op, h, at, res, deadline) {
+                            FirstTry::Counted => None,
+                            FirstTry::Ended(f) => Some(f),
+                            FirstTry::Again(h) => {
+                                Some(cold(self.phase.tries(op, h, at, deadline, 1)).await)
+                            }
+                        }
+                    }
                 }
                 None if self.lane.done.is_empty() => {
                     let Worker { lane, phase, .. } = self;
@@ -542,32 +546,39 @@ impl Worker<'_> {
             }
             let held = match lane.held.take() {
                 Some(h) => h,
-                // No rate and no users: nothing to wait for before the
-                // unit, and no `next_unit` future (its arguments written
-                // into this one's state are lines of their own, cold with
-                // hundreds of connections a thread).
-                None if phase.schedule.is_none() && !phase.pace.queued => {
-                    match phase.stage(op, None, lane.idle()) {
-                        None => return false,
-                        Some((h, false)) => h,
-                        Some((h, true)) => {
-                            if !cold(phase.reopen_for_unit(op, h.ty, out, deadline)).await {
-                                return false;
+                None => {
+                    // No rate and no users: nothing to wait for before the
+                    // unit, and no `next_due` future (its arguments written
+                    // into this one's state are lines of their own, cold
+                    // with hundreds of connections a thread).
+                    let due = if phase.schedule.is_none() && !phase.pace.queued {
+                        None
+                    } else {
+                        match phase.next_due(op, lane.idle(), now, deadline).await {
+                            Staged::Due(due) => due,
+                            Staged::Again => continue,
+                            Staged::Skipped => {
+                                lane.count_down();
+                                continue;
                             }
-                            h
+                            Staged::Wait => return true,
+                            Staged::End => return false,
                         }
+                    };
+                    if !op.stage() {
+                        return false;
                     }
+                    let ty = op.unit_type();
+                    // Its connection made first: with --reconnect, or to
+                    // move to another node.
+                    if (phase.session.reconnects_per_unit()
+                        || lane.idle() && phase.session.should_move())
+                        && !cold(phase.reopen_for_unit(op, ty, out, deadline)).await
+                    {
+                        return false;
+                    }
+                    Held { ty, due }
                 }
-                None => match phase.next_unit(op, lane.idle(), now, deadline, out).await {
-                    Staged::Unit(h) => h,
-                    Staged::Again => continue,
-                    Staged::Skipped => {
-                        lane.count_down();
-                        continue;
-                    }
-                    Staged::Wait => return true,
-                    Staged::End => return false,
-                },
             };
             if let Some(due) = held.due.filter(|&d| d > now) {
                 if !lane.idle() {
@@ -600,18 +611,16 @@ impl Phase<'_> {
         reached && !self.stop.is_set()
     }
 
-    /// The next unit: its slot, staged, its keying time waited and (with
-    /// --reconnect) its connection made.
+    /// When the next unit is due: its slot under `--rate`, and its user's
+    /// keying time waited (TPC-C's terminals); staged by the caller.
     ///
-    /// Every wait here is taken only when there is one (a rate, a
-    /// workload's users, a connection to make), and [`cold`].
-    async fn next_unit<O: Operation>(
+    /// Every wait here is taken only when there is one, and [`cold`].
+    async fn next_due<O: Operation>(
         &mut self,
         op: &mut O,
         idle: bool,
         now: Instant,
         deadline: Option<Instant>,
-        out: &mut WorkerOutput,
     ) -> Staged {
         let due = if self.schedule.is_none() {
             None
@@ -626,38 +635,13 @@ impl Phase<'_> {
         // A workload of more users than connections (TPC-C's terminals):
         // the next user's unit is due when that user is ready; under
         // --rate, not before its slot either.
-        let due = match op.ready() {
-            None => due,
+        match op.ready() {
+            None => Staged::Due(due),
             Some(ready) => match cold(self.user_ready(ready, deadline)).await {
-                Some(ready) => due.max(Some(ready)),
-                None => return Staged::End,
+                Some(ready) => Staged::Due(due.max(Some(ready))),
+                None => Staged::End,
             },
-        };
-        let Some((held, reopen)) = self.stage(op, due, idle) else {
-            return Staged::End;
-        };
-        if reopen && !cold(self.reopen_for_unit(op, held.ty, out, deadline)).await {
-            return Staged::End;
         }
-        Staged::Unit(held)
-    }
-
-    /// Stages the next unit, due at `due`, once nothing is left to wait
-    /// for before it; and whether its connection is to be made first
-    /// (with --reconnect, or to move to another node). None: no unit
-    /// starts any more.
-    fn stage<O: Operation>(
-        &mut self,
-        op: &mut O,
-        due: Option<Instant>,
-        idle: bool,
-    ) -> Option<(Held, bool)> {
-        if !op.stage() {
-            return None;
-        }
-        let ty = op.unit_type();
-        let reopen = self.session.reconnects_per_unit() || idle && self.session.should_move();
-        Some((Held { ty, due }, reopen))
     }
 
     /// Counts a unit at its end; false when the worker is to start no
@@ -1092,24 +1076,28 @@ impl Phase<'_> {
         });
     }
 
-    /// Sends the staged unit (at `sent`), trying it again after a failure
-    /// the retry policy names (`--retry-on`, `--max-tries`), after the
-    /// `done` tries already made (the loop, `Worker::units`, makes a short
-    /// unit's first try itself); returns the result, the number of tries, whether
-    /// (and why) a long unit was cancelled on the server, and when the last
-    /// try began. Run through [`cold`].
-    pub(super) async fn tries_from<O: Operation>(
+    /// Sends `h`, staged and sent alone at `sent` on connection `conn`,
+    /// trying it again after a failure the retry policy names
+    /// (`--retry-on`, `--max-tries`), after the `done` tries already made
+    /// (the loop, `Worker::units`, makes a short unit's first try itself);
+    /// returns it at its end, with whether (and why) a long unit was
+    /// cancelled on the server. Its statements' times (its retries' and
+    /// failures' included) stay with the operation until the unit is
+    /// counted: the end of the run may leave it out (see `count_unit`).
+    /// Run through [`cold`].
+    pub(super) async fn tries<O: Operation>(
         &mut self,
         op: &mut O,
-        sent: Instant,
+        h: Held,
+        (sent, conn): (Instant, u64),
         deadline: Option<Instant>,
         done: u32,
-    ) -> (
-        Result<crate::workload::Outcome>,
-        u32,
-        Option<Ending>,
-        Instant,
-    ) {
+    ) -> Finished {
+        let ended = |res, tries, cancelled, attempt| Finished {
+            unit: h.sent(sent, attempt, Instant::now(), tries, conn),
+            res,
+            cancelled,
+        };
         let mut tries = done;
         loop {
             if tries > 0 {
@@ -1133,12 +1121,12 @@ impl Phase<'_> {
                 (self.session.execute(op).await, None)
             };
             if cancelled.is_some() {
-                return (res, tries, cancelled, began);
+                return ended(res, tries, cancelled, began);
             }
             match res {
-                // The unit's end is read after this (see `tries`).
+                // The unit's end is read after this, in `ended`.
                 Err(e) if self.may_retry(op, tries, &e, deadline, Instant::now()) => continue,
-                other => return (other, tries, None, began),
+                other => return ended(other, tries, None, began),
             }
         }
     }
