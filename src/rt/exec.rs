@@ -233,8 +233,12 @@ impl Core {
     /// and its task's header twice, the second time after the other
     /// connections' units had pushed them out of the cache (at 1,024
     /// connections, 512 a thread; bench/RESULTS.md, sixteenth session). A
-    /// task that queues itself again while it runs (its budget spent)
-    /// waits for the loop's next round, as any other.
+    /// task already queued when its event comes keeps its place, and one
+    /// that queues itself again while it runs (its budget spent) waits for
+    /// the loop's next round, as any other. A wait's tasks thus run before
+    /// the timers and the other threads' wake-ups are looked at, where
+    /// before those were queued behind them: either way they run after
+    /// the wait's tasks.
     fn run_woken(&self, queued: usize) {
         let mut woken = [0usize; 2];
         let mut n = 0;
