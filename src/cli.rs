@@ -845,7 +845,7 @@ fn long_name(arg: &str) -> &str {
 }
 
 /// clap's first paragraph on one line ("error: the following required
-/// arguments were not provided: --operations <LIST>"), and the hint.
+/// arguments were not provided: --operations \<LIST>"), and the hint.
 pub fn usage_line(e: &clap::Error, hint: Option<String>) -> String {
     let rendered = e.render().to_string();
     let first: Vec<&str> = rendered

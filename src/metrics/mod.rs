@@ -19,7 +19,7 @@
 //!   exposition (it is the Prometheus project's own Rust client, kept up,
 //!   pure Rust, and lets a collector write whole histograms whose buckets
 //!   are computed elsewhere).
-//! - **A tiny HTTP/1.1 responder on the run's tokio runtime** ([`serve`])
+//! - **A tiny HTTP/1.1 responder on the run's tokio runtime** (`serve`)
 //!   rather than hyper: a scrape is one GET and one answer, closed after;
 //!   hyper and its stack would be a dozen crates for that. It reads at
 //!   most a few kilobytes of request head, with a timeout, and answers

@@ -190,7 +190,7 @@ pub fn pacing(r: &OpRecord) -> Option<Pacing> {
 }
 
 /// What the run's backends mostly did, when it says something clear: the
-/// events grouped (see [`groups`]) and the largest group read out.
+/// events grouped (see `groups`) and the largest group read out.
 ///
 /// Under pacing (`--rate`, a workload's pauses) the workers are idle by design
 /// for a share of their time, and their backends wait for the client all

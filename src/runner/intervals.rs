@@ -130,7 +130,7 @@ impl IntervalRecorder {
     /// Moves to the interval of `at`, handing over the piece of the
     /// interval before. Called with a unit's end, and with the clock by
     /// the run's housekeeping (a unit that read its end before that and
-    /// records it after goes to [`Self::at`]'s late piece).
+    /// records it after goes to `Self::at`'s late piece).
     pub fn move_to(&mut self, at: Instant) {
         let index = self.index_of(at);
         // Forward only.

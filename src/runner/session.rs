@@ -10,7 +10,7 @@
 //! preparing work, and is not counted.
 //!
 //! After a lost connection the worker loop asks for a new one
-//! ([`Session::reopen`]); with several hosts it goes to the next host in
+//! (`Session::reopen`); with several hosts it goes to the next host in
 //! the worker's rotation, so a worker moves off a node that went down.
 //! Which host a connection goes to is [`ConnSource::pick`]'s business;
 //! when the nodes to be on change during the run (`--yb-refresh`), a
@@ -109,7 +109,7 @@ impl Session {
     }
 
     /// Ends the connection politely (the server is told, rather than
-    /// finding the socket closed), within [`CLOSE_WAIT`].
+    /// finding the socket closed), within `CLOSE_WAIT`.
     pub async fn close(mut self) {
         self.slot().conn = None;
         if let Some((_, conn)) = self.current.take() {
@@ -191,7 +191,7 @@ impl Session {
     }
 
     /// Whether each unit gets a new connection (--reconnect): then
-    /// [`Self::reopen`] comes before each unit.
+    /// `Self::reopen` comes before each unit.
     pub fn reconnects_per_unit(&self) -> bool {
         self.reconnect
     }

@@ -33,9 +33,10 @@
 //! `stage` prepares the next unit outside the timed section (random strings,
 //! COPY buffers, which key and which type of transaction), `execute` sends
 //! it and is timed. Each unit says which of the workload's transaction
-//! [`Facts::types`] it is, and every statistic is kept per type. An
-//! operation whose unit is one prepared statement may also offer itself to
-//! the lean driver ([`crate::db::wire`]) through [`Operation::wire`].
+//! [`Facts::types`] it is, and every statistic is kept per type. Every
+//! operation runs on the one data-plane driver ([`crate::db::wire`]); one
+//! whose units are independent statements may also queue them in a
+//! pipeline (`queue`, `answered`).
 
 pub mod basic;
 pub mod booking;

@@ -89,7 +89,7 @@ pub fn wait_color(name: &str) -> RGBColor {
 }
 
 /// Where a wait event lies in the band's stack, lowest first: the named
-/// ones in [`WAIT_COLORS`]' order, then the rest by name, `other` on top.
+/// ones in `WAIT_COLORS`' order, then the rest by name, `other` on top.
 pub fn wait_order(a: &str, b: &str) -> std::cmp::Ordering {
     let rank = |n: &str| match n {
         "other" => WAIT_COLORS.len(),

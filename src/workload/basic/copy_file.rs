@@ -258,7 +258,7 @@ impl Operation for CopyFile {
 /// readable by whoever reads it, so that a file the load cannot read does
 /// not cost the table it would have replaced. With --copy-file-client the
 /// files are opened here. Otherwise each is read by the server as the load
-/// will read it ([`CopyFile::probe`]), which needs nothing the load itself
+/// will read it (`CopyFile::probe`), which needs nothing the load itself
 /// does not (superuser or pg_read_server_files, and INSERT on the table).
 pub async fn check_files(s: &Settings, table: &TableName, client: &Client) -> Result<()> {
     let role = match s.family::<CopyFileSettings>().client {

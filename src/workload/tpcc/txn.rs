@@ -180,7 +180,7 @@ struct Statements {
     insert_order: Sql,
     insert_new_order: Sql,
     items: Sql,
-    /// One per district: the stock update returns s_dist_<d>.
+    /// One per district: the stock update returns `s_dist_<d>`.
     stock: Vec<Sql>,
     insert_lines: Sql,
     pay_warehouse: Sql,

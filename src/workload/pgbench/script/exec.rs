@@ -1,6 +1,6 @@
 //! The interpreter: runs one compiled script on a worker's connection.
 //!
-//! One call of [`Interp::run`] (or [`Interp::run_straight`]) is one pgbench
+//! One call of [`Interp::run`] (or `Interp::run_straight`) is one pgbench
 //! transaction: every command of the chosen script in order, `\if` branches
 //! by jumps, `\sleep` inside the unit (its time counts, as in pgbench). The
 //! random values of a run come from a generator seeded per unit, so a unit
@@ -16,12 +16,12 @@
 //!
 //! A script of `\set`s and prepared SQL commands alone, without `\gset`
 //! (the builtins, most scripts: "straight") runs on a loop of its own,
-//! [`Interp::run_straight`]; the others on the general one,
+//! `Interp::run_straight`; the others on the general one,
 //! [`Interp::run`], whose state machine is several times larger (the caller
 //! boxes it: one allocation a unit). Per unit nothing is looked up by name
 //! and, once the buffers have grown, nothing else is allocated by the
 //! interpreter itself for an SQL command outside a pipeline (with at most
-//! [`FEW_PARAMS`] parameters), a `\set` or an `\if`: variables are a vector
+//! `FEW_PARAMS` parameters), a `\set` or an `\if`: variables are a vector
 //! indexed by slot, each SQL command's prepared statement is kept per
 //! connection, and parameters are written into reused strings. (The driver
 //! allocates its own messages and rows; a command queued in a pipeline
@@ -743,7 +743,7 @@ fn unfinished(script: &Script) -> Error {
 }
 
 /// Per script of `program`, whether it is straight, which
-/// [`Interp::run_straight`] runs: only `\set`s and SQL commands, under `-M
+/// `Interp::run_straight` runs: only `\set`s and SQL commands, under `-M
 /// prepared`, outside pipelines, without `\gset` or `\aset`, statements
 /// joined by `\;` or a subscript bound only a `\gset` may set (most
 /// scripts, the builtins among them). One copy for all clients: read each

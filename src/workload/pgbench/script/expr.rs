@@ -9,7 +9,7 @@
 //! `* / %`; prefix `+ -`. Integers are 64-bit (`-9223372036854775808` is
 //! one), doubles are written with a point or an exponent, `TRUE`, `FALSE`
 //! and `NULL` are constants, `:name` is a variable, and `CASE WHEN … THEN
-//! … [ELSE …] END` and the functions of [`FUNCTIONS`] complete it. Keywords
+//! … [ELSE …] END` and the functions of `FUNCTIONS` complete it. Keywords
 //! and function names are case-insensitive. There are no comments inside
 //! an expression (`--3` is 3, as in pgbench).
 //!

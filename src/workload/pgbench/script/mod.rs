@@ -16,10 +16,11 @@
 //! line of any script, no `-D` and nothing automatic can set; [`columns`]
 //! says which variables a `\gset` can set), [`expr`] is pgbench's
 //! expression grammar and [`eval`] its semantics and functions, [`exec`]
-//! the interpreter, [`bind`] and [`decode`] how variables go to the server
-//! and come back. pgbench's built-in scripts are here as text, written
-//! from the transactions pgbench's documentation describes; `-o
-//! pgbench-init` makes their tables ([`super::init`]).
+//! the interpreter, [`bind`] how variables go to the server (a `\gset`'s
+//! columns come back as text, read as [`eval::parse_text_value`] says).
+//! pgbench's built-in scripts are here as text, written from the
+//! transactions pgbench's documentation describes; `-o pgbench-init`
+//! makes their tables ([`super::init`]).
 //!
 //! A server's error fails the unit and is counted by SQLSTATE, as in any
 //! workload. A script's own error at run time (a variable not set yet, an
