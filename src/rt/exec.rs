@@ -224,37 +224,6 @@ impl Core {
         }
     }
 
-    /// Runs at once what the event just handed to [`Self::ready`] woke
-    /// (the tasks queued after the first `queued`: the socket's reader and
-    /// writer, two at most), in the order they were woken. pgbench's
-    /// thread handles each ready connection whole (read, the script, the
-    /// next send) before it looks at the next; waking every task of a wait
-    /// and then running them made each unit touch its socket's readiness
-    /// and its task's header twice, the second time after the other
-    /// connections' units had pushed them out of the cache (at 1,024
-    /// connections, 512 a thread; bench/RESULTS.md, sixteenth session). A
-    /// task already queued when its event comes keeps its place, and one
-    /// that queues itself again while it runs (its budget spent) waits for
-    /// the loop's next round, as any other. A wait's tasks thus run before
-    /// the timers and the other threads' wake-ups are looked at, where
-    /// before those were queued behind them: either way they run after
-    /// the wait's tasks.
-    fn run_woken(&self, queued: usize) {
-        let mut woken = [0usize; 2];
-        let mut n = 0;
-        {
-            let mut local = self.local.borrow_mut();
-            while n < woken.len() && local.len() > queued {
-                let Some(id) = local.pop_back() else { break };
-                woken[n] = id;
-                n += 1;
-            }
-        }
-        for &id in woken[..n].iter().rev() {
-            self.run_task(id);
-        }
-    }
-
     /// Whether the running task may still complete a socket operation in
     /// this poll (if not, the caller yields).
     pub(super) fn has_budget(&self) -> bool {
@@ -524,9 +493,7 @@ impl LocalLoop {
             if ev.token() == WAKER {
                 continue;
             }
-            let queued = core.local.borrow().len();
             core.ready(ev.token().0, ev);
-            core.run_woken(queued);
         }
         core.fire_timers();
         core.take_remote();

@@ -14,10 +14,8 @@
 //! pgbench's thread is a loop around one `poll(2)`; this is the same shape:
 //! a queue of ready tasks, one `epoll_wait` (through mio) when none is
 //! ready (and one that does not wait after every 61 tasks polled while
-//! tasks stay ready, so that sockets are looked at), each task an event
-//! wakes (one not queued already) polled as soon as its event is read, as
-//! pgbench handles each ready connection whole, and no clock read at all
-//! while no timer is pending.
+//! tasks stay ready, so that sockets are looked at), and no clock read at
+//! all while no timer is pending.
 //!
 //! What it serves, and how each part stays on the thread:
 //! - tasks ([`spawn`]): a slab of boxed futures; a waker is an `Arc` that
