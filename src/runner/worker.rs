@@ -634,8 +634,10 @@ impl Phase<'_> {
         };
         // A workload of more users than connections (TPC-C's terminals):
         // the next user's unit is due when that user is ready; under
-        // --rate, not before its slot either.
-        match op.ready() {
+        // --rate, not before its slot either. Only such a workload is
+        // asked (`Pace::queued`), with a rate as without one.
+        let ready = if self.pace.queued { op.ready() } else { None };
+        match ready {
             None => Staged::Due(due),
             Some(ready) => match cold(self.user_ready(ready, deadline)).await {
                 Some(ready) => Staged::Due(due.max(Some(ready))),
